@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The README's test command runs this: the whole suite inside a private D-Bus session with a fresh gnome-keyring
+# (when the tools are installed), so the keychain tests talk to a real Secret Service and never to the user's own.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p .tmp
+status=0
+bash scripts/with-keyring.sh npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json "$@" || status=$?
+# One plain closing line that any CI log reader understands.
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(".tmp/vitest.json", "utf8"));
+  const skipped = r.numPendingTests + r.numTodoTests;
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' 2>/dev/null || true
+exit "$status"

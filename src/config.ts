@@ -1,0 +1,221 @@
+/**
+ * Settings and their precedence: command-line flag > environment variable > the profile in the config file >
+ * built-in default (cli-contract "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
+ */
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { IdcliError, ExitCode, usageError } from './errors.js';
+import { suggest } from './suggest.js';
+
+export interface Settings {
+  profile: string;
+  configDir: string;
+  baseUrl?: string;
+  clientId?: string;
+  clientName?: string;
+  redirectUri?: string;
+  apiBaseUrl?: string;
+  issuer?: string;
+  scope?: string;
+  uiLocales?: string;
+  credentialStore: 'auto' | 'keychain' | 'file';
+  keychainService: string;
+  accessToken?: string;
+}
+
+/** The keys a profile in config.json may hold, with the flag and environment variable that override each. */
+export const CONFIG_KEYS = {
+  'base-url': { field: 'baseUrl', flag: '--base-url', env: 'IDCLI_BASE_URL' },
+  'client-id': { field: 'clientId', flag: '--client-id', env: 'IDCLI_CLIENT_ID' },
+  'client-name': { field: 'clientName', flag: '--client-name', env: 'IDCLI_CLIENT_NAME' },
+  'redirect-uri': { field: 'redirectUri', flag: '--redirect-uri', env: 'IDCLI_REDIRECT_URI' },
+  'api-base-url': { field: 'apiBaseUrl', flag: '--api-base-url', env: 'IDCLI_API_BASE_URL' },
+  issuer: { field: 'issuer', flag: undefined, env: 'IDCLI_ISSUER' },
+  scope: { field: 'scope', flag: '--scope', env: 'IDCLI_SCOPE' },
+  'ui-locales': { field: 'uiLocales', flag: '--ui-locales', env: 'IDCLI_UI_LOCALES' },
+} as const;
+
+export type ConfigKey = keyof typeof CONFIG_KEYS;
+type SettingField = (typeof CONFIG_KEYS)[ConfigKey]['field'];
+export type SettingFlags = Partial<Record<SettingField, string>> & { profile?: string };
+
+export interface ConfigFile {
+  profiles: Record<string, Partial<Record<ConfigKey, string>>>;
+}
+
+const PROFILE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const CLIENT_NAME_RE = /^[\x21\x23-\x5B\x5D-\x7E]+$/; // a single scope-token (RFC 6749 §3.3): no spaces, quotes or backslashes
+const STORES = ['auto', 'keychain', 'file'] as const;
+
+export function isConfigKey(key: string): key is ConfigKey {
+  return Object.hasOwn(CONFIG_KEYS, key);
+}
+
+export function assertConfigKey(key: string): ConfigKey {
+  if (isConfigKey(key)) return key;
+  const near = suggest(key, Object.keys(CONFIG_KEYS));
+  throw usageError(`unknown config key '${key}'`, near ? `did you mean '${near}'?` : `keys: ${Object.keys(CONFIG_KEYS).join(', ')}`);
+}
+
+/** The platform's user config directory + /idcli, unless IDCLI_CONFIG_DIR says otherwise. */
+export function configDirFor(env: Record<string, string | undefined>, platform = process.platform): string {
+  if (env.IDCLI_CONFIG_DIR) return env.IDCLI_CONFIG_DIR;
+  if (platform === 'win32' && env.APPDATA) return join(env.APPDATA, 'idcli');
+  if (platform === 'darwin') return join(env.HOME ?? homedir(), 'Library', 'Application Support', 'idcli');
+  return join(env.XDG_CONFIG_HOME || join(env.HOME ?? homedir(), '.config'), 'idcli');
+}
+
+export function configPath(configDir: string): string {
+  return join(configDir, 'config.json');
+}
+
+export async function loadConfigFile(configDir: string): Promise<ConfigFile> {
+  const path = configPath(configDir);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
+    throw new IdcliError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.USAGE);
+  }
+  return parseConfigFile(text, path);
+}
+
+export function parseConfigFile(text: string, path: string): ConfigFile {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw usageError(`${path} is not valid JSON`, 'fix it or remove it and use `idcli config set`');
+  }
+  const profiles = (data as { profiles?: unknown } | null)?.profiles;
+  if (typeof data !== 'object' || data === null || Array.isArray(data) || (profiles !== undefined && (typeof profiles !== 'object' || profiles === null || Array.isArray(profiles)))) {
+    throw usageError(`${path} must be an object with a "profiles" object`);
+  }
+  const out: ConfigFile = { profiles: {} };
+  for (const [name, entries] of Object.entries((profiles ?? {}) as Record<string, unknown>)) {
+    if (typeof entries !== 'object' || entries === null) throw usageError(`${path}: profile '${name}' must be an object`);
+    const profile: Partial<Record<ConfigKey, string>> = {};
+    for (const [key, value] of Object.entries(entries)) {
+      if (!isConfigKey(key)) throw usageError(`${path}: unknown key '${key}' in profile '${name}'`);
+      if (typeof value !== 'string') throw usageError(`${path}: '${key}' in profile '${name}' must be a string`);
+      profile[key] = value;
+    }
+    out.profiles[name] = profile;
+  }
+  return out;
+}
+
+/** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
+export async function saveConfigFile(configDir: string, file: ConfigFile): Promise<void> {
+  await mkdir(configDir, { recursive: true, mode: 0o700 });
+  const path = configPath(configDir);
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  await rename(tmp, path);
+}
+
+export function profileName(flags: SettingFlags, env: Record<string, string | undefined>): string {
+  const name = flags.profile ?? env.IDCLI_PROFILE ?? 'default';
+  if (!PROFILE_RE.test(name)) throw usageError(`invalid profile name '${name}'`, 'use letters, digits, dot, dash or underscore');
+  return name;
+}
+
+/** Resolve every setting from its four sources; values are validated so later code can trust them. */
+export function resolveSettings(flags: SettingFlags, env: Record<string, string | undefined>, file: ConfigFile): Settings {
+  const profile = profileName(flags, env);
+  const fromFile = file.profiles[profile] ?? {};
+  const mode = env.IDCLI_CREDENTIAL_STORE || 'auto';
+  if (!(STORES as readonly string[]).includes(mode)) {
+    throw usageError(`IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not '${mode}'`);
+  }
+  const settings: Settings = {
+    profile,
+    configDir: configDirFor(env),
+    credentialStore: mode as Settings['credentialStore'],
+    keychainService: env.IDCLI_KEYCHAIN_SERVICE || 'idcli',
+  };
+  if (env.IDCLI_ACCESS_TOKEN) settings.accessToken = env.IDCLI_ACCESS_TOKEN;
+  for (const [key, spec] of Object.entries(CONFIG_KEYS) as [ConfigKey, (typeof CONFIG_KEYS)[ConfigKey]][]) {
+    const value = flags[spec.field] ?? nonEmpty(env[spec.env]) ?? fromFile[key];
+    if (value === undefined) continue;
+    settings[spec.field] = validateSetting(key, value);
+  }
+  return settings;
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/** Where a setting may be given, for error messages that say what to do next. */
+export function howToSet(key: ConfigKey): string {
+  const spec = CONFIG_KEYS[key];
+  return [spec.flag, spec.env, `idcli config set ${key} <value>`].filter(Boolean).join(', ');
+}
+
+export function requireSetting<F extends SettingField>(settings: Settings, field: F): string {
+  const value = settings[field];
+  if (value !== undefined && value !== '') return value;
+  const key = (Object.keys(CONFIG_KEYS) as ConfigKey[]).find((k) => CONFIG_KEYS[k].field === field)!;
+  throw usageError(`${key} is not set`, `set it with ${howToSet(key)}`);
+}
+
+export function validateSetting(key: ConfigKey, raw: string): string {
+  const value = raw.trim();
+  switch (key) {
+    case 'base-url':
+    case 'api-base-url':
+    case 'issuer':
+      return validateServiceUrl(key, value);
+    case 'redirect-uri':
+      return validateRedirectUri(value);
+    case 'client-id':
+      if (!UUID_RE.test(value)) throw usageError(`client-id must be a UUID, not '${value}'`);
+      return value;
+    case 'client-name':
+      if (!CLIENT_NAME_RE.test(value)) throw usageError(`client-name must be one scope token (no spaces or quotes), not '${value}'`);
+      return value;
+    default:
+      return value;
+  }
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || /^127(?:\.\d{1,3}){3}$/.test(hostname);
+}
+
+/** HTTPS, except plain HTTP on loopback (local emulators and tests); credentials never cross the network in clear. */
+function validateServiceUrl(key: ConfigKey, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw usageError(`${key} must be an absolute URL, not '${value}'`);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    throw usageError(`${key} must use https (http is allowed only for loopback hosts): '${value}'`);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw usageError(`${key} must not contain credentials, a query or a fragment: '${value}'`);
+  }
+  // Keep the path (a service may live under a prefix) but without a trailing slash, so `${base}/oauth/token` is right.
+  return value.replace(/\/+$/, '');
+}
+
+/** RFC 8252 §7.3: a native app's redirect is a loopback IP literal (or localhost) with a port, over plain http. */
+const REDIRECT_RE = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):(\d{1,5})(\/[^#]*)?$/;
+
+function validateRedirectUri(value: string): string {
+  const m = REDIRECT_RE.exec(value);
+  if (!m || Number(m[2]) > 65535) {
+    throw usageError(
+      `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not '${value}'`,
+    );
+  }
+  return value; // sent byte-for-byte, so never normalised
+}

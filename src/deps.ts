@@ -1,0 +1,21 @@
+import type { Logger } from './log.js';
+
+/**
+ * Every edge the logic touches — streams, environment, clock, cancellation — arrives through this one value,
+ * built once in cli.ts. Tests drive the built CLI as a child process, so they set these through real env and pipes.
+ */
+export interface Deps {
+  env: Record<string, string | undefined>;
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  log: Logger;
+  now(): number;
+  signal: AbortSignal;
+}
+
+export interface TokenSource {
+  /** A valid access token that stays valid for at least minTtlSec (refreshing under the lock when needed). */
+  get(minTtlSec?: number): Promise<string>;
+  /** The server rejected `rejected` (401): refresh unless the stored token already differs; returns the new token. */
+  refresh(rejected: string): Promise<string>;
+}

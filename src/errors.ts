@@ -1,0 +1,44 @@
+/**
+ * The one error type that reaches the user. Its message is a single line that says what went wrong and, through
+ * `hint`, what to do next. Messages never carry secrets or raw response bodies.
+ */
+export const ExitCode = {
+  OK: 0,
+  INTERNAL: 1,
+  USAGE: 2,
+  AUTH: 3,
+  NETWORK: 4,
+  CONTRACT: 5,
+  INTERRUPTED: 130,
+} as const;
+
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+export interface IdcliErrorOptions {
+  hint?: string;
+  cause?: unknown;
+  /** The RFC 6749 error code when the failure came from the authorization server. */
+  oauthError?: string;
+}
+
+export class IdcliError extends Error {
+  readonly exitCode: ExitCodeValue;
+  readonly hint?: string;
+  readonly oauthError?: string;
+
+  constructor(message: string, exitCode: ExitCodeValue, options: IdcliErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'IdcliError';
+    this.exitCode = exitCode;
+    if (options.hint !== undefined) this.hint = options.hint;
+    if (options.oauthError !== undefined) this.oauthError = options.oauthError;
+  }
+}
+
+export function usageError(message: string, hint?: string): IdcliError {
+  return new IdcliError(message, ExitCode.USAGE, hint === undefined ? {} : { hint });
+}
+
+export function notLoggedIn(detail = 'not logged in'): IdcliError {
+  return new IdcliError(detail, ExitCode.AUTH, { hint: 'run `idcli login`' });
+}

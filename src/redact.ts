@@ -1,0 +1,50 @@
+/**
+ * Redaction for anything that may reach a log line. OAuth puts secrets in query strings (the authorization code
+ * in the callback, RFC 6749 §4.1.2) and form bodies, so URLs and forms are scrubbed by parameter name; values the
+ * process has learned at run time (tokens it received) are scrubbed by value in the logger.
+ */
+const SECRET_PARAMS = new Set([
+  'code',
+  'code_verifier',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'token',
+  'client_secret',
+  'password',
+  'state',
+]);
+
+export const REDACTED = '[redacted]';
+
+export function isSecretParam(name: string): boolean {
+  return SECRET_PARAMS.has(name.toLowerCase());
+}
+
+export function redactParams(params: URLSearchParams): string {
+  const parts: string[] = [];
+  for (const [k, v] of params) parts.push(`${encodeURIComponent(k)}=${isSecretParam(k) ? REDACTED : encodeURIComponent(v)}`);
+  return parts.join('&');
+}
+
+export function redactUrl(url: string | URL): string {
+  let u: URL;
+  try {
+    u = new URL(String(url));
+  } catch {
+    return REDACTED;
+  }
+  u.username = '';
+  u.password = '';
+  if (u.search === '') return u.href;
+  const query = redactParams(u.searchParams);
+  u.search = '';
+  return `${u.href}?${query}`;
+}
+
+/** Replace every occurrence of each known secret value in `text`. */
+export function redactValues(text: string, secrets: Iterable<string>): string {
+  let out = text;
+  for (const s of secrets) if (s.length >= 8 && out.includes(s)) out = out.split(s).join(REDACTED);
+  return out;
+}

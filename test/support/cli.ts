@@ -1,0 +1,70 @@
+/**
+ * Runs the BUILT CLI (bin/idcli.js → dist/) as a child process, the way users and scripts run it.
+ * Tests pass the whole environment explicitly so nothing leaks in from the developer's shell.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'idcli.js');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: Buffer;
+}
+
+export interface CliOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  timeoutMs?: number;
+  cwd?: string;
+  /** Called once the child exists, e.g. to send it signals. */
+  onSpawn?: (child: ChildProcess) => void;
+}
+
+/** A minimal, predictable environment: PATH and HOME only, plus what the test adds. */
+export function baseEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    LANG: 'C.UTF-8',
+    NO_COLOR: '1',
+    // The keyring test harness exports these; children must reach the same private Secret Service.
+    DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS,
+    XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR,
+    XDG_DATA_HOME: process.env.XDG_DATA_HOME,
+  };
+  return { ...env, ...extra };
+}
+
+export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const env = Object.fromEntries(Object.entries(opts.env ?? baseEnv()).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: opts.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const stdoutBytes = Buffer.concat(out);
+      resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes });
+    });
+    opts.onSpawn?.(child);
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** A fresh config directory per test, removed afterwards. */
+export async function tempDir(prefix = 'idcli-test-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
+}

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { configDirFor, parseConfigFile, resolveSettings, requireSetting, validateSetting } from '../../src/config.js';
+import { IdcliError } from '../../src/errors.js';
+
+const UUID = '4f9c0a1e-1234-4abc-8def-0123456789ab';
+const file = parseConfigFile(
+  JSON.stringify({
+    profiles: {
+      default: { 'base-url': 'https://file.example.com', 'client-id': UUID, 'client-name': 'from-file', scope: 'a' },
+      staging: { 'base-url': 'https://staging.example.com' },
+    },
+  }),
+  'config.json',
+);
+
+function usage(fn: () => unknown): IdcliError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(IdcliError);
+    expect((err as IdcliError).exitCode).toBe(2);
+    return err as IdcliError;
+  }
+  throw new Error('expected a usage error');
+}
+
+describe('precedence: flag > env > config file > default', () => {
+  it('takes the file when nothing else is given', () => {
+    const s = resolveSettings({}, { IDCLI_CONFIG_DIR: '/c' }, file);
+    expect(s.baseUrl).toBe('https://file.example.com');
+    expect(s.clientName).toBe('from-file');
+    expect(s.profile).toBe('default');
+    expect(s.credentialStore).toBe('auto');
+    expect(s.keychainService).toBe('idcli');
+    expect(s.apiBaseUrl).toBeUndefined();
+  });
+  it('env beats the file', () => {
+    const s = resolveSettings({}, { IDCLI_BASE_URL: 'https://env.example.com', IDCLI_CONFIG_DIR: '/c' }, file);
+    expect(s.baseUrl).toBe('https://env.example.com');
+    expect(s.clientId).toBe(UUID);
+  });
+  it('a flag beats env and file', () => {
+    const s = resolveSettings(
+      { baseUrl: 'https://flag.example.com' },
+      { IDCLI_BASE_URL: 'https://env.example.com', IDCLI_CONFIG_DIR: '/c' },
+      file,
+    );
+    expect(s.baseUrl).toBe('https://flag.example.com');
+  });
+  it('an empty env variable does not hide the file', () => {
+    expect(resolveSettings({}, { IDCLI_BASE_URL: '', IDCLI_CONFIG_DIR: '/c' }, file).baseUrl).toBe('https://file.example.com');
+  });
+  it('the profile comes from the flag, then IDCLI_PROFILE', () => {
+    expect(resolveSettings({}, { IDCLI_PROFILE: 'staging' }, file).baseUrl).toBe('https://staging.example.com');
+    expect(resolveSettings({ profile: 'default' }, { IDCLI_PROFILE: 'staging' }, file).baseUrl).toBe('https://file.example.com');
+    expect(resolveSettings({ profile: 'none' }, {}, file).baseUrl).toBeUndefined();
+  });
+  it('reads the store mode, keychain service and access token from env', () => {
+    const s = resolveSettings({}, { IDCLI_CREDENTIAL_STORE: 'file', IDCLI_KEYCHAIN_SERVICE: 'svc', IDCLI_ACCESS_TOKEN: 'tok' }, file);
+    expect([s.credentialStore, s.keychainService, s.accessToken]).toEqual(['file', 'svc', 'tok']);
+    usage(() => resolveSettings({}, { IDCLI_CREDENTIAL_STORE: 'vault' }, file));
+  });
+  it('rejects odd profile names', () => {
+    usage(() => resolveSettings({ profile: '../x' }, {}, file));
+  });
+});
+
+describe('validation', () => {
+  it('base-url: https, or http on loopback only; trailing slash dropped', () => {
+    expect(validateSetting('base-url', 'https://id.example.com/')).toBe('https://id.example.com');
+    expect(validateSetting('base-url', 'https://id.example.com/tenant/')).toBe('https://id.example.com/tenant');
+    expect(validateSetting('base-url', 'http://127.0.0.1:8080')).toBe('http://127.0.0.1:8080');
+    expect(validateSetting('base-url', 'http://localhost:8080')).toBe('http://localhost:8080');
+    usage(() => validateSetting('base-url', 'http://id.example.com'));
+    usage(() => validateSetting('base-url', 'id.example.com'));
+    usage(() => validateSetting('base-url', 'https://u:p@id.example.com'));
+    usage(() => validateSetting('base-url', 'https://id.example.com/?x=1'));
+  });
+  it('client-id must be a UUID', () => {
+    expect(validateSetting('client-id', UUID)).toBe(UUID);
+    usage(() => validateSetting('client-id', 'abc'));
+  });
+  it('client-name must be one scope token', () => {
+    expect(validateSetting('client-name', 'my-app')).toBe('my-app');
+    usage(() => validateSetting('client-name', 'my app'));
+    usage(() => validateSetting('client-name', 'a"b'));
+  });
+  it('redirect-uri: loopback http with an explicit port, kept byte for byte', () => {
+    for (const ok of ['http://127.0.0.1:8765/callback', 'http://[::1]:8765/cb', 'http://localhost:0/callback', 'http://127.0.0.1:8765']) {
+      expect(validateSetting('redirect-uri', ok)).toBe(ok);
+    }
+    for (const bad of ['https://127.0.0.1:8765/cb', 'http://example.com:8765/cb', 'http://127.0.0.1/cb', 'http://127.0.0.1:99999/cb', 'http://127.0.0.1:1/cb#x']) {
+      usage(() => validateSetting('redirect-uri', bad));
+    }
+  });
+  it('requireSetting names every way to set a missing value', () => {
+    const err = usage(() => requireSetting(resolveSettings({ profile: 'none' }, {}, file), 'clientId'));
+    expect(err.message).toBe('client-id is not set');
+    expect(err.hint).toContain('--client-id');
+    expect(err.hint).toContain('IDCLI_CLIENT_ID');
+    expect(err.hint).toContain('idcli config set client-id');
+  });
+});
+
+describe('config file', () => {
+  it('rejects invalid JSON, unknown keys and non-string values', () => {
+    usage(() => parseConfigFile('{', 'c.json'));
+    usage(() => parseConfigFile('[]', 'c.json'));
+    usage(() => parseConfigFile('{"profiles":{"default":{"bogus":"x"}}}', 'c.json'));
+    usage(() => parseConfigFile('{"profiles":{"default":{"scope":1}}}', 'c.json'));
+    expect(parseConfigFile('{}', 'c.json')).toEqual({ profiles: {} });
+  });
+  it('lives in the platform config directory unless IDCLI_CONFIG_DIR says otherwise', () => {
+    expect(configDirFor({ IDCLI_CONFIG_DIR: '/x' })).toBe('/x');
+    expect(configDirFor({ XDG_CONFIG_HOME: '/xdg', HOME: '/h' }, 'linux')).toBe('/xdg/idcli');
+    expect(configDirFor({ HOME: '/h' }, 'linux')).toBe('/h/.config/idcli');
+    expect(configDirFor({ HOME: '/h' }, 'darwin')).toBe('/h/Library/Application Support/idcli');
+  });
+});
