@@ -2,8 +2,8 @@
  * The entry point: the commander program, the global options, and the one place where errors become exit codes
  * and where `process` is touched. Command bodies are imported lazily so `idcli token` does not pay for `list`.
  */
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { loadConfigFile, configDirFor, resolveSettings, type SettingFlags } from './config.js';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { CONFIG_KEYS, loadConfigFile, configDirFor, resolveSettings, type SettingFlags } from './config.js';
 import type { CommandContext } from './context.js';
 import type { Deps } from './deps.js';
 import { ExitCode, IdcliError, usageError } from './errors.js';
@@ -45,6 +45,17 @@ Global options (before or after the command):
   --api-base-url <url>    base URL for \`list\` paths (env IDCLI_API_BASE_URL, default base-url)
   --verbose               trace requests on stderr, secrets redacted
   --quiet                 only errors and warnings on stderr`;
+
+const SUMMARIES: Record<string, string> = {
+  login: 'sign in through the browser',
+  token: 'print a valid access token',
+  list: 'stream a paginated collection as NDJSON',
+  status: 'show who is signed in and where credentials are kept',
+  logout: 'remove the stored credentials',
+  config: 'read and write settings of a profile',
+  doctor: 'check configuration, network, port and keychain',
+  completion: 'print a shell completion script',
+};
 
 function globalOptions(hidden: boolean): Option[] {
   const opts = [
@@ -100,7 +111,7 @@ Exit codes: 0 ok, 1 internal error, 2 usage or configuration, 3 sign-in needed,
   for (const o of globalOptions(false)) program.addOption(o);
 
   const command = (name: string, description: string, examples: string) => {
-    const c = program.command(name).description(description).helpOption('-h, --help', 'show help');
+    const c = program.command(name).summary(SUMMARIES[name] ?? description).description(description).helpOption('-h, --help', 'show help');
     for (const o of globalOptions(true)) c.addOption(o);
     c.addHelpText('after', `${GLOBAL_HELP}\n\nExamples:\n${examples}`);
     c.exitOverride();
@@ -281,12 +292,22 @@ Exit codes: 0 ok, 1 internal error, 2 usage or configuration, 3 sign-in needed,
   $ idcli completion zsh > "\${fpath[1]}/_idcli"
   $ idcli completion fish > ~/.config/fish/completions/idcli.fish`,
   )
-    .argument('<shell>', 'bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
     .action(
-      lazy(async () => {
-        throw new IdcliError('`idcli completion` is not implemented yet', ExitCode.INTERNAL);
+      lazy(async (cmd) => {
+        const { completionScript } = await import('./commands/completion.js');
+        const { programSpec } = await import('./completion/spec.js');
+        proc.stdout.write(completionScript(cmd.args[0] as 'bash' | 'zsh' | 'fish', programSpec(program, Object.keys(CONFIG_KEYS))));
       }),
     );
+
+  // Used by the completion scripts to offer profile names; not part of the documented surface.
+  program
+    .command('__profiles', { hidden: true })
+    .action(async () => {
+      const file = await loadConfigFile(configDirFor(proc.env));
+      for (const name of Object.keys(file.profiles)) proc.stdout.write(`${name}\n`);
+    });
 
   return program;
 }

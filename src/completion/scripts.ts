@@ -1,0 +1,142 @@
+/**
+ * Completion scripts for bash, zsh and fish, generated from the program's spec. Profiles are completed at
+ * completion time through the hidden `idcli __profiles` command, so new profiles appear without regenerating.
+ */
+import type { CommandSpec, OptionSpec, ProgramSpec } from './spec.js';
+
+const words = (list: readonly string[]) => list.join(' ');
+const valueOptions = (opts: OptionSpec[]) => opts.filter((o) => o.takesValue);
+
+export function bashScript(spec: ProgramSpec): string {
+  const allValueOpts = [...valueOptions(spec.globals), ...spec.commands.flatMap((c) => valueOptions(c.options))];
+  const valueCases = [
+    '    --profile) COMPREPLY=($(compgen -W "$(idcli __profiles 2>/dev/null)" -- "$cur")); return ;;',
+    ...dedupe(allValueOpts.filter((o) => o.choices)).map(
+      (o) => `    ${o.long}) COMPREPLY=($(compgen -W "${words(o.choices!)}" -- "$cur")); return ;;`,
+    ),
+    `    ${dedupe(allValueOpts.filter((o) => !o.choices && !o.dynamic)).map((o) => o.long).join('|')}) return ;;`,
+  ];
+  const globals = words(spec.globals.map((o) => o.long));
+  const commandCases = spec.commands.map((c) => {
+    const opts = words([...c.options.map((o) => o.long), '--help']);
+    if (c.positional) {
+      const keys = c.keys ? `\n        if [ -n "$sub" ]; then [ -z "$extra" ] && [ "$sub" != list ] && COMPREPLY=($(compgen -W "${words(c.keys)}" -- "$cur")); return; fi` : '';
+      return `    ${c.name})
+        if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "${opts} ${globals}" -- "$cur")); return; fi${keys}
+        [ -z "$sub" ] && COMPREPLY=($(compgen -W "${words(c.positional)}" -- "$cur")) ;;`;
+    }
+    return `    ${c.name}) COMPREPLY=($(compgen -W "${opts} ${globals}" -- "$cur")) ;;`;
+  });
+  return `# bash completion for idcli — eval "$(idcli completion bash)" or save it under bash-completion/completions/idcli
+_idcli() {
+  local cur prev cmd="" sub="" extra="" i w skip=""
+  cur="\${COMP_WORDS[COMP_CWORD]}"
+  prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    w="\${COMP_WORDS[i]}"
+    if [ -n "$skip" ]; then skip=""; continue; fi
+    case "$w" in
+      ${allValueOpts.length ? dedupe(allValueOpts).map((o) => o.long).join('|') : '--'}) skip=1 ;;
+      -*) ;;
+      *) if [ -z "$cmd" ]; then cmd="$w"; elif [ -z "$sub" ]; then sub="$w"; else extra=1; fi ;;
+    esac
+  done
+  case "$prev" in
+${valueCases.join('\n')}
+  esac
+  case "$cmd" in
+    "") COMPREPLY=($(compgen -W "${words(spec.commands.map((c) => c.name))} ${globals} --help --version" -- "$cur")) ;;
+${commandCases.join('\n')}
+  esac
+}
+complete -F _idcli idcli
+`;
+}
+
+function zshOption(o: OptionSpec): string {
+  const desc = o.description.replace(/[[\]:']/g, '');
+  if (!o.takesValue) return `'${o.long}[${desc}]'`;
+  const action = o.dynamic === 'profiles' ? '_idcli_profiles' : o.choices ? `(${words(o.choices)})` : ' ';
+  return `'${o.long}=[${desc}]:value:${action}'`;
+}
+
+function zshCommand(c: CommandSpec, globals: OptionSpec[]): string {
+  const args = [...c.options, ...globals].map(zshOption);
+  if (c.positional && c.keys) {
+    args.push(`'1:subcommand:(${words(c.positional)})'`, `'2:key:(${words(c.keys)})'`, "'3:value: '");
+  } else if (c.positional) {
+    args.push(`'1:value:(${words(c.positional)})'`);
+  } else if (c.name === 'list') {
+    args.push("'1:path or URL: '");
+  }
+  return `    ${c.name}) _arguments -s \\\n      ${args.join(' \\\n      ')} ;;`;
+}
+
+export function zshScript(spec: ProgramSpec): string {
+  const commands = spec.commands.map((c) => `    '${c.name}:${c.description.replace(/'/g, '')}'`).join('\n');
+  return `#compdef idcli
+# zsh completion for idcli — save as _idcli in a directory of your $fpath
+_idcli_profiles() {
+  local -a profiles
+  profiles=(\${(f)"$(idcli __profiles 2>/dev/null)"})
+  _describe 'profile' profiles
+}
+_idcli() {
+  local -a commands
+  commands=(
+${commands}
+  )
+  local curcontext="$curcontext" state line
+  _arguments -C \\
+    ${spec.globals.map(zshOption).join(' \\\n    ')} \\
+    '--help[show help]' '--version[print the version]' \\
+    '1:command:->command' '*::arg:->args'
+  case $state in
+    command) _describe 'command' commands ;;
+    args)
+      case $line[1] in
+${spec.commands.map((c) => zshCommand(c, spec.globals)).join('\n')}
+      esac ;;
+  esac
+}
+if [ "$funcstack[1]" = "_idcli" ]; then _idcli "$@"; else compdef _idcli idcli; fi
+`;
+}
+
+function fishOption(o: OptionSpec, condition: string): string {
+  const name = o.long.replace(/^--/, '');
+  const parts = [`complete -c idcli -n '${condition}' -l ${name}`];
+  if (o.takesValue) {
+    if (o.dynamic === 'profiles') parts.push(`-x -a '(idcli __profiles 2>/dev/null)'`);
+    else if (o.choices) parts.push(`-x -a '${words(o.choices)}'`);
+    else parts.push('-r');
+  }
+  parts.push(`-d '${o.description.replace(/'/g, "\\'")}'`);
+  return parts.join(' ');
+}
+
+export function fishScript(spec: ProgramSpec): string {
+  const lines = [
+    '# fish completion for idcli — save as ~/.config/fish/completions/idcli.fish',
+    'complete -c idcli -f',
+    ...spec.commands.map((c) => `complete -c idcli -n '__fish_use_subcommand' -a ${c.name} -d '${c.description.replace(/'/g, "\\'")}'`),
+    ...spec.globals.map((o) => fishOption(o, 'true')),
+  ];
+  for (const c of spec.commands) {
+    const seen = `__fish_seen_subcommand_from ${c.name}`;
+    for (const o of c.options) lines.push(fishOption(o, seen));
+    if (c.positional && c.keys) {
+      lines.push(`complete -c idcli -n '${seen}; and not __fish_seen_subcommand_from ${words(c.positional)}' -a '${words(c.positional)}'`);
+      lines.push(`complete -c idcli -n '${seen}; and __fish_seen_subcommand_from set get unset' -a '${words(c.keys)}'`);
+    } else if (c.positional) {
+      lines.push(`complete -c idcli -n '${seen}' -a '${words(c.positional)}'`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function dedupe(opts: OptionSpec[]): OptionSpec[] {
+  const seen = new Map<string, OptionSpec>();
+  for (const o of opts) if (!seen.has(o.long)) seen.set(o.long, o);
+  return [...seen.values()];
+}
