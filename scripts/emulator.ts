@@ -1,0 +1,93 @@
+// `npm run emulator`: the contract emulator as a standalone server for trying idcli by hand.
+import { parseArgs } from 'node:util';
+import { generateUsers, startEmulator } from '../test/emulator/index.js';
+
+const USAGE = `usage: npm run emulator -- [--port <n>] [--callback <url>] [--any-port] [--latency <ms>] [--items <n>]
+  --port       port to listen on (default: IDCLI_EMULATOR_PORT, else a free one)
+  --callback   registered callback of the client (default http://127.0.0.1:8765/callback)
+  --any-port   accept any loopback port on the callback (RFC 8252 §7.3), for redirect-uri port 0
+  --latency    milliseconds added to every collection response
+  --items      number of items in /v1/users (default 250)`;
+
+function fail(message: string): never {
+  process.stderr.write(`emulator: ${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function integer(name: string, raw: string | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) > max) fail(`${name} must be an integer between 0 and ${max}`);
+  return Number(raw);
+}
+
+function parseFlags() {
+  try {
+    return parseArgs({
+      options: {
+        port: { type: 'string' },
+        callback: { type: 'string' },
+        'any-port': { type: 'boolean' },
+        latency: { type: 'string' },
+        items: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    return fail(err instanceof Error ? err.message : 'bad arguments');
+  }
+}
+
+const values = parseFlags();
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+const port = integer('--port', values.port ?? process.env['IDCLI_EMULATOR_PORT'], 0, 65535);
+const latencyMs = integer('--latency', values.latency, 0);
+const items = integer('--items', values.items, 250, 10_000_000);
+
+let emu: Awaited<ReturnType<typeof startEmulator>>;
+try {
+  emu = await startEmulator({
+    port,
+    latencyMs,
+    ...(values.callback === undefined ? {} : { callbackUrl: values.callback }),
+    loopbackAnyPort: values['any-port'] ?? false,
+  });
+} catch (err) {
+  const code = (err as NodeJS.ErrnoException).code;
+  fail(code === 'EADDRINUSE' ? `port ${port} is already in use` : `cannot start: ${(err as Error).message}`);
+}
+if (items !== 250) emu.setCollection('/v1/users', { type: 'offset', items: generateUsers(items) });
+
+const { client, user } = emu;
+process.stdout.write(`idcli contract emulator listening on ${emu.baseUrl}
+
+client    name ${client.name}
+          id ${client.id}
+          secret ${client.secret}   (never needed: idcli is a public client)
+          callback ${client.callbackUrl}${client.loopbackAnyPort ? '   (any loopback port accepted)' : ''}
+user      ${user.email} / ${user.password} (${user.name})
+data      /v1/users offset-based, ${items} items; /v1/events cursor-based, 230 items${latencyMs ? `; +${latencyMs} ms per page` : ''}
+
+export IDCLI_BASE_URL=${emu.baseUrl}
+export IDCLI_CLIENT_ID=${client.id}
+export IDCLI_CLIENT_NAME=${client.name}
+export IDCLI_REDIRECT_URI=${client.callbackUrl}
+
+Ctrl-C to stop.
+`);
+
+let closing = false;
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  process.stderr.write(`emulator: ${signal}, closing\n`);
+  await emu.close();
+  process.exit(0);
+}
+process.on('SIGINT', () => void shutdown('SIGINT'));
+process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,0 +1,47 @@
+// The state every handler shares, and the per-request view handlers receive.
+import type { IncomingMessage } from 'node:http';
+import type { Collections } from './collections.js';
+import type { Directory } from './directory.js';
+import type { Grants } from './grants.js';
+import type { Locale } from './html.js';
+import type { LoggedRequest, RegisteredClient, TokenEvent } from './types.js';
+
+/** An authorization request waiting for the user to sign in (or up) in the browser. */
+export interface Transaction {
+  client: RegisteredClient;
+  redirectUri: string;
+  state: string | undefined;
+  challenge: string;
+  scope: string;
+  nonce: string | undefined;
+  locale: Locale;
+  loginHint: string;
+  createdAt: number;
+}
+
+export interface Core {
+  baseUrl: string;
+  now(): number;
+  sendIss: boolean;
+  latencyMs: number;
+  directory: Directory;
+  grants: Grants;
+  collections: Collections;
+  transactions: Map<string, Transaction>;
+  requests: LoggedRequest[];
+  tokenEvents: TokenEvent[];
+  /** Unexpected exceptions inside handlers (answered with 500). */
+  errors: unknown[];
+  remember(secret: string): void;
+  sleep(ms: number): Promise<void>;
+}
+
+export interface Exchange {
+  req: IncomingMessage;
+  pathname: string;
+  /** The raw query string, without '?'. */
+  query: string;
+  log: LoggedRequest;
+  /** Set by a `next` fault: the value that replaces links.next on this page (undefined removes it). */
+  nextOverride?: { href: unknown };
+}

@@ -1,0 +1,134 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearer, exchangeFields, get, getJson, href, postForm, signIn } from './helpers.js';
+import { type Emulator, startEmulator } from './index.js';
+
+describe('fault injection', { timeout: 30_000 }, () => {
+  let emu: Emulator;
+  let auth: Record<string, string>;
+  let users: string;
+  beforeEach(async () => {
+    emu = await startEmulator();
+    auth = bearer(emu.mintTokens().access_token);
+    users = `${emu.baseUrl}/v1/users?pageSize=10`;
+  });
+  afterEach(async () => {
+    expect(emu.errors).toEqual([]);
+    await emu.close();
+  });
+
+  const statuses = async (n: number) => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push((await get(users, auth)).status);
+    return out;
+  };
+
+  it('status: the given status, Retry-After and headers, once, then normal service', async () => {
+    emu.inject({ path: '/v1/users', fault: { kind: 'status', status: 503, retryAfter: '2', headers: { 'x-fault': 'yes' } } });
+    const res = await get(users, auth);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('2');
+    expect(res.headers.get('x-fault')).toBe('yes');
+    expect(((await res.json()) as { error: string }).error).toBe('injected_fault');
+    expect((await get(users, auth)).status).toBe(200);
+    expect(emu.requests.map((r) => r.status)).toEqual([503, 200]);
+  });
+
+  it('nth and times select which matching requests fail; other paths do not count', async () => {
+    emu.inject({ path: '/v1/users', nth: 2, times: 2, fault: { kind: 'status', status: 429 } });
+    expect((await get(`${emu.baseUrl}/v1/events`, auth)).status).toBe(200);
+    expect(await statuses(5)).toEqual([200, 429, 429, 200, 200]);
+  });
+
+  it('times: Infinity lasts until clearFaults()', async () => {
+    emu.inject({ path: '/v1/users', times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 502 } });
+    expect(await statuses(4)).toEqual([502, 502, 502, 502]);
+    emu.clearFaults();
+    expect(await statuses(1)).toEqual([200]);
+  });
+
+  it('queued faults for the same request hit consecutive requests', async () => {
+    emu.inject({ path: '/v1/users', fault: { kind: 'status', status: 502 } });
+    emu.inject({ path: '/v1/users', fault: { kind: 'status', status: 504 } });
+    expect(await statuses(3)).toEqual([502, 504, 200]);
+  });
+
+  it('path * matches every path', async () => {
+    emu.inject({ path: '*', fault: { kind: 'status', status: 500 } });
+    expect((await get(`${emu.baseUrl}/anything`)).status).toBe(500);
+    expect((await get(`${emu.baseUrl}/anything`)).status).toBe(404);
+  });
+
+  it('drop: the socket closes without a response', async () => {
+    emu.inject({ path: '/v1/users', fault: { kind: 'drop' } });
+    await expect(get(users, auth)).rejects.toThrow();
+    expect((await get(users, auth)).status).toBe(200);
+  });
+
+  it('latency: the response comes late but whole', async () => {
+    emu.inject({ path: '/v1/users', fault: { kind: 'latency', ms: 300 } });
+    const started = Date.now();
+    const { status, body } = await getJson(users, auth);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(280);
+    expect(status).toBe(200);
+    expect(body['items']).toHaveLength(10);
+  });
+
+  it('body: raw replacement bodies, statuses and headers (malformed JSON, HTML, redirects)', async () => {
+    emu.inject({ path: '/v1/users', fault: { kind: 'body', body: '{"items":[' } });
+    const broken = await get(users, auth);
+    expect(broken.status).toBe(200);
+    expect(broken.headers.get('content-type')).toBe('application/json');
+    expect(await broken.text()).toBe('{"items":[');
+    emu.inject({ path: '/v1/users', fault: { kind: 'body', contentType: 'text/html', body: '<html>proxy</html>' } });
+    expect(await (await get(users, auth)).text()).toBe('<html>proxy</html>');
+    emu.inject({
+      path: '/v1/users',
+      fault: { kind: 'body', status: 302, body: '', headers: { location: 'https://evil.example/steal' } },
+    });
+    const moved = await get(users, auth);
+    expect(moved.status).toBe(302);
+    expect(moved.headers.get('location')).toBe('https://evil.example/steal');
+  });
+
+  it('next: replaces links.next in an otherwise normal page, even on the last page', async () => {
+    emu.inject({ path: '/v1/users', fault: { kind: 'next', href: 'https://elsewhere.example/v1/users?pageIndex=1' } });
+    const foreign = await getJson(users, auth);
+    expect(foreign.body['items']).toHaveLength(10);
+    const l = foreign.body['links'] as Record<string, unknown>;
+    expect(Object.keys(l)).toEqual(['self', 'first', 'next', 'last']);
+    expect(href(l['next'])).toBe('https://elsewhere.example/v1/users?pageIndex=1');
+    emu.inject({ path: '/v1/users', fault: { kind: 'next', href: 42 } });
+    expect((await getJson(users, auth)).body['links']).toMatchObject({ next: { href: 42 } });
+    const lastUrl = `${emu.baseUrl}/v1/users?pageIndex=24&pageSize=10`;
+    emu.inject({ path: '/v1/users', fault: { kind: 'next', href: users } });
+    const loop = await getJson(lastUrl, auth);
+    expect(href((loop.body['links'] as Record<string, unknown>)['next'])).toBe(users);
+    emu.inject({ path: '/v1/users', fault: { kind: 'next', href: undefined } });
+    expect((await getJson(users, auth)).body['links']).not.toHaveProperty('next');
+  });
+
+  it('drop-mid-body: headers and part of the body, then the connection is cut', async () => {
+    emu.inject({ path: '/v1/users', fault: { kind: 'drop-mid-body' } });
+    const res = await get(users, auth);
+    expect(res.status).toBe(200);
+    await expect(res.text()).rejects.toThrow();
+    expect((await getJson(users, auth)).status).toBe(200);
+  });
+
+  it('faults on /oauth/token still log the form and the token event', async () => {
+    const { code, pkce } = await signIn(emu);
+    emu.inject({ path: '/oauth/token', fault: { kind: 'status', status: 503, retryAfter: '1' } });
+    const res = await postForm(`${emu.baseUrl}/oauth/token`, exchangeFields(emu, code, pkce.verifier));
+    expect(res.status).toBe(503);
+    expect(emu.requests.at(-1)?.form?.['code']).toBe(code);
+    expect(emu.tokenEvents.at(-1)).toMatchObject({ grant: 'authorization_code', ok: false, error: 'fault:status' });
+    expect(emu.secrets()).toContain(pkce.verifier);
+    // The code was not consumed by the failed attempt.
+    expect((await postForm(`${emu.baseUrl}/oauth/token`, exchangeFields(emu, code, pkce.verifier))).status).toBe(200);
+  });
+
+  it('refuses malformed fault specs', () => {
+    expect(() => emu.inject({ path: '/v1/users', nth: 0, fault: { kind: 'drop' } })).toThrow();
+    expect(() => emu.inject({ path: '/v1/users', times: 1.5, fault: { kind: 'drop' } })).toThrow();
+  });
+});

@@ -1,0 +1,173 @@
+// The contract emulator: a strict, in-memory implementation of service-contract.md on a real socket.
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Collections } from './collections.js';
+import type { Core } from './core.js';
+import { generateEvents, generateUsers } from './data.js';
+import { Directory } from './directory.js';
+import { FaultQueue } from './faults.js';
+import { Grants } from './grants.js';
+import { isCodeChallenge } from './pkce.js';
+import { createHandler } from './server.js';
+import { verifyJwt } from './tokens.js';
+import type { Emulator, EmulatorOptions, User } from './types.js';
+
+export { SSO_COOKIE } from './authorize.js';
+export { generateEvents, generateUsers } from './data.js';
+export { CODE_TTL_MS } from './grants.js';
+export { isCodeChallenge, isCodeVerifier, s256 } from './pkce.js';
+export type * from './types.js';
+
+export const DEFAULT_USER: Readonly<User> = {
+  email: 'alice@example.com',
+  password: 'correct-horse-battery',
+  name: 'Alice Example',
+};
+export const DEFAULT_CLIENT_NAME = 'idcli-test';
+export const DEFAULT_CALLBACK = 'http://127.0.0.1:8765/callback';
+
+function urlHost(host: string): string {
+  // An unspecified address is not somewhere a client can connect to; loopback is.
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
+  let clock = opts.now ?? Date.now;
+  const issued = new Set<string>();
+  const timers = new Set<NodeJS.Timeout>();
+  const jwtSecret = randomBytes(32);
+  const directory = new Directory();
+  const collections = new Collections();
+  const faults = new FaultQueue();
+  const core: Core = {
+    baseUrl: '',
+    now: () => clock(),
+    sendIss: opts.sendIss ?? false,
+    latencyMs: opts.latencyMs ?? 0,
+    directory,
+    grants: new Grants({
+      issuer: () => core.baseUrl,
+      now: () => clock(),
+      accessTokenTtl: opts.accessTokenTtl ?? 3600,
+      issueRefreshTokens: opts.issueRefreshTokens ?? true,
+      refreshTokenOnRefresh: opts.refreshTokenOnRefresh ?? true,
+      jwtSecret,
+      remember: (s) => issued.add(s),
+    }),
+    collections,
+    transactions: new Map(),
+    requests: [],
+    tokenEvents: [],
+    errors: [],
+    remember: (s) => issued.add(s),
+    sleep: (ms) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          resolve();
+        }, ms);
+        timers.add(timer);
+      }),
+  };
+
+  const client = directory.registerClient({
+    name: DEFAULT_CLIENT_NAME,
+    callbackUrl: opts.callbackUrl ?? DEFAULT_CALLBACK,
+    loopbackAnyPort: opts.loopbackAnyPort ?? false,
+  });
+  directory.addUser(DEFAULT_USER);
+  collections.set('/v1/users', { type: 'offset', items: generateUsers(opts.userItems ?? 250) });
+  collections.set('/v1/events', { type: 'cursor', items: generateEvents(230) });
+
+  const server = createServer(createHandler(core, faults));
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  core.baseUrl = `http://${urlHost(host)}:${(server.address() as AddressInfo).port}`;
+
+  const lookupClient = (id: string | undefined) => {
+    const c = directory.client(id ?? client.id);
+    if (!c) throw new Error('unknown client');
+    return c;
+  };
+  const lookupUser = (email: string | undefined) => {
+    const u = directory.user(email ?? DEFAULT_USER.email);
+    if (!u) throw new Error('unknown user');
+    return u;
+  };
+
+  return {
+    baseUrl: core.baseUrl,
+    client,
+    user: { ...DEFAULT_USER },
+    registerClient: (c) => directory.registerClient(c),
+    addUser: (u) => {
+      directory.addUser(u);
+    },
+    setCollection: (path, c) => collections.set(path, c),
+    inject: (f) => faults.inject(f),
+    clearFaults: () => faults.clear(),
+    get requests() {
+      return core.requests;
+    },
+    set requests(v) {
+      core.requests = v;
+    },
+    get tokenEvents() {
+      return core.tokenEvents;
+    },
+    set tokenEvents(v) {
+      core.tokenEvents = v;
+    },
+    get errors() {
+      return core.errors;
+    },
+    secrets: () => [...issued],
+    expireAccessTokens: () => core.grants.expireAccessTokens(),
+    revokeAll: () => core.grants.revokeAll(),
+    setNow: (fn) => {
+      clock = fn;
+    },
+    createAuthorizationCode: (o) => {
+      const c = lookupClient(o.clientId);
+      if (!isCodeChallenge(o.challenge)) throw new Error('challenge must be an S256 challenge');
+      return core.grants.issueCode({
+        clientId: c.id,
+        redirectUri: o.redirectUri ?? c.callbackUrl,
+        challenge: o.challenge,
+        user: lookupUser(o.email),
+        scope: o.scope ?? `openid ${c.name}`,
+        nonce: undefined,
+        authTime: clock(),
+      });
+    },
+    mintTokens: (o = {}) => {
+      const c = lookupClient(o.clientId);
+      if (o.nextChallenge !== undefined && !isCodeChallenge(o.nextChallenge)) {
+        throw new Error('nextChallenge must be an S256 challenge');
+      }
+      return core.grants.mint({
+        clientId: c.id,
+        user: lookupUser(o.email),
+        scope: o.scope ?? `openid ${c.name}`,
+        nextChallenge: o.nextChallenge ?? null,
+      });
+    },
+    verifyIdToken: (jwt) => verifyJwt(jwt, jwtSecret),
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}

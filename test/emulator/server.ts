@@ -1,0 +1,136 @@
+// Routing, the request log, fault application and writing replies.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { handleAuthorize, handleLogin, handleSignup } from './authorize.js';
+import { handleCollection } from './collections.js';
+import type { Core, Exchange } from './core.js';
+import type { FaultQueue } from './faults.js';
+import { formRecord, json, mediaType, methodNotAllowed, parseParams, readBody, type Reply } from './http-io.js';
+import { handleToken } from './token-endpoint.js';
+import type { Fault, LoggedRequest } from './types.js';
+
+async function route(core: Core, ex: Exchange): Promise<Reply> {
+  const method = ex.req.method ?? 'GET';
+  switch (ex.pathname) {
+    case '/oauth/authorize':
+      return method === 'GET' ? handleAuthorize(core, ex) : methodNotAllowed('GET');
+    case '/oauth/login':
+      return method === 'POST' ? handleLogin(core, ex) : methodNotAllowed('POST');
+    case '/oauth/signup':
+      return method === 'POST' ? handleSignup(core, ex) : methodNotAllowed('POST');
+    case '/oauth/token':
+      return method === 'POST' ? handleToken(core, ex) : methodNotAllowed('POST');
+    default: {
+      const collection = core.collections.get(ex.pathname);
+      if (!collection) return json(404, { error: 'not_found', error_description: 'No such endpoint.' });
+      return method === 'GET' ? handleCollection(core, ex, collection) : methodNotAllowed('GET');
+    }
+  }
+}
+
+/** Reads the body of a request a fault answers instead of the endpoint, so the log still shows its form. */
+async function absorb(core: Core, ex: Exchange, fault: Fault): Promise<void> {
+  const body = await readBody(ex.req);
+  if (body === null || mediaType(ex.req.headers['content-type']) !== 'application/x-www-form-urlencoded') return;
+  const p = parseParams(body.toString('utf8'), true);
+  ex.log.form = formRecord(p);
+  for (const [name, value] of p.entries) if (name === 'code_verifier' && value !== '') core.remember(value);
+  if (ex.pathname === '/oauth/token') {
+    core.tokenEvents.push({ grant: p.get('grant_type') ?? '', ok: false, error: `fault:${fault.kind}`, time: core.now() });
+  }
+}
+
+function faultReply(fault: Fault & { kind: 'status' | 'body' }): Reply {
+  if (fault.kind === 'body') {
+    return {
+      status: fault.status ?? 200,
+      headers: { 'content-type': fault.contentType ?? 'application/json', ...fault.headers },
+      body: fault.body,
+    };
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...fault.headers };
+  if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter;
+  const body = fault.body ?? JSON.stringify({ error: 'injected_fault', error_description: `Injected ${fault.status}.` });
+  return { status: fault.status, headers, body };
+}
+
+function chunks(body: Reply['body']): Buffer[] {
+  if (body === undefined) return [];
+  if (Array.isArray(body)) return body;
+  return [Buffer.from(body)];
+}
+
+function send(res: ServerResponse, reply: Reply, truncate: boolean): void {
+  const parts = chunks(reply.body);
+  const length = parts.reduce((sum, b) => sum + b.length, 0);
+  res.writeHead(reply.status, { ...reply.headers, 'content-length': String(length) });
+  if (!truncate) {
+    // cork/uncork: the chunks leave in one writev instead of one packet per chunk.
+    res.cork();
+    for (const part of parts) res.write(part);
+    res.end();
+    res.uncork();
+    return;
+  }
+  // Announce the full length, deliver part of it, then cut the connection: a premature close mid-body.
+  res.flushHeaders();
+  res.write(Buffer.concat(parts).subarray(0, Math.floor(length / 2)), () => res.destroy());
+}
+
+async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const raw = req.url ?? '/';
+  const qi = raw.indexOf('?');
+  const pathname = qi < 0 ? raw : raw.slice(0, qi);
+  const bearer = /^bearer +(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
+  const log: LoggedRequest = {
+    method: req.method ?? '',
+    path: pathname,
+    url: raw,
+    headers: { ...req.headers },
+    bearer,
+    time: core.now(),
+    wallTime: Date.now(),
+  };
+  core.requests.push(log);
+  const ex: Exchange = { req, pathname, query: qi < 0 ? '' : raw.slice(qi + 1), log };
+  const fault = faults.take(pathname);
+  let truncate = false;
+  if (fault) {
+    switch (fault.kind) {
+      case 'drop':
+        await absorb(core, ex, fault);
+        req.socket.destroy();
+        return;
+      case 'status':
+      case 'body': {
+        await absorb(core, ex, fault);
+        const reply = faultReply(fault);
+        log.status = reply.status;
+        send(res, reply, false);
+        return;
+      }
+      case 'latency':
+        await core.sleep(fault.ms);
+        break;
+      case 'next':
+        ex.nextOverride = { href: fault.href };
+        break;
+      case 'drop-mid-body':
+        truncate = true;
+        break;
+    }
+  }
+  const reply = await route(core, ex);
+  log.status = reply.status;
+  send(res, reply, truncate);
+}
+
+export function createHandler(core: Core, faults: FaultQueue): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handle(core, faults, req, res).catch((err: unknown) => {
+      // An emulator bug must show up as a 500 in the test that hit it, never as a crash of the test run.
+      core.errors.push(err);
+      if (res.headersSent) res.destroy();
+      else send(res, json(500, { error: 'server_error', error_description: 'Emulator failure.' }), false);
+    });
+  };
+}

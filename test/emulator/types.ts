@@ -1,0 +1,135 @@
+// Public types of the contract emulator. Other test suites code against these names, so they only grow.
+
+export interface EmulatorOptions {
+  host?: string; // default '127.0.0.1'
+  port?: number; // default 0
+  now?: () => number; // injectable clock in ms (default Date.now); codes are valid 10 min against it
+  accessTokenTtl?: number; // expires_in seconds, default 3600
+  issueRefreshTokens?: boolean; // default true (refresh_token is optional in the contract)
+  /** When false, refresh responses carry no new refresh token (the spent one stays spent). Default true. */
+  refreshTokenOnRefresh?: boolean;
+  sendIss?: boolean; // add RFC 9207 `iss` to the authorize redirect, default false
+  latencyMs?: number; // added to every collection response (benchmarks), default 0
+  /** Callback of the default client, default 'http://127.0.0.1:8765/callback'. */
+  callbackUrl?: string;
+  /** Whether the default client accepts any loopback port (RFC 8252 §7.3). Default false: byte-for-byte. */
+  loopbackAnyPort?: boolean;
+  /** Number of generated items in the default /v1/users collection, default 250. */
+  userItems?: number;
+}
+
+export interface RegisteredClient {
+  name: string;
+  id: string;
+  secret: string;
+  callbackUrl: string;
+  loopbackAnyPort: boolean;
+}
+
+export interface User {
+  email: string;
+  password: string;
+  name: string;
+}
+
+export interface LoggedRequest {
+  method: string;
+  path: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  bearer: string | null;
+  form?: Record<string, string>;
+  status?: number;
+  /** By the emulator's (injectable) clock. */
+  time: number;
+  /** Real wall-clock time (Date.now()), useful to measure client back-off when the clock is faked. */
+  wallTime: number;
+}
+
+export interface TokenEvent {
+  grant: string;
+  ok: boolean;
+  error?: string;
+  reuse?: boolean;
+  time: number;
+}
+
+export interface CollectionSpec {
+  type: 'offset' | 'cursor';
+  items: string[]; // each item as RAW JSON TEXT (big integers, escapes, odd key order survive)
+  totalKnown?: boolean; // cursor only: include totalItems (default false); offset always includes it
+  lastLink?: boolean; // cursor: include links.last (default false); offset: always
+  linkStyle?: 'object' | 'string' | 'relative'; // {href:abs} (default) | "abs" | {href:"/v1/..?.."}
+  pretty?: boolean; // pretty-print the envelope; the items' own text is kept as given
+  public?: boolean; // no bearer needed (default false)
+}
+
+export type Fault =
+  | { kind: 'status'; status: number; retryAfter?: string; body?: string; headers?: Record<string, string> }
+  | { kind: 'drop' }
+  | { kind: 'latency'; ms: number }
+  | { kind: 'body'; status?: number; contentType?: string; body: string; headers?: Record<string, string> }
+  /** Collection paths only: replaces links.next of the page with this value (undefined removes it). */
+  | { kind: 'next'; href: unknown }
+  | { kind: 'drop-mid-body' };
+
+export interface FaultSpec {
+  /** Pathname to match ('/v1/users', '/oauth/token', ...); '*' matches every path. */
+  path: string;
+  /** Applies from the nth matching request counted from injection (1-based), default 1 = the next one. */
+  nth?: number;
+  /** How many matching requests get the fault (default 1; Infinity allowed). */
+  times?: number;
+  fault: Fault;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token?: string;
+  id_token: string;
+  scope: string;
+}
+
+export interface MintOptions {
+  email?: string; // default: the default user
+  clientId?: string; // default: the default client
+  scope?: string; // default: 'openid <client name>'
+  /** The challenge the first refresh must prove; without it refresh is refused, as after a code exchange without one. */
+  nextChallenge?: string;
+}
+
+export interface CodeOptions {
+  challenge: string;
+  clientId?: string;
+  redirectUri?: string; // default: the client's callback
+  scope?: string;
+  email?: string;
+}
+
+export interface Emulator {
+  baseUrl: string; // e.g. http://127.0.0.1:41234 (no trailing slash)
+  client: RegisteredClient; // default client 'idcli-test'
+  user: User; // default user alice@example.com / correct-horse-battery / 'Alice Example'
+  registerClient(c: { name: string; callbackUrl: string; loopbackAnyPort?: boolean; id?: string }): RegisteredClient;
+  addUser(u: User): void;
+  setCollection(path: string, c: CollectionSpec): void; // path like '/v1/users'
+  inject(f: FaultSpec): void; // queue a fault
+  clearFaults(): void;
+  requests: LoggedRequest[]; // every request, in order
+  tokenEvents: TokenEvent[]; // every /oauth/token call with its outcome
+  /** Exceptions the emulator hit while answering (each answered 500); empty unless the emulator has a bug. */
+  readonly errors: unknown[];
+  secrets(): string[]; // every code, token issued and every code_verifier received (for leak tests)
+  expireAccessTokens(): void; // all issued access tokens now answer 401
+  revokeAll(): void; // every code, access and refresh token issued so far is revoked (SSO sessions survive)
+  setNow(fn: () => number): void;
+  /** Issue a code as if the user had signed in, without the browser (for token-client tests). */
+  createAuthorizationCode(o: CodeOptions): string;
+  /** Issue tokens as if a code had been exchanged (for list/token tests that need a signed-in state). */
+  mintTokens(o?: MintOptions): TokenResponse;
+  /** Verify an id_token signed by this emulator; its claims, or null when the signature or shape is wrong. */
+  verifyIdToken(jwt: string): Record<string, unknown> | null;
+  close(): Promise<void>;
+}
