@@ -23,9 +23,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
   exec "$@"
 fi
 
-# The inner script is single-quoted on purpose: it expands inside the private session, and the command arrives
-# as "$@" so arguments with spaces or quotes pass through untouched.
-exec dbus-run-session -- bash -c '
+# The inner script runs inside the private session (a quoted heredoc, so nothing expands out here); the command
+# arrives as "$@", so arguments with spaces or quotes pass through untouched.
+inner=$(cat <<'INNER'
 set -uo pipefail
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/idcli-keyring.XXXXXX")"
 chmod 700 "$tmp"
@@ -42,13 +42,13 @@ trap "exit 130" INT
 trap "exit 143" TERM
 
 # A fresh data dir means a fresh "login" keyring created with the password below, so it starts unlocked; an
-# existing login keyring would stay locked and every call would wait for a prompt nobody answers.
+# existing login keyring would stay locked and every call would wait for a prompt nobody answers. A fresh runtime
+# dir too: gnome-keyring looks for a running daemon through $XDG_RUNTIME_DIR/keyring/control and would hand the
+# work to the desktop's daemon instead of starting a private one.
 export XDG_DATA_HOME="$tmp/data"
-mkdir -p "$XDG_DATA_HOME" "$tmp/runtime"
-chmod 700 "$tmp/runtime"
-if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -w "${XDG_RUNTIME_DIR:-/nonexistent}" ]; then
-  export XDG_RUNTIME_DIR="$tmp/runtime"
-fi
+export XDG_RUNTIME_DIR="$tmp/runtime"
+mkdir -p "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR"
+chmod 700 "$XDG_RUNTIME_DIR"
 
 # The daemon reads the unlock password from stdin; the printf ends, the daemon keeps running in the foreground.
 printf "%s" "idcli-test-keyring" | gnome-keyring-daemon --foreground --unlock --components=secrets \
@@ -73,4 +73,6 @@ fi
 
 export IDCLI_TEST_KEYRING=1
 "$@"
-' with-keyring "$@"
+INNER
+)
+exec dbus-run-session -- bash -c "$inner" with-keyring "$@"

@@ -1,0 +1,204 @@
+/**
+ * Credential records as files: `<configDir>/credentials/<sha256(account)>.json`. The name is a hash so profile
+ * names and URLs never become path components (no traversal, no reserved characters on Windows).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import { chmod, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { ExitCode, IdcliError } from '../errors.js';
+import type { CommitHooks, CredentialStore } from './interface.js';
+import { accountName, type CredentialKey, type CredentialRecord, CredentialRecordError, decodeRecord, encodeRecord } from './record.js';
+
+const IS_POSIX = process.platform !== 'win32';
+// O_NOFOLLOW makes open() fail with ELOOP on a symlink, so a planted link cannot redirect reads of the record.
+const O_NOFOLLOW = IS_POSIX ? constants.O_NOFOLLOW : 0;
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+/** Temp files left by a writer that died before its rename; old enough that no live writer still owns them. */
+const ORPHAN_TEMP_AGE_MS = 60 * 60 * 1000;
+
+export interface FileStoreOptions {
+  configDir: string;
+  /** Told when permissions were too open and got tightened. */
+  warn?: (msg: string) => void;
+  hooks?: CommitHooks;
+}
+
+export class FileStore implements CredentialStore {
+  readonly kind = 'file' as const;
+  readonly dir: string;
+  readonly #warn: (msg: string) => void;
+  readonly #hooks: CommitHooks;
+
+  constructor(opts: FileStoreOptions) {
+    this.dir = join(opts.configDir, 'credentials');
+    this.#warn = opts.warn ?? (() => {});
+    this.#hooks = opts.hooks ?? {};
+  }
+
+  describe(): string {
+    return `file ${this.dir}${sep}…`;
+  }
+
+  pathFor(key: CredentialKey): string {
+    return join(this.dir, `${createHash('sha256').update(accountName(key)).digest('hex')}.json`);
+  }
+
+  async read(key: CredentialKey): Promise<CredentialRecord | null> {
+    const path = this.pathFor(key);
+    if (!(await this.#checkDir(false))) return null;
+    if (!IS_POSIX) await this.#refuseSymlink(path); // no O_NOFOLLOW there
+    let fh: Awaited<ReturnType<typeof open>>;
+    try {
+      fh = await open(path, constants.O_RDONLY | O_NOFOLLOW);
+    } catch (err) {
+      const code = errCode(err);
+      if (code === 'ENOENT') return null;
+      if (code === 'ELOOP') throw symlinkRefused(path);
+      throw fsError('cannot read', path, err);
+    }
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) throw new IdcliError(`${path} is not a regular file`, ExitCode.AUTH, { hint: 'remove it and run `idcli login`' });
+      if (IS_POSIX && (st.mode & 0o077) !== 0) {
+        await fh.chmod(FILE_MODE).catch(() => {});
+        this.#warn(`${path} was readable by other users (mode ${modeString(st)}); tightened to 0600 — consider signing in again`);
+      }
+      const text = await fh.readFile('utf8');
+      try {
+        return decodeRecord(text);
+      } catch (err) {
+        throw err instanceof CredentialRecordError ? err.at(path) : err;
+      }
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async write(key: CredentialKey, record: CredentialRecord): Promise<void> {
+    const path = this.pathFor(key);
+    await this.#checkDir(true);
+    await this.#refuseSymlink(path);
+    await this.#removeOrphanTemps(path);
+    const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      // 'wx' = O_CREAT|O_EXCL: never reuses or follows an existing name; mode 0600 from the first byte on.
+      const fh = await open(tmp, 'wx', FILE_MODE);
+      try {
+        await fh.writeFile(`${encodeRecord(record)}\n`, 'utf8');
+        // Data must be on disk before the rename makes it current, or a power cut can leave an empty record.
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      if (this.#hooks.beforeCommit) await this.#hooks.beforeCommit();
+      // rename(2) atomically replaces the destination: readers see the old file or the new one, never a mix.
+      await rename(tmp, path);
+    } catch (err) {
+      await unlink(tmp).catch(() => {});
+      if (err instanceof IdcliError) throw err;
+      throw fsError('cannot write', path, err);
+    }
+    await syncDir(this.dir);
+  }
+
+  async delete(key: CredentialKey): Promise<boolean> {
+    const path = this.pathFor(key);
+    try {
+      // unlink removes a symlink itself, never its target, so no symlink check is needed here.
+      await unlink(path);
+    } catch (err) {
+      if (errCode(err) === 'ENOENT') return false;
+      throw fsError('cannot delete', path, err);
+    }
+    await syncDir(this.dir);
+    return true;
+  }
+
+  /** Ensures (create=true) or inspects the credentials directory; tightens a group/world-accessible mode. */
+  async #checkDir(create: boolean): Promise<boolean> {
+    if (create) {
+      try {
+        await mkdir(this.dir, { recursive: true, mode: DIR_MODE });
+      } catch (err) {
+        // EEXIST here means something other than a directory is in the way; the checks below name it.
+        if (errCode(err) !== 'EEXIST') throw fsError('cannot create', this.dir, err);
+      }
+    }
+    let st: Stats;
+    try {
+      st = await lstat(this.dir);
+    } catch (err) {
+      if (errCode(err) === 'ENOENT') return false;
+      throw fsError('cannot read', this.dir, err);
+    }
+    if (st.isSymbolicLink()) throw symlinkRefused(this.dir);
+    if (!st.isDirectory()) throw new IdcliError(`${this.dir} is not a directory`, ExitCode.USAGE);
+    if (IS_POSIX && (st.mode & 0o077) !== 0) {
+      await chmod(this.dir, DIR_MODE).catch(() => {});
+      this.#warn(`${this.dir} was accessible by other users (mode ${modeString(st)}); tightened to 0700`);
+    }
+    return true;
+  }
+
+  async #refuseSymlink(path: string): Promise<void> {
+    try {
+      if ((await lstat(path)).isSymbolicLink()) throw symlinkRefused(path);
+    } catch (err) {
+      if (err instanceof IdcliError) throw err;
+      if (errCode(err) !== 'ENOENT') throw fsError('cannot read', path, err);
+    }
+  }
+
+  async #removeOrphanTemps(path: string): Promise<void> {
+    const prefix = `${path.slice(this.dir.length + 1)}.`;
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return;
+    }
+    const now = Date.now();
+    for (const name of names) {
+      if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+      const tmp = join(this.dir, name);
+      const st = await lstat(tmp).catch(() => null);
+      if (st && now - st.mtimeMs > ORPHAN_TEMP_AGE_MS) await unlink(tmp).catch(() => {});
+    }
+  }
+}
+
+/** After a rename the directory entry itself must reach the disk (POSIX fsync(2) on the directory). */
+async function syncDir(dir: string): Promise<void> {
+  if (!IS_POSIX) return; // Windows cannot open a directory for fsync; NTFS journals the rename itself.
+  try {
+    const fh = await open(dir, constants.O_RDONLY);
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    // Some filesystems (e.g. certain network mounts) refuse fsync on directories; the rename still happened.
+  }
+}
+
+function symlinkRefused(path: string): IdcliError {
+  return new IdcliError(`refusing to follow the symbolic link ${path}`, ExitCode.AUTH, {
+    hint: 'remove the link and run `idcli login`',
+  });
+}
+
+function fsError(what: string, path: string, err: unknown): IdcliError {
+  const code = errCode(err);
+  return new IdcliError(`${what} ${path}${code ? ` (${code})` : ''}`, ExitCode.INTERNAL, { cause: err });
+}
+
+function errCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | null)?.code;
+}
+
+function modeString(st: Stats): string {
+  return `0${(st.mode & 0o777).toString(8)}`;
+}

@@ -1,0 +1,22 @@
+import type { CredentialKey, CredentialRecord } from './record.js';
+
+/** Where credential records live. Implementations: the OS keychain and the file store; `select.ts` picks one. */
+export interface CredentialStore {
+  readonly kind: 'keychain' | 'file';
+  /** For status/doctor and messages, e.g. `OS keychain (service "idcli")` or `file /home/me/.config/idcli/credentials/…`. */
+  describe(): string;
+  /** null when nothing is stored; unreadable data is an IdcliError exit 3 telling to `idcli login`, never a crash. */
+  read(key: CredentialKey): Promise<CredentialRecord | null>;
+  /** Atomic: a crash at any point leaves either the old or the new record readable. */
+  write(key: CredentialKey, record: CredentialRecord): Promise<void>;
+  /** true when something was removed. */
+  delete(key: CredentialKey): Promise<boolean>;
+}
+
+/**
+ * Test seam for crash tests: called after the new data is durable but before the single step that makes it
+ * current (the rename, the keychain head write). Production code never sets it.
+ */
+export interface CommitHooks {
+  beforeCommit?: () => Promise<void>;
+}

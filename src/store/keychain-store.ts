@@ -1,0 +1,243 @@
+/**
+ * Credential records in the OS keychain, one head entry per account, plus chunk entries for large records.
+ *
+ * Windows Credential Manager caps a secret at 2560 bytes (CRED_MAX_CREDENTIAL_BLOB_SIZE) and an ID token alone
+ * can exceed that, so large records are split. A keychain has no multi-entry transaction, so atomicity comes from
+ * a commit point: the new chunks go under names unique to this write, then the small head entry — naming the
+ * write, the chunk count and a SHA-256 of the whole — is written in ONE call, and only then are the previous
+ * write's chunks deleted. A crash before the head write leaves the old head pointing at the old, intact chunks.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { CommitHooks, CredentialStore } from './interface.js';
+import { type KeyringBackend, KeyringClient, type KeyringClientOptions } from './keyring-client.js';
+import {
+  accountName,
+  type CredentialKey,
+  type CredentialRecord,
+  CredentialRecordError,
+  decodeRecord,
+  encodeRecord,
+  validateRecord,
+} from './record.js';
+
+/** Under the 2560-byte Windows limit with room to spare; also the largest head kept inline. */
+export const CHUNK_BYTES = 2000;
+const HEAD_FORMAT = 'idcli-credential-head';
+const PROBE_ACCOUNT = 'idcli-keychain-probe';
+const READ_ATTEMPTS = 3;
+
+interface InlineHead {
+  format: typeof HEAD_FORMAT;
+  v: 1;
+  generation: number;
+  record: unknown;
+}
+
+interface ChunkedHead {
+  format: typeof HEAD_FORMAT;
+  v: 1;
+  generation: number;
+  /** Names this write's chunks, so they never collide with the chunks the current head still points at. */
+  write: string;
+  chunks: number;
+  bytes: number;
+  sha256: string;
+}
+
+type Head = InlineHead | ChunkedHead;
+
+export interface KeychainStoreOptions extends KeyringClientOptions {
+  hooks?: CommitHooks;
+  /** Another way to reach the keychain; defaults to the helper-process client. */
+  backend?: KeyringBackend;
+}
+
+export class KeychainStore implements CredentialStore {
+  readonly kind = 'keychain' as const;
+  readonly service: string;
+  readonly backend: KeyringBackend;
+  readonly #hooks: CommitHooks;
+
+  constructor(opts: KeychainStoreOptions) {
+    this.service = opts.service;
+    this.backend = opts.backend ?? new KeyringClient(opts);
+    this.#hooks = opts.hooks ?? {};
+  }
+
+  describe(): string {
+    return `OS keychain (service "${this.service}")`;
+  }
+
+  /** null when the keychain answers; otherwise why it cannot be used. Reads an entry that normally does not exist. */
+  async probe(): Promise<string | null> {
+    try {
+      await this.backend.get(PROBE_ACCOUNT);
+      return null;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  close(): void {
+    this.backend.close();
+  }
+
+  async read(key: CredentialKey): Promise<CredentialRecord | null> {
+    const account = accountName(key);
+    let previous: Buffer | null = null;
+    let reason = 'unknown';
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      const raw = await this.backend.get(account);
+      if (raw === null) return null;
+      // Same head as last time: the chunks are really broken, not just replaced by a concurrent writer.
+      if (previous?.equals(raw)) break;
+      previous = raw;
+      const head = this.#parseHead(raw);
+      if ('record' in head) return this.#validated(() => validateRecord(head.record));
+      const parts = await Promise.all(
+        Array.from({ length: head.chunks }, (_, i) => this.backend.get(chunkAccount(account, head.write, i))),
+      );
+      if (parts.some((p) => p === null)) {
+        reason = 'a part is missing';
+        continue;
+      }
+      const whole = Buffer.concat(parts as Buffer[]);
+      if (whole.length !== head.bytes || sha256(whole) !== head.sha256) {
+        reason = 'checksum mismatch';
+        continue;
+      }
+      return this.#validated(() => decodeRecord(whole.toString('utf8')));
+    }
+    throw new CredentialRecordError(reason, this.describe());
+  }
+
+  async write(key: CredentialKey, record: CredentialRecord): Promise<void> {
+    const account = accountName(key);
+    const previous = await this.#headOrNull(account);
+    const body = encodeRecord(record);
+    const inline = Buffer.from(`{"format":"${HEAD_FORMAT}","v":1,"generation":${record.generation},"record":${body}}`, 'utf8');
+    if (inline.length <= CHUNK_BYTES) {
+      await this.#commit(account, inline);
+    } else {
+      const whole = Buffer.from(body, 'utf8');
+      const write = `${record.generation}-${randomBytes(4).toString('hex')}`;
+      const names: string[] = [];
+      try {
+        for (let i = 0, off = 0; off < whole.length; i++, off += CHUNK_BYTES) {
+          const name = chunkAccount(account, write, i);
+          names.push(name);
+          await this.backend.set(name, whole.subarray(off, off + CHUNK_BYTES));
+        }
+      } catch (err) {
+        await this.#deleteQuietly(names);
+        throw err;
+      }
+      const head: ChunkedHead = {
+        format: HEAD_FORMAT,
+        v: 1,
+        generation: record.generation,
+        write,
+        chunks: names.length,
+        bytes: whole.length,
+        sha256: sha256(whole),
+      };
+      // No cleanup if the commit fails: a timed-out head write may still have landed, and then these chunks are current.
+      await this.#commit(account, Buffer.from(JSON.stringify(head), 'utf8'));
+    }
+    if (previous && 'write' in previous) await this.#deleteQuietly(chunkNames(account, previous));
+  }
+
+  async delete(key: CredentialKey): Promise<boolean> {
+    const account = accountName(key);
+    const previous = await this.#headOrNull(account);
+    // The head goes first: from then on the record is gone, whatever happens to the chunks.
+    let removed = await this.backend.delete(account);
+    if (previous && 'write' in previous) removed = (await this.#deleteQuietly(chunkNames(account, previous))) || removed;
+    // Chunks of writers that died before their commit are referenced by no head; find them by name.
+    try {
+      const prefix = chunkPrefix(account);
+      const orphans = (await this.backend.list()).filter((name) => name.startsWith(prefix));
+      removed = (await this.#deleteQuietly(orphans)) || removed;
+    } catch {
+      // Listing is an extra; some platforms cannot enumerate reliably.
+    }
+    return removed;
+  }
+
+  async #commit(account: string, head: Buffer): Promise<void> {
+    if (this.#hooks.beforeCommit) await this.#hooks.beforeCommit();
+    await this.backend.set(account, head);
+  }
+
+  #parseHead(raw: Buffer): Head {
+    let data: unknown;
+    try {
+      data = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new CredentialRecordError('not JSON', this.describe());
+    }
+    const h = data as Partial<ChunkedHead & InlineHead> | null;
+    if (typeof h !== 'object' || h === null || h.format !== HEAD_FORMAT || h.v !== 1) {
+      throw new CredentialRecordError('unknown entry format', this.describe());
+    }
+    if ('record' in h) return h as InlineHead;
+    const validChunked =
+      typeof h.write === 'string' &&
+      /^[0-9]+-[0-9a-f]+$/.test(h.write) &&
+      Number.isSafeInteger(h.chunks) &&
+      (h.chunks ?? 0) > 0 &&
+      (h.chunks ?? 0) <= 1000 &&
+      Number.isSafeInteger(h.bytes) &&
+      typeof h.sha256 === 'string';
+    if (!validChunked) throw new CredentialRecordError('malformed head entry', this.describe());
+    return h as ChunkedHead;
+  }
+
+  /** The current head for cleanup purposes; a missing or unreadable one just means there is nothing to clean. */
+  async #headOrNull(account: string): Promise<Head | null> {
+    const raw = await this.backend.get(account);
+    if (raw === null) return null;
+    try {
+      return this.#parseHead(raw);
+    } catch {
+      return null;
+    }
+  }
+
+  #validated(decode: () => CredentialRecord): CredentialRecord {
+    try {
+      return decode();
+    } catch (err) {
+      throw err instanceof CredentialRecordError ? err.at(this.describe()) : err;
+    }
+  }
+
+  /** Best effort: a leftover chunk wastes a little space but never affects which record is current. */
+  async #deleteQuietly(names: string[]): Promise<boolean> {
+    let removed = false;
+    for (const name of names) {
+      try {
+        removed = (await this.backend.delete(name)) || removed;
+      } catch {
+        // Left for the next logout's sweep; a hung keychain fails the remaining calls at once.
+      }
+    }
+    return removed;
+  }
+}
+
+function chunkPrefix(account: string): string {
+  return `${account}#chunk.`;
+}
+
+export function chunkAccount(account: string, write: string, index: number): string {
+  return `${chunkPrefix(account)}${write}.${index}`;
+}
+
+function chunkNames(account: string, head: ChunkedHead): string[] {
+  return Array.from({ length: head.chunks }, (_, i) => chunkAccount(account, head.write, i));
+}
+
+function sha256(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}

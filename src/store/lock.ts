@@ -1,0 +1,213 @@
+/**
+ * A cross-process lock on a separate lock file, held across read → refresh → save so that no refresh token is
+ * ever sent twice (refresh tokens are single use, Serial PKCE). Works wherever O_EXCL creation is atomic: local
+ * filesystems on every platform (POSIX open(2)), and NFSv3+.
+ *
+ * Removal is the dangerous part: a waiter that judged a lock stale must not delete a fresh lock that another
+ * waiter created in the meantime. So every removal — stale-lock recovery and the holder's own release — happens
+ * under a short-lived secondary "reaper" lock, and re-reads the lock under it before unlinking. Creation needs no
+ * reaper: O_EXCL cannot overwrite.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, open, unlink } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ExitCode, IdcliError } from '../errors.js';
+import { accountName, type CredentialKey } from './record.js';
+
+export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
+export const DEFAULT_LOCK_STALE_MS = 60_000;
+/** A reaper is held for two file operations; one this old belongs to a process that died inside them. */
+const REAPER_STALE_MS = 5_000;
+
+export interface LockOptions {
+  timeoutMs?: number;
+  /** A lock whose file was not touched for this long is abandoned (the holder refreshes it while alive). */
+  staleMs?: number;
+  signal?: AbortSignal;
+}
+
+interface Owner {
+  pid: number;
+  host: string;
+  createdAt: number;
+  token: string;
+}
+
+interface Snapshot {
+  text: string;
+  mtimeMs: number;
+  owner: Owner | null;
+}
+
+export function lockPathFor(configDir: string, key: CredentialKey): string {
+  return join(configDir, 'locks', `${createHash('sha256').update(accountName(key)).digest('hex')}.lock`);
+}
+
+export async function withLock<T>(lockPath: string, fn: () => Promise<T>, opts: LockOptions = {}): Promise<T> {
+  const held = await acquire(lockPath, opts);
+  try {
+    return await fn();
+  } finally {
+    await held.release();
+  }
+}
+
+interface Held {
+  release(): Promise<void>;
+}
+
+async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const staleMs = opts.staleMs ?? DEFAULT_LOCK_STALE_MS;
+  const deadline = Date.now() + timeoutMs;
+  try {
+    await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw lockFsError('cannot create the directory of', lockPath, err);
+  }
+  const owner: Owner = { pid: process.pid, host: hostname(), createdAt: Date.now(), token: randomBytes(16).toString('hex') };
+  let holder: Snapshot | null = null;
+  for (;;) {
+    throwIfAborted(opts.signal);
+    const fh = await createExclusive(lockPath, owner);
+    if (fh) {
+      // While alive, the holder keeps the file's mtime fresh, so "untouched for staleMs" really means abandoned
+      // (crashed on another host, or frozen) and a slow-but-healthy refresh is never taken over.
+      const beat = setInterval(() => {
+        const now = new Date();
+        fh.utimes(now, now).catch(() => {});
+      }, Math.max(10, Math.floor(staleMs / 3)));
+      beat.unref();
+      return {
+        async release() {
+          clearInterval(beat);
+          await fh.close().catch(() => {});
+          // Never throws: a lock left behind by a failed release turns stale (dead pid, no heartbeat) and is recovered.
+          await removeUnder(lockPath, (snap) => snap.owner?.token === owner.token, Date.now() + timeoutMs).catch(() => false);
+        },
+      };
+    }
+    holder = await snapshot(lockPath);
+    if (holder && isStale(holder, staleMs) && (await removeUnder(lockPath, (snap) => isStale(snap, staleMs), deadline, opts.signal))) {
+      continue;
+    }
+    if (Date.now() >= deadline) throw timeoutError(lockPath, timeoutMs, holder);
+    // Jittered so waiters that woke together do not keep colliding.
+    await sleep(10 + Math.floor(Math.random() * 41), undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
+  }
+}
+
+/** O_CREAT|O_EXCL: of all processes racing here exactly one gets the file; the rest see EEXIST. */
+async function createExclusive(path: string, content: object): Promise<Awaited<ReturnType<typeof open>> | null> {
+  let fh: Awaited<ReturnType<typeof open>>;
+  try {
+    fh = await open(path, 'wx', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return null;
+    throw lockFsError('cannot create', path, err);
+  }
+  try {
+    await fh.writeFile(JSON.stringify(content), 'utf8');
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await unlink(path).catch(() => {});
+    throw lockFsError('cannot write', path, err);
+  }
+  return fh;
+}
+
+/** Content and mtime of one and the same inode (read through one descriptor); null when there is no lock. */
+async function snapshot(path: string): Promise<Snapshot | null> {
+  let fh: Awaited<ReturnType<typeof open>>;
+  try {
+    fh = await open(path, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const st = await fh.stat();
+    const text = await fh.readFile('utf8');
+    return { text, mtimeMs: st.mtimeMs, owner: parseOwner(text) };
+  } catch {
+    return null;
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+function parseOwner(text: string): Owner | null {
+  try {
+    const o = JSON.parse(text) as Partial<Owner>;
+    if (typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.createdAt === 'number' && typeof o.token === 'string') {
+      return o as Owner;
+    }
+  } catch {
+    // Empty or half-written: its creator is between open() and write(); only age can make it stale.
+  }
+  return null;
+}
+
+function isStale(snap: Snapshot, staleMs: number): boolean {
+  if (snap.owner && snap.owner.host === hostname() && !pidAlive(snap.owner.pid)) return true;
+  return Date.now() - snap.mtimeMs > staleMs;
+}
+
+function pidAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0); // signal 0: existence check only
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+}
+
+/**
+ * Unlinks the lock if `shouldRemove` still holds for what is there now, with the reaper held so no other
+ * remover can act between the re-read and the unlink. false when the reaper could not be had before `deadline`.
+ */
+async function removeUnder(lockPath: string, shouldRemove: (snap: Snapshot) => boolean, deadline: number, signal?: AbortSignal): Promise<boolean> {
+  const reaperPath = `${lockPath}.reaper`;
+  const me: Owner = { pid: process.pid, host: hostname(), createdAt: Date.now(), token: randomBytes(8).toString('hex') };
+  for (;;) {
+    const fh = await createExclusive(reaperPath, me);
+    if (fh) {
+      try {
+        const current = await snapshot(lockPath);
+        if (current && shouldRemove(current)) await unlink(lockPath).catch(() => {});
+      } finally {
+        await fh.close().catch(() => {});
+        await unlink(reaperPath).catch(() => {});
+      }
+      return true;
+    }
+    const reaper = await snapshot(reaperPath);
+    // A dead reaper is removed directly. That step is not itself guarded, which is acceptable: it needs a
+    // process to die inside a two-syscall window AND two waiters to judge it dead at the same moment.
+    if (reaper && isStale(reaper, REAPER_STALE_MS)) {
+      await unlink(reaperPath).catch(() => {});
+      continue;
+    }
+    if (Date.now() >= deadline) return false;
+    throwIfAborted(signal);
+    await sleep(10 + Math.floor(Math.random() * 41));
+  }
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new IdcliError('interrupted', ExitCode.INTERRUPTED);
+}
+
+function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
+  const who = holder?.owner ? ` (held by pid ${holder.owner.pid} on ${holder.owner.host})` : '';
+  return new IdcliError(`timed out after ${Number((timeoutMs / 1000).toFixed(3))} s waiting for the lock ${lockPath}${who}`, ExitCode.INTERNAL, {
+    hint: 'another idcli process is using these credentials; if none is running, delete the lock file',
+  });
+}
+
+function lockFsError(what: string, path: string, err: unknown): IdcliError {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return new IdcliError(`${what} the lock file ${path}${code ? ` (${code})` : ''}`, ExitCode.INTERNAL, { cause: err });
+}

@@ -1,0 +1,104 @@
+/**
+ * The stored credential record: everything `login` and each refresh produce, kept as ONE value so the refresh
+ * token and the verifier that must accompany its next use (Serial PKCE) can never be saved apart.
+ */
+import { ExitCode, IdcliError } from '../errors.js';
+
+export interface CredentialKey {
+  baseUrl: string;
+  clientId: string;
+  profile: string;
+}
+
+export interface CredentialRecord {
+  version: 1;
+  refreshToken?: string;
+  /** Verifier of the challenge sent with the LAST token request (Serial PKCE): the next refresh proves it. */
+  codeVerifier?: string;
+  accessToken?: string;
+  tokenType?: string;
+  /** Epoch ms. */
+  expiresAt?: number;
+  idToken?: string;
+  scope?: string;
+  /** Epoch ms. */
+  updatedAt: number;
+  /** +1 on every write (set by the writer), so a refresher can see that another process changed the record. */
+  generation: number;
+}
+
+/**
+ * Stored data that cannot be trusted. It is an authentication failure (exit 3), not a crash: the way out is to
+ * sign in again, which overwrites the record. The reason names fields, never their values.
+ */
+export class CredentialRecordError extends IdcliError {
+  readonly reason: string;
+
+  constructor(reason: string, where?: string) {
+    super(`stored credentials${where ? ` in ${where}` : ''} are unreadable (${reason})`, ExitCode.AUTH, {
+      hint: 'run `idcli login` to sign in again',
+    });
+    this.name = 'CredentialRecordError';
+    this.reason = reason;
+  }
+
+  /** The same failure, told with the store it came from. */
+  at(where: string): CredentialRecordError {
+    return new CredentialRecordError(this.reason, where);
+  }
+}
+
+/** Stable across releases: it names keychain entries and (hashed) credential files, so changing it logs users out. */
+export function accountName(key: CredentialKey): string {
+  return `${key.profile}|${key.clientId}|${key.baseUrl}`;
+}
+
+const STRING_FIELDS = ['refreshToken', 'codeVerifier', 'accessToken', 'tokenType', 'idToken', 'scope'] as const;
+
+export function encodeRecord(r: CredentialRecord): string {
+  return JSON.stringify(normalise(r));
+}
+
+export function decodeRecord(text: string): CredentialRecord {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new CredentialRecordError('not JSON');
+  }
+  return validateRecord(data);
+}
+
+/** Shape check of a parsed record; unknown fields are dropped so a newer writer's extras cannot leak through. */
+export function validateRecord(data: unknown): CredentialRecord {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new CredentialRecordError('not an object');
+  const obj = data as Record<string, unknown>;
+  if (obj.version !== 1) {
+    const newer = typeof obj.version === 'number' && obj.version > 1;
+    throw new CredentialRecordError(newer ? `format version ${obj.version} is from a newer idcli` : 'unknown format version');
+  }
+  for (const field of STRING_FIELDS) {
+    if (obj[field] !== undefined && typeof obj[field] !== 'string') throw new CredentialRecordError(`${field} is not a string`);
+  }
+  if (obj.expiresAt !== undefined && !isFiniteNumber(obj.expiresAt)) throw new CredentialRecordError('expiresAt is not a number');
+  if (!isFiniteNumber(obj.updatedAt)) throw new CredentialRecordError('updatedAt is missing');
+  if (typeof obj.generation !== 'number' || !Number.isSafeInteger(obj.generation) || obj.generation < 0) {
+    throw new CredentialRecordError('generation is not a non-negative integer');
+  }
+  return normalise(obj as unknown as CredentialRecord);
+}
+
+function isFiniteNumber(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v);
+}
+
+/** Known fields only, in a fixed order, absent ones omitted: equal records encode to equal bytes. */
+function normalise(r: CredentialRecord): CredentialRecord {
+  const out: CredentialRecord = { version: 1, updatedAt: r.updatedAt, generation: r.generation };
+  for (const field of STRING_FIELDS) {
+    const value = r[field];
+    if (value !== undefined) out[field] = value;
+  }
+  if (r.expiresAt !== undefined) out.expiresAt = r.expiresAt;
+  return out;
+}

@@ -1,0 +1,47 @@
+/**
+ * Which credential store to use (IDCLI_CREDENTIAL_STORE). The keychain is preferred; falling back to a file is
+ * allowed only out loud, because a user who expects the keychain must learn that a token now sits on disk.
+ */
+import { usageError } from '../errors.js';
+import { FileStore } from './file-store.js';
+import type { CredentialStore } from './interface.js';
+import { KeychainStore } from './keychain-store.js';
+
+export interface OpenStoreOptions {
+  mode: 'auto' | 'keychain' | 'file';
+  configDir: string;
+  service: string;
+  warn: (msg: string) => void;
+  timeoutMs?: number;
+  /** Environment for reaching the keychain (D-Bus session address); defaults to this process's. */
+  env?: Record<string, string | undefined>;
+}
+
+export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore> {
+  const file = new FileStore({ configDir: opts.configDir, warn: opts.warn });
+  if (opts.mode === 'file') return file;
+  const keychain = newKeychain(opts);
+  const problem = await keychain.probe();
+  if (problem === null) return keychain;
+  keychain.close();
+  if (opts.mode === 'keychain') throw usageError(`keychain unavailable: ${problem}; set IDCLI_CREDENTIAL_STORE=file`);
+  opts.warn(`OS keychain unavailable (${problem}); storing credentials in ${file.dir} instead (set IDCLI_CREDENTIAL_STORE=file to choose this explicitly)`);
+  return file;
+}
+
+/**
+ * Every store that can hold credentials right now, for logout: the keychain if it answers, and always the file
+ * store — a record may sit in either, depending on what was usable at login time.
+ */
+export async function allStores(opts: Omit<OpenStoreOptions, 'mode' | 'warn'> & Partial<Pick<OpenStoreOptions, 'mode' | 'warn'>>): Promise<CredentialStore[]> {
+  const stores: CredentialStore[] = [];
+  const keychain = newKeychain(opts);
+  if ((await keychain.probe()) === null) stores.push(keychain);
+  else keychain.close();
+  stores.push(new FileStore({ configDir: opts.configDir, warn: opts.warn }));
+  return stores;
+}
+
+function newKeychain(opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env'>): KeychainStore {
+  return new KeychainStore({ service: opts.service, timeoutMs: opts.timeoutMs, env: opts.env });
+}

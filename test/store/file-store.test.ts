@@ -1,0 +1,143 @@
+import { chmod, lstat, mkdir, readdir, readFile, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ExitCode, IdcliError } from '../../src/errors.js';
+import { FileStore } from '../../src/store/file-store.js';
+import { KEY, runFixture, sampleRecord, tempDir, waitForExit, waitForLine } from './support.js';
+
+const POSIX = process.platform !== 'win32';
+
+async function rejection(p: Promise<unknown>): Promise<IdcliError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(IdcliError);
+    return err as IdcliError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('file store', () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let warnings: string[];
+  let store: FileStore;
+
+  beforeEach(async () => {
+    dir = await tempDir();
+    warnings = [];
+    store = new FileStore({ configDir: join(dir.path, 'cfg'), warn: (m) => warnings.push(m) });
+  });
+  afterEach(() => dir.cleanup());
+
+  it('reads null before anything was written, without creating directories', async () => {
+    expect(await store.read(KEY)).toBeNull();
+    await expect(stat(join(dir.path, 'cfg'))).rejects.toThrow();
+  });
+
+  it('writes, reads back, overwrites and deletes a record', async () => {
+    await store.write(KEY, sampleRecord());
+    expect(await store.read(KEY)).toEqual(sampleRecord());
+    await store.write(KEY, sampleRecord({ generation: 2, refreshToken: 'rt-2' }));
+    expect(await store.read(KEY)).toEqual(sampleRecord({ generation: 2, refreshToken: 'rt-2' }));
+    expect(await store.delete(KEY)).toBe(true);
+    expect(await store.read(KEY)).toBeNull();
+    expect(await store.delete(KEY)).toBe(false);
+    expect(warnings).toEqual([]);
+  });
+
+  it('keeps profiles apart and names files by a hash, not by the account', async () => {
+    const other = { ...KEY, profile: 'work' };
+    await store.write(KEY, sampleRecord({ refreshToken: 'rt-default' }));
+    await store.write(other, sampleRecord({ refreshToken: 'rt-work' }));
+    expect((await store.read(KEY))?.refreshToken).toBe('rt-default');
+    expect((await store.read(other))?.refreshToken).toBe('rt-work');
+    const names = await readdir(store.dir);
+    expect(names.sort()).toEqual([store.pathFor(KEY), store.pathFor(other)].map((p) => p.slice(store.dir.length + 1)).sort());
+    for (const name of names) expect(name).toMatch(/^[0-9a-f]{64}\.json$/);
+  });
+
+  it('describes itself by its directory', () => {
+    expect(store.describe()).toBe(`file ${store.dir}${store.dir.includes('\\') ? '\\' : '/'}…`);
+  });
+
+  it.runIf(POSIX)('creates the directory 0700 and the file 0600', async () => {
+    await store.write(KEY, sampleRecord());
+    expect((await stat(store.dir)).mode & 0o777).toBe(0o700);
+    expect((await stat(store.pathFor(KEY))).mode & 0o777).toBe(0o600);
+  });
+
+  it.runIf(POSIX)('tightens modes that are too open, and says so', async () => {
+    await store.write(KEY, sampleRecord());
+    await chmod(store.pathFor(KEY), 0o644);
+    await chmod(store.dir, 0o755);
+    expect(await store.read(KEY)).toEqual(sampleRecord());
+    expect((await stat(store.dir)).mode & 0o777).toBe(0o700);
+    expect((await stat(store.pathFor(KEY))).mode & 0o777).toBe(0o600);
+    expect(warnings).toHaveLength(2);
+    expect(warnings.join('\n')).toMatch(/0755.*0700/);
+    expect(warnings.join('\n')).toMatch(/0644.*0600/);
+  });
+
+  it.runIf(POSIX)('refuses to follow a symlink in place of the record', async () => {
+    await store.write(KEY, sampleRecord());
+    const elsewhere = join(dir.path, 'elsewhere.json');
+    await writeFile(elsewhere, await readFile(store.pathFor(KEY)));
+    const path = store.pathFor(KEY);
+    await store.delete(KEY);
+    await symlink(elsewhere, path);
+    const readErr = await rejection(store.read(KEY));
+    expect(readErr.message).toMatch(/symbolic link/);
+    expect(readErr.exitCode).toBe(ExitCode.AUTH);
+    const writeErr = await rejection(store.write(KEY, sampleRecord({ refreshToken: 'rt-planted' })));
+    expect(writeErr.message).toMatch(/symbolic link/);
+    expect(await readFile(elsewhere, 'utf8')).not.toContain('rt-planted');
+  });
+
+  it('turns a corrupt file into exit 3 telling to log in, without echoing its content', async () => {
+    await store.write(KEY, sampleRecord());
+    await writeFile(store.pathFor(KEY), '{"refreshToken":"rt-SECRET-leak"');
+    const err = await rejection(store.read(KEY));
+    expect(err.exitCode).toBe(ExitCode.AUTH);
+    expect(err.message).toContain(store.pathFor(KEY));
+    expect(err.hint).toMatch(/idcli login/);
+    expect(err.message).not.toContain('SECRET');
+  });
+
+  it('leaves no temp file after a write', async () => {
+    await store.write(KEY, sampleRecord());
+    await store.write(KEY, sampleRecord({ generation: 2 }));
+    expect(await readdir(store.dir)).toHaveLength(1);
+  });
+
+  it('keeps the old record when the writer is killed between the temp write and the rename', async () => {
+    const configDir = join(dir.path, 'cfg');
+    const child = runFixture('file-crash-writer', [configDir]);
+    const exited = waitForExit(child);
+    await waitForLine(child, 'ready');
+    // The new record is complete and fsynced in its temp file at this point; only the rename is missing.
+    const temps = (await readdir(store.dir)).filter((n) => n.endsWith('.tmp'));
+    expect(temps).toHaveLength(1);
+    expect(await readFile(join(store.dir, temps[0]!), 'utf8')).toContain('rt-new');
+    child.kill('SIGKILL');
+    expect((await exited).signal).toBe('SIGKILL');
+
+    const after = new FileStore({ configDir });
+    expect(await after.read(KEY)).toEqual(sampleRecord({ generation: 1, refreshToken: 'rt-old' }));
+
+    // The orphaned temp file is swept by a later write once it is old enough that no live writer can own it.
+    const orphan = join(store.dir, temps[0]!);
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await utimes(orphan, old, old);
+    await after.write(KEY, sampleRecord({ generation: 3 }));
+    expect(await readdir(store.dir)).toEqual([store.pathFor(KEY).slice(store.dir.length + 1)]);
+    expect((await after.read(KEY))?.generation).toBe(3);
+  }, 60_000);
+
+  it('refuses a credentials path that is not a directory', async () => {
+    await mkdir(dirname(store.dir), { recursive: true });
+    await writeFile(store.dir, 'x');
+    const err = await rejection(store.write(KEY, sampleRecord()));
+    expect(err.message).toMatch(/not a directory/);
+    expect((await lstat(store.dir)).isFile()).toBe(true);
+  });
+});

@@ -1,0 +1,158 @@
+import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ExitCode, IdcliError } from '../../src/errors.js';
+import { lockPathFor, withLock } from '../../src/store/lock.js';
+import { deadPid, KEY, runFixture, tempDir, waitForExit } from './support.js';
+
+async function rejection(p: Promise<unknown>): Promise<IdcliError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(IdcliError);
+    return err as IdcliError;
+  }
+  throw new Error('expected a rejection');
+}
+
+async function plantLock(path: string, owner: { pid: number; host: string }, ageMs = 0): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, JSON.stringify({ ...owner, createdAt: Date.now() - ageMs, token: 'planted' }));
+  if (ageMs > 0) {
+    const then = new Date(Date.now() - ageMs);
+    await utimes(path, then, then);
+  }
+}
+
+describe('lock', () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let lockPath: string;
+
+  beforeEach(async () => {
+    dir = await tempDir('idcli-lock-');
+    lockPath = lockPathFor(dir.path, KEY);
+  });
+  afterEach(() => dir.cleanup());
+
+  it('puts one lock file per account under <configDir>/locks', () => {
+    expect(lockPath).toMatch(/[/\\]locks[/\\][0-9a-f]{64}\.lock$/);
+    expect(lockPathFor(dir.path, { ...KEY, profile: 'other' })).not.toBe(lockPath);
+    expect(lockPathFor(dir.path, KEY)).toBe(lockPath);
+  });
+
+  it('holds a file naming pid and host while fn runs, and removes it afterwards', async () => {
+    const result = await withLock(lockPath, async () => {
+      const owner = JSON.parse(await readFile(lockPath, 'utf8')) as Record<string, unknown>;
+      expect(owner.pid).toBe(process.pid);
+      expect(owner.host).toBe(hostname());
+      expect(typeof owner.createdAt).toBe('number');
+      return 42;
+    });
+    expect(result).toBe(42);
+    expect(await readdir(dirname(lockPath))).toEqual([]);
+  });
+
+  it('releases the lock when fn throws, and passes the error on', async () => {
+    const boom = new Error('boom');
+    await expect(withLock(lockPath, () => Promise.reject(boom))).rejects.toBe(boom);
+    expect(await readdir(dirname(lockPath))).toEqual([]);
+    expect(await withLock(lockPath, async () => 'again', { timeoutMs: 1000 })).toBe('again');
+  });
+
+  it('serialises holders within one process', async () => {
+    const events: string[] = [];
+    const hold = (name: string) =>
+      withLock(lockPath, async () => {
+        events.push(`${name}+`);
+        await new Promise((r) => setTimeout(r, 50));
+        events.push(`${name}-`);
+      });
+    await Promise.all([hold('a'), hold('b'), hold('c')]);
+    for (let i = 0; i < events.length; i += 2) expect(events[i]!.slice(0, 1)).toBe(events[i + 1]!.slice(0, 1));
+  });
+
+  it('loses no update across 8 processes incrementing one counter, even starting from a stale lock', async () => {
+    const counter = join(dir.path, 'counter');
+    const marker = join(dir.path, 'inside');
+    await writeFile(counter, '0');
+    // All eight start by finding an abandoned lock: only one of them may remove it, and only once.
+    await plantLock(lockPath, { pid: await deadPid(), host: hostname() });
+    const iterations = 15;
+    const children = Array.from({ length: 8 }, () => waitForExit(runFixture('lock-counter', [lockPath, counter, marker, String(iterations)])));
+    const results = await Promise.all(children);
+    for (const r of results) expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(Number(await readFile(counter, 'utf8'))).toBe(8 * iterations);
+    expect(await readdir(dirname(lockPath))).toEqual([]);
+  }, 180_000);
+
+  it('recovers at once from a lock whose holder pid is dead on this host', async () => {
+    await plantLock(lockPath, { pid: await deadPid(), host: hostname() });
+    const started = Date.now();
+    expect(await withLock(lockPath, async () => 'mine', { timeoutMs: 10_000 })).toBe('mine');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('recovers from a lock of another host once it is older than staleMs', async () => {
+    await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' }, 120_000);
+    expect(await withLock(lockPath, async () => 'mine', { timeoutMs: 10_000 })).toBe('mine');
+  });
+
+  it('times out on a fresh lock of another host with exit 1 naming the lock path', async () => {
+    await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
+    const started = Date.now();
+    let ran = false;
+    const err = await rejection(
+      withLock(
+        lockPath,
+        async () => {
+          ran = true;
+        },
+        { timeoutMs: 300 },
+      ),
+    );
+    expect(ran).toBe(false);
+    expect(err.exitCode).toBe(ExitCode.INTERNAL);
+    expect(err.message).toContain(lockPath);
+    expect(err.message).toMatch(/timed out after 0\.3 s/);
+    expect(err.message).toContain('some-other-host.invalid');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    // The waiter must not have touched a lock it does not own.
+    expect(JSON.parse(await readFile(lockPath, 'utf8')).token).toBe('planted');
+  });
+
+  it('does not take over a lock whose live holder outlasts staleMs: the holder keeps it fresh', async () => {
+    const staleMs = 500;
+    const order: string[] = [];
+    const slow = withLock(
+      lockPath,
+      async () => {
+        order.push('slow+');
+        await new Promise((r) => setTimeout(r, 1600));
+        order.push('slow-');
+      },
+      { staleMs },
+    );
+    await new Promise((r) => setTimeout(r, 50));
+    const firstSeen = (await stat(lockPath)).mtimeMs;
+    const eager = withLock(
+      lockPath,
+      async () => {
+        order.push('eager');
+      },
+      { staleMs, timeoutMs: 10_000 },
+    );
+    await new Promise((r) => setTimeout(r, 800));
+    expect((await stat(lockPath)).mtimeMs).toBeGreaterThan(firstSeen); // the heartbeat
+    await Promise.all([slow, eager]);
+    expect(order).toEqual(['slow+', 'slow-', 'eager']);
+  });
+
+  it('gives up waiting with exit 130 when the signal aborts', async () => {
+    await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const err = await rejection(withLock(lockPath, async () => {}, { signal: controller.signal, timeoutMs: 10_000 }));
+    expect(err.exitCode).toBe(ExitCode.INTERRUPTED);
+  });
+});

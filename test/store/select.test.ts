@@ -1,0 +1,113 @@
+/**
+ * Store selection when the keychain is missing or hangs. The keychain is reached through a helper process, so
+ * pointing that process's DBUS_SESSION_BUS_ADDRESS somewhere else simulates a machine without a Secret Service.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ExitCode, IdcliError } from '../../src/errors.js';
+import { allStores, openStore } from '../../src/store/select.js';
+import { KEY, sampleRecord, tempDir } from './support.js';
+
+async function rejection(p: Promise<unknown>): Promise<IdcliError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(IdcliError);
+    return err as IdcliError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('openStore: file mode', () => {
+  it('uses the file store without asking the keychain', async () => {
+    const dir = await tempDir();
+    try {
+      const warnings: string[] = [];
+      const env = { ...process.env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(dir.path, 'absent.sock')}` };
+      const store = await openStore({ mode: 'file', configDir: dir.path, service: 'idcli-test', warn: (m) => warnings.push(m), env });
+      expect(store.kind).toBe('file');
+      expect(warnings).toEqual([]);
+    } finally {
+      await dir.cleanup();
+    }
+  });
+});
+
+describe.runIf(process.platform === 'linux')('openStore without a usable Secret Service', () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let warnings: string[];
+  const service = `idcli-test-${process.pid}`;
+
+  beforeEach(async () => {
+    dir = await tempDir();
+    warnings = [];
+  });
+  afterEach(() => dir.cleanup());
+
+  describe('no D-Bus session', () => {
+    const env = () => ({ ...process.env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(dir.path, 'absent.sock')}` });
+
+    it('auto falls back to the file store with exactly one warning saying why', async () => {
+      const store = await openStore({ mode: 'auto', configDir: dir.path, service, warn: (m) => warnings.push(m), env: env() });
+      expect(store.kind).toBe('file');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/keychain unavailable/i);
+      expect(warnings[0]).toMatch(/absent\.sock|connect/);
+      expect(warnings[0]).toContain(join(dir.path, 'credentials'));
+      await store.write(KEY, sampleRecord());
+      expect(await store.read(KEY)).toEqual(sampleRecord());
+    });
+
+    it('keychain mode is a usage error (exit 2) pointing at IDCLI_CREDENTIAL_STORE=file', async () => {
+      const err = await rejection(openStore({ mode: 'keychain', configDir: dir.path, service, warn: (m) => warnings.push(m), env: env() }));
+      expect(err.exitCode).toBe(ExitCode.USAGE);
+      expect(err.message).toMatch(/^keychain unavailable: .+; set IDCLI_CREDENTIAL_STORE=file$/);
+      expect(err.message).not.toContain('\n');
+      expect(warnings).toEqual([]);
+    });
+
+    it('allStores offers only the file store', async () => {
+      const stores = await allStores({ configDir: dir.path, service, env: env() });
+      expect(stores.map((s) => s.kind)).toEqual(['file']);
+    });
+  });
+
+  describe('a Secret Service that accepts the connection and never answers', () => {
+    let server: Server;
+    let sockets: Socket[];
+    let env: Record<string, string | undefined>;
+
+    beforeEach(async () => {
+      sockets = [];
+      const path = join(dir.path, 'silent.sock');
+      server = createServer((s) => {
+        sockets.push(s); // held open, never written to
+      });
+      await new Promise<void>((r) => server.listen(path, r));
+      env = { ...process.env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${path}` };
+    });
+    afterEach(async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    });
+
+    it('keychain mode is cut by the timeout with exit 2', async () => {
+      const started = Date.now();
+      const err = await rejection(openStore({ mode: 'keychain', configDir: dir.path, service, warn: (m) => warnings.push(m), timeoutMs: 1000, env }));
+      const elapsed = Date.now() - started;
+      expect(err.exitCode).toBe(ExitCode.USAGE);
+      expect(err.message).toBe('keychain unavailable: keychain did not answer within 1 s; set IDCLI_CREDENTIAL_STORE=file');
+      expect(elapsed).toBeGreaterThanOrEqual(950);
+      expect(elapsed).toBeLessThan(10_000);
+      expect(sockets.length).toBeGreaterThan(0); // the helper really connected and was left waiting
+    });
+
+    it('auto falls back to the file store after the timeout, saying so once', async () => {
+      const store = await openStore({ mode: 'auto', configDir: dir.path, service, warn: (m) => warnings.push(m), timeoutMs: 1000, env });
+      expect(store.kind).toBe('file');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(/did not answer within 1 s/);
+    });
+  });
+});
