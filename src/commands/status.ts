@@ -1,6 +1,96 @@
+/** `idcli status`: who is signed in, with which settings, and where the credentials live. Never a secret. */
+import { requireSetting } from '../config.js';
 import type { CommandContext } from '../context.js';
-import { IdcliError, ExitCode } from '../errors.js';
+import { notLoggedIn } from '../errors.js';
+import { describeIdentity, type Identity, identityFromIdToken } from '../oauth/jwt.js';
+import { openSession, secondsLeft } from '../oauth/session.js';
+import type { CredentialRecord } from '../store/record.js';
 
-export async function runStatus(_opts: unknown, _ctx?: CommandContext): Promise<void> {
-  throw new IdcliError('`idcli status` is not implemented yet', ExitCode.INTERNAL);
+export interface StatusOptions {
+  json: boolean;
+}
+
+export interface StatusReport {
+  profile: string;
+  baseUrl: string;
+  clientId: string;
+  signedIn: boolean;
+  user: Identity | null;
+  /** ISO 8601; null when no access token is stored. */
+  expiresAt: string | null;
+  expiresIn: number | null;
+  expired: boolean | null;
+  refreshToken: boolean;
+  scope: string | null;
+  /** Where the record lives, or "IDCLI_ACCESS_TOKEN" when that overrides the store. */
+  store: string;
+  storeKind: 'keychain' | 'file' | 'env';
+}
+
+export async function runStatus(opts: StatusOptions, ctx: CommandContext): Promise<void> {
+  const { deps, settings } = ctx;
+  const base = { profile: settings.profile, baseUrl: requireSetting(settings, 'baseUrl'), clientId: requireSetting(settings, 'clientId') };
+  let report: StatusReport;
+  if (settings.accessToken !== undefined) {
+    // cli-contract: with IDCLI_ACCESS_TOKEN no store is read or written.
+    report = { ...base, ...empty(), signedIn: true, store: 'IDCLI_ACCESS_TOKEN', storeKind: 'env' };
+  } else {
+    const session = await openSession(ctx);
+    const record = await session.read();
+    report = { ...base, ...fromRecord(record, deps.now()), store: session.store.describe(), storeKind: session.store.kind };
+  }
+  deps.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : human(report));
+  if (!report.signedIn) throw notLoggedIn();
+}
+
+function empty(): Omit<StatusReport, 'profile' | 'baseUrl' | 'clientId' | 'store' | 'storeKind'> {
+  return { signedIn: false, user: null, expiresAt: null, expiresIn: null, expired: null, refreshToken: false, scope: null };
+}
+
+function fromRecord(r: CredentialRecord | null, now: number): ReturnType<typeof empty> {
+  if (!r || (r.accessToken === undefined && r.refreshToken === undefined)) return empty();
+  const id = identityFromIdToken(r.idToken);
+  const hasExpiry = r.accessToken !== undefined && r.expiresAt !== undefined;
+  return {
+    signedIn: true,
+    user: Object.keys(id).length > 0 ? id : null,
+    expiresAt: hasExpiry ? new Date(r.expiresAt!).toISOString() : null,
+    expiresIn: hasExpiry ? secondsLeft(r, now) : null,
+    expired: hasExpiry ? r.expiresAt! <= now : null,
+    refreshToken: r.refreshToken !== undefined,
+    scope: r.scope ?? null,
+  };
+}
+
+function human(s: StatusReport): string {
+  const rows: [string, string][] = [
+    ['Profile', s.profile],
+    ['Base URL', s.baseUrl],
+    ['Client id', s.clientId],
+  ];
+  if (s.storeKind === 'env') {
+    rows.push(['Signed in', 'using IDCLI_ACCESS_TOKEN (the stored sign-in is not used)']);
+  } else if (!s.signedIn) {
+    rows.push(['Signed in', 'no']);
+  } else {
+    rows.push(['Signed in as', (s.user && describeIdentity(s.user)) ?? 'unknown (no readable ID token)']);
+    rows.push(['Access token', accessLine(s)]);
+    rows.push(['Refresh token', s.refreshToken ? 'held' : 'none (sign in again when the access token expires)']);
+    if (s.scope !== null) rows.push(['Scope', s.scope]);
+  }
+  rows.push(['Credentials', s.store]);
+  const width = Math.max(...rows.map(([k]) => k.length)) + 2;
+  return `${rows.map(([k, v]) => `${`${k}:`.padEnd(width)}${v}`).join('\n')}\n`;
+}
+
+function accessLine(s: StatusReport): string {
+  if (s.expiresAt === null) return 'none';
+  if (s.expired) return `expired at ${s.expiresAt}${s.refreshToken ? ' (`idcli token` refreshes it)' : ''}`;
+  return `valid for ${duration(s.expiresIn ?? 0)} (until ${s.expiresAt})`;
+}
+
+function duration(sec: number): string {
+  if (sec < 120) return `${sec} s`;
+  if (sec < 7200) return `${Math.floor(sec / 60)} min`;
+  return `${Math.floor(sec / 3600)} h ${Math.floor((sec % 3600) / 60)} min`;
 }

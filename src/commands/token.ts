@@ -1,6 +1,40 @@
+/** `idcli token`: a valid access token on stdout for scripts, refreshed with Serial PKCE when needed. */
 import type { CommandContext } from '../context.js';
-import { IdcliError, ExitCode } from '../errors.js';
+import { openSession, secondsLeft } from '../oauth/session.js';
 
-export async function runToken(_opts: unknown, _ctx?: CommandContext): Promise<void> {
-  throw new IdcliError('`idcli token` is not implemented yet', ExitCode.INTERNAL);
+export interface TokenOptions {
+  refresh: boolean;
+  json: boolean;
+  minTtlSec: number;
+}
+
+interface TokenJson {
+  access_token: string;
+  token_type: string | null;
+  expires_in: number | null;
+  expires_at: string | null;
+  scope: string | null;
+  id_token: string | null;
+}
+
+export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise<void> {
+  const { deps, settings } = ctx;
+  let out: TokenJson;
+  if (settings.accessToken !== undefined) {
+    // IDCLI_ACCESS_TOKEN is used as is (cli-contract): nothing about it is known beyond its value.
+    out = { access_token: settings.accessToken, token_type: 'Bearer', expires_in: null, expires_at: null, scope: null, id_token: null };
+  } else {
+    const session = await openSession(ctx);
+    const record = await session.valid(opts.minTtlSec, opts.refresh);
+    out = {
+      access_token: record.accessToken,
+      token_type: record.tokenType ?? 'Bearer',
+      expires_in: record.expiresAt === undefined ? null : secondsLeft(record, deps.now()),
+      expires_at: record.expiresAt === undefined ? null : new Date(record.expiresAt).toISOString(),
+      scope: record.scope ?? null,
+      id_token: record.idToken ?? null,
+    };
+  }
+  // Never the refresh token or the verifier: they stay in the store (cli-contract "token").
+  deps.stdout.write(opts.json ? `${JSON.stringify(out, null, 2)}\n` : `${out.access_token}\n`);
 }

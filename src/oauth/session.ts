@@ -1,9 +1,225 @@
+/**
+ * The stored sign-in as a TokenSource: a cached access token while it stays valid, else a Serial PKCE refresh.
+ *
+ * Refresh tokens are single use, so two processes refreshing from the same record would send the same token twice
+ * and the server would treat that as theft (RFC 9700 §4.14.2). Every refresh therefore runs under a cross-process
+ * lock on a separate lock file, held across read → refresh → save, and re-reads the record after taking it: a
+ * process that waited finds the token its neighbour already refreshed.
+ */
 import type { CommandContext } from '../context.js';
 import type { TokenSource } from '../deps.js';
-import { IdcliError, ExitCode } from '../errors.js';
+import { notLoggedIn } from '../errors.js';
+import { requireSetting } from '../config.js';
+import type { CredentialStore } from '../store/interface.js';
+import type { CredentialKey, CredentialRecord } from '../store/record.js';
+import { lockPathFor, withLock } from '../store/lock.js';
+import { openStore } from '../store/select.js';
+import { createPkcePair } from './pkce.js';
+import { OAuthError, postTokenRequest, refreshGrantForm, type TokenSet } from './token-client.js';
 
-export async function openSession(_ctx: Omit<CommandContext, 'tokens'>): Promise<TokenSource> {
-  throw new IdcliError('stored sign-in is not implemented yet', ExitCode.INTERNAL, {
-    hint: 'set IDCLI_ACCESS_TOKEN for now',
+export type SessionContext = Omit<CommandContext, 'tokens'>;
+
+/** A record that holds an access token, as `valid()` returns it. */
+export type UsableRecord = CredentialRecord & { accessToken: string };
+
+/**
+ * Waiting longer than timeoutMs for another idcli to finish its refresh means something is stuck. A live holder
+ * touches the lock file every staleMs/3, so staleMs only decides how soon a lock left by a process that cannot be
+ * checked by pid (killed between creating the file and writing its owner, or on another host) is taken over; the
+ * store's default of 60 s would stall the next `idcli token` for a minute after such a crash.
+ */
+export const LOCK_OPTIONS = { timeoutMs: 60_000, staleMs: 10_000 } as const;
+/** A refresh that was sent is finished rather than abandoned, but not forever. */
+const REFRESH_TIMEOUT_MS = 30_000;
+
+export async function openSession(ctx: SessionContext): Promise<Session> {
+  const key: CredentialKey = {
+    baseUrl: requireSetting(ctx.settings, 'baseUrl'),
+    clientId: requireSetting(ctx.settings, 'clientId'),
+    profile: ctx.settings.profile,
+  };
+  const store = await openStore({
+    mode: ctx.settings.credentialStore,
+    configDir: ctx.settings.configDir,
+    service: ctx.settings.keychainService,
+    warn: (msg) => ctx.deps.log.warn(msg),
+    env: ctx.deps.env,
   });
+  return new Session(ctx, store, key, lockPathFor(ctx.settings.configDir, key));
 }
+
+export class Session implements TokenSource {
+  constructor(
+    private readonly ctx: SessionContext,
+    readonly store: CredentialStore,
+    readonly key: CredentialKey,
+    private readonly lockPath: string,
+  ) {}
+
+  /** The stored record as it is now, without refreshing; null when signed out. */
+  async read(): Promise<CredentialRecord | null> {
+    const record = await this.store.read(this.key);
+    if (record) this.remember(record);
+    return record;
+  }
+
+  async get(minTtlSec = 60): Promise<string> {
+    return (await this.valid(minTtlSec)).accessToken;
+  }
+
+  async refresh(rejected: string): Promise<string> {
+    // Another process may have refreshed since `rejected` was handed out; then its token is the answer.
+    const record = await this.locked((r) => r.accessToken !== undefined && r.accessToken !== rejected && this.fresh(r, 0));
+    return record.accessToken;
+  }
+
+  /**
+   * A record whose access token stays valid for more than `minTtlSec`, refreshing when needed; `force` refreshes
+   * even a valid one (`idcli token --refresh`).
+   */
+  async valid(minTtlSec: number, force = false): Promise<UsableRecord> {
+    if (!force) {
+      // The common case takes no lock: reading is atomic, and a valid token needs no writer.
+      const record = await this.read();
+      if (!record) throw notLoggedIn();
+      if (this.fresh(record, minTtlSec)) return record as UsableRecord;
+    }
+    const record = await this.locked((r) => !force && this.fresh(r, minTtlSec));
+    if (!this.fresh(record, minTtlSec)) {
+      this.ctx.deps.log.warn(`the new access token expires in ${secondsLeft(record, this.ctx.deps.now())} s, sooner than ${minTtlSec} s`);
+    }
+    return record;
+  }
+
+  /**
+   * Save the result of a code exchange as the new record (`login`). Under the lock, so a refresh running at the
+   * same moment cannot overwrite it with tokens of the old sign-in.
+   */
+  async saveLogin(tokens: TokenSet, verifier: string, requestedScope: string, startedAt: number): Promise<CredentialRecord> {
+    return this.withLock(async () => {
+      const previous = await this.store.read(this.key).catch(() => null);
+      const record = this.recordFrom(tokens, verifier, startedAt, { scope: requestedScope, generation: previous?.generation ?? 0 });
+      await this.store.write(this.key, record);
+      return record;
+    });
+  }
+
+  private fresh(r: CredentialRecord, minTtlSec: number): boolean {
+    return r.accessToken !== undefined && r.expiresAt !== undefined && r.expiresAt - this.ctx.deps.now() > minTtlSec * 1000;
+  }
+
+  private withLock<T>(fn: () => Promise<T>): Promise<T> {
+    return withLock(this.lockPath, fn, { ...LOCK_OPTIONS, signal: this.ctx.deps.signal });
+  }
+
+  /** Take the lock, re-read, and refresh unless `usable` accepts what another process stored meanwhile. */
+  private locked(usable: (r: CredentialRecord) => boolean): Promise<UsableRecord> {
+    return this.withLock(async () => {
+      let record = await this.read();
+      if (!record) throw notLoggedIn();
+      if (usable(record)) return record as UsableRecord;
+      // One retry: a record replaced between our read and the server's refusal (by a process that took this lock
+      // over as stale, or a writer that does not use it) deserves one more try with its own token.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.refreshWith(record);
+        } catch (err) {
+          if (!(err instanceof OAuthError && err.code === 'invalid_grant')) throw err;
+          const now = await this.read();
+          if (now && now.generation !== record.generation && attempt < 2) {
+            this.ctx.deps.log.verbose('refresh refused, but the stored sign-in changed meanwhile; using the new one');
+            if (usable(now)) return now as UsableRecord;
+            record = now;
+            continue;
+          }
+          // The refresh token is dead (expired, revoked, or spent by a refresh whose answer was never saved):
+          // keeping it would only make every later run fail the same way.
+          if (now && now.generation === record.generation) await this.store.delete(this.key);
+          throw notLoggedIn('the stored sign-in was rejected by the server (invalid_grant)');
+        }
+      }
+    });
+  }
+
+  private async refreshWith(record: CredentialRecord): Promise<UsableRecord> {
+    if (record.refreshToken === undefined) {
+      throw notLoggedIn('the access token has expired and no refresh token is stored');
+    }
+    if (record.codeVerifier === undefined) {
+      throw notLoggedIn('the stored sign-in has no PKCE verifier, so it cannot be refreshed');
+    }
+    const next = createPkcePair();
+    this.ctx.deps.log.addSecret(next.verifier);
+    const startedAt = this.ctx.deps.now();
+    const form = refreshGrantForm({
+      refreshToken: record.refreshToken,
+      clientId: this.key.clientId,
+      codeVerifier: record.codeVerifier,
+      nextChallenge: next.challenge,
+    });
+    // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer would lose the sign-in.
+    const tokens = await postTokenRequest({
+      baseUrl: this.key.baseUrl,
+      form,
+      signal: new AbortController().signal,
+      log: this.ctx.deps.log,
+      timeoutMs: REFRESH_TIMEOUT_MS,
+    });
+    this.rememberTokens(tokens);
+    const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
+    await this.store.write(this.key, saved);
+    this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
+    return saved as UsableRecord;
+  }
+
+  /**
+   * The next record. The verifier stored is always the one of the challenge just sent, even when the response
+   * carries no new refresh token and the old one is kept: the server now expects proof of that challenge.
+   */
+  private recordFrom(
+    tokens: TokenSet,
+    verifier: string,
+    startedAt: number,
+    previous: Partial<Pick<CredentialRecord, 'refreshToken' | 'idToken' | 'scope'>> & { generation: number },
+  ): CredentialRecord {
+    const record: CredentialRecord = {
+      version: 1,
+      accessToken: tokens.accessToken,
+      tokenType: tokens.tokenType,
+      // expires_in counts from when the server answered (RFC 6749 §5.1); counting from when we asked errs early.
+      expiresAt: startedAt + tokens.expiresIn * 1000,
+      codeVerifier: verifier,
+      updatedAt: this.ctx.deps.now(),
+      generation: previous.generation + 1,
+    };
+    const refreshToken = tokens.refreshToken ?? previous.refreshToken;
+    // OIDC Core §12.2: a refresh response may omit the ID token; the last one still names the user.
+    const idToken = tokens.idToken ?? previous.idToken;
+    // RFC 6749 §5.1: scope is omitted when it equals the one requested.
+    const scope = tokens.scope ?? previous.scope;
+    if (refreshToken !== undefined) record.refreshToken = refreshToken;
+    if (idToken !== undefined) record.idToken = idToken;
+    if (scope !== undefined) record.scope = scope;
+    return record;
+  }
+
+  private remember(r: CredentialRecord): void {
+    const { addSecret } = this.ctx.deps.log;
+    addSecret(r.accessToken);
+    addSecret(r.refreshToken);
+    addSecret(r.idToken);
+    addSecret(r.codeVerifier);
+  }
+
+  private rememberTokens(t: TokenSet): void {
+    const { addSecret } = this.ctx.deps.log;
+    addSecret(t.accessToken);
+    addSecret(t.refreshToken);
+    addSecret(t.idToken);
+  }
+}
+
+export function secondsLeft(r: CredentialRecord, now: number): number {
+  return r.expiresAt === undefined ? 0 : Math.max(0, Math.floor((r.expiresAt - now) / 1000));
+}
+

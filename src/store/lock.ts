@@ -9,7 +9,7 @@
  * reaper: O_EXCL cannot overwrite.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, unlink } from 'node:fs/promises';
+import { link, mkdir, open, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -99,23 +99,33 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
   }
 }
 
-/** O_CREAT|O_EXCL: of all processes racing here exactly one gets the file; the rest see EEXIST. */
+/**
+ * The owner is written to a private temp file first and then hard-linked to the lock path: link(2) fails with
+ * EEXIST when the path exists, so of all racers exactly one wins (like O_CREAT|O_EXCL), and the lock file is
+ * never seen empty or half-written — a process killed at any point leaves either no lock or one naming its pid.
+ */
 async function createExclusive(path: string, content: object): Promise<Awaited<ReturnType<typeof open>> | null> {
-  let fh: Awaited<ReturnType<typeof open>>;
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    fh = await open(path, 'wx', 0o600);
+    await writeFile(tmp, JSON.stringify(content), { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw lockFsError('cannot write', path, err);
+  }
+  try {
+    await link(tmp, path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return null;
     throw lockFsError('cannot create', path, err);
+  } finally {
+    await unlink(tmp).catch(() => {});
   }
   try {
-    await fh.writeFile(JSON.stringify(content), 'utf8');
+    return await open(path, 'r');
   } catch (err) {
-    await fh.close().catch(() => {});
     await unlink(path).catch(() => {});
-    throw lockFsError('cannot write', path, err);
+    throw lockFsError('cannot open', path, err);
   }
-  return fh;
 }
 
 /** Content and mtime of one and the same inode (read through one descriptor); null when there is no lock. */
@@ -144,7 +154,7 @@ function parseOwner(text: string): Owner | null {
       return o as Owner;
     }
   } catch {
-    // Empty or half-written: its creator is between open() and write(); only age can make it stale.
+    // Not an owner record (written by something else, or damaged): only age can make it stale.
   }
   return null;
 }

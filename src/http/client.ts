@@ -1,0 +1,109 @@
+import { ExitCode, IdcliError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { redactUrl } from '../redact.js';
+import { createNodeTransport } from './node-transport.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, isIdempotent, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
+import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
+
+export interface HttpClientOptions {
+  /** Verbose tracing goes here; the URL is redacted and headers are never logged (they carry the token). */
+  log?: Pick<Logger, 'verbose'> & Partial<Pick<Logger, 'isVerbose'>>;
+  transport?: Transport;
+  maxSockets?: number;
+  now?: () => number;
+  random?: () => number;
+}
+
+export interface RetryOptions extends Partial<BackoffPolicy> {
+  /** Called before each wait, e.g. to tell the user why nothing is happening. */
+  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+}
+
+export interface RetriedResponse extends HttpResponse {
+  /** How many retries it took (0 = the first attempt answered). */
+  retries: number;
+}
+
+export interface HttpClient {
+  /** One attempt, traced. Network failures reject with NetworkError; abort rejects with the signal's reason. */
+  request(req: HttpRequest): Promise<HttpResponse>;
+  /**
+   * Retries network errors and 429/502/503/504 for idempotent methods (never POST) with full-jitter
+   * backoff, honouring Retry-After. Resolves with the last response, whatever its status, so the caller
+   * maps statuses to its own messages; rejects with IdcliError (exit 4) when no response ever arrived.
+   */
+  requestWithRetry(req: HttpRequest, options?: RetryOptions): Promise<RetriedResponse>;
+  close(): void;
+}
+
+export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
+  const transport = options.transport ?? createNodeTransport({ maxSockets: options.maxSockets ?? 4 });
+  const now = options.now ?? Date.now;
+  const random = options.random ?? Math.random;
+  // Tracing is skipped entirely when nobody reads it: redacting a URL per page is measurable on long walks.
+  const log = options.log?.isVerbose === false ? undefined : options.log;
+
+  async function request(req: HttpRequest): Promise<HttpResponse> {
+    if (!log) return transport.send(req);
+    const started = performance.now();
+    const label = `${req.method} ${redactUrl(req.url)}`;
+    try {
+      const res = await transport.send(req);
+      log.verbose(`${label} -> ${res.status} (${elapsed(started)} ms, ${res.body.length} bytes)`);
+      return res;
+    } catch (err) {
+      const what = err instanceof NetworkError ? err.code : 'aborted';
+      log.verbose(`${label} -> ${what} (${elapsed(started)} ms)`);
+      throw err;
+    }
+  }
+
+  async function requestWithRetry(req: HttpRequest, retry: RetryOptions = {}): Promise<RetriedResponse> {
+    const policy: BackoffPolicy = {
+      maxRetries: retry.maxRetries ?? DEFAULT_BACKOFF.maxRetries,
+      baseDelayMs: retry.baseDelayMs ?? DEFAULT_BACKOFF.baseDelayMs,
+      maxDelayMs: retry.maxDelayMs ?? DEFAULT_BACKOFF.maxDelayMs,
+      maxRetryAfterMs: retry.maxRetryAfterMs ?? DEFAULT_BACKOFF.maxRetryAfterMs,
+    };
+    const retriable = isIdempotent(req.method);
+    for (let attempt = 0; ; attempt++) {
+      const canRetry = retriable && attempt < policy.maxRetries;
+      let res: HttpResponse | undefined;
+      let reason: string;
+      try {
+        res = await request(req);
+        if (!RETRYABLE_STATUSES.has(res.status) || !canRetry) return { ...res, retries: attempt };
+        reason = `HTTP ${res.status}`;
+      } catch (err) {
+        if (!(err instanceof NetworkError)) throw err;
+        if (!canRetry) {
+          const after = attempt > 0 ? ` (after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})` : '';
+          throw new IdcliError(`${req.method} ${redactUrl(req.url)} failed: ${err.message}${after}`, ExitCode.NETWORK, {
+            cause: err,
+          });
+        }
+        reason = err.message;
+      }
+      const delayMs = retryDelay(attempt, res, policy, now(), random);
+      retry.onRetry?.({ attempt: attempt + 1, delayMs, reason });
+      log?.verbose(`retrying ${req.method} ${redactUrl(req.url)} in ${delayMs} ms (${reason}, retry ${attempt + 1} of ${policy.maxRetries})`);
+      await sleep(delayMs, req.signal);
+    }
+  }
+
+  return { request, requestWithRetry, close: () => transport.close() };
+}
+
+/** A one-off request on its own short-lived client (no retries), for callers that make a single call. */
+export async function request(req: HttpRequest & { log?: Pick<Logger, 'verbose'> }): Promise<HttpResponse> {
+  const client = createHttpClient({ log: req.log, maxSockets: 1 });
+  try {
+    return await client.request(req);
+  } finally {
+    client.close();
+  }
+}
+
+function elapsed(started: number): number {
+  return Math.round(performance.now() - started);
+}

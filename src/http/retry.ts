@@ -1,0 +1,82 @@
+import { headerValue, type HttpResponse } from './types.js';
+
+/**
+ * Statuses that mean "try again later" rather than "this request is wrong": 429 (RFC 6585 §4) and the
+ * gateway/unavailable family (RFC 9110 §15.6.3–15.6.5). A plain 500 is not retried: it is usually a bug
+ * that a retry only repeats.
+ */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
+export interface BackoffPolicy {
+  /** Retries after the first attempt; 0 disables retrying. */
+  maxRetries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Retry-After beyond this is clamped: a CLI should not sleep for an hour on a server's say-so. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = { maxRetries: 5, baseDelayMs: 200, maxDelayMs: 10_000, maxRetryAfterMs: 60_000 };
+
+/**
+ * Delay before retry number `attempt` (0-based): "full jitter", a uniform draw in [0, min(cap, base·2^n)],
+ * which spreads clients that failed together far better than a fixed or equal-jitter schedule.
+ */
+export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt, 30));
+  return Math.floor(random() * ceiling);
+}
+
+/**
+ * Retry-After (RFC 9110 §10.2.3) is either delay-seconds or an HTTP-date. Returns milliseconds to wait,
+ * or undefined when absent or unparseable (the caller then falls back to backoff).
+ */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  // An HTTP-date always names a weekday and "GMT"; requiring a letter keeps Date.parse from accepting
+  // stray numeric forms like "1.5" as a year.
+  if (!/[a-z]/i.test(v)) return undefined;
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+}
+
+/** How long to wait before the next attempt after `res`, honouring Retry-After when the server sent one. */
+export function retryDelay(
+  attempt: number,
+  res: HttpResponse | undefined,
+  policy: BackoffPolicy,
+  nowMs: number,
+  random: () => number = Math.random,
+): number {
+  const hinted = res ? parseRetryAfter(headerValue(res.headers, 'retry-after'), nowMs) : undefined;
+  if (hinted !== undefined) return Math.min(hinted, policy.maxRetryAfterMs);
+  return backoffDelay(attempt, policy, random);
+}
+
+/** Methods whose repetition cannot change server state (RFC 9110 §9.2.2). POST is never retried. */
+export function isIdempotent(method: string): boolean {
+  const m = method.toUpperCase();
+  return m === 'GET' || m === 'HEAD' || m === 'OPTIONS' || m === 'PUT' || m === 'DELETE';
+}
+
+/** Resolves after ms, or rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,49 @@
+/**
+ * The transport seam. Everything above it (retries, tracing, the page walker, the token client) talks to
+ * this interface only, so a proxy-aware transport can be added later without touching callers.
+ */
+
+export interface HttpRequest {
+  method: string;
+  url: string | URL;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  signal?: AbortSignal;
+  /** Socket idle timeout: no byte received for this long fails the attempt as a network error. */
+  timeoutMs?: number;
+}
+
+export type HttpHeaders = Record<string, string | string[] | undefined>;
+
+export interface HttpResponse {
+  status: number;
+  headers: HttpHeaders;
+  body: Buffer;
+}
+
+export interface Transport {
+  /**
+   * One attempt, no retries and never a redirect followed: a 3xx is returned as is, so credentials can
+   * never be carried to another origin behind the caller's back.
+   * Rejects with a NetworkError when no complete response arrived, or with the signal's reason when aborted.
+   */
+  send(req: HttpRequest): Promise<HttpResponse>;
+  /** Closes idle keep-alive sockets so the process can exit. */
+  close(): void;
+}
+
+/** No complete response: refused, reset, dropped mid-body, timed out, DNS failure. Always safe to report. */
+export class NetworkError extends Error {
+  readonly code: string;
+  constructor(message: string, code: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'NetworkError';
+    this.code = code;
+  }
+}
+
+/** First value of a header, which Node gives as string | string[] | undefined. */
+export function headerValue(headers: HttpHeaders, name: string): string | undefined {
+  const v = headers[name.toLowerCase()];
+  return Array.isArray(v) ? v[0] : v;
+}

@@ -1,0 +1,48 @@
+/** The authorization request (RFC 6749 §4.1.1 + RFC 7636 §4.3), built as a pure function of its inputs. */
+
+export type Prompt = 'none' | 'login' | 'create';
+
+export interface AuthorizeParams {
+  baseUrl: string;
+  clientId: string;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string;
+  state: string;
+  prompt?: Prompt;
+  loginHint?: string;
+  uiLocales?: string;
+}
+
+export function authorizeEndpoint(baseUrl: string): string {
+  return `${baseUrl}/oauth/authorize`;
+}
+
+export function tokenEndpoint(baseUrl: string): string {
+  return `${baseUrl}/oauth/token`;
+}
+
+/**
+ * The service requires `openid` and the client name in every scope; extra scopes follow, without duplicates, in
+ * the order given (RFC 6749 §3.3: space-delimited, order-insensitive to the server but stable for the user).
+ */
+export function buildScope(clientName: string, extra?: string): string {
+  const scopes = ['openid', clientName, ...(extra ?? '').split(/\s+/)].filter((s) => s !== '');
+  return [...new Set(scopes)].join(' ');
+}
+
+export function buildAuthorizeUrl(p: AuthorizeParams): URL {
+  const url = new URL(authorizeEndpoint(p.baseUrl));
+  const q = url.searchParams;
+  q.set('client_id', p.clientId);
+  q.set('response_type', 'code');
+  q.set('scope', p.scope);
+  q.set('redirect_uri', p.redirectUri);
+  q.set('code_challenge', p.codeChallenge);
+  q.set('code_challenge_method', 'S256');
+  q.set('state', p.state);
+  if (p.prompt !== undefined) q.set('prompt', p.prompt);
+  if (p.loginHint !== undefined && p.loginHint !== '') q.set('login_hint', p.loginHint);
+  if (p.uiLocales !== undefined && p.uiLocales !== '') q.set('ui_locales', p.uiLocales);
+  return url;
+}

@@ -1,0 +1,265 @@
+/**
+ * The one-shot loopback listener of a native-app sign-in (RFC 8252 §7.3). It binds loopback only, serves GET on
+ * the callback path and nothing else, checks the Host header (a DNS-rebinding page cannot reach it by a name of
+ * its own), refuses responses without our state while the login keeps waiting, and answers the real callback
+ * with a 303 to a page without the code, so the code leaves the address bar and the history (RFC 8252 §8.10).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ExitCode, IdcliError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { type CallbackExpectation, type CallbackOutcome, validateCallback } from './callback.js';
+
+export type CallbackResult = Exclude<CallbackOutcome, { kind: 'ignore' }>;
+
+export interface DonePage {
+  ok: boolean;
+  message: string;
+}
+
+export interface CallbackServer {
+  /** The redirect URI to send: the configured one, with the port actually bound when it said 0. */
+  readonly redirectUri: string;
+  /** The first response that carries our state; ends with a timeout (exit 3) or the abort signal (exit 130). */
+  wait(timeoutMs: number, signal: AbortSignal): Promise<CallbackResult>;
+  /** Show `page` to the browser that delivered the callback, then stop listening. */
+  close(page?: DonePage): Promise<void>;
+}
+
+export interface CallbackServerOptions {
+  redirectUri: string;
+  expectation: CallbackExpectation;
+  log: Logger;
+  /** How long after the 303 close() waits for the browser to follow it before shutting anyway. */
+  graceMs?: number;
+}
+
+interface ParsedRedirect {
+  /** The host exactly as written in the URI: what the browser will put in the Host header. */
+  host: string;
+  bindAddresses: string[];
+  port: number;
+  path: string;
+  /** Everything after the port, kept byte-for-byte (the service compares redirect_uri exactly). */
+  rest: string;
+}
+
+const REDIRECT_RE = /^http:\/\/(127(?:\.\d{1,3}){3}|\[::1\]|localhost):(\d{1,5})(\/[^#]*)?$/i;
+
+export function parseLoopbackRedirect(uri: string): ParsedRedirect {
+  const m = REDIRECT_RE.exec(uri);
+  if (!m) throw new IdcliError(`redirect-uri is not a loopback http URI: ${uri}`, ExitCode.USAGE);
+  const host = m[1]!;
+  const rest = m[3] ?? '';
+  const path = new URL(`http://x${rest || '/'}`).pathname;
+  const lower = host.toLowerCase();
+  // localhost may resolve to either family, so both loopback addresses are taken: otherwise another local process
+  // could bind the one we left free on the same port and receive the code (RFC 8252 §8.3).
+  const bindAddresses = lower === 'localhost' ? ['127.0.0.1', '::1'] : lower === '[::1]' ? ['::1'] : [host];
+  return { host, bindAddresses, port: Number(m[2]), path, rest };
+}
+
+export async function startCallbackServer(opts: CallbackServerOptions): Promise<CallbackServer> {
+  const target = parseLoopbackRedirect(opts.redirectUri);
+  const { log } = opts;
+  const donePath = target.path === '/done' ? '/done-page' : '/done';
+  let settle: ((r: CallbackResult) => void) | undefined;
+  const delivered = new Promise<CallbackResult>((resolve) => {
+    settle = resolve;
+  });
+  let result: CallbackResult | undefined;
+  let finalPage: DonePage | undefined;
+  const pendingDone: ServerResponse[] = [];
+  /** When the browser was sent to the done page (performance.now()), if it was. */
+  let redirectedAt: number | undefined;
+  let doneServed: (() => void) | undefined;
+  const doneRequested = new Promise<void>((resolve) => {
+    doneServed = resolve;
+  });
+
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    const expectedHost = `${target.host}:${port}`.toLowerCase();
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://loopback.invalid');
+    } catch {
+      return page(res, 400, false, 'Bad request.');
+    }
+    // Paths only: the query holds the code.
+    log.verbose(`loopback: ${req.method} ${url.pathname}`);
+    if ((req.headers.host ?? '').toLowerCase() !== expectedHost) return page(res, 400, false, 'Unexpected Host header.');
+    if (url.pathname === target.path) {
+      if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
+      if (result !== undefined) return page(res, 400, false, 'This sign-in has already been handled. You can close this tab.');
+      const outcome = validateCallback(url.searchParams, opts.expectation);
+      if (outcome.kind === 'ignore') {
+        log.verbose(`loopback: refused a callback (${outcome.reason}); still waiting`);
+        return page(res, 400, false, 'This sign-in response does not belong to the running idcli login. Return to the terminal.');
+      }
+      result = outcome;
+      redirectedAt = performance.now();
+      res.writeHead(303, { ...SECURITY_HEADERS, Location: donePath, 'Content-Length': '0' });
+      res.end();
+      settle?.(outcome);
+      return;
+    }
+    if (url.pathname === donePath && result !== undefined) {
+      if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
+      doneServed?.();
+      if (finalPage) return page(res, finalPage.ok ? 200 : 400, finalPage.ok, finalPage.message);
+      pendingDone.push(res);
+      return;
+    }
+    return page(res, 404, false, 'Not found.');
+  };
+
+  const servers: Server[] = [];
+  let port = target.port;
+  await bindAll(target, servers, handler, (p) => {
+    port = p;
+  });
+  const redirectUri = `http://${target.host}:${port}${target.rest}`;
+  log.verbose(`loopback: listening on ${target.bindAddresses.join(' and ')} port ${port}`);
+
+  const shutdown = async () => {
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((resolve) => {
+            s.close(() => resolve());
+            s.closeAllConnections();
+          }),
+      ),
+    );
+  };
+
+  return {
+    redirectUri,
+    async wait(timeoutMs, signal) {
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      const stop = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, { hint: 'run `idcli login` again' })),
+          timeoutMs,
+        );
+        onAbort = () => reject(new IdcliError('sign-in interrupted', ExitCode.INTERRUPTED));
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      });
+      try {
+        return await Promise.race([delivered, stop]);
+      } finally {
+        clearTimeout(timer);
+        if (onAbort) signal.removeEventListener('abort', onAbort);
+      }
+    },
+    async close(finished) {
+      finalPage = finished ?? { ok: false, message: 'The sign-in did not complete. Return to the terminal.' };
+      for (const res of pendingDone.splice(0)) page(res, finalPage.ok ? 200 : 400, finalPage.ok, finalPage.message);
+      if (redirectedAt !== undefined) {
+        // A browser follows the 303 within milliseconds; wait a little (counted from the 303) so it shows the
+        // outcome instead of a connection error, but never hold the CLI for a client that does not follow it.
+        const left = redirectedAt + (opts.graceMs ?? 1000) - performance.now();
+        let grace: NodeJS.Timeout | undefined;
+        if (left > 0) await Promise.race([doneRequested, new Promise<void>((r) => (grace = setTimeout(r, left)))]);
+        clearTimeout(grace);
+      }
+      await shutdown();
+    },
+  };
+}
+
+async function bindAll(
+  target: ParsedRedirect,
+  servers: Server[],
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  setPort: (p: number) => void,
+): Promise<void> {
+  // With port 0 the first address picks the port and the others must get the same one; if one of them is taken
+  // there, try again with another free port.
+  const attempts = target.port === 0 && target.bindAddresses.length > 1 ? 10 : 1;
+  for (let attempt = 1; ; attempt++) {
+    let port = target.port;
+    let failedAt = target.bindAddresses[0]!;
+    const bound: Server[] = [];
+    try {
+      for (const address of target.bindAddresses) {
+        failedAt = address;
+        const s = createServer(handler);
+        s.headersTimeout = 10_000;
+        s.requestTimeout = 10_000;
+        const actual = await listen(s, address, port, address !== target.bindAddresses[0]);
+        if (actual === undefined) continue; // this address family does not exist on the machine
+        bound.push(s);
+        port = actual;
+      }
+      if (bound.length === 0) throw new IdcliError(`cannot listen on ${target.host}: no loopback address is available`, ExitCode.USAGE);
+      servers.push(...bound);
+      setPort(port);
+      return;
+    } catch (err) {
+      await Promise.all(bound.map((s) => new Promise((r) => s.close(r))));
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' && attempt < attempts) continue;
+      if (err instanceof IdcliError) throw err;
+      const where = failedAt.includes(':') ? `[${failedAt}]:${port}` : `${failedAt}:${port}`;
+      if (code === 'EADDRINUSE') {
+        throw new IdcliError(`port ${port} is already in use on ${failedAt}, so the sign-in callback cannot be received`, ExitCode.USAGE, {
+          hint: `stop the program using port ${port}, or register and configure another redirect-uri port`,
+        });
+      }
+      if (code === 'EACCES') {
+        throw new IdcliError(`not allowed to listen on port ${port} for the sign-in callback`, ExitCode.USAGE, {
+          hint: 'use a redirect-uri port above 1023',
+        });
+      }
+      throw new IdcliError(`cannot listen on ${where} for the sign-in callback: ${code ?? 'unknown error'}`, ExitCode.USAGE);
+    }
+  }
+}
+
+/** Resolves with the bound port, or undefined when an optional second address family is missing. */
+function listen(server: Server, host: string, port: number, optional: boolean): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      if (optional && (err.code === 'EADDRNOTAVAIL' || err.code === 'EAFNOSUPPORT')) resolve(undefined);
+      else reject(err);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen({ host, port, ipv6Only: host.includes(':') });
+  });
+}
+
+const SECURITY_HEADERS = {
+  'Cache-Control': 'no-store',
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+  Connection: 'close',
+};
+
+function page(res: ServerResponse, status: number, ok: boolean, message: string, extra: Record<string, string> = {}): void {
+  const title = ok ? 'Signed in' : 'idcli sign-in';
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em;color:#222}</style></head>
+<body><h1>${title}</h1><p>${escapeHtml(message)}</p></body></html>\n`;
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    ...extra,
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+  });
+  res.end(body);
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

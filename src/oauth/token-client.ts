@@ -1,0 +1,211 @@
+/**
+ * The token endpoint (RFC 6749 §4.1.3, §6) with Serial PKCE: every request proves the verifier of the previous
+ * challenge and sends a new challenge. Each round trip is a request builder plus a response processor, so the
+ * processing of hostile responses is unit-tested without a network.
+ *
+ * Requests are never retried: a refresh token is single use, so resending one whose response was lost would look
+ * like token theft to the server (RFC 9700 §4.14.2) and revoke the whole sign-in.
+ */
+import { ExitCode, IdcliError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { request as httpRequest } from '../http/client.js';
+import { headerValue, type HttpResponse, NetworkError } from '../http/types.js';
+import { tokenEndpoint } from './authorize-url.js';
+
+export interface TokenSet {
+  accessToken: string;
+  tokenType: string;
+  /** Seconds, as sent. */
+  expiresIn: number;
+  refreshToken?: string;
+  idToken?: string;
+  scope?: string;
+}
+
+export interface CodeGrant {
+  code: string;
+  clientId: string;
+  redirectUri: string;
+  /** The verifier of the challenge sent to /oauth/authorize. */
+  codeVerifier: string;
+  /** The challenge of the NEXT verifier, which the first refresh will prove. */
+  nextChallenge: string;
+}
+
+export interface RefreshGrant {
+  refreshToken: string;
+  clientId: string;
+  /** The verifier of the challenge sent with the previous token request. */
+  codeVerifier: string;
+  nextChallenge: string;
+}
+
+/** The authorization server refused the grant (RFC 6749 §5.2); `code` is the RFC error code. */
+export class OAuthError extends IdcliError {
+  readonly code: string;
+  readonly status: number;
+  constructor(message: string, exitCode: typeof ExitCode.AUTH | typeof ExitCode.NETWORK, code: string, status: number, hint?: string) {
+    super(message, exitCode, hint === undefined ? { oauthError: code } : { oauthError: code, hint });
+    this.name = 'OAuthError';
+    this.code = code;
+    this.status = status;
+  }
+}
+
+export function codeGrantForm(g: CodeGrant): URLSearchParams {
+  return new URLSearchParams({
+    grant_type: 'authorization_code',
+    code: g.code,
+    client_id: g.clientId,
+    redirect_uri: g.redirectUri,
+    code_verifier: g.codeVerifier,
+    code_challenge: g.nextChallenge,
+    code_challenge_method: 'S256',
+  });
+}
+
+export function refreshGrantForm(g: RefreshGrant): URLSearchParams {
+  return new URLSearchParams({
+    grant_type: 'refresh_token',
+    refresh_token: g.refreshToken,
+    client_id: g.clientId,
+    code_verifier: g.codeVerifier,
+    code_challenge: g.nextChallenge,
+    code_challenge_method: 'S256',
+  });
+}
+
+export interface PostOptions {
+  baseUrl: string;
+  form: URLSearchParams;
+  signal: AbortSignal;
+  log: Logger;
+  timeoutMs?: number;
+}
+
+/** One POST, no retry, no redirect followed (the HTTP layer never follows one). */
+export async function postTokenRequest(o: PostOptions): Promise<TokenSet> {
+  const url = tokenEndpoint(o.baseUrl);
+  let res: HttpResponse;
+  try {
+    res = await httpRequest({
+      method: 'POST',
+      url,
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      body: o.form.toString(),
+      signal: o.signal,
+      timeoutMs: o.timeoutMs ?? 30_000,
+      log: o.log,
+    });
+  } catch (err) {
+    if (!(err instanceof NetworkError)) throw err;
+    // The message names the failure only (refused, reset, timed out); the form with its secrets is not in it.
+    throw new IdcliError(`POST ${url} failed: ${err.message}`, ExitCode.NETWORK, { cause: err });
+  }
+  return processTokenResponse(res, sentValues(o.form));
+}
+
+/** The secrets of a request, so that a hostile server echoing one back in `error` cannot get it printed. */
+function sentValues(form: URLSearchParams): string[] {
+  return ['code', 'refresh_token', 'code_verifier'].map((k) => form.get(k) ?? '').filter((v) => v !== '');
+}
+
+const WHERE = 'from /oauth/token';
+const ERROR_CODE_RE = /^[a-z][a-z0-9_]{1,63}$/;
+
+export function processTokenResponse(res: HttpResponse, sent: readonly string[] = []): TokenSet {
+  const { status } = res;
+  if (status >= 300 && status < 400) {
+    throw contractError(`the server sent a redirect (HTTP ${status}) ${WHERE}; idcli does not follow redirects of the token endpoint`);
+  }
+  if (status === 200) return parseTokenBody(res);
+  const code = errorCode(res, sent);
+  if (status === 400 || status === 401) {
+    if (code === 'invalid_grant') {
+      throw new OAuthError('the server refused the grant (invalid_grant)', ExitCode.AUTH, code, status);
+    }
+    if (code !== undefined) {
+      throw new OAuthError(`the token request was refused (HTTP ${status}, ${code})`, ExitCode.NETWORK, code, status, clientHint(code));
+    }
+  }
+  const suffix = code === undefined ? '' : `, ${code}`;
+  throw new IdcliError(`the token endpoint answered HTTP ${status}${suffix}`, ExitCode.NETWORK, code === undefined ? {} : { oauthError: code });
+}
+
+function clientHint(code: string): string | undefined {
+  if (code === 'invalid_client' || code === 'unauthorized_client') return 'check client-id and client-name with `idcli config list`';
+  return undefined;
+}
+
+/**
+ * The RFC 6749 §5.2 `error` code of an error response, or undefined. Only the code is ever shown, never the body
+ * or `error_description`: both are server-controlled and may echo what was sent.
+ */
+function errorCode(res: HttpResponse, sent: readonly string[]): string | undefined {
+  if (!isJson(res)) return undefined;
+  const body = parseJson(res.body);
+  const code = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).error : undefined;
+  if (typeof code !== 'string' || !ERROR_CODE_RE.test(code) || sent.includes(code)) return undefined;
+  return code;
+}
+
+function parseTokenBody(res: HttpResponse): TokenSet {
+  if (res.body.length === 0) throw contractError(`the server sent an empty body ${WHERE}`);
+  if (!isJson(res)) {
+    const type = headerValue(res.headers, 'content-type');
+    const what = type && /html/i.test(type) ? 'an HTML page' : 'a body that is not JSON';
+    throw contractError(`the server sent ${what} ${WHERE}`);
+  }
+  const data = parseJson(res.body);
+  if (data === undefined) throw contractError(`the server sent malformed JSON ${WHERE}`);
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw contractError(`the server sent JSON that is not an object ${WHERE}`);
+  const o = data as Record<string, unknown>;
+  const accessToken = o.access_token;
+  if (typeof accessToken !== 'string' || accessToken === '') throw missing('access_token');
+  if (!/^[\x21-\x7E]+$/.test(accessToken)) throw invalid('access_token');
+  // The service contract lists expires_in without an "may be absent" note, and every cache decision needs it.
+  const expiresIn = o.expires_in;
+  if (expiresIn === undefined || expiresIn === null) throw missing('expires_in');
+  if (typeof expiresIn !== 'number' || !Number.isInteger(expiresIn) || expiresIn < 0) throw invalid('expires_in');
+  const tokenType = optionalString(o, 'token_type') ?? 'Bearer';
+  const out: TokenSet = { accessToken, tokenType, expiresIn };
+  const refreshToken = optionalString(o, 'refresh_token');
+  const idToken = optionalString(o, 'id_token');
+  const scope = optionalString(o, 'scope');
+  if (refreshToken !== undefined && refreshToken !== '') out.refreshToken = refreshToken;
+  if (idToken !== undefined && idToken !== '') out.idToken = idToken;
+  if (scope !== undefined && scope !== '') out.scope = scope;
+  return out;
+}
+
+function optionalString(o: Record<string, unknown>, name: string): string | undefined {
+  const v = o[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw invalid(name);
+  return v;
+}
+
+function isJson(res: HttpResponse): boolean {
+  const type = (headerValue(res.headers, 'content-type') ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json' || /^application\/[a-z0-9.+-]*\+json$/.test(type);
+}
+
+function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function contractError(message: string): IdcliError {
+  return new IdcliError(message, ExitCode.CONTRACT);
+}
+
+function missing(field: string): IdcliError {
+  return contractError(`the token response ${WHERE} has no ${field}`);
+}
+
+function invalid(field: string): IdcliError {
+  return contractError(`the token response ${WHERE} has an invalid ${field}`);
+}

@@ -1,0 +1,195 @@
+import { request } from 'node:http';
+import { createServer, type Server } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IdcliError } from '../../src/errors.js';
+import { createLogger } from '../../src/log.js';
+import { type CallbackServer, parseLoopbackRedirect, startCallbackServer } from '../../src/oauth/callback-server.js';
+
+const log = createLogger(new PassThrough(), { verbose: true, quiet: false });
+const expectation = { state: 'expected-state', issuer: 'http://127.0.0.1:1' };
+const open: CallbackServer[] = [];
+const blockers: Server[] = [];
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+  await Promise.all(blockers.splice(0).map((b) => new Promise((r) => b.close(r))));
+});
+
+async function start(redirectUri: string, graceMs?: number): Promise<CallbackServer> {
+  const s = await startCallbackServer({ redirectUri, expectation, log, ...(graceMs === undefined ? {} : { graceMs }) });
+  open.push(s);
+  return s;
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A raw HTTP request, so the Host header and the address can be anything a hostile client would send. */
+function send(opts: { host: string; port: number; path: string; method?: string; hostHeader?: string | null }): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = {};
+    if (opts.hostHeader !== null) headers.host = opts.hostHeader ?? `${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`;
+    const req = request({ host: opts.host, port: opts.port, path: opts.path, method: opts.method ?? 'GET', headers, setHost: false, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const portOf = (uri: string) => Number(new URL(uri).port);
+
+function occupy(host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen({ host, port, ipv6Only: host.includes(':') }, () => {
+      blockers.push(s);
+      resolve(s);
+    });
+  });
+}
+
+async function ipv6Available(): Promise<boolean> {
+  try {
+    const s = await occupy('::1', 0);
+    blockers.splice(blockers.indexOf(s), 1);
+    await new Promise((r) => s.close(r));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('parseLoopbackRedirect', () => {
+  it('keeps the path and binds the right addresses', () => {
+    expect(parseLoopbackRedirect('http://127.0.0.1:8765/callback')).toMatchObject({ bindAddresses: ['127.0.0.1'], port: 8765, path: '/callback' });
+    expect(parseLoopbackRedirect('http://[::1]:0')).toMatchObject({ bindAddresses: ['::1'], port: 0, path: '/', rest: '' });
+    expect(parseLoopbackRedirect('http://localhost:9/a?x=1')).toMatchObject({ bindAddresses: ['127.0.0.1', '::1'], path: '/a', rest: '/a?x=1' });
+    expect(() => parseLoopbackRedirect('http://0.0.0.0:80/cb')).toThrow(IdcliError);
+    expect(() => parseLoopbackRedirect('https://127.0.0.1:80/cb')).toThrow(IdcliError);
+  });
+});
+
+describe('the loopback listener', () => {
+  it('puts the port it bound into the redirect URI', async () => {
+    const s = await start('http://127.0.0.1:0/cb');
+    expect(s.redirectUri).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*\/cb$/);
+  });
+
+  it('answers only GET on the callback path and checks Host and state', async () => {
+    const s = await start('http://127.0.0.1:0/callback');
+    const port = portOf(s.redirectUri);
+    const at = (path: string, extra: Partial<Parameters<typeof send>[0]> = {}) => send({ host: '127.0.0.1', port, path, ...extra });
+    expect((await at('/')).status).toBe(404);
+    expect((await at('/favicon.ico')).status).toBe(404);
+    expect((await at('/done')).status).toBe(404); // nothing to show before the callback
+    const post = await at('/callback?code=c&state=expected-state', { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET');
+    expect((await at('/callback?code=c&state=expected-state', { method: 'HEAD' })).status).toBe(405);
+    expect((await at('/callback?code=c&state=expected-state', { hostHeader: `evil.example:${port}` })).status).toBe(400);
+    expect((await at('/callback?code=c&state=expected-state', { hostHeader: `localhost:${port}` })).status).toBe(400);
+    expect((await at('/callback?code=c&state=expected-state', { hostHeader: null })).status).toBe(400);
+    const forged = await at('/callback?code=c&state=forged');
+    expect(forged.status).toBe(400);
+    expect(forged.body).toContain('does not belong');
+    expect((await at('/callback?code=c')).status).toBe(400);
+
+    // Still waiting after all of that: the real callback is accepted.
+    const waiting = s.wait(10_000, new AbortController().signal);
+    const ok = await at('/callback?code=the-code&state=expected-state');
+    expect(ok.status).toBe(303);
+    expect(ok.headers.location).toBe('/done');
+    expect(ok.headers['cache-control']).toBe('no-store');
+    expect(await waiting).toEqual({ kind: 'code', code: 'the-code' });
+    // A replay is refused.
+    expect((await at('/callback?code=the-code&state=expected-state')).status).toBe(400);
+
+    // The done page waits for the outcome, then shows it without the code.
+    const page = at('/done');
+    await new Promise((r) => setTimeout(r, 50));
+    await s.close({ ok: true, message: 'Signed in as <Alice>.' });
+    const shown = await page;
+    expect(shown.status).toBe(200);
+    expect(shown.body).toContain('Signed in as &#60;Alice&#62;.');
+    expect(shown.body).not.toContain('the-code');
+    expect(shown.headers['content-security-policy']).toContain("default-src 'none'");
+    await expect(at('/done')).rejects.toThrow(); // closed
+  });
+
+  it('reports an error callback that carries our state', async () => {
+    const s = await start('http://127.0.0.1:0/callback');
+    const port = portOf(s.redirectUri);
+    const waiting = s.wait(10_000, new AbortController().signal);
+    await send({ host: '127.0.0.1', port, path: '/callback?error=access_denied&state=expected-state' });
+    expect(await waiting).toEqual({ kind: 'error', error: 'access_denied' });
+  });
+
+  it('does not hold the CLI when the browser never follows the 303', async () => {
+    const s = await start('http://127.0.0.1:0/callback', 300);
+    await send({ host: '127.0.0.1', port: portOf(s.redirectUri), path: '/callback?code=x&state=expected-state' });
+    const started = performance.now();
+    await s.close({ ok: true, message: 'done' });
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('times out with exit 3 and stops on abort with exit 130', async () => {
+    const s = await start('http://127.0.0.1:0/callback');
+    const timedOut = await s.wait(200, new AbortController().signal).catch((e: unknown) => e);
+    expect(timedOut).toBeInstanceOf(IdcliError);
+    expect((timedOut as IdcliError).exitCode).toBe(3);
+    expect((timedOut as IdcliError).message).toMatch(/timed out/);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    const aborted = await s.wait(10_000, ac.signal).catch((e: unknown) => e);
+    expect((aborted as IdcliError).exitCode).toBe(130);
+  });
+
+  it('names a busy port', async () => {
+    const blocker = await occupy('127.0.0.1', 0);
+    const port = (blocker.address() as { port: number }).port;
+    const err = await start(`http://127.0.0.1:${port}/callback`).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IdcliError);
+    expect((err as IdcliError).exitCode).toBe(2);
+    expect((err as IdcliError).message).toContain(String(port));
+  });
+
+  it('takes both loopback families for localhost, so no other process can take the code', async () => {
+    const s = await start('http://localhost:0/callback');
+    const port = portOf(s.redirectUri);
+    expect(s.redirectUri).toBe(`http://localhost:${port}/callback`);
+    await expect(occupy('127.0.0.1', port)).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    if (await ipv6Available()) {
+      await expect(occupy('::1', port)).rejects.toMatchObject({ code: 'EADDRINUSE' });
+      expect((await send({ host: '::1', port, path: '/x', hostHeader: `localhost:${port}` })).status).toBe(404);
+    }
+    expect((await send({ host: '127.0.0.1', port, path: '/x', hostHeader: `localhost:${port}` })).status).toBe(404);
+  });
+
+  it('refuses localhost when the other family is taken on that port', async () => {
+    if (!(await ipv6Available())) return; // nothing can squat on ::1 without IPv6, which is the property tested
+    const squatter = await occupy('::1', 0);
+    const port = (squatter.address() as { port: number }).port;
+    const err = await start(`http://localhost:${port}/callback`).catch((e: unknown) => e);
+    expect((err as IdcliError).exitCode).toBe(2);
+    expect((err as IdcliError).message).toContain(`port ${port} is already in use on ::1`);
+  });
+
+  it('binds [::1] alone when asked', async () => {
+    if (!(await ipv6Available())) {
+      await expect(start('http://[::1]:0/cb')).rejects.toBeInstanceOf(IdcliError);
+      return;
+    }
+    const s = await start('http://[::1]:0/cb');
+    const port = portOf(s.redirectUri);
+    expect(s.redirectUri).toBe(`http://[::1]:${port}/cb`);
+    expect((await send({ host: '::1', port, path: '/cb?state=no' })).status).toBe(400);
+  });
+});

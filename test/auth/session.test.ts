@@ -1,0 +1,131 @@
+/**
+ * The TokenSource that `list` relies on, driven in-process against the emulator and the real file store: the
+ * 401 path (`refresh(rejected)`) and the invalid_grant rules.
+ */
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Settings } from '../../src/config.js';
+import type { Deps } from '../../src/deps.js';
+import { IdcliError } from '../../src/errors.js';
+import { createLogger } from '../../src/log.js';
+import { createPkcePair } from '../../src/oauth/pkce.js';
+import { openSession, type Session } from '../../src/oauth/session.js';
+import { FileStore } from '../../src/store/file-store.js';
+import type { CredentialKey, CredentialRecord } from '../../src/store/record.js';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { tempDir } from '../support/cli.js';
+
+let emu: Emulator;
+let dir: { path: string; cleanup: () => Promise<void> };
+let store: FileStore;
+let key: CredentialKey;
+let session: Session;
+let stderr: string;
+
+beforeEach(async () => {
+  emu = await startEmulator();
+  dir = await tempDir('idcli-session-');
+  store = new FileStore({ configDir: dir.path });
+  key = { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' };
+  stderr = '';
+  const err = new PassThrough();
+  err.on('data', (b: Buffer) => {
+    stderr += b.toString();
+  });
+  const deps: Deps = {
+    env: {},
+    stdout: new PassThrough(),
+    stderr: err,
+    log: createLogger(err, { verbose: true, quiet: false }),
+    now: Date.now,
+    signal: new AbortController().signal,
+  };
+  const settings: Settings = {
+    profile: 'default',
+    configDir: dir.path,
+    baseUrl: emu.baseUrl,
+    clientId: emu.client.id,
+    credentialStore: 'file',
+    keychainService: 'unused',
+  };
+  session = await openSession({ deps, settings });
+});
+
+afterEach(async () => {
+  await emu.close();
+  await dir.cleanup();
+});
+
+/** A signed-in record as a code exchange with a next challenge would leave it. */
+async function signedIn(generation = 1): Promise<CredentialRecord & { accessToken: string }> {
+  const next = createPkcePair();
+  const t = emu.mintTokens({ nextChallenge: next.challenge });
+  const record: CredentialRecord & { accessToken: string } = {
+    version: 1,
+    accessToken: t.access_token,
+    tokenType: t.token_type,
+    expiresAt: Date.now() + t.expires_in * 1000,
+    refreshToken: t.refresh_token,
+    codeVerifier: next.verifier,
+    idToken: t.id_token,
+    scope: t.scope,
+    updatedAt: Date.now(),
+    generation,
+  };
+  await store.write(key, record);
+  return record;
+}
+
+describe('Session', () => {
+  it('serves the cached token, then refreshes for a 401', async () => {
+    const r1 = await signedIn();
+    expect(await session.get()).toBe(r1.accessToken);
+    expect(emu.tokenEvents).toHaveLength(0);
+    const fresh = await session.refresh(r1.accessToken);
+    expect(fresh).not.toBe(r1.accessToken);
+    expect((await store.read(key))?.accessToken).toBe(fresh);
+    expect(emu.tokenEvents).toEqual([expect.objectContaining({ grant: 'refresh_token', ok: true })]);
+    // A second 401 for the old token: the stored one already differs, so no second refresh.
+    expect(await session.refresh(r1.accessToken)).toBe(fresh);
+    expect(emu.tokenEvents).toHaveLength(1);
+  });
+
+  it('uses a record that changed while its refresh was being refused', async () => {
+    const r1 = await signedIn();
+    emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 600 } });
+    const pending = session.refresh(r1.accessToken);
+    await new Promise((r) => setTimeout(r, 200));
+    // Meanwhile the old sign-in is revoked and a new one is saved by a writer that ignored the lock.
+    emu.revokeAll();
+    const r2 = await signedIn(r1.generation + 5);
+    expect(await pending).toBe(r2.accessToken);
+    expect(await store.read(key)).toEqual(r2);
+    expect(stderr).toContain('the stored sign-in changed meanwhile');
+  });
+
+  it('clears a refused sign-in and asks for a login', async () => {
+    const r1 = await signedIn();
+    emu.revokeAll();
+    const err = await session.refresh(r1.accessToken).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IdcliError);
+    expect((err as IdcliError).exitCode).toBe(3);
+    expect((err as IdcliError).hint).toBe('run `idcli login`');
+    expect(await store.read(key)).toBeNull();
+    // Nothing secret reached the log, even with --verbose.
+    for (const s of emu.secrets()) expect(stderr).not.toContain(s);
+  });
+
+  it('is not logged in without a record', async () => {
+    await expect(session.get()).rejects.toMatchObject({ exitCode: 3, message: 'not logged in' });
+  });
+});
+
+describe('openSession', () => {
+  it('needs base-url and client-id', async () => {
+    const deps = { env: {}, stdout: new PassThrough(), stderr: new PassThrough(), now: Date.now, signal: new AbortController().signal };
+    const log = createLogger(new PassThrough(), { verbose: false, quiet: false });
+    const settings: Settings = { profile: 'p', configDir: join(dir.path, 'x'), credentialStore: 'file', keychainService: 's', baseUrl: emu.baseUrl };
+    await expect(openSession({ deps: { ...deps, log }, settings })).rejects.toMatchObject({ exitCode: 2, message: 'client-id is not set' });
+  });
+});

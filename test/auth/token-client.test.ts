@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { IdcliError } from '../../src/errors.js';
+import type { HttpResponse } from '../../src/http/types.js';
+import { codeGrantForm, OAuthError, processTokenResponse, refreshGrantForm } from '../../src/oauth/token-client.js';
+
+const res = (status: number, body: string, type: string | null = 'application/json'): HttpResponse => ({
+  status,
+  headers: type === null ? {} : { 'content-type': type },
+  body: Buffer.from(body),
+});
+
+function failure(r: HttpResponse, sent: string[] = []): IdcliError {
+  try {
+    processTokenResponse(r, sent);
+  } catch (err) {
+    expect(err).toBeInstanceOf(IdcliError);
+    return err as IdcliError;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('request builders', () => {
+  it('builds the code exchange with a new challenge and no secret', () => {
+    const f = codeGrantForm({ code: 'c', clientId: 'id', redirectUri: 'http://127.0.0.1:1/cb', codeVerifier: 'v', nextChallenge: 'n' });
+    expect(Object.fromEntries(f)).toEqual({
+      grant_type: 'authorization_code',
+      code: 'c',
+      client_id: 'id',
+      redirect_uri: 'http://127.0.0.1:1/cb',
+      code_verifier: 'v',
+      code_challenge: 'n',
+      code_challenge_method: 'S256',
+    });
+  });
+
+  it('builds the Serial PKCE refresh', () => {
+    const f = refreshGrantForm({ refreshToken: 'r', clientId: 'id', codeVerifier: 'v', nextChallenge: 'n' });
+    expect(Object.fromEntries(f)).toEqual({
+      grant_type: 'refresh_token',
+      refresh_token: 'r',
+      client_id: 'id',
+      code_verifier: 'v',
+      code_challenge: 'n',
+      code_challenge_method: 'S256',
+    });
+    expect(f.has('client_secret')).toBe(false);
+  });
+});
+
+describe('processTokenResponse', () => {
+  it('reads a full token response', () => {
+    const t = processTokenResponse(
+      res(200, JSON.stringify({ access_token: 'at', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt', id_token: 'it', scope: 'openid x' }), 'application/json; charset=utf-8'),
+    );
+    expect(t).toEqual({ accessToken: 'at', tokenType: 'Bearer', expiresIn: 3600, refreshToken: 'rt', idToken: 'it', scope: 'openid x' });
+  });
+
+  it('accepts a response without refresh token, id token, scope or token_type', () => {
+    expect(processTokenResponse(res(200, '{"access_token":"at","expires_in":0}'))).toEqual({ accessToken: 'at', tokenType: 'Bearer', expiresIn: 0 });
+  });
+
+  it.each([
+    ['HTML', res(200, '<html>hi</html>', 'text/html'), /HTML page from \/oauth\/token/],
+    ['an empty body', res(200, ''), /empty body/],
+    ['no content type', res(200, '{"access_token":"a","expires_in":1}', null), /not JSON/],
+    ['malformed JSON', res(200, '{"access_token":'), /malformed JSON/],
+    ['a JSON array', res(200, '[]'), /not an object/],
+    ['JSON null', res(200, 'null'), /not an object/],
+    ['no access_token', res(200, '{"expires_in":1}'), /no access_token/],
+    ['a numeric access_token', res(200, '{"access_token":5,"expires_in":1}'), /no access_token/],
+    ['an access_token with a newline', res(200, '{"access_token":"a\\nb","expires_in":1}'), /invalid access_token/],
+    ['no expires_in', res(200, '{"access_token":"a"}'), /no expires_in/],
+    ['a string expires_in', res(200, '{"access_token":"a","expires_in":"60"}'), /invalid expires_in/],
+    ['a negative expires_in', res(200, '{"access_token":"a","expires_in":-1}'), /invalid expires_in/],
+    ['a numeric refresh_token', res(200, '{"access_token":"a","expires_in":1,"refresh_token":7}'), /invalid refresh_token/],
+    ['a redirect', res(302, '', null), /redirect \(HTTP 302\)/],
+  ])('calls %s a broken contract (exit 5)', (_what, r, message) => {
+    const err = failure(r);
+    expect(err.exitCode).toBe(5);
+    expect(err.message).toMatch(message);
+  });
+
+  it('types invalid_grant as an OAuth error with exit 3', () => {
+    const err = failure(res(400, '{"error":"invalid_grant","error_description":"refresh token abc is spent"}'));
+    expect(err).toBeInstanceOf(OAuthError);
+    expect((err as OAuthError).code).toBe('invalid_grant');
+    expect(err.exitCode).toBe(3);
+    expect(err.message).not.toContain('abc');
+  });
+
+  it('reports other OAuth errors by code only (exit 4)', () => {
+    const err = failure(res(401, '{"error":"invalid_client","error_description":"secret-ish detail"}'));
+    expect(err.exitCode).toBe(4);
+    expect(err.oauthError).toBe('invalid_client');
+    expect(err.message).toBe('the token request was refused (HTTP 401, invalid_client)');
+    expect(`${err.message} ${err.hint}`).not.toContain('secret-ish');
+  });
+
+  it('reports 5xx and non-JSON errors without the body', () => {
+    const a = failure(res(503, '<h1>down: token=xyz</h1>', 'text/html'));
+    expect(a.exitCode).toBe(4);
+    expect(a.message).toBe('the token endpoint answered HTTP 503');
+    const b = failure(res(500, '{"error":"server_error"}'));
+    expect(b.message).toBe('the token endpoint answered HTTP 500, server_error');
+  });
+
+  it('never echoes a sent secret or a non-code value as the error code', () => {
+    const sent = 'refreshtokenvalue';
+    const echoed = failure(res(400, JSON.stringify({ error: sent })), [sent]);
+    expect(echoed.message).not.toContain(sent);
+    const weird = failure(res(400, JSON.stringify({ error: 'Bad\u001b[2J' })));
+    expect(weird.message).toBe('the token endpoint answered HTTP 400');
+  });
+});

@@ -1,0 +1,231 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IdcliError } from '../../src/errors.js';
+import { createHttpClient, type HttpClient, request } from '../../src/http/client.js';
+import { NetworkError } from '../../src/http/types.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
+
+interface TestServer {
+  url: string;
+  hits: number;
+  connections: number;
+  close(): Promise<void>;
+}
+
+const servers: TestServer[] = [];
+const clients: HttpClient[] = [];
+
+async function serve(handler: Handler): Promise<TestServer> {
+  const sockets = new Set<Socket>();
+  const state = { hits: 0, connections: 0 };
+  const server: Server = createServer((req, res) => {
+    state.hits++;
+    // Drain the request body before answering, as a real server would.
+    req.resume();
+    req.on('end', () => handler(req, res, state.hits));
+  });
+  server.on('connection', (s: Socket) => {
+    state.connections++;
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const t: TestServer = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get hits() {
+      return state.hits;
+    },
+    get connections() {
+      return state.connections;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+  servers.push(t);
+  return t;
+}
+
+function client(opts: Parameters<typeof createHttpClient>[0] = {}): HttpClient {
+  const c = createHttpClient({ random: () => 0, ...opts });
+  clients.push(c);
+  return c;
+}
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+const fast = { baseDelayMs: 1, maxDelayMs: 5 };
+
+describe('http client over real sockets', () => {
+  it('returns status, headers and the body bytes, over one kept-alive connection', async () => {
+    const s = await serve((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end('{"ok":true}');
+    });
+    const c = client();
+    for (let i = 0; i < 5; i++) {
+      const res = await c.request({ method: 'GET', url: `${s.url}/x` });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/json');
+      expect(res.body.toString()).toBe('{"ok":true}');
+    }
+    expect(s.connections).toBe(1);
+  });
+
+  it('sends method, headers and body', async () => {
+    const echo = await serve((req, res) => {
+      res.end(JSON.stringify({ method: req.method, auth: req.headers.authorization, type: req.headers['content-type'] }));
+    });
+    const res = await request({
+      method: 'POST',
+      url: `${echo.url}/t`,
+      headers: { authorization: 'Bearer abc', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'a=1',
+    });
+    expect(JSON.parse(res.body.toString())).toEqual({ method: 'POST', auth: 'Bearer abc', type: 'application/x-www-form-urlencoded' });
+  });
+
+  it('never follows a redirect', async () => {
+    const other = await serve((_req, res) => res.end('leaked'));
+    const s = await serve((_req, res) => {
+      res.writeHead(302, { location: `${other.url}/steal` });
+      res.end();
+    });
+    const res = await client().requestWithRetry({ method: 'GET', url: `${s.url}/x` }, fast);
+    expect(res.status).toBe(302);
+    expect(other.hits).toBe(0);
+  });
+
+  it('retries 429/502/503/504 then succeeds', async () => {
+    const statuses = [429, 502, 503, 504];
+    const s = await serve((_req, res, n) => {
+      res.statusCode = statuses[n - 1] ?? 200;
+      res.end(n > statuses.length ? 'done' : 'busy');
+    });
+    const retries: string[] = [];
+    const res = await client().requestWithRetry(
+      { method: 'GET', url: `${s.url}/x` },
+      { ...fast, onRetry: (i) => retries.push(i.reason) },
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.toString()).toBe('done');
+    expect(res.retries).toBe(4);
+    expect(retries).toEqual(['HTTP 429', 'HTTP 502', 'HTTP 503', 'HTTP 504']);
+  });
+
+  it('honours Retry-After in seconds', async () => {
+    const s = await serve((_req, res, n) => {
+      if (n === 1) {
+        res.writeHead(429, { 'retry-after': '1' });
+        res.end();
+      } else res.end('ok');
+    });
+    const started = performance.now();
+    const res = await client().requestWithRetry({ method: 'GET', url: `${s.url}/x` }, fast);
+    expect(res.status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+  }, 20_000);
+
+  it('gives up after maxRetries and returns the last response', async () => {
+    const s = await serve((_req, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const res = await client().requestWithRetry({ method: 'GET', url: `${s.url}/x` }, { ...fast, maxRetries: 2 });
+    expect(res.status).toBe(503);
+    expect(res.retries).toBe(2);
+    expect(s.hits).toBe(3);
+  });
+
+  it('does not retry a plain 500 or a POST', async () => {
+    const s = await serve((_req, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const c = client();
+    expect((await c.requestWithRetry({ method: 'POST', url: `${s.url}/x`, body: 'a' }, fast)).status).toBe(503);
+    expect(s.hits).toBe(1);
+    const e = await serve((_req, res) => {
+      res.statusCode = 500;
+      res.end();
+    });
+    expect((await c.requestWithRetry({ method: 'GET', url: `${e.url}/x` }, fast)).status).toBe(500);
+    expect(e.hits).toBe(1);
+  });
+
+  it('retries a connection dropped before the response and one dropped mid-body', async () => {
+    const s = await serve((req, res, n) => {
+      if (n === 1) req.socket.destroy();
+      else if (n === 2) {
+        res.writeHead(200, { 'content-length': '100' });
+        res.write('{"items":[');
+        setTimeout(() => req.socket.destroy(), 20);
+      } else res.end('{"whole":true}');
+    });
+    const res = await client().requestWithRetry({ method: 'GET', url: `${s.url}/x` }, fast);
+    expect(res.body.toString()).toBe('{"whole":true}');
+    expect(res.retries).toBe(2);
+  });
+
+  it('never returns a truncated chunked body', async () => {
+    const s = await serve((req, res) => {
+      res.writeHead(200);
+      res.write('{"partial":');
+      setTimeout(() => req.socket.destroy(), 20);
+    });
+    await expect(client().request({ method: 'GET', url: `${s.url}/x` })).rejects.toBeInstanceOf(NetworkError);
+  });
+
+  it('turns an unreachable server into exit 4 after the retries, with no secret in the message', async () => {
+    const s = await serve(() => {});
+    const url = `${s.url}/x?code=SECRETCODE`;
+    await s.close();
+    servers.length = 0;
+    const err = await client()
+      .requestWithRetry({ method: 'GET', url }, { ...fast, maxRetries: 2 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(IdcliError);
+    expect((err as IdcliError).exitCode).toBe(4);
+    expect((err as IdcliError).message).toMatch(/connection refused \(after 2 retries\)/);
+    expect((err as IdcliError).message).not.toContain('SECRETCODE');
+  });
+
+  it('times out a silent server as a network error', async () => {
+    const s = await serve(() => {});
+    const err = await client()
+      .request({ method: 'GET', url: `${s.url}/x`, timeoutMs: 200 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as NetworkError).code).toBe('ETIMEDOUT');
+  });
+
+  it('aborts in flight and while waiting to retry', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(503, { 'retry-after': '30' });
+      res.end();
+    });
+    const ac = new AbortController();
+    const started = performance.now();
+    const p = client().requestWithRetry({ method: 'GET', url: `${s.url}/x`, signal: ac.signal }, fast);
+    setTimeout(() => ac.abort(new Error('interrupted')), 100);
+    await expect(p).rejects.toThrow('interrupted');
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it('traces requests with redacted URLs and never the Authorization header', async () => {
+    const s = await serve((_req, res) => res.end('ok'));
+    const lines: string[] = [];
+    const c = client({ log: { verbose: (m) => lines.push(m) } });
+    await c.request({ method: 'GET', url: `${s.url}/cb?code=SECRET1&cursor=abc`, headers: { authorization: 'Bearer TOKEN1' } });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^GET http:\/\/127\.0\.0\.1:\d+\/cb\?code=\[redacted\]&cursor=abc -> 200 \(\d+ ms, 2 bytes\)$/);
+    expect(lines.join('\n')).not.toMatch(/SECRET1|TOKEN1/);
+  });
+});
