@@ -81,7 +81,7 @@ export function parseInteger(name: string, min: number, max = Number.MAX_SAFE_IN
   };
 }
 
-type Runner = (command: Command, ctx: () => Promise<CommandContext>) => Promise<void>;
+type Runner = (command: Command, ctx: () => Promise<CommandContext>, deps: Deps) => Promise<void>;
 
 /** The program itself; `run` receives each command's parsed options and a context builder. */
 export function buildProgram(proc: Process, run: (r: Runner, command: Command) => Promise<void>): Command {
@@ -280,8 +280,10 @@ Exit codes: 0 ok, 1 internal error, 2 usage or configuration, 3 sign-in needed,
   )
     .option('--json', 'print the checks as JSON')
     .action(
-      lazy(async () => {
-        throw new IdcliError('`idcli doctor` is not implemented yet', ExitCode.INTERNAL);
+      lazy(async (cmd, ctx, deps) => {
+        const { runDoctor } = await import('./commands/doctor.js');
+        // Doctor reports a broken configuration as a failed check, so it resolves the context itself.
+        await runDoctor({ json: cmd.opts().json === true }, deps, ctx);
       }),
     );
 
@@ -346,7 +348,7 @@ export async function main(proc: Process): Promise<number> {
       const base = { deps: d, settings };
       return { ...base, tokens: () => openTokenSource(base) };
     };
-    await runner(cmd, ctx);
+    await runner(cmd, ctx, d);
   };
   try {
     const program = buildProgram(proc, run);

@@ -1,6 +1,119 @@
-import type { CommandContext } from '../context.js';
-import { IdcliError, ExitCode } from '../errors.js';
+import type { Deps, TokenSource } from '../deps.js';
+import { ExitCode, IdcliError, usageError } from '../errors.js';
+import type { Settings } from '../config.js';
+import { createHttpClient } from '../http/client.js';
+import { createPageWriter } from '../output/page-writer.js';
+import { createProgress } from '../output/progress.js';
+import { stoppedMessage } from '../output/resume-hint.js';
+import { createBearer } from '../paginate/bearer.js';
+import { type FetchContext, fetchPage } from '../paginate/fetch-page.js';
+import { firstPageUrl } from '../paginate/target.js';
+import { WalkFailure, walk } from '../paginate/walk.js';
+import { redactUrl } from '../redact.js';
 
-export async function runList(_opts: unknown, _ctx: CommandContext): Promise<void> {
-  throw new IdcliError('`idcli list` is not implemented yet', ExitCode.INTERNAL);
+export interface ListOptions {
+  target: string;
+  pageSize?: number;
+  pageIndex?: number;
+  limit?: number;
+  concurrency?: number;
+  count?: boolean;
+  maxRetries: number;
+}
+
+export interface ListContext {
+  deps: Deps;
+  settings: Settings;
+  tokens: () => Promise<TokenSource>;
+}
+
+/** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
+export async function runList(opts: ListOptions, ctx: ListContext): Promise<void> {
+  const { deps, settings } = ctx;
+  const apiBase = settings.apiBaseUrl ?? settings.baseUrl;
+  if (apiBase === undefined || apiBase === '') {
+    throw usageError('no API base URL is configured', 'set --api-base-url or --base-url (or IDCLI_BASE_URL)');
+  }
+  // Everything that can be refused without the network is refused before any request (exit 2).
+  const firstUrl = firstPageUrl(opts.target, apiBase, {
+    pageSize: opts.pageSize,
+    pageIndex: opts.pageIndex,
+    count: opts.count,
+  });
+  const apiOrigin = new URL(apiBase).origin;
+  if (opts.limit === 0 && !opts.count) return;
+  if (deps.signal.aborted) throw new IdcliError('interrupted', ExitCode.INTERRUPTED);
+
+  const source = await ctx.tokens();
+  const bearer = createBearer(source, () => deps.now());
+  // The first token is fetched before any request so "not signed in" fails fast (exit 3).
+  deps.log.addSecret(await bearer.token());
+
+  const concurrency = Math.max(1, opts.concurrency ?? 1);
+  // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
+  const http = createHttpClient({ log: deps.log, maxSockets: concurrency + 1, now: () => deps.now() });
+  const progress = createProgress({
+    stream: deps.stderr,
+    enabled: deps.stderr.isTTY === true && !deps.log.isQuiet,
+    now: () => deps.now(),
+  });
+  const fetchCtx: FetchContext = {
+    http,
+    bearer,
+    maxRetries: opts.maxRetries,
+    onToken: (t) => deps.log.addSecret(t),
+    // A long Retry-After would otherwise look like a hang; short backoffs stay in --verbose.
+    onRetry: ({ delayMs, reason, attempt }) => {
+      if (delayMs < 2000) return;
+      progress.clear();
+      deps.log.info(`${reason}; retrying in ${Math.round(delayMs / 1000)} s (retry ${attempt} of ${opts.maxRetries})`);
+    },
+  };
+
+  const readerGone = new AbortController();
+  const writer = createPageWriter(deps.stdout, () => readerGone.abort());
+  try {
+    if (opts.count) {
+      const page = await fetchPage(fetchCtx, firstUrl, deps.signal).catch((err: unknown) => {
+        throw deps.signal.aborted ? new IdcliError('interrupted', ExitCode.INTERRUPTED) : err;
+      });
+      if (page.totalItems === undefined) {
+        throw new IdcliError(`${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`, ExitCode.CONTRACT);
+      }
+      await writer.write(`${page.totalItems}\n`);
+      return;
+    }
+
+    const started = deps.now();
+    try {
+      const result = await walk(
+        { firstUrl, apiOrigin, limit: opts.limit, concurrency },
+        {
+          fetch: fetchCtx,
+          writer,
+          interrupt: deps.signal,
+          readerGone: readerGone.signal,
+          onPage: (pages, items, page) => {
+            if (pages === 1) progress.setTotal(page.totalItems);
+            progress.update(pages, items);
+          },
+          onSequentialFallback: (reason) => deps.log.info(`--concurrency ignored: ${reason}; fetching pages one by one`),
+        },
+      );
+      progress.clear();
+      if (deps.stderr.isTTY === true && !result.readerGone) {
+        const seconds = ((deps.now() - started) / 1000).toFixed(1);
+        deps.log.info(`${result.items} items in ${result.pages} ${result.pages === 1 ? 'page' : 'pages'} (${seconds} s)`);
+      }
+    } catch (err) {
+      progress.clear();
+      if (!(err instanceof WalkFailure)) throw err;
+      // Shown even with --quiet: without it the user cannot tell a partial dump from a complete one.
+      // Before the first page there is nothing partial, and the resume command would be the same command.
+      if (err.pages > 0) deps.stderr.write(stoppedMessage(err.written, err.resumeUrl));
+      throw err.cause;
+    }
+  } finally {
+    http.close();
+  }
 }

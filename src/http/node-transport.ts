@@ -110,10 +110,34 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
           fail(new NetworkError(`response too large (${declared} bytes)`, 'ETOOBIG'));
           return;
         }
+        // A body that arrives in one chunk is used as is. Otherwise, with a declared length, the chunks are
+        // copied straight into one buffer (the caller's when it recycles them): no list of chunks and no
+        // second full-size copy through Buffer.concat. Without a length, chunks are concatenated at the end.
+        const known = Number.isFinite(declared) && declared > 0 ? declared : -1;
+        let first: Buffer | undefined;
+        let fixed: Buffer | undefined;
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           watched.last = Date.now();
+          if (known > 0) {
+            if (size + chunk.length > known) {
+              res.destroy();
+              fail(new NetworkError('response longer than its Content-Length', 'ETOOBIG'));
+              return;
+            }
+            if (size === 0) first = chunk;
+            else {
+              if (!fixed) {
+                fixed = (req.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
+                (first as Buffer).copy(fixed, 0);
+                first = undefined;
+              }
+              chunk.copy(fixed, size);
+            }
+            size += chunk.length;
+            return;
+          }
           size += chunk.length;
           if (size > maxBody) {
             res.destroy();
@@ -139,7 +163,9 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
           resolve({
             status: res.statusCode ?? 0,
             headers: res.headers,
-            body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+            body: fixed
+              ? fixed.subarray(0, size)
+              : (first ?? (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size))),
           });
         });
       });

@@ -11,6 +11,11 @@ export interface HttpRequest {
   signal?: AbortSignal;
   /** Socket idle timeout: no byte received for this long fails the attempt as a network error. */
   timeoutMs?: number;
+  /**
+   * Where to assemble a response body of a declared length (at least `size` bytes long). Lets a caller
+   * that streams many pages recycle a few buffers instead of leaving one per page to the garbage collector.
+   */
+  bodyBuffer?: (size: number) => Buffer;
 }
 
 export type HttpHeaders = Record<string, string | string[] | undefined>;

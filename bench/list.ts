@@ -1,0 +1,292 @@
+/**
+ * `npm run bench`: whole-process figures for `idcli list`, each as a ratio against a floor measured in the
+ * same run on the same machine (issue "list", Budgets). Prints a table; asserts nothing.
+ *
+ *   floor     a plain Node script that downloads the same pages (keep-alive) and discards them
+ *   idcli     the built CLI, stdout to /dev/null
+ *   curl+jq   what users write by hand: curl | jq -c '.items[]' and jq -r '.links.next.href' in a loop
+ *
+ * The emulator runs in a child process of its own. Wall time is measured around each process; peak RSS
+ * comes from /usr/bin/time (%M), or from a preloaded exit hook reading process.resourceUsage() without it.
+ * Flags: --quick (3 runs, no 1M items, no curl+jq), --runs <n>.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const BIN = join(ROOT, 'bin', 'idcli.js');
+const TIME = '/usr/bin/time';
+
+interface Sample {
+  ms: number;
+  rssKb: number | undefined;
+}
+
+interface Emu {
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+interface Row {
+  name: string;
+  samples: Sample[];
+  floor?: Row;
+  budget?: string;
+  check?: (ratio: number) => boolean;
+  note?: string;
+}
+
+const { values: flags } = parseArgs({ options: { quick: { type: 'boolean' }, runs: { type: 'string' } } });
+const RUNS = Number(flags.runs ?? (flags.quick ? 3 : 5));
+const BIG_RUNS = flags.quick ? 0 : 3;
+
+async function startEmu(items: number, latencyMs = 0): Promise<Emu> {
+  const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=4096', '--import', 'tsx', join(ROOT, 'bench', 'emulator-child.ts')], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_ITEMS: String(items), BENCH_LATENCY_MS: String(latencyMs) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.once('line', (l) => {
+      rl.close();
+      resolve(l);
+    });
+    child.once('exit', (code) => reject(new Error(`emulator exited with ${code}`)));
+  });
+  const { baseUrl } = JSON.parse(line) as { baseUrl: string };
+  return {
+    baseUrl,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.stdin!.end();
+      }),
+  };
+}
+
+let work = '';
+let rssHook = '';
+
+/** Runs one command with stdout to `out` (default /dev/null); wall time around the whole process. */
+async function measure(cmd: string[], env: NodeJS.ProcessEnv, out = '/dev/null'): Promise<Sample> {
+  const rssFile = join(work, 'rss.txt');
+  await rm(rssFile, { force: true });
+  const useTime = existsSync(TIME);
+  const argv = useTime ? [TIME, '-f', '%M', '-o', rssFile, ...cmd] : cmd;
+  const childEnv = useTime ? env : { ...env, NODE_OPTIONS: `--import=${rssHook}`, BENCH_RSS_FILE: rssFile };
+  const fh = await open(out, 'w');
+  const started = performance.now();
+  const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { env: childEnv, cwd: ROOT, stdio: ['ignore', fh.fd, 'pipe'] });
+    let err = '';
+    child.stderr?.on('data', (b: Buffer) => {
+      err += b.toString();
+    });
+    child.on('error', reject);
+    child.on('close', (c) => resolve({ code: c, stderr: err }));
+  });
+  const ms = performance.now() - started;
+  await fh.close();
+  if (code !== 0) throw new Error(`${cmd.join(' ')} exited with ${code}: ${stderr.slice(0, 500)}`);
+  let rssKb: number | undefined;
+  try {
+    const text = (await readFile(rssFile, 'utf8')).trim().split('\n').pop() ?? '';
+    rssKb = /^\d+$/.test(text) ? Number(text) : undefined;
+  } catch {
+    rssKb = undefined;
+  }
+  return { ms, rssKb };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+const medMs = (r: Row) => median(r.samples.map((s) => s.ms));
+const peakRss = (r: Row) => Math.max(...r.samples.map((s) => s.rssKb ?? 0));
+
+/** Measures the commands interleaved (a, b, a, b, ...) so drift on a shared machine hits both alike. */
+async function interleaved(runs: number, cmds: Array<{ row: Row; cmd: string[]; env: NodeJS.ProcessEnv }>): Promise<void> {
+  for (let i = 0; i < runs; i++) {
+    for (const c of cmds) c.row.samples.push(await measure(c.cmd, c.env));
+  }
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(join(ROOT, 'dist', 'cli.js'))) throw new Error('build first: npm run build');
+  work = await mkdtemp(join(tmpdir(), 'idcli-bench-'));
+  rssHook = join(work, 'rss-hook.mjs');
+  await writeFile(
+    rssHook,
+    "import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => { if (process.env.BENCH_RSS_FILE) writeFileSync(process.env.BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); });\n",
+  );
+  const floorJs = join(work, 'floor.mjs');
+  await build({ entryPoints: [join(ROOT, 'bench', 'floor.ts')], outfile: floorJs, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
+  const configDir = join(work, 'config');
+  const cliEnv = (baseUrl: string): NodeJS.ProcessEnv => ({
+    PATH: process.env['PATH'],
+    HOME: process.env['HOME'],
+    IDCLI_BASE_URL: baseUrl,
+    IDCLI_ACCESS_TOKEN: 'bench',
+    IDCLI_CONFIG_DIR: configDir,
+  });
+  const idcli = (...args: string[]) => [process.execPath, BIN, 'list', ...args];
+  const floor = (baseUrl: string, total: number, pageSize: number) => [process.execPath, floorJs, `${baseUrl}/v1/bench`, String(total), String(pageSize)];
+  const rows: Row[] = [];
+  const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
+
+  // ---- 100k items ---------------------------------------------------------------------------------
+  let emu = await startEmu(100_000);
+  try {
+    const env = cliEnv(emu.baseUrl);
+    // Sanity: the CLI really writes every item.
+    const check = join(work, 'check.ndjson');
+    await measure(idcli('/v1/bench', '--page-size', '1000'), env, check);
+    const lines = (await readFile(check, 'utf8')).split('\n').length - 1;
+    if (lines !== 100_000) throw new Error(`idcli wrote ${lines} lines, expected 100000`);
+    const item = (await readFile(check, 'utf8')).split('\n')[0]!;
+    log(`100k items of ${Buffer.byteLength(item)} bytes each; ${RUNS} runs per figure`);
+
+    const startFloor: Row = { name: 'node start-up (node -e 0)', samples: [] };
+    const startCli: Row = { name: 'idcli list, empty collection', samples: [], floor: startFloor, note: 'start-up cost' };
+    await interleaved(RUNS, [
+      { row: startFloor, cmd: [process.execPath, '-e', '0'], env },
+      { row: startCli, cmd: idcli('/v1/empty'), env },
+    ]);
+
+    for (const pageSize of [1000, 100]) {
+      const f: Row = { name: `floor      100k items, pageSize ${pageSize}`, samples: [] };
+      const c: Row = { name: `idcli      100k items, pageSize ${pageSize}`, samples: [], floor: f, budget: '<= 1.4x', check: (r) => r <= 1.4 };
+      log(`100k items, pageSize ${pageSize}`);
+      await interleaved(RUNS, [
+        { row: f, cmd: floor(emu.baseUrl, 100_000, pageSize), env },
+        { row: c, cmd: idcli('/v1/bench', '--page-size', String(pageSize)), env },
+      ]);
+      rows.push(f, c);
+    }
+    const c8: Row = { name: 'idcli -c 8 100k items, pageSize 1000', samples: [], floor: rows[0], note: 'memory reference' };
+    await interleaved(Math.min(RUNS, 3), [{ row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env }]);
+    rows.push(c8);
+    rows.push(startFloor, startCli);
+
+    if (!flags.quick) {
+      const script = join(work, 'curl-jq.sh');
+      await writeFile(
+        script,
+        `#!/usr/bin/env bash
+# What users write by hand without idcli.
+set -euo pipefail
+url="$1"
+while [ -n "$url" ]; do
+  page=$(curl -sf -H "Authorization: Bearer bench" "$url")
+  printf '%s' "$page" | jq -c '.items[]'
+  url=$(printf '%s' "$page" | jq -r '.links.next.href // empty')
+done
+`,
+      );
+      for (const pageSize of [100, 1000]) {
+        log(`curl + jq loop, 100k items, pageSize ${pageSize} (one run; slow by nature)`);
+        const out = join(work, 'curl.ndjson');
+        const sample = await measure(['bash', script, `${emu.baseUrl}/v1/bench?pageSize=${pageSize}`], env, out);
+        const got = (await readFile(out, 'utf8')).split('\n').length - 1;
+        if (got !== 100_000) throw new Error(`curl + jq wrote ${got} lines`);
+        const cli = rows.find((r) => r.name === `idcli      100k items, pageSize ${pageSize}`)!;
+        const need = pageSize === 100 ? 50 : 15;
+        rows.push({
+          name: `curl+jq    100k items, pageSize ${pageSize}`,
+          samples: [sample],
+          floor: cli,
+          budget: `idcli >= ${need}x faster`,
+          check: (r) => r >= need,
+        });
+      }
+    }
+  } finally {
+    await emu.stop();
+  }
+
+  // ---- 1M items -----------------------------------------------------------------------------------
+  if (BIG_RUNS > 0) {
+    log('starting the emulator with 1,000,000 items');
+    emu = await startEmu(1_000_000);
+    try {
+      const env = cliEnv(emu.baseUrl);
+      const f: Row = { name: 'floor      1M items, pageSize 1000', samples: [] };
+      const c: Row = { name: 'idcli      1M items, pageSize 1000', samples: [], floor: f, budget: '<= 2.5x', check: (r) => r <= 2.5 };
+      const c8: Row = { name: 'idcli -c 8 1M items, pageSize 1000', samples: [], floor: f, note: 'memory with --concurrency' };
+      log(`1M items, ${BIG_RUNS} runs`);
+      await interleaved(BIG_RUNS, [
+        { row: f, cmd: floor(emu.baseUrl, 1_000_000, 1000), env },
+        { row: c, cmd: idcli('/v1/bench', '--page-size', '1000'), env },
+      ]);
+      await interleaved(1, [{ row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env }]);
+      rows.push(f, c, c8);
+    } finally {
+      await emu.stop();
+    }
+  }
+
+  // ---- 20 ms latency per page ---------------------------------------------------------------------
+  log('20 ms latency per page, 20k items, pageSize 100');
+  emu = await startEmu(20_000, 20);
+  try {
+    const env = cliEnv(emu.baseUrl);
+    const seq: Row = { name: 'idcli      20k items, 20 ms/page, sequential', samples: [] };
+    const par: Row = { name: 'idcli -c 8 20k items, 20 ms/page', samples: [], floor: seq };
+    await interleaved(Math.min(RUNS, 3), [
+      { row: seq, cmd: idcli('/v1/bench', '--page-size', '100'), env },
+      { row: par, cmd: idcli('/v1/bench', '--page-size', '100', '--concurrency', '8'), env },
+    ]);
+    rows.push(seq, { ...par, budget: '>= 5x faster', check: (r) => 1 / r >= 5 });
+  } finally {
+    await emu.stop();
+  }
+
+  // ---- report -------------------------------------------------------------------------------------
+  const out: string[] = [];
+  const pad = (s: string, n: number) => s.padEnd(n);
+  out.push(`${pad('scenario', 46)}${pad('runs', 6)}${pad('median', 10)}${pad('vs', 46)}${pad('ratio', 9)}${pad('budget', 30)}peak RSS`);
+  for (const r of rows) {
+    const m = medMs(r);
+    let vs = '';
+    let ratio = '';
+    let budget = r.budget ?? r.note ?? '';
+    if (r.floor) {
+      const base = medMs(r.floor);
+      const x = m / base;
+      vs = r.floor.name.replace(/\s+/g, ' ');
+      ratio = r.check && r.budget?.includes('faster') ? `${(r.budget.startsWith('idcli') ? x : 1 / x).toFixed(1)}x` : `${x.toFixed(2)}x`;
+      if (r.check) budget += r.check(x) ? '  ok' : '  MISSED';
+    }
+    const rss = peakRss(r);
+    out.push(
+      `${pad(r.name, 46)}${pad(String(r.samples.length), 6)}${pad(`${(m / 1000).toFixed(3)} s`, 10)}${pad(vs, 46)}${pad(ratio, 9)}${pad(budget, 30)}${rss ? `${(rss / 1024).toFixed(1)} MB` : ''}`,
+    );
+  }
+  const mem100k = rows.find((r) => r.name.startsWith('idcli      100k items, pageSize 1000'));
+  const memBig = rows.filter((r) => r.name.includes('1M items') && r.name.startsWith('idcli'));
+  if (mem100k && memBig.length > 0) {
+    const base = peakRss(mem100k);
+    for (const r of memBig) {
+      const peak = peakRss(r);
+      const ok = peak < 128 * 1024 && peak <= base * 1.1;
+      out.push(
+        `memory: ${r.name.replace(/\s+/g, ' ')} peak ${(peak / 1024).toFixed(1)} MB vs 100k ${(base / 1024).toFixed(1)} MB (+${((peak / base - 1) * 100).toFixed(1)}%); budget < 128 MB and <= +10%: ${ok ? 'ok' : 'MISSED'}`,
+      );
+    }
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+  await rm(work, { recursive: true, force: true });
+}
+
+await main();

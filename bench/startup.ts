@@ -1,0 +1,114 @@
+/**
+ * Start-up figures: whole-process wall time of `idcli --version`, `--help` and `idcli token` with a cached token
+ * (file store and OS keychain), each as a median over interleaved runs next to `node` running an empty ESM file
+ * measured in the same loop, plus the peak RSS of `idcli token`. Prints figures; asserts nothing.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startEmulator } from '../test/emulator/index.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin', 'idcli.js');
+const runs = Number(process.env.BENCH_STARTUP_RUNS ?? 40);
+
+interface Case {
+  name: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  budget?: number;
+}
+
+function once(args: string[], env: NodeJS.ProcessEnv): number {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+function peakRssMb(args: string[], env: NodeJS.ProcessEnv): number | undefined {
+  if (!existsSync('/usr/bin/time')) return undefined;
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const r = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, ...args], { env, encoding: 'utf8' });
+    const kb = Number(r.stderr.trim().split('\n').pop());
+    if (Number.isFinite(kb)) samples.push(kb / 1024);
+  }
+  return samples.length ? median(samples) : undefined;
+}
+
+export async function benchStartup(): Promise<void> {
+  const tmp = await mkdtemp(join(tmpdir(), 'idcli-bench-'));
+  const emulator = await startEmulator({ loopbackAnyPort: true, callbackUrl: 'http://127.0.0.1:8765/callback' });
+  try {
+    const empty = join(tmp, 'empty.mjs');
+    await writeFile(empty, '');
+    const base: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS,
+      XDG_RUNTIME_DIR: process.env.XDG_RUNTIME_DIR,
+      IDCLI_BASE_URL: emulator.baseUrl,
+      IDCLI_CLIENT_ID: emulator.client.id,
+      IDCLI_CLIENT_NAME: emulator.client.name,
+      IDCLI_REDIRECT_URI: 'http://127.0.0.1:0/callback',
+      BROWSER: join(root, 'test', 'support', 'http-browser.mjs'),
+    };
+    const fileEnv = { ...base, IDCLI_CONFIG_DIR: join(tmp, 'file'), IDCLI_CREDENTIAL_STORE: 'file' };
+    const keyEnv = { ...base, IDCLI_CONFIG_DIR: join(tmp, 'keychain'), IDCLI_CREDENTIAL_STORE: 'keychain', IDCLI_KEYCHAIN_SERVICE: `idcli-bench-${process.pid}` };
+    once([bin, 'login', '--timeout', '30'], fileEnv);
+    const cases: Case[] = [
+      { name: 'node empty.mjs (floor)', args: [empty], env: base },
+      { name: 'idcli --version', args: [bin, '--version'], env: base, budget: 1.15 },
+      { name: 'idcli --help', args: [bin, '--help'], env: base, budget: 1.15 },
+      { name: 'idcli token (file store)', args: [bin, 'token'], env: fileEnv, budget: 1.15 },
+    ];
+    let keychain = false;
+    try {
+      once([bin, 'login', '--timeout', '30'], keyEnv);
+      cases.push({ name: 'idcli token (OS keychain)', args: [bin, 'token'], env: keyEnv, budget: 1.45 });
+      keychain = true;
+    } catch (err) {
+      console.log(`(no OS keychain here, keychain figure skipped: ${(err as Error).message.split('\n')[0]})`);
+    }
+    const times = cases.map(() => [] as number[]);
+    for (const c of cases) once(c.args, c.env); // warm the file cache
+    for (let i = 0; i < runs; i++) {
+      for (const [j, c] of cases.entries()) times[j]!.push(once(c.args, c.env));
+    }
+    const floor = median(times[0]!);
+    console.log(`\nstart-up, median of ${runs} interleaved runs (Node ${process.version})`);
+    console.log(`${'case'.padEnd(30)} ${'median'.padStart(9)} ${'ratio'.padStart(7)} ${'budget'.padStart(7)}`);
+    cases.forEach((c, j) => {
+      const m = median(times[j]!);
+      const ratio = m / floor;
+      const verdict = c.budget === undefined ? '' : ratio <= c.budget ? '  ok' : '  OVER';
+      console.log(`${c.name.padEnd(30)} ${`${m.toFixed(1)} ms`.padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(7)} ${(c.budget ? `${c.budget}x` : '').padStart(7)}${verdict}`);
+    });
+    const rss = peakRssMb([bin, 'token'], fileEnv);
+    const floorRss = peakRssMb([empty], base);
+    if (rss !== undefined) {
+      console.log(`peak RSS idcli token (file store): ${rss.toFixed(1)} MB (node empty.mjs: ${floorRss?.toFixed(1)} MB; budget 60 MB)${rss < 60 ? '  ok' : '  OVER'}`);
+    }
+    if (keychain) {
+      const krss = peakRssMb([bin, 'token'], keyEnv);
+      if (krss !== undefined) console.log(`peak RSS idcli token (OS keychain): ${krss.toFixed(1)} MB${krss < 60 ? '  ok' : '  OVER'}`);
+      spawnSync(process.execPath, [bin, 'logout'], { env: keyEnv });
+    }
+  } finally {
+    await emulator.close();
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchStartup();

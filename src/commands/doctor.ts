@@ -1,0 +1,89 @@
+import { configDirFor } from '../config.js';
+import type { CommandContext } from '../context.js';
+import type { Deps } from '../deps.js';
+import { ExitCode, IdcliError } from '../errors.js';
+import {
+  type CheckResult,
+  checkClockSkew,
+  checkConfig,
+  checkLocalhost,
+  checkProxy,
+  checkReachable,
+  checkRedirectPort,
+  checkStore,
+  type StoreProbe,
+} from '../doctor/checks.js';
+import { createHttpClient } from '../http/client.js';
+import { openStore } from '../store/select.js';
+import { stderrStyle } from '../style.js';
+
+export interface DoctorOptions {
+  json: boolean;
+}
+
+/** Runs every check even when an early one fails, so one run shows everything to fix. Exit 0 only when none failed. */
+export async function runDoctor(opts: DoctorOptions, deps: Deps, context: () => Promise<CommandContext>): Promise<void> {
+  let settings: CommandContext['settings'] | IdcliError;
+  try {
+    settings = (await context()).settings;
+  } catch (err) {
+    if (!(err instanceof IdcliError)) throw err;
+    settings = err;
+  }
+  const checks: CheckResult[] = [checkConfig(settings)];
+  const ok = settings instanceof IdcliError ? undefined : settings;
+
+  if (ok?.baseUrl) {
+    const http = createHttpClient({ log: deps.log });
+    try {
+      const reach = await checkReachable(ok.baseUrl, http, deps.now, deps.signal);
+      checks.push(reach.result, checkClockSkew(reach.serverDate, reach.localDate));
+    } finally {
+      http.close();
+    }
+  } else {
+    checks.push({ id: 'reachable', title: 'identity service reachable', status: 'fail', detail: 'skipped: base-url is not set or invalid', fix: 'fix the configuration first' });
+  }
+  checks.push(await checkRedirectPort(ok?.redirectUri), await checkLocalhost(ok?.redirectUri));
+
+  const mode = ok?.credentialStore ?? 'auto';
+  let probe: StoreProbe | IdcliError;
+  try {
+    let warning: string | undefined;
+    const store = await openStore({
+      mode,
+      configDir: ok?.configDir ?? configDirFor(deps.env),
+      service: ok?.keychainService ?? 'idcli',
+      warn: (msg) => {
+        warning = msg;
+      },
+    });
+    probe = { kind: store.kind, description: store.describe(), ...(warning ? { warning } : {}) };
+  } catch (err) {
+    if (!(err instanceof IdcliError)) throw err;
+    probe = err;
+  }
+  checks.push(checkStore(mode, probe), checkProxy(deps.env));
+
+  const failed = checks.filter((c) => c.status === 'fail').length;
+  if (opts.json) {
+    deps.stdout.write(`${JSON.stringify({ ok: failed === 0, checks }, null, 2)}\n`);
+  } else {
+    deps.stdout.write(render(checks, stderrStyle(deps.stdout, deps.env)));
+  }
+  if (failed > 0) {
+    throw new IdcliError(`${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, { hint: 'apply the fixes above and run `idcli doctor` again' });
+  }
+}
+
+function render(checks: CheckResult[], style: ReturnType<typeof stderrStyle>): string {
+  const mark = { pass: style.ok('ok  '), warn: style.warn('warn'), fail: style.error('FAIL') };
+  const width = Math.max(...checks.map((c) => c.title.length));
+  return checks
+    .map((c) => {
+      const line = `${mark[c.status]}  ${c.title.padEnd(width)}  ${c.detail}`;
+      return c.fix ? `${line}\n      ${' '.repeat(width)}  fix: ${c.fix}` : line;
+    })
+    .map((l) => `${l}\n`)
+    .join('');
+}

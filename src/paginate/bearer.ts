@@ -1,0 +1,47 @@
+import type { TokenSource } from '../deps.js';
+
+/** The access token as the walker sees it: cheap to ask for on every page, refreshed once per 401. */
+export interface Bearer {
+  token(): Promise<string>;
+  /** The server answered 401 to `token`: get a fresh one (shared by concurrent callers). */
+  rejected(token: string): Promise<string>;
+}
+
+/** Minimum remaining lifetime asked of the token source; a page fetch (with retries) fits well within it. */
+export const MIN_TTL_SEC = 60;
+
+/**
+ * Asks the token source again at most every `recheckMs` (its get() may read the keychain, too costly per
+ * page). With MIN_TTL_SEC = 60 and a 30 s recheck, a token handed out always has >= 30 s left, so a walk
+ * that outlives the token refreshes ahead of expiry instead of eating a 401 per page.
+ * Concurrent 401s for the same token share one refresh: Serial PKCE refresh tokens are single-use.
+ */
+export function createBearer(source: TokenSource, now: () => number, recheckMs = 30_000): Bearer {
+  let current: Promise<string> | undefined;
+  let checkedAt = 0;
+  let refreshing: { rejected: string; promise: Promise<string> } | undefined;
+
+  return {
+    token() {
+      if (current === undefined || now() - checkedAt >= recheckMs) {
+        checkedAt = now();
+        current = source.get(MIN_TTL_SEC);
+      }
+      return current;
+    },
+    rejected(token) {
+      if (refreshing?.rejected === token) return refreshing.promise;
+      const previous = current;
+      // Registered synchronously so that 401s arriving together all join this one refresh.
+      const promise = (async () => {
+        const latest = previous ? await previous.catch(() => undefined) : undefined;
+        if (latest !== undefined && latest !== token) return latest;
+        return source.refresh(token);
+      })();
+      refreshing = { rejected: token, promise };
+      current = promise;
+      checkedAt = now();
+      return promise;
+    },
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * A handful of page-sized buffers recycled through a walk. Each page body would otherwise be a fresh
+ * off-heap allocation that lingers until V8 next collects, and on a long walk that garbage, not the data
+ * in flight, is what drives the process's memory up. A buffer goes back only once the bytes written from
+ * it have been flushed, so a slow stream can never see a buffer reused under it.
+ */
+export interface BufferPool {
+  /** A buffer of at least `size` bytes. */
+  take(size: number): Buffer;
+  /** Returns a buffer (or any view of one) that came from take(); others are ignored. */
+  give(view: Buffer): void;
+}
+
+export function createBufferPool(maxFree: number): BufferPool {
+  const ours = new WeakSet<ArrayBufferLike>();
+  const free: Buffer[] = [];
+  return {
+    take(size) {
+      for (let i = free.length - 1; i >= 0; i--) {
+        const b = free[i]!;
+        if (b.length >= size) {
+          free.splice(i, 1);
+          return b;
+        }
+      }
+      // Rounded up so pages of slightly different sizes can share buffers.
+      const b = Buffer.allocUnsafeSlow(Math.max(64 * 1024, 2 ** Math.ceil(Math.log2(size))));
+      ours.add(b.buffer);
+      return b;
+    },
+    give(view) {
+      if (!ours.has(view.buffer) || free.length >= maxFree) return;
+      const whole = Buffer.from(view.buffer);
+      if (!free.some((b) => b.buffer === whole.buffer)) free.push(whole);
+    },
+  };
+}

@@ -1,0 +1,120 @@
+import { isUtf8 } from 'node:buffer';
+import { ExitCode, IdcliError } from '../errors.js';
+import { redactUrl } from '../redact.js';
+import { type ItemSpans, JsonSyntaxError, parseSpan, type ScannedPage, scanPage, type Span, type SpanTable } from './json-scan.js';
+
+/** One validated page of a collection (offset- or cursor-based, see the service contract). */
+export interface Page {
+  /** The URL this page was fetched from (absolute). */
+  url: string;
+  /** The raw response body; consumed when the items are written. */
+  body: Buffer;
+  items: ItemSpans;
+  itemCount: number;
+  /** links.next exactly as given (absolute or relative), when a page follows. */
+  next?: string;
+  self: string;
+  first: string;
+  /** Offset-based envelopes only. */
+  pageIndex?: number;
+  /** The raw integer text, so counts beyond 2^53 print exactly; absent when the server does not know. */
+  totalItems?: string;
+}
+
+const INTEGER = /^(?:0|[1-9][0-9]*)$/;
+
+/** Builds the exit-5 error that names the offending page (redacted: cursors stay, secrets never appear). */
+export function contractError(pageUrl: string, problem: string, cause?: unknown): IdcliError {
+  return new IdcliError(`malformed page ${redactUrl(pageUrl)}: ${problem}`, ExitCode.CONTRACT, { cause });
+}
+
+/**
+ * Parses and validates a page body: valid UTF-8 JSON, an object with an `items` array of objects, a
+ * `links` object whose `self` and `first` are present and whose `next`, when present, is well-formed,
+ * and integer `pageIndex`/`totalItems` when present. Throws IdcliError (exit 5) naming the page.
+ * With `table`, the item spans live in that reused table (valid until it is used for another page).
+ */
+export function parsePage(body: Buffer, pageUrl: string, table?: SpanTable): Page {
+  if (!isUtf8(body)) throw contractError(pageUrl, 'the body is not valid UTF-8');
+  let scanned: ScannedPage;
+  try {
+    scanned = scanPage(body, table);
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) throw contractError(pageUrl, `invalid JSON (${err.message})`, err);
+    throw err;
+  }
+  return validateEnvelope(body, scanned, pageUrl);
+}
+
+export function validateEnvelope(body: Buffer, scanned: ScannedPage, pageUrl: string): Page {
+  const bad = (problem: string): never => {
+    throw contractError(pageUrl, problem);
+  };
+  if (scanned.notAnObject) bad('the body is not a JSON object');
+  for (const key of ['items', 'links', 'pageIndex', 'totalItems']) {
+    if (scanned.duplicates.has(key)) bad(`"${key}" appears more than once`);
+  }
+  const items = scanned.items;
+  if (!items) bad(scanned.members.has('items') ? '"items" is not an array' : '"items" is missing');
+  const spans = items as ItemSpans;
+  if (spans.firstNonObject >= 0) bad(`items[${spans.firstNonObject}] is not a JSON object`);
+
+  const linksSpan = scanned.members.get('links');
+  if (!linksSpan) bad('"links" is missing');
+  const links = parseSpan(body, linksSpan as Span);
+  if (typeof links !== 'object' || links === null || Array.isArray(links)) bad('"links" is not an object');
+  const linkMap = links as Record<string, unknown>;
+
+  const self = linkHref(linkMap, 'self', bad);
+  const first = linkHref(linkMap, 'first', bad);
+  if (self === undefined) bad('links.self is missing');
+  if (first === undefined) bad('links.first is missing');
+  const next = linkHref(linkMap, 'next', bad);
+
+  const pageIndex = integerMember(body, scanned, 'pageIndex', bad);
+  const totalItems = integerMember(body, scanned, 'totalItems', bad);
+  if (pageIndex !== undefined && !Number.isSafeInteger(Number(pageIndex))) bad('"pageIndex" is out of range');
+
+  const page: Page = {
+    url: pageUrl,
+    body,
+    items: spans,
+    itemCount: spans.count,
+    self: self as string,
+    first: first as string,
+  };
+  if (next !== undefined) page.next = next;
+  if (pageIndex !== undefined) page.pageIndex = Number(pageIndex);
+  if (totalItems !== undefined) page.totalItems = totalItems;
+  return page;
+}
+
+/**
+ * A link member: per the service contract an object `{ "href": "<url>" }`; idcli also accepts a plain
+ * string (cli-contract). Absent -> undefined. Present but not one of those shapes -> contract error,
+ * including `null`: the contract says a missing page's link is omitted, and guessing "null means the
+ * end" could silently truncate the output.
+ */
+function linkHref(links: Record<string, unknown>, name: string, bad: (p: string) => never): string | undefined {
+  if (!Object.hasOwn(links, name)) return undefined;
+  const v = links[name];
+  let href: unknown = v;
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) href = (v as Record<string, unknown>)['href'];
+  if (typeof href !== 'string' || href.trim() === '') {
+    return bad(`links.${name} must be an object with an "href" string or a string`);
+  }
+  return href;
+}
+
+function integerMember(
+  body: Buffer,
+  scanned: ScannedPage,
+  name: string,
+  bad: (p: string) => never,
+): string | undefined {
+  const span = scanned.members.get(name);
+  if (!span) return undefined;
+  const text = body.toString('latin1', span.start, span.end);
+  if (!INTEGER.test(text)) bad(`"${name}" is not a non-negative integer`);
+  return text;
+}

@@ -1,0 +1,40 @@
+import { ExitCode, IdcliError } from '../errors.js';
+import { redactUrl } from '../redact.js';
+
+/**
+ * The key a page URL is remembered by for loop detection. The fragment is dropped because it is never
+ * sent to the server; everything else is kept as the WHATWG serializer writes it.
+ */
+export function pageKey(url: string | URL): string {
+  const u = new URL(url);
+  u.hash = '';
+  return u.href;
+}
+
+/**
+ * Resolves links.next of the page at `pageUrl` (absolute or relative to that page, RFC 3986 §5) and
+ * checks it is safe to follow: same origin as the API (the bearer token must never reach another host)
+ * and not a page already fetched (a server bug that would otherwise loop forever). Pure; throws
+ * IdcliError exit 5 naming the page.
+ */
+export function resolveNextLink(href: string, pageUrl: string, apiOrigin: string, visited: ReadonlySet<string>): string {
+  const where = (): string => `page ${redactUrl(pageUrl)}`;
+  let next: URL;
+  try {
+    next = new URL(href, pageUrl);
+  } catch (err) {
+    throw new IdcliError(`${where()}: links.next is not a valid URL`, ExitCode.CONTRACT, { cause: err });
+  }
+  if (next.origin !== apiOrigin) {
+    throw new IdcliError(
+      `${where()}: links.next points to another origin (${next.origin}); the access token is only sent to ${apiOrigin}`,
+      ExitCode.CONTRACT,
+    );
+  }
+  next.hash = '';
+  const key = next.href;
+  if (visited.has(key)) {
+    throw new IdcliError(`${where()}: links.next leads back to ${redactUrl(key)}, a page already fetched (pagination loop)`, ExitCode.CONTRACT);
+  }
+  return key;
+}

@@ -1,0 +1,101 @@
+/**
+ * Reads `links` of a page from its END, before the page is scanned, so the next request can be on the
+ * wire while the (much longer) validation of this page runs. Servers usually put `links` after `items`;
+ * walking back from the closing brace over that one member costs a few hundred bytes, not the page.
+ *
+ * Reading JSON backwards is sound for valid JSON: a '"' inside a string is always escaped, and it is a
+ * delimiter exactly when the run of backslashes before it has even length (RFC 8259 §7). On a page that
+ * is not valid JSON this may find nothing or something wrong; the full forward scan that always follows
+ * catches that (and the walker then checks both agree), so this is only ever a head start.
+ */
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+function isWs(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+function skipWsBack(buf: Buffer, from: number): number {
+  let p = from;
+  while (p >= 0 && isWs(buf[p])) p--;
+  return p;
+}
+
+/** Given the index of a closing quote, the index of its opening quote (or -1). */
+function stringStart(buf: Buffer, close: number): number {
+  let p = close - 1;
+  for (;;) {
+    const q = buf.lastIndexOf(QUOTE, p);
+    if (q < 0) return -1;
+    let slashes = 0;
+    while (buf[q - 1 - slashes] === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return q;
+    p = q - 1;
+  }
+}
+
+export interface PeekedLinks {
+  /** links.next as given, when present as a string or an object with a string href. */
+  next?: string;
+  self?: string;
+}
+
+/**
+ * The page's links when `links` is the last member of the top-level object and holds an object whose
+ * `next` (if any) is well-formed; undefined when that cannot be told cheaply (then scan first).
+ */
+export function peekLinks(buf: Buffer): PeekedLinks | undefined {
+  let p = skipWsBack(buf, buf.length - 1);
+  if (buf[p] !== 0x7d) return undefined;
+  p = skipWsBack(buf, p - 1);
+  if (buf[p] !== 0x7d) return undefined;
+  const valueEnd = p + 1;
+  let depth = 0;
+  for (; p >= 0; p--) {
+    const b = buf[p];
+    if (b === QUOTE) {
+      p = stringStart(buf, p);
+      if (p < 0) return undefined;
+    } else if (b === 0x7d || b === 0x5d) depth++;
+    else if (b === 0x7b || b === 0x5b) {
+      depth--;
+      if (depth === 0) break;
+    }
+  }
+  if (p < 0) return undefined;
+  const valueStart = p;
+  p = skipWsBack(buf, p - 1);
+  if (buf[p] !== 0x3a) return undefined;
+  p = skipWsBack(buf, p - 1);
+  if (buf[p] !== QUOTE) return undefined;
+  const keyEnd = p + 1;
+  const keyStart = stringStart(buf, p);
+  if (keyStart < 0) return undefined;
+  p = skipWsBack(buf, keyStart - 1);
+  if (buf[p] !== 0x2c && buf[p] !== 0x7b) return undefined;
+  let links: unknown;
+  try {
+    if (JSON.parse(buf.toString('utf8', keyStart, keyEnd)) !== 'links') return undefined;
+    links = JSON.parse(buf.toString('utf8', valueStart, valueEnd));
+  } catch {
+    return undefined;
+  }
+  if (typeof links !== 'object' || links === null || Array.isArray(links)) return undefined;
+  const map = links as Record<string, unknown>;
+  const next = href(map, 'next');
+  if (next === null) return undefined;
+  const self = href(map, 'self');
+  const out: PeekedLinks = {};
+  if (next !== undefined) out.next = next;
+  if (typeof self === 'string') out.self = self;
+  return out;
+}
+
+/** undefined: absent; null: present but malformed (left to the full validation to report). */
+function href(links: Record<string, unknown>, name: string): string | undefined | null {
+  if (!Object.hasOwn(links, name)) return undefined;
+  const v = links[name];
+  const h = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>)['href'] : v;
+  return typeof h === 'string' && h.trim() !== '' ? h : null;
+}

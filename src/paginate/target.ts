@@ -1,0 +1,81 @@
+import { usageError } from '../errors.js';
+
+export interface FirstPageOptions {
+  pageSize?: number;
+  pageIndex?: number;
+  /** Only the count is wanted: ask for pageSize=0 (the contract's way of reading just the metadata). */
+  count?: boolean;
+}
+
+/**
+ * The URL of the first request. A bare path is resolved against api-base-url, which is treated as a
+ * directory (`users` under `https://api.example.com/v1` is `/v1/users`) while `/v1/users` is
+ * origin-absolute as in RFC 3986 §5.2. A full URL must be of the api-base-url origin: that is the only
+ * origin the token is sent to, so anything else is refused before any request (exit 2).
+ */
+export function firstPageUrl(target: string, apiBaseUrl: string, options: FirstPageOptions = {}): string {
+  let base: URL;
+  try {
+    base = new URL(apiBaseUrl);
+  } catch {
+    throw usageError(`api-base-url is not a valid URL: ${apiBaseUrl}`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    throw usageError(`api-base-url must be an http or https URL: ${base.origin}`);
+  }
+  const trimmed = target.trim();
+  if (trimmed === '') throw usageError('list needs a collection path or URL, e.g. idcli list /v1/users');
+
+  let url: URL;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(trimmed)) {
+    try {
+      url = new URL(trimmed);
+    } catch {
+      throw usageError(`not a valid URL: ${trimmed}`);
+    }
+    if (url.origin !== base.origin) {
+      throw usageError(
+        `${url.origin} is not the API origin ${base.origin}; the access token is only sent there`,
+        'pass a path, or set --api-base-url to the API you mean',
+      );
+    }
+  } else {
+    const dir = new URL(base.href);
+    if (!dir.pathname.endsWith('/')) dir.pathname += '/';
+    dir.search = '';
+    dir.hash = '';
+    url = new URL(trimmed, dir);
+  }
+  if (options.count) setQueryParam(url, 'pageSize', '0');
+  else if (options.pageSize !== undefined) setQueryParam(url, 'pageSize', String(options.pageSize));
+  if (options.pageIndex !== undefined) setQueryParam(url, 'pageIndex', String(options.pageIndex));
+  url.hash = '';
+  return url.href;
+}
+
+/**
+ * Sets one query parameter and leaves every other byte of the query as the user wrote it
+ * (URLSearchParams would re-encode the whole query, e.g. %20 into +, which a server may not treat alike).
+ */
+export function setQueryParam(url: URL, name: string, value: string): void {
+  const query = url.search.startsWith('?') ? url.search.slice(1) : url.search;
+  const out: string[] = [];
+  let placed = false;
+  for (const part of query === '' ? [] : query.split('&')) {
+    if (paramName(part) === name) {
+      if (!placed) out.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+      placed = true;
+    } else out.push(part);
+  }
+  if (!placed) out.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+  url.search = out.join('&');
+}
+
+function paramName(part: string): string {
+  const raw = part.split('=', 1)[0] ?? '';
+  try {
+    return decodeURIComponent(raw.replaceAll('+', ' '));
+  } catch {
+    return raw;
+  }
+}

@@ -1,0 +1,118 @@
+import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { baseEnv, runCli, tempDir } from '../support/cli.js';
+
+let emulator: Emulator;
+let dir: { path: string; cleanup: () => Promise<void> };
+beforeAll(async () => {
+  emulator = await startEmulator();
+  dir = await tempDir();
+});
+afterAll(async () => {
+  await emulator.close();
+  await dir.cleanup();
+});
+
+function env(extra: Record<string, string | undefined> = {}) {
+  return baseEnv({
+    IDCLI_CONFIG_DIR: dir.path,
+    IDCLI_CREDENTIAL_STORE: 'file',
+    IDCLI_BASE_URL: emulator.baseUrl,
+    IDCLI_CLIENT_ID: emulator.client.id,
+    IDCLI_CLIENT_NAME: emulator.client.name,
+    IDCLI_REDIRECT_URI: 'http://127.0.0.1:0/callback',
+    ...extra,
+  });
+}
+
+interface Check {
+  id: string;
+  status: 'pass' | 'warn' | 'fail';
+  detail: string;
+  fix?: string;
+}
+
+async function doctorJson(e: Record<string, string | undefined>) {
+  const r = await runCli(['doctor', '--json'], { env: e });
+  return { ...r, report: JSON.parse(r.stdout) as { ok: boolean; checks: Check[] } };
+}
+
+const byId = (checks: Check[], id: string) => checks.find((c) => c.id === id)!;
+
+describe('idcli doctor', () => {
+  it('passes every check with a complete configuration and a reachable service', async () => {
+    const { code, report } = await doctorJson(env());
+    expect(code).toBe(0);
+    expect(report.ok).toBe(true);
+    expect(report.checks.map((c) => c.id)).toEqual(['config', 'reachable', 'clock', 'port', 'localhost', 'store', 'proxy']);
+    for (const c of report.checks) expect(c.status, `${c.id}: ${c.detail}`).toBe('pass');
+    expect(emulator.requests.some((r) => r.path === '/oauth/authorize')).toBe(true);
+  });
+
+  it('prints a readable report on stdout and exits 2 when a check fails, each failure with its fix', async () => {
+    const r = await runCli(['doctor'], { env: env({ IDCLI_CLIENT_NAME: undefined, IDCLI_BASE_URL: 'http://127.0.0.1:9' }) });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/FAIL\s+configuration\s+profile 'default' lacks client-name/);
+    expect(r.stdout).toContain('fix: set client-name with --client-name, IDCLI_CLIENT_NAME');
+    expect(r.stdout).toMatch(/FAIL\s+identity service reachable/);
+    expect(r.stderr).toContain('checks failed');
+  });
+
+  it('reports an invalid setting as a failed configuration check instead of stopping', async () => {
+    const { code, report } = await doctorJson(env({ IDCLI_BASE_URL: 'http://id.example.com' }));
+    expect(code).toBe(2);
+    expect(byId(report.checks, 'config')).toMatchObject({ status: 'fail' });
+    expect(byId(report.checks, 'config').detail).toContain('https');
+    expect(byId(report.checks, 'proxy').status).toBe('pass');
+  });
+
+  it('names a busy redirect port', async () => {
+    const blocker = createNetServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const { code, report } = await doctorJson(env({ IDCLI_REDIRECT_URI: `http://127.0.0.1:${port}/callback` }));
+      expect(code).toBe(2);
+      expect(byId(report.checks, 'port')).toMatchObject({ status: 'fail' });
+      expect(byId(report.checks, 'port').detail).toContain(String(port));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('measures clock skew against the Date header', async () => {
+    const skewed: Server = createServer((_req, res) => {
+      res.setHeader('date', new Date(Date.now() - 10 * 60_000).toUTCString());
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => skewed.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(skewed.address() as AddressInfo).port}`;
+    try {
+      const { code, report } = await doctorJson(env({ IDCLI_BASE_URL: base }));
+      expect(code).toBe(2);
+      expect(byId(report.checks, 'clock')).toMatchObject({ status: 'fail' });
+      expect(byId(report.checks, 'clock').detail).toMatch(/ahead of the server/);
+    } finally {
+      skewed.close();
+    }
+  });
+
+  it('shows proxy variables in effect without their credentials', async () => {
+    const { report } = await doctorJson(env({ HTTPS_PROXY: 'http://user:pw@proxy.example:3128', NO_PROXY: '127.0.0.1' }));
+    const proxy = byId(report.checks, 'proxy');
+    expect(proxy.detail).toContain('proxy.example:3128');
+    expect(proxy.detail).toContain('NO_PROXY=127.0.0.1');
+    expect(proxy.detail).not.toContain('pw');
+  });
+
+  it('demanding the keychain where none is reachable fails the store check', async () => {
+    const { code, report } = await doctorJson(
+      env({ IDCLI_CREDENTIAL_STORE: 'keychain', DBUS_SESSION_BUS_ADDRESS: `unix:path=${dir.path}/no-such-bus` }),
+    );
+    expect(code).toBe(2);
+    expect(byId(report.checks, 'store')).toMatchObject({ status: 'fail' });
+  });
+});

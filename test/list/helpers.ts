@@ -1,0 +1,92 @@
+/**
+ * Shared set-up for the `idcli list` integration tests: the contract emulator on loopback and the BUILT CLI
+ * run as a child process, exactly as a user's shell would run it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { Emulator } from '../emulator/index.js';
+import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+
+export interface ListRun extends CliResult {
+  /** Requests the emulator saw for collection paths during this run. */
+  requests: string[];
+}
+
+export interface ListEnv {
+  emu: Emulator;
+  configDir: string;
+  /** An access token for IDCLI_ACCESS_TOKEN, or undefined to use the stored sign-in. */
+  token: string | undefined;
+}
+
+export async function listEnv(emu: Emulator, token: string | undefined): Promise<ListEnv & { cleanup: () => Promise<void> }> {
+  const dir = await tempDir('idcli-list-');
+  return { emu, configDir: dir.path, token, cleanup: dir.cleanup };
+}
+
+export function cliEnv(env: ListEnv, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return baseEnv({
+    IDCLI_BASE_URL: env.emu.baseUrl,
+    IDCLI_CLIENT_ID: env.emu.client.id,
+    IDCLI_CLIENT_NAME: env.emu.client.name,
+    IDCLI_REDIRECT_URI: env.emu.client.callbackUrl,
+    IDCLI_CONFIG_DIR: env.configDir,
+    IDCLI_CREDENTIAL_STORE: 'file',
+    IDCLI_ACCESS_TOKEN: env.token,
+    ...extra,
+  });
+}
+
+export async function list(
+  env: ListEnv,
+  args: string[],
+  opts: { extraEnv?: Record<string, string | undefined>; onSpawn?: (c: ChildProcess) => void; timeoutMs?: number } = {},
+): Promise<ListRun> {
+  const before = env.emu.requests.length;
+  const result = await runCli(['list', ...args], {
+    env: cliEnv(env, opts.extraEnv),
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    onSpawn: opts.onSpawn,
+  });
+  const requests = env.emu.requests
+    .slice(before)
+    .filter((r) => !r.path.startsWith('/oauth/'))
+    .map((r) => r.url);
+  return { ...result, requests };
+}
+
+/** The command the CLI printed for resuming, as its URL argument. */
+export function resumeUrl(stderr: string): string | undefined {
+  return /resume with: idcli list '([^']+)'/.exec(stderr)?.[1];
+}
+
+/** Items as NDJSON text, as idcli must print them. */
+export function ndjson(items: readonly string[]): string {
+  return items.map((i) => `${i}\n`).join('');
+}
+
+/** `count` compact user-like items with an index, for tests that only need distinct lines. */
+export function plainItems(count: number, prefix = 'i'): string[] {
+  return Array.from({ length: count }, (_, i) => `{"id":"${prefix}${i}","n":${i}}`);
+}
+
+/** Runs a bash script (e.g. a pipeline into `head`) and collects its output. */
+export function shell(script: string, env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const cleanEnv = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+    const child = spawn('bash', ['-c', script], { env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => {
+      stdout += b.toString();
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { IdcliError } from '../../src/errors.js';
+import { pageKey, resolveNextLink } from '../../src/paginate/links.js';
+
+const ORIGIN = 'http://127.0.0.1:8080';
+const PAGE = `${ORIGIN}/v1/events?pageSize=10`;
+
+function error(fn: () => unknown): IdcliError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof IdcliError) return err;
+    throw err;
+  }
+  throw new Error('expected an error');
+}
+
+describe('resolveNextLink', () => {
+  it('keeps an absolute link of the API origin as returned', () => {
+    expect(resolveNextLink(`${ORIGIN}/v1/events?cursor=abc%3D`, PAGE, ORIGIN, new Set())).toBe(`${ORIGIN}/v1/events?cursor=abc%3D`);
+  });
+
+  it('resolves relative links against the page URL (RFC 3986 §5)', () => {
+    expect(resolveNextLink('/v1/events?cursor=x', PAGE, ORIGIN, new Set())).toBe(`${ORIGIN}/v1/events?cursor=x`);
+    expect(resolveNextLink('?cursor=y', PAGE, ORIGIN, new Set())).toBe(`${ORIGIN}/v1/events?cursor=y`);
+    expect(resolveNextLink('more?c=1', `${ORIGIN}/v1/events/`, ORIGIN, new Set())).toBe(`${ORIGIN}/v1/events/more?c=1`);
+  });
+
+  it('drops the fragment, which is never sent', () => {
+    expect(resolveNextLink('/v1/e?c=1#frag', PAGE, ORIGIN, new Set())).toBe(`${ORIGIN}/v1/e?c=1`);
+  });
+
+  it.each([
+    ['another host', 'http://evil.example/v1/events?c=1'],
+    ['another port', 'http://127.0.0.1:8081/v1/events'],
+    ['another scheme', 'https://127.0.0.1:8080/v1/events'],
+    ['a protocol-relative host', '//evil.example/x'],
+  ])('refuses %s with exit 5', (_n, href) => {
+    const e = error(() => resolveNextLink(href, PAGE, ORIGIN, new Set()));
+    expect(e.exitCode).toBe(5);
+    expect(e.message).toMatch(/another origin/);
+  });
+
+  it('refuses a link to a page already fetched', () => {
+    const visited = new Set([pageKey(`${ORIGIN}/v1/events?pageSize=10`)]);
+    const e = error(() => resolveNextLink('/v1/events?pageSize=10#x', PAGE, ORIGIN, visited));
+    expect(e.exitCode).toBe(5);
+    expect(e.message).toMatch(/loop/);
+  });
+
+  it('refuses an unparseable link', () => {
+    const e = error(() => resolveNextLink('http://[::1', PAGE, ORIGIN, new Set()));
+    expect(e.exitCode).toBe(5);
+    expect(e.message).toMatch(/not a valid URL/);
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { IdcliError } from '../../src/errors.js';
+import { firstPageUrl, setQueryParam } from '../../src/paginate/target.js';
+
+const BASE = 'http://127.0.0.1:9000';
+
+function usage(fn: () => unknown): IdcliError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof IdcliError) return err;
+    throw err;
+  }
+  throw new Error('expected an error');
+}
+
+describe('firstPageUrl', () => {
+  it('resolves bare and absolute paths against api-base-url', () => {
+    expect(firstPageUrl('users', BASE)).toBe(`${BASE}/users`);
+    expect(firstPageUrl('/v1/users?filter=x', BASE)).toBe(`${BASE}/v1/users?filter=x`);
+    expect(firstPageUrl('users', `${BASE}/v1`)).toBe(`${BASE}/v1/users`);
+    expect(firstPageUrl('users', `${BASE}/v1/`)).toBe(`${BASE}/v1/users`);
+    expect(firstPageUrl('/v2/users', `${BASE}/v1`)).toBe(`${BASE}/v2/users`);
+  });
+
+  it('accepts a full URL of the API origin as is', () => {
+    expect(firstPageUrl(`${BASE}/v1/events?cursor=a%2Bb`, BASE)).toBe(`${BASE}/v1/events?cursor=a%2Bb`);
+  });
+
+  it('refuses a full URL of another origin before any request (exit 2)', () => {
+    const e = usage(() => firstPageUrl('http://evil.example/v1/users', BASE));
+    expect(e.exitCode).toBe(2);
+    expect(e.message).toMatch(/not the API origin/);
+    expect(usage(() => firstPageUrl('ftp://x/y', BASE)).exitCode).toBe(2);
+    expect(usage(() => firstPageUrl('  ', BASE)).exitCode).toBe(2);
+    expect(usage(() => firstPageUrl('users', 'not a url')).exitCode).toBe(2);
+  });
+
+  it('sets pageSize, pageIndex and the count query without touching other parameters', () => {
+    expect(firstPageUrl('/v1/users?q=a%20b&pageSize=5', BASE, { pageSize: 50, pageIndex: 2 })).toBe(
+      `${BASE}/v1/users?q=a%20b&pageSize=50&pageIndex=2`,
+    );
+    expect(firstPageUrl('/v1/users', BASE, { count: true, pageSize: 7 })).toBe(`${BASE}/v1/users?pageSize=0`);
+    expect(firstPageUrl('/v1/users#frag', BASE, { pageIndex: 0 })).toBe(`${BASE}/v1/users?pageIndex=0`);
+  });
+});
+
+describe('setQueryParam', () => {
+  it('replaces every occurrence once and keeps the rest byte for byte', () => {
+    const u = new URL('http://h/p?a=1+2&pageIndex=1&b=%7E&pageIndex=9');
+    setQueryParam(u, 'pageIndex', '4');
+    expect(u.search).toBe('?a=1+2&pageIndex=4&b=%7E');
+  });
+});
