@@ -20,7 +20,7 @@ await build({
   external: ['@napi-rs/keyring'],
   sourcemap: false,
   legalComments: 'none',
-  // Bundled CommonJS dependencies (commander) call require() for builtins; give ESM chunks one.
+  // Bundled CommonJS dependencies call require() for builtins; give ESM chunks one.
   banner: { js: "import { createRequire as __idcliCreateRequire } from 'node:module'; const require = __idcliCreateRequire(import.meta.url);" },
   define: { IDCLI_VERSION: JSON.stringify(pkg.version) },
   logLevel: 'warning',

@@ -1,6 +1,7 @@
-import type { Command, Option } from 'commander';
+import { COMMANDS, GLOBAL_OPTIONS, type OptionSpec as ArgvOption } from '../argv/spec.js';
+import { CONFIG_KEYS } from '../config.js';
 
-/** What the shell scripts need to know of the program, read off the commander tree so the two never drift. */
+/** What the shell scripts need to know of the program, read off the command table so the two never drift. */
 export interface OptionSpec {
   long: string;
   description: string;
@@ -25,38 +26,23 @@ export interface ProgramSpec {
   commands: CommandSpec[];
 }
 
-function optionSpec(o: Option): OptionSpec | undefined {
-  if (!o.long || o.long === '--help' || o.long === '--version') return undefined;
-  const spec: OptionSpec = {
-    long: o.long,
-    description: o.description.replace(/\s*\(.*$/, ''),
-    takesValue: o.required || o.optional,
-  };
-  if (o.argChoices) spec.choices = o.argChoices;
-  if (o.long === '--profile') spec.dynamic = 'profiles';
+function optionSpec(o: ArgvOption): OptionSpec {
+  const spec: OptionSpec = { long: o.flag, description: o.description, takesValue: o.type !== 'boolean' };
+  if (o.choices) spec.choices = o.choices;
+  if (o.flag === '--profile') spec.dynamic = 'profiles';
   return spec;
 }
 
-export function programSpec(program: Command, configKeys: readonly string[]): ProgramSpec {
-  const globals = program.options.map(optionSpec).filter((o): o is OptionSpec => o !== undefined);
-  const globalNames = new Set(globals.map((g) => g.long));
-  const commands: CommandSpec[] = [];
-  for (const c of program.commands) {
-    if ((c as unknown as { _hidden?: boolean })._hidden || c.name() === 'help') continue;
-    const spec: CommandSpec = {
-      name: c.name(),
-      description: c.summary() || c.description(),
-      options: c.options
-        .map(optionSpec)
-        .filter((o): o is OptionSpec => o !== undefined && !globalNames.has(o.long)),
-    };
-    if (c.commands.length > 0) {
-      spec.positional = c.commands.map((s) => s.name());
-      spec.keys = configKeys;
+export function programSpec(): ProgramSpec {
+  const commands = COMMANDS.filter((c) => !c.hidden).map((c): CommandSpec => {
+    const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options.map(optionSpec) };
+    if (c.subcommands) {
+      spec.positional = c.subcommands.map((s) => s.name);
+      spec.keys = Object.keys(CONFIG_KEYS);
     }
-    const choices = c.registeredArguments[0]?.argChoices;
+    const choices = c.args?.[0]?.choices;
     if (choices) spec.positional = choices;
-    commands.push(spec);
-  }
-  return { globals, commands };
+    return spec;
+  });
+  return { globals: GLOBAL_OPTIONS.map(optionSpec), commands };
 }

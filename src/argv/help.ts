@@ -1,0 +1,74 @@
+/** Help pages rendered from the command table: purpose, usage, options with defaults and env, examples. */
+import { COMMANDS, type CommandSpec, GLOBAL_OPTIONS, type OptionSpec } from './spec.js';
+
+const EXIT_CODES = `Exit codes: 0 ok, 1 internal error, 2 usage or configuration, 3 sign-in needed,
+4 server or network failure, 5 server broke the contract, 130 interrupted.`;
+
+function optionLabel(o: OptionSpec): string {
+  return o.value ? `${o.flag} ${o.value}` : o.flag;
+}
+
+function optionText(o: OptionSpec): string {
+  const notes: string[] = [];
+  if (o.choices) notes.push(o.choices.join('|'));
+  if (o.defaultValue !== undefined) notes.push(`default: ${o.defaultValue}`);
+  else if (o.defaultText) notes.push(`default: ${o.defaultText}`);
+  if (o.env) notes.push(`env ${o.env}`);
+  return notes.length ? `${o.description} (${notes.join('; ')})` : o.description;
+}
+
+function table(rows: [string, string][]): string {
+  const width = Math.min(28, Math.max(...rows.map(([l]) => l.length)));
+  return rows.map(([l, r]) => (l.length > width ? `  ${l}\n  ${' '.repeat(width)}  ${r}` : `  ${l.padEnd(width)}  ${r}`)).join('\n');
+}
+
+function examples(lines: readonly string[]): string {
+  return lines.length ? `\n\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}` : '';
+}
+
+export function rootHelp(version: string): string {
+  const commands = COMMANDS.filter((c) => !c.hidden).map((c): [string, string] => [c.name + (c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : ''), c.summary]);
+  commands.push(['help [command]', 'show help for a command']);
+  const options: [string, string][] = [
+    ...GLOBAL_OPTIONS.map((o): [string, string] => [optionLabel(o), optionText(o)]),
+    ['-h, --help', 'show help'],
+    ['-V, --version', `print the version (${version})`],
+  ];
+  return `Usage: idcli [options] <command>
+
+Sign in to the identity service and pull data out of its APIs.
+
+Commands:
+${table(commands)}
+
+Options (before or after the command):
+${table(options)}${examples([
+    'idcli login                         # sign in through the browser',
+    'idcli token                         # print an access token for scripts',
+    'curl -H "Authorization: Bearer $(idcli token)" https://api.example.com/v1/me',
+    'idcli list users > users.ndjson     # stream a collection as NDJSON',
+  ])}
+
+${EXIT_CODES}
+Run \`idcli <command> --help\` for a command's options and examples.
+`;
+}
+
+export function commandHelp(path: readonly CommandSpec[]): string {
+  const cmd = path[path.length - 1]!;
+  const name = path.map((c) => c.name).join(' ');
+  const args = cmd.args?.map((a) => ` <${a.name}>`).join('') ?? '';
+  const sub = cmd.subcommands ? ' <subcommand>' : '';
+  let text = `Usage: idcli ${name}${cmd.options.length ? ' [options]' : ''}${sub}${args}\n\n${cmd.description}\n`;
+  if (cmd.subcommands) {
+    text += `\nSubcommands:\n${table(cmd.subcommands.map((s) => [s.name + (s.args ? ` <${s.args.map((a) => a.name).join('> <')}>` : ''), s.summary]))}\n`;
+  }
+  if (cmd.args?.length) {
+    text += `\nArguments:\n${table(cmd.args.map((a) => [`<${a.name}>`, a.choices ? `${a.description} (${a.choices.join('|')})` : a.description]))}\n`;
+  }
+  const own: [string, string][] = [...cmd.options.map((o): [string, string] => [optionLabel(o), optionText(o)]), ['-h, --help', 'show help']];
+  text += `\nOptions:\n${table(own)}\n`;
+  text += `\nGlobal options (before or after the command):\n${table(GLOBAL_OPTIONS.map((o) => [optionLabel(o), optionText(o)]))}`;
+  text += examples(cmd.examples);
+  return `${text}\n`;
+}

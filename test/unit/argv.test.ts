@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { commandHelp, rootHelp } from '../../src/argv/help.js';
+import { parseArgv, type Parsed } from '../../src/argv/parse.js';
+import { COMMANDS, GLOBAL_OPTIONS } from '../../src/argv/spec.js';
+import { IdcliError } from '../../src/errors.js';
+
+function run(argv: string[]): Extract<Parsed, { kind: 'run' }> {
+  const p = parseArgv(argv);
+  if (p.kind !== 'run') throw new Error(`expected a command, got ${p.kind}`);
+  return p;
+}
+
+function usage(argv: string[]): IdcliError {
+  try {
+    parseArgv(argv);
+  } catch (err) {
+    expect(err).toBeInstanceOf(IdcliError);
+    expect((err as IdcliError).exitCode).toBe(2);
+    return err as IdcliError;
+  }
+  throw new Error(`expected a usage error for ${argv.join(' ')}`);
+}
+
+describe('parseArgv', () => {
+  it('takes global options before or after the command, and the command options after it', () => {
+    const a = run(['--profile', 'stg', 'token', '--json', '--base-url=https://id.example.com']);
+    expect(a.path.map((c) => c.name)).toEqual(['token']);
+    expect(a.globals).toEqual({ profile: 'stg', baseUrl: 'https://id.example.com' });
+    expect(a.options).toEqual({ json: true, minTtl: 60 });
+  });
+  it('converts integers, applies defaults, and negates --no-*', () => {
+    const l = run(['list', 'users', '--page-size', '0', '--limit=5']);
+    expect(l.args).toEqual(['users']);
+    expect(l.options).toMatchObject({ pageSize: 0, limit: 5, maxRetries: 5, concurrency: 1 });
+    expect(run(['login', '--no-browser']).options).toMatchObject({ browser: false, timeout: 300 });
+    expect(run(['login']).options.browser).toBeUndefined();
+  });
+  it('treats everything after -- as arguments', () => {
+    expect(run(['list', '--', '--weird-path']).args).toEqual(['--weird-path']);
+  });
+  it('walks subcommands', () => {
+    const s = run(['config', 'set', 'scope', 'read write', '--profile', 'x']);
+    expect(s.path.map((c) => c.name)).toEqual(['config', 'set']);
+    expect(s.args).toEqual(['scope', 'read write']);
+    expect(s.globals.profile).toBe('x');
+  });
+  it('help and version', () => {
+    expect(parseArgv([])).toEqual({ kind: 'help', path: [] });
+    expect(parseArgv(['--version']).kind).toBe('version');
+    expect(parseArgv(['-V']).kind).toBe('version');
+    const h = parseArgv(['help', 'config', 'set']);
+    expect(h.kind === 'help' && h.path.map((c) => c.name)).toEqual(['config', 'set']);
+    const h2 = parseArgv(['list', '--help']);
+    expect(h2.kind === 'help' && h2.path.map((c) => c.name)).toEqual(['list']);
+  });
+  it('refuses mistakes with a suggestion where one is close', () => {
+    expect(usage(['tokn']).hint).toBe("did you mean 'token'?");
+    expect(usage(['token', '--jsn']).hint).toBe("did you mean '--json'?");
+    expect(usage(['config', 'st']).hint).toBe("did you mean 'set'?");
+    expect(usage(['login', '--prompt', 'nne']).message).toContain('none, login, create');
+    expect(usage(['--json', 'token']).message).toContain('belongs after its command');
+    expect(usage(['token', '--json=yes']).message).toContain('takes no value');
+    expect(usage(['token', '--min-ttl']).message).toContain('needs a value');
+    expect(usage(['token', '--min-ttl', '-5']).message).toContain('whole number');
+    expect(usage(['list', 'users', '--concurrency', '0']).message).toContain('between 1 and 64');
+    expect(usage(['list']).message).toBe('missing argument <path-or-url>');
+    expect(usage(['list', 'a', 'b']).message).toBe("unexpected argument 'b'");
+    expect(usage(['config']).message).toContain('needs a subcommand');
+    expect(usage(['completion', 'tcsh']).message).toContain('bash, zsh, fish');
+  });
+});
+
+describe('help pages', () => {
+  it('every command documents its purpose, each option with its default and env, and examples', () => {
+    for (const cmd of COMMANDS.filter((c) => !c.hidden)) {
+      const text = commandHelp([cmd]);
+      expect(text).toContain(cmd.description);
+      for (const o of [...cmd.options, ...GLOBAL_OPTIONS]) {
+        expect(text).toContain(o.flag);
+        if (o.env) expect(text).toContain(`env ${o.env}`);
+        if (o.defaultValue !== undefined) expect(text).toContain(`default: ${o.defaultValue}`);
+      }
+      expect(cmd.examples.length, cmd.name).toBeGreaterThanOrEqual(2);
+      expect(text).toContain('Examples:');
+    }
+  });
+  it('the root page lists every visible command and the exit codes', () => {
+    const text = rootHelp('1.2.3');
+    for (const cmd of COMMANDS) expect(text.includes(`  ${cmd.name}`)).toBe(!cmd.hidden);
+    expect(text).toContain('Exit codes:');
+    expect(text).toContain('1.2.3');
+  });
+});
