@@ -23,7 +23,6 @@ import {
 /** Under the 2560-byte Windows limit with room to spare; also the largest head kept inline. */
 export const CHUNK_BYTES = 2000;
 const HEAD_FORMAT = 'idcli-credential-head';
-const PROBE_ACCOUNT = 'idcli-keychain-probe';
 const READ_ATTEMPTS = 3;
 
 interface InlineHead {
@@ -48,7 +47,7 @@ type Head = InlineHead | ChunkedHead;
 
 export interface KeychainStoreOptions extends KeyringClientOptions {
   hooks?: CommitHooks;
-  /** Another way to reach the keychain; defaults to the helper-process client. */
+  /** Another way to reach the keychain; defaults to @napi-rs/keyring in this process. */
   backend?: KeyringBackend;
 }
 
@@ -68,10 +67,10 @@ export class KeychainStore implements CredentialStore {
     return `OS keychain (service "${this.service}")`;
   }
 
-  /** null when the keychain answers; otherwise why it cannot be used. Reads an entry that normally does not exist. */
+  /** null when the keychain can be used; otherwise why not. Bounded by the backend's timeout. */
   async probe(): Promise<string | null> {
     try {
-      await this.backend.get(PROBE_ACCOUNT);
+      await this.backend.ready();
       return null;
     } catch (err) {
       return err instanceof Error ? err.message : String(err);

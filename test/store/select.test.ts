@@ -1,5 +1,5 @@
 /**
- * Store selection when the keychain is missing or hangs. The keychain is reached through a helper process, so
+ * Store selection when the keychain is missing or hangs. The keychain is reached in-process after a D-Bus probe, so
  * pointing that process's DBUS_SESSION_BUS_ADDRESS somewhere else simulates a machine without a Secret Service.
  */
 import { createServer, type Server, type Socket } from 'node:net';

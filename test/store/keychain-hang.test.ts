@@ -1,0 +1,89 @@
+/**
+ * A hung keychain must cost a bounded time and then a clear exit 2 (or, in auto mode, the file store). The library
+ * runs in process, where a stuck call cannot be abandoned: it blocks the main thread (while connecting) or the
+ * process's exit (a thread-pool call; Node joins the pool before exiting). So these run the store in a separate
+ * process against a fake bus, the way `idcli token` would, and time the process until it is really gone.
+ */
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeBus, type FakeBusMode, startFakeBus } from './fixtures/fake-bus.js';
+import { runFixture, tempDir, waitForExit } from './support.js';
+
+const TIMEOUT_MS = 500;
+
+describe.runIf(process.platform === 'linux')('a hung keychain, as `idcli token` meets it (separate process)', () => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  let bus: FakeBus | null;
+
+  beforeEach(async () => {
+    dir = await tempDir();
+    bus = null;
+  });
+  afterEach(async () => {
+    await bus?.close();
+    await dir.cleanup();
+  });
+
+  async function read(mode: FakeBusMode, storeMode: 'keychain' | 'auto') {
+    bus = await startFakeBus(dir.path, mode);
+    const env = { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address };
+    const started = Date.now();
+    const child = runFixture('keychain-read', [storeMode, join(dir.path, 'config'), 'idcli-hang-test', String(TIMEOUT_MS)], env);
+    const exit = await waitForExit(child);
+    const elapsed = Date.now() - started;
+    // How long the store took by the fixture's own clock (without the process start-up).
+    const reportedAfter = Number(/after (\d+) ms/.exec(exit.stderr)?.[1] ?? NaN);
+    return { ...exit, elapsed, reportedAfter };
+  }
+
+  it('a bus that never answers: the library is never reached; exit 2 right after the timeout', async () => {
+    const r = await read('silent', 'keychain');
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('error after');
+    expect(r.stderr).toContain('keychain unavailable: keychain did not answer within 0.5 s; set IDCLI_CREDENTIAL_STORE=file');
+    expect(r.reportedAfter).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+    expect(r.reportedAfter).toBeLessThan(TIMEOUT_MS + 3000);
+    expect(r.elapsed).toBeLessThan(20_000);
+    expect(bus!.connections).toBe(1); // the probe's; the library would have blocked the main thread for good
+  });
+
+  it('a bus that authenticates and ignores Hello: the same, not libdbus\'s 25 s', async () => {
+    const r = await read('auth-only', 'keychain');
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('did not answer within 0.5 s');
+    expect(r.reportedAfter).toBeLessThan(TIMEOUT_MS + 3000);
+    expect(r.elapsed).toBeLessThan(20_000);
+    expect(bus!.connections).toBe(1);
+  });
+
+  it('a locked keyring: exit 2 at once, saying so, without the prompt the library would wait on', async () => {
+    const r = await read('locked', 'keychain');
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('keychain unavailable: the keyring is locked');
+    expect(r.reportedAfter).toBeLessThan(3000);
+    expect(bus!.connections).toBe(1);
+    expect(bus!.calls.some((c) => c.endsWith('.Unlock') || c.endsWith('.OpenSession'))).toBe(false);
+  });
+
+  it('auto mode falls back to the file store, with one warning, and reads from it', async () => {
+    const r = await read('silent', 'auto');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.match(/^warning: /gm)).toHaveLength(1);
+    expect(r.stderr).toMatch(/warning: OS keychain unavailable \(keychain did not answer within 0\.5 s\); storing credentials in .+ instead/);
+    expect(r.stderr).toMatch(/read from file after \d+ ms: nothing/);
+  });
+
+  it('a Secret Service that stalls after the probe: the read reports the timeout, and the process exits within the library\'s 2 s call timeout', async () => {
+    const r = await read('stalls-after-open-session', 'keychain');
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('error after');
+    expect(r.stderr).toContain('keychain did not answer within 0.5 s');
+    // Reported by idcli's own timer, before the library's 2 s timeout returned the stuck call...
+    expect(r.reportedAfter).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
+    expect(r.reportedAfter).toBeLessThan(2000);
+    // ...and the exit waited for that call (Node joins the thread pool), but no longer: bounded, not hung.
+    expect(r.elapsed).toBeLessThan(20_000);
+    expect(bus!.connections).toBe(2); // the probe, then the library
+    expect(bus!.calls.filter((c) => c.endsWith('.SearchItems'))).toHaveLength(2);
+  });
+});
