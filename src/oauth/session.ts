@@ -12,10 +12,8 @@ import { notLoggedIn } from '../errors.js';
 import { requireSetting } from '../config.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialKey, CredentialRecord } from '../store/record.js';
-import { lockPathFor, withLock } from '../store/lock.js';
 import { openStore } from '../store/select.js';
-import { createPkcePair } from './pkce.js';
-import { OAuthError, postTokenRequest, refreshGrantForm, type TokenSet } from './token-client.js';
+import type { TokenSet } from './token-client.js';
 
 export type SessionContext = Omit<CommandContext, 'tokens'>;
 
@@ -45,7 +43,7 @@ export async function openSession(ctx: SessionContext): Promise<Session> {
     warn: (msg) => ctx.deps.log.warn(msg),
     env: ctx.deps.env,
   });
-  return new Session(ctx, store, key, lockPathFor(ctx.settings.configDir, key));
+  return new Session(ctx, store, key);
 }
 
 export class Session implements TokenSource {
@@ -53,7 +51,6 @@ export class Session implements TokenSource {
     private readonly ctx: SessionContext,
     readonly store: CredentialStore,
     readonly key: CredentialKey,
-    private readonly lockPath: string,
   ) {}
 
   /** The stored record as it is now, without refreshing; null when signed out. */
@@ -108,12 +105,15 @@ export class Session implements TokenSource {
     return r.accessToken !== undefined && r.expiresAt !== undefined && r.expiresAt - this.ctx.deps.now() > minTtlSec * 1000;
   }
 
-  private withLock<T>(fn: () => Promise<T>): Promise<T> {
-    return withLock(this.lockPath, fn, { ...LOCK_OPTIONS, signal: this.ctx.deps.signal });
+  /** The lock and the token client load only when a refresh or a save needs them, not for a cached token. */
+  private async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    const { lockPathFor, withLock } = await import('../store/lock.js');
+    return withLock(lockPathFor(this.ctx.settings.configDir, this.key), fn, { ...LOCK_OPTIONS, signal: this.ctx.deps.signal });
   }
 
   /** Take the lock, re-read, and refresh unless `usable` accepts what another process stored meanwhile. */
-  private locked(usable: (r: CredentialRecord) => boolean): Promise<UsableRecord> {
+  private async locked(usable: (r: CredentialRecord) => boolean): Promise<UsableRecord> {
+    const { OAuthError } = await import('./token-client.js');
     return this.withLock(async () => {
       let record = await this.read();
       if (!record) throw notLoggedIn();
@@ -148,6 +148,7 @@ export class Session implements TokenSource {
     if (record.codeVerifier === undefined) {
       throw notLoggedIn('the stored sign-in has no PKCE verifier, so it cannot be refreshed');
     }
+    const [{ postTokenRequest, refreshGrantForm }, { createPkcePair }] = await Promise.all([import('./token-client.js'), import('./pkce.js')]);
     const next = createPkcePair();
     this.ctx.deps.log.addSecret(next.verifier);
     const startedAt = this.ctx.deps.now();

@@ -2,7 +2,6 @@
  * Credential records as files: `<configDir>/credentials/<sha256(account)>.json`. The name is a hash so profile
  * names and URLs never become path components (no traversal, no reserved characters on Windows).
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { join, sep } from 'node:path';
@@ -25,6 +24,9 @@ export interface FileStoreOptions {
   hooks?: CommitHooks;
 }
 
+/** Leaves room for the prefix, `.json` and a temp suffix within a 255-byte file name. */
+const MAX_PLAIN_NAME = 200;
+
 export class FileStore implements CredentialStore {
   readonly kind = 'file' as const;
   readonly dir: string;
@@ -41,12 +43,20 @@ export class FileStore implements CredentialStore {
     return `file ${this.dir}${sep}…`;
   }
 
-  pathFor(key: CredentialKey): string {
-    return join(this.dir, `${createHash('sha256').update(accountName(key)).digest('hex')}.json`);
+  /**
+   * One file per account, named by the account's base64url spelling: injective and safe on every filesystem,
+   * and it spares the cached-token path the load of node:crypto (several ms of start-up). An account too long
+   * for a file name (255 bytes) is named by its SHA-256 instead; the prefixes keep the two spaces apart.
+   */
+  async pathFor(key: CredentialKey): Promise<string> {
+    const name = Buffer.from(accountName(key), 'utf8').toString('base64url');
+    if (name.length <= MAX_PLAIN_NAME) return join(this.dir, `a-${name}.json`);
+    const { createHash } = await import('node:crypto');
+    return join(this.dir, `h-${createHash('sha256').update(accountName(key)).digest('hex')}.json`);
   }
 
   async read(key: CredentialKey): Promise<CredentialRecord | null> {
-    const path = this.pathFor(key);
+    const path = await this.pathFor(key);
     if (!(await this.#checkDir(false))) return null;
     if (!IS_POSIX) await this.#refuseSymlink(path); // no O_NOFOLLOW there
     let fh: Awaited<ReturnType<typeof open>>;
@@ -77,10 +87,11 @@ export class FileStore implements CredentialStore {
   }
 
   async write(key: CredentialKey, record: CredentialRecord): Promise<void> {
-    const path = this.pathFor(key);
+    const path = await this.pathFor(key);
     await this.#checkDir(true);
     await this.#refuseSymlink(path);
     await this.#removeOrphanTemps(path);
+    const { randomBytes } = await import('node:crypto');
     const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     try {
       // 'wx' = O_CREAT|O_EXCL: never reuses or follows an existing name; mode 0600 from the first byte on.
@@ -104,7 +115,7 @@ export class FileStore implements CredentialStore {
   }
 
   async delete(key: CredentialKey): Promise<boolean> {
-    const path = this.pathFor(key);
+    const path = await this.pathFor(key);
     try {
       // unlink removes a symlink itself, never its target, so no symlink check is needed here.
       await unlink(path);

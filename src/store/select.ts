@@ -5,7 +5,7 @@
 import { usageError } from '../errors.js';
 import { FileStore } from './file-store.js';
 import type { CredentialStore } from './interface.js';
-import { KeychainStore } from './keychain-store.js';
+import type { KeychainStore } from './keychain-store.js';
 
 export interface OpenStoreOptions {
   mode: 'auto' | 'keychain' | 'file';
@@ -20,7 +20,7 @@ export interface OpenStoreOptions {
 export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore> {
   const file = new FileStore({ configDir: opts.configDir, warn: opts.warn });
   if (opts.mode === 'file') return file;
-  const keychain = newKeychain(opts);
+  const keychain = await newKeychain(opts);
   const problem = await keychain.probe();
   if (problem === null) return keychain;
   keychain.close();
@@ -35,13 +35,15 @@ export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore
  */
 export async function allStores(opts: Omit<OpenStoreOptions, 'mode' | 'warn'> & Partial<Pick<OpenStoreOptions, 'mode' | 'warn'>>): Promise<CredentialStore[]> {
   const stores: CredentialStore[] = [];
-  const keychain = newKeychain(opts);
+  const keychain = await newKeychain(opts);
   if ((await keychain.probe()) === null) stores.push(keychain);
   else keychain.close();
   stores.push(new FileStore({ configDir: opts.configDir, warn: opts.warn }));
   return stores;
 }
 
-function newKeychain(opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env'>): KeychainStore {
+/** Loaded only when asked for: `IDCLI_CREDENTIAL_STORE=file` runs never parse the keychain and D-Bus code. */
+async function newKeychain(opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env'>): Promise<KeychainStore> {
+  const { KeychainStore } = await import('./keychain-store.js');
   return new KeychainStore({ service: opts.service, timeoutMs: opts.timeoutMs, env: opts.env });
 }

@@ -1,8 +1,10 @@
-import { chmod, lstat, mkdir, readdir, readFile, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
 import { FileStore } from '../../src/store/file-store.js';
+import { accountName } from '../../src/store/record.js';
 import { KEY, runFixture, sampleRecord, tempDir, waitForExit, waitForLine } from './support.js';
 
 const POSIX = process.platform !== 'win32';
@@ -45,15 +47,15 @@ describe('file store', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('keeps profiles apart and names files by a hash, not by the account', async () => {
+  it('keeps profiles apart, one file per account named by its base64url spelling', async () => {
     const other = { ...KEY, profile: 'work' };
     await store.write(KEY, sampleRecord({ refreshToken: 'rt-default' }));
     await store.write(other, sampleRecord({ refreshToken: 'rt-work' }));
     expect((await store.read(KEY))?.refreshToken).toBe('rt-default');
     expect((await store.read(other))?.refreshToken).toBe('rt-work');
     const names = await readdir(store.dir);
-    expect(names.sort()).toEqual([store.pathFor(KEY), store.pathFor(other)].map((p) => p.slice(store.dir.length + 1)).sort());
-    for (const name of names) expect(name).toMatch(/^[0-9a-f]{64}\.json$/);
+    expect(names.sort()).toEqual([await store.pathFor(KEY), await store.pathFor(other)].map((p) => p.slice(store.dir.length + 1)).sort());
+    for (const name of names) expect(name).toMatch(/^a-[A-Za-z0-9_-]+\.json$/);
   });
 
   it('describes itself by its directory', () => {
@@ -63,16 +65,16 @@ describe('file store', () => {
   it.runIf(POSIX)('creates the directory 0700 and the file 0600', async () => {
     await store.write(KEY, sampleRecord());
     expect((await stat(store.dir)).mode & 0o777).toBe(0o700);
-    expect((await stat(store.pathFor(KEY))).mode & 0o777).toBe(0o600);
+    expect((await stat(await store.pathFor(KEY))).mode & 0o777).toBe(0o600);
   });
 
   it.runIf(POSIX)('tightens modes that are too open, and says so', async () => {
     await store.write(KEY, sampleRecord());
-    await chmod(store.pathFor(KEY), 0o644);
+    await chmod(await store.pathFor(KEY), 0o644);
     await chmod(store.dir, 0o755);
     expect(await store.read(KEY)).toEqual(sampleRecord());
     expect((await stat(store.dir)).mode & 0o777).toBe(0o700);
-    expect((await stat(store.pathFor(KEY))).mode & 0o777).toBe(0o600);
+    expect((await stat(await store.pathFor(KEY))).mode & 0o777).toBe(0o600);
     expect(warnings).toHaveLength(2);
     expect(warnings.join('\n')).toMatch(/0755.*0700/);
     expect(warnings.join('\n')).toMatch(/0644.*0600/);
@@ -81,8 +83,8 @@ describe('file store', () => {
   it.runIf(POSIX)('refuses to follow a symlink in place of the record', async () => {
     await store.write(KEY, sampleRecord());
     const elsewhere = join(dir.path, 'elsewhere.json');
-    await writeFile(elsewhere, await readFile(store.pathFor(KEY)));
-    const path = store.pathFor(KEY);
+    await writeFile(elsewhere, await readFile(await store.pathFor(KEY)));
+    const path = await store.pathFor(KEY);
     await store.delete(KEY);
     await symlink(elsewhere, path);
     const readErr = await rejection(store.read(KEY));
@@ -95,10 +97,10 @@ describe('file store', () => {
 
   it('turns a corrupt file into exit 3 telling to log in, without echoing its content', async () => {
     await store.write(KEY, sampleRecord());
-    await writeFile(store.pathFor(KEY), '{"refreshToken":"rt-SECRET-leak"');
+    await writeFile(await store.pathFor(KEY), '{"refreshToken":"rt-SECRET-leak"');
     const err = await rejection(store.read(KEY));
     expect(err.exitCode).toBe(ExitCode.AUTH);
-    expect(err.message).toContain(store.pathFor(KEY));
+    expect(err.message).toContain(await store.pathFor(KEY));
     expect(err.hint).toMatch(/idcli login/);
     expect(err.message).not.toContain('SECRET');
   });
@@ -129,7 +131,7 @@ describe('file store', () => {
     const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
     await utimes(orphan, old, old);
     await after.write(KEY, sampleRecord({ generation: 3 }));
-    expect(await readdir(store.dir)).toEqual([store.pathFor(KEY).slice(store.dir.length + 1)]);
+    expect(await readdir(store.dir)).toEqual([(await store.pathFor(KEY)).slice(store.dir.length + 1)]);
     expect((await after.read(KEY))?.generation).toBe(3);
   }, 60_000);
 
@@ -139,5 +141,24 @@ describe('file store', () => {
     const err = await rejection(store.write(KEY, sampleRecord()));
     expect(err.message).toMatch(/not a directory/);
     expect((await lstat(store.dir)).isFile()).toBe(true);
+  });
+});
+
+describe('file names', () => {
+  it('are the base64url spelling of the account, or its SHA-256 when that would be too long for a file name', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'idcli-names-'));
+    try {
+      const store = new FileStore({ configDir: dir });
+      const short = await store.pathFor(KEY);
+      expect(short.slice(store.dir.length + 1)).toBe(`a-${Buffer.from(accountName(KEY)).toString('base64url')}.json`);
+      const longKey = { ...KEY, baseUrl: `https://id.example.com/${'tenant/'.repeat(40)}` };
+      const long = (await store.pathFor(longKey)).slice(store.dir.length + 1);
+      expect(long).toMatch(/^h-[0-9a-f]{64}\.json$/);
+      await store.write(longKey, sampleRecord({ generation: 7 }));
+      expect((await store.read(longKey))?.generation).toBe(7);
+      expect(await store.read(KEY)).toBeNull();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
