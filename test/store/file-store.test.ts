@@ -2,22 +2,13 @@ import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, uti
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ExitCode, IdcliError } from '../../src/errors.js';
+import { ExitCode } from '../../src/errors.js';
 import { FileStore } from '../../src/store/file-store.js';
 import { accountName } from '../../src/store/record.js';
 import { KEY, runFixture, sampleRecord, tempDir, waitForExit, waitForLine } from './support.js';
+import { rejection } from './rejection.js';
 
 const POSIX = process.platform !== 'win32';
-
-async function rejection(p: Promise<unknown>): Promise<IdcliError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(IdcliError);
-    return err as IdcliError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('file store', () => {
   let dir: { path: string; cleanup: () => Promise<void> };

@@ -7,11 +7,12 @@ import { execFile } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ExitCode, IdcliError } from '../../src/errors.js';
+import { ExitCode } from '../../src/errors.js';
 import { CHUNK_BYTES, chunkAccount, KeychainStore } from '../../src/store/keychain-store.js';
 import { accountName } from '../../src/store/record.js';
 import { allStores, openStore } from '../../src/store/select.js';
 import { KEY, runFixture, sampleRecord, tempDir, waitForExit, waitForLine } from './support.js';
+import { rejection } from './rejection.js';
 
 const HAVE_KEYRING = process.env.IDCLI_TEST_KEYRING === '1';
 // Production waits 3 s for the keychain; on a shared, loaded test machine gnome-keyring can be slower than that,
@@ -34,16 +35,6 @@ async function secretTool(service: string, account: string): Promise<Buffer | nu
   } catch {
     return null; // secret-tool exits 1 when nothing matches
   }
-}
-
-async function rejection(p: Promise<unknown>): Promise<IdcliError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(IdcliError);
-    return err as IdcliError;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {

@@ -2,19 +2,10 @@ import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promi
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ExitCode, IdcliError } from '../../src/errors.js';
+import { ExitCode } from '../../src/errors.js';
 import { lockPathFor, withLock } from '../../src/store/lock.js';
 import { deadPid, KEY, runFixture, tempDir, waitForExit } from './support.js';
-
-async function rejection(p: Promise<unknown>): Promise<IdcliError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(IdcliError);
-    return err as IdcliError;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from './rejection.js';
 
 async function plantLock(path: string, owner: { pid: number; host: string }, ageMs = 0): Promise<void> {
   await mkdir(dirname(path), { recursive: true });

@@ -5,19 +5,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ExitCode, IdcliError } from '../../src/errors.js';
+import { ExitCode } from '../../src/errors.js';
 import { allStores, openStore } from '../../src/store/select.js';
 import { KEY, sampleRecord, tempDir } from './support.js';
-
-async function rejection(p: Promise<unknown>): Promise<IdcliError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(IdcliError);
-    return err as IdcliError;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from './rejection.js';
 
 describe('openStore: file mode', () => {
   it('uses the file store without asking the keychain', async () => {
