@@ -34,7 +34,7 @@ export async function runDoctor(opts: DoctorOptions, deps: Deps, context: () => 
   const ok = settings instanceof IdcliError ? undefined : settings;
 
   if (ok?.baseUrl) {
-    const http = createHttpClient({ log: deps.log });
+    const http = createHttpClient({ log: deps.log, env: deps.env });
     try {
       const reach = await checkReachable(ok.baseUrl, http, deps.now, deps.signal);
       checks.push(reach.result, checkClockSkew(reach.serverDate, reach.localDate));

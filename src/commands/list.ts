@@ -51,7 +51,7 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
 
   const concurrency = Math.max(1, opts.concurrency ?? 1);
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
-  const http = createHttpClient({ log: deps.log, maxSockets: concurrency + 1, now: () => deps.now() });
+  const http = createHttpClient({ log: deps.log, env: deps.env, maxSockets: concurrency + 1, now: () => deps.now() });
   const progress = createProgress({
     stream: deps.stderr,
     enabled: deps.stderr.isTTY === true && !deps.log.isQuiet,

@@ -77,6 +77,7 @@ export async function runLogin(opts: LoginOptions, ctx: CommandContext): Promise
       form: codeGrantForm({ code, clientId, redirectUri: server.redirectUri, codeVerifier: pkce.verifier, nextChallenge: next.challenge }),
       signal: deps.signal,
       log,
+      env: deps.env,
     });
     log.addSecret(tokens.accessToken);
     log.addSecret(tokens.refreshToken);

@@ -1,13 +1,19 @@
 import { ExitCode, IdcliError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { redactUrl } from '../redact.js';
-import { createNodeTransport } from './node-transport.js';
+import type { Env } from './proxy-env.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF, isIdempotent, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
+import { createTransport } from './transport.js';
 import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
 
 export interface HttpClientOptions {
   /** Verbose tracing goes here; the URL is redacted and headers are never logged (they carry the token). */
   log?: Pick<Logger, 'verbose'> & Partial<Pick<Logger, 'isVerbose'>>;
+  /**
+   * The process environment (deps.env): its HTTPS_PROXY/HTTP_PROXY/NO_PROXY decide the route of every request.
+   * Without it requests go direct. Ignored when `transport` is given.
+   */
+  env?: Env;
   transport?: Transport;
   maxSockets?: number;
   now?: () => number;
@@ -37,7 +43,7 @@ export interface HttpClient {
 }
 
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
-  const transport = options.transport ?? createNodeTransport({ maxSockets: options.maxSockets ?? 4 });
+  const transport = options.transport ?? createTransport(options.env ?? {}, { maxSockets: options.maxSockets ?? 4, log: options.log });
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   // Tracing is skipped entirely when nobody reads it: redacting a URL per page is measurable on long walks.
@@ -76,7 +82,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
         reason = `HTTP ${res.status}`;
       } catch (err) {
         if (!(err instanceof NetworkError)) throw err;
-        if (!canRetry) {
+        if (!canRetry || !err.retriable) {
           const after = attempt > 0 ? ` (after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})` : '';
           throw new IdcliError(`${req.method} ${redactUrl(req.url)} failed: ${err.message}${after}`, ExitCode.NETWORK, {
             cause: err,
@@ -95,8 +101,8 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
 }
 
 /** A one-off request on its own short-lived client (no retries), for callers that make a single call. */
-export async function request(req: HttpRequest & { log?: Pick<Logger, 'verbose'> }): Promise<HttpResponse> {
-  const client = createHttpClient({ log: req.log, maxSockets: 1 });
+export async function request(req: HttpRequest & { log?: Pick<Logger, 'verbose'>; env?: Env }): Promise<HttpResponse> {
+  const client = createHttpClient({ log: req.log, env: req.env, maxSockets: 1 });
   try {
     return await client.request(req);
   } finally {

@@ -1,5 +1,6 @@
 import type { Agent as HttpAgent, ClientRequest, IncomingMessage } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
+import { toNetworkError } from './network-errors.js';
 import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
 
 export interface NodeTransportOptions {
@@ -14,9 +15,9 @@ const SWEEP_MS = 250;
 const DEFAULT_MAX_BODY = 256 * 1024 * 1024;
 
 /**
- * node:http(s) with one keep-alive agent per protocol. Chosen over undici because it loads in a few
- * milliseconds instead of ~120, and start-up time counts for a CLI. node:http and node:https are
- * imported on first use so commands that never touch the network do not pay for them.
+ * node:http(s) with one keep-alive agent per protocol: the transport whenever no proxy variable is set. Chosen
+ * over undici because it loads in a few milliseconds instead of ~120, and start-up time counts for a CLI.
+ * node:http and node:https are imported on first use so commands that never touch the network do not pay for them.
  */
 export function createNodeTransport(options: NodeTransportOptions = {}): Transport {
   const maxSockets = Math.max(1, options.maxSockets ?? 4);
@@ -68,7 +69,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
       httpsStack ??= { request: https.request as unknown as Stack['request'], agent };
       return httpsStack;
     }
-    throw new NetworkError(`unsupported URL scheme ${protocol}`, 'EPROTO');
+    throw new NetworkError(`unsupported URL scheme ${protocol}`, 'EPROTO', { retriable: false });
   }
 
   async function send(req: HttpRequest): Promise<HttpResponse> {
@@ -101,7 +102,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
       watch(watched);
       req.signal?.addEventListener('abort', onAbort, { once: true });
 
-      creq.on('error', (err: NodeJS.ErrnoException) => fail(toNetworkError(err)));
+      creq.on('error', (err: Error) => fail(toNetworkError(err)));
       creq.on('response', (res: IncomingMessage) => {
         watched.last = Date.now();
         const declared = Number(res.headers['content-length']);
@@ -146,7 +147,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
           }
           chunks.push(chunk);
         });
-        res.on('error', (err: NodeJS.ErrnoException) => fail(toNetworkError(err)));
+        res.on('error', (err: Error) => fail(toNetworkError(err)));
         // 'close' without a complete message means the server hung up mid-body (Content-Length or chunked
         // framing unmet): the bytes we have are a truncated page and must never be used.
         res.on('close', () => {
@@ -182,30 +183,4 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
       httpsStack?.agent.destroy();
     },
   };
-}
-
-function toNetworkError(err: NodeJS.ErrnoException): Error {
-  if (err instanceof NetworkError) return err;
-  if (err.name === 'AbortError') return err;
-  const code = err.code ?? 'ECONNRESET';
-  // err.message of node:net errors names host and port only, never headers, so it is safe to surface.
-  return new NetworkError(describeCode(code, err.message), code, { cause: err });
-}
-
-function describeCode(code: string, fallback: string): string {
-  switch (code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-      return 'connection reset by the server';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return 'host name not found';
-    case 'ETIMEDOUT':
-      return 'connection timed out';
-    case 'EPIPE':
-      return 'connection closed by the server';
-    default:
-      return fallback.split('\n')[0] ?? code;
-  }
 }

@@ -1,6 +1,6 @@
 /**
  * The transport seam. Everything above it (retries, tracing, the page walker, the token client) talks to
- * this interface only, so a proxy-aware transport can be added later without touching callers.
+ * this interface only: the plain node:http(s) transport and the proxy-aware undici one are interchangeable.
  */
 
 export interface HttpRequest {
@@ -40,10 +40,13 @@ export interface Transport {
 /** No complete response: refused, reset, dropped mid-body, timed out, DNS failure. Always safe to report. */
 export class NetworkError extends Error {
   readonly code: string;
-  constructor(message: string, code: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** False when trying again cannot help (an untrusted certificate, a proxy demanding credentials). */
+  readonly retriable: boolean;
+  constructor(message: string, code: string, options?: { cause?: unknown; retriable?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'NetworkError';
     this.code = code;
+    this.retriable = options?.retriable ?? true;
   }
 }
 

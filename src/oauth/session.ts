@@ -164,6 +164,7 @@ export class Session implements TokenSource {
       form,
       signal: new AbortController().signal,
       log: this.ctx.deps.log,
+      env: this.ctx.deps.env,
       timeoutMs: REFRESH_TIMEOUT_MS,
     });
     this.rememberTokens(tokens);

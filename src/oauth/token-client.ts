@@ -81,6 +81,8 @@ export interface PostOptions {
   signal: AbortSignal;
   log: Logger;
   timeoutMs?: number;
+  /** deps.env, whose proxy variables route the request; the process's own environment when not given. */
+  env: Record<string, string | undefined>;
 }
 
 /** One POST, no retry, no redirect followed (the HTTP layer never follows one). */
@@ -96,6 +98,7 @@ export async function postTokenRequest(o: PostOptions): Promise<TokenSet> {
       signal: o.signal,
       timeoutMs: o.timeoutMs ?? 30_000,
       log: o.log,
+      env: o.env,
     });
   } catch (err) {
     if (!(err instanceof NetworkError)) throw err;

@@ -1,0 +1,106 @@
+/**
+ * Turns what node:net, node:tls and undici throw into a NetworkError whose message a user can act on. Only the
+ * error's code and the first line of the runtime's own message are used: those name hosts and ports, never
+ * headers, bodies or proxy credentials.
+ */
+import { NetworkError } from './types.js';
+
+export interface ErrorContext {
+  /** The proxy the request went through, as it may be shown (no credentials); undefined for a direct request. */
+  proxy?: string;
+}
+
+/** Failures to open a TCP connection. Through a proxy the only connection idcli opens is the one to the proxy. */
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Certificate chain verification failures (OpenSSL verify results as Node reports them). */
+const UNTRUSTED_CODES = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+]);
+
+export function toNetworkError(err: unknown, context: ErrorContext = {}): Error {
+  if (err instanceof NetworkError) return err;
+  if (!(err instanceof Error)) return new NetworkError(String(err), 'ECONNRESET');
+  if (err.name === 'AbortError') return err;
+  const code = codeOf(err);
+  const first = firstLine(err.message) || code;
+  const { proxy } = context;
+
+  const tls = describeTls(code, first);
+  // A certificate that fails today fails on every retry too.
+  if (tls) return new NetworkError(tls, code, { cause: err, retriable: false });
+
+  const proxyStatus = proxyRefusal(err, first);
+  if (proxyStatus !== undefined && proxy) {
+    const why = proxyStatus === 407 ? 'requires authentication (HTTP 407 Proxy Authentication Required)' : `refused the connection (HTTP ${proxyStatus})`;
+    // 407 and 403 are answers about who is asking, not about load: asking again gets the same answer.
+    return new NetworkError(`the proxy ${proxy} ${why}`, 'EPROXY', { cause: err, retriable: proxyStatus !== 407 && proxyStatus !== 403 });
+  }
+
+  const what = describeCode(code, first);
+  if (proxy && CONNECT_CODES.has(code)) return new NetworkError(`cannot connect to the proxy ${proxy}: ${what}`, code, { cause: err });
+  return new NetworkError(proxy ? `${what} (through the proxy ${proxy})` : what, code, { cause: err });
+}
+
+function codeOf(err: Error): string {
+  const own = (err as NodeJS.ErrnoException).code;
+  // undici wraps the socket's error in some paths (e.g. a tunnel's TLS failure); the cause has the real code.
+  const cause = (err as { cause?: unknown }).cause;
+  const inner = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
+  if (own === 'UND_ERR_PRX_TLS' && inner) return inner;
+  if (own === 'UND_ERR_SOCKET' && inner && inner !== 'UND_ERR_SOCKET') return inner;
+  return own ?? inner ?? 'ECONNRESET';
+}
+
+function describeTls(code: string, message: string): string | undefined {
+  if (UNTRUSTED_CODES.has(code)) {
+    return `the server's TLS certificate is not trusted (${message}); if a private or corporate CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file`;
+  }
+  if (code === 'CERT_HAS_EXPIRED') return "the server's TLS certificate has expired";
+  if (code === 'CERT_NOT_YET_VALID') return "the server's TLS certificate is not valid yet; check this machine's clock";
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return "the server's TLS certificate is not issued for this host name";
+  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return `the TLS handshake failed (${message})`;
+  return undefined;
+}
+
+/** The status a proxy refused a request with: a CONNECT answered non-200, or a forwarded request answered 407. */
+function proxyRefusal(err: Error, message: string): number | undefined {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'UND_ERR_ABORTED') {
+    const m = /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling/.exec(message);
+    if (m?.[1]) return Number(m[1]);
+  }
+  if (code === 'UND_ERR_INVALID_ARG' && /Proxy Authentication Required \(407\)/.test(message)) return 407;
+  return undefined;
+}
+
+function describeCode(code: string, fallback: string): string {
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection reset by the server';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host name not found';
+    case 'ETIMEDOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'connection timed out';
+    case 'EPIPE':
+      return 'connection closed by the server';
+    default:
+      return fallback;
+  }
+}
+
+function firstLine(message: string): string {
+  return (message.split('\n')[0] ?? '').trim();
+}

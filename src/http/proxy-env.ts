@@ -1,0 +1,120 @@
+/**
+ * The proxy variables every HTTP client on a corporate network is expected to honour (the curl convention that
+ * undici's EnvHttpProxyAgent follows too): http_proxy/HTTP_PROXY for http:// targets, https_proxy/HTTPS_PROXY for
+ * https:// targets (falling back to the http proxy), no_proxy/NO_PROXY for the hosts reached directly. Lower case
+ * wins over upper case, as in curl and undici. Pure: the environment arrives as an argument.
+ */
+import { usageError } from '../errors.js';
+
+export type Env = Record<string, string | undefined>;
+
+export interface ProxyEnv {
+  /** Proxy for http:// targets, if any. */
+  httpProxy?: URL;
+  /** Proxy for https:// targets, if any (https_proxy, else the http proxy). */
+  httpsProxy?: URL;
+  /** The no_proxy list exactly as given ('' when unset), handed to undici unchanged so both read it alike. */
+  noProxy: string;
+  /** Which variable each proxy came from, for messages. */
+  httpVar?: string;
+  httpsVar?: string;
+}
+
+/** The variables whose presence switches idcli to the proxy-aware transport. */
+const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
+
+/**
+ * Whether any proxy variable is set. Cheap and never throws: it decides whether the proxy-aware transport (and
+ * undici with it) is loaded at all, so the common case without a proxy pays nothing.
+ */
+export function wantsProxy(env: Env): boolean {
+  if (!PROXY_VARIABLES.some((v) => nonEmpty(env[v]) !== undefined)) return false;
+  // NO_PROXY=* sends everything direct: the plain transport does that without loading undici.
+  return noProxyValue(env).trim() !== '*';
+}
+
+/**
+ * The parsed proxy settings, or undefined when no proxy variable is set. A value that is not a usable proxy URL
+ * is a configuration error (exit 2) naming the variable, never its value: the value may carry a password.
+ */
+export function readProxyEnv(env: Env): ProxyEnv | undefined {
+  const httpVar = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
+  const httpsVar = firstSet(env, ['https_proxy', 'HTTPS_PROXY']);
+  if (httpVar === undefined && httpsVar === undefined) return undefined;
+  const out: ProxyEnv = { noProxy: noProxyValue(env) };
+  if (httpVar !== undefined) {
+    out.httpProxy = parseProxyUrl(httpVar, env[httpVar] as string);
+    out.httpVar = httpVar;
+  }
+  if (httpsVar !== undefined) {
+    out.httpsProxy = parseProxyUrl(httpsVar, env[httpsVar] as string);
+    out.httpsVar = httpsVar;
+  } else if (out.httpProxy) {
+    // undici's EnvHttpProxyAgent sends https:// targets through the http proxy when no https proxy is given.
+    out.httpsProxy = out.httpProxy;
+    out.httpsVar = httpVar;
+  }
+  return out;
+}
+
+/**
+ * The proxy a request to `target` goes through, or undefined when it goes direct. Mirrors the matching of
+ * undici's EnvHttpProxyAgent (exact host, or a subdomain of an entry; `host:port` entries match that port only;
+ * a leading `.` or `*.` is ignored; `*` alone matches everything), so messages can say which way a request went.
+ */
+export function proxyFor(target: URL, proxy: ProxyEnv): URL | undefined {
+  const via = target.protocol === 'https:' ? proxy.httpsProxy : target.protocol === 'http:' ? proxy.httpProxy : undefined;
+  if (!via) return undefined;
+  return bypassed(target, proxy.noProxy) ? undefined : via;
+}
+
+/** The proxy as it may be shown to the user: scheme, host and port, never the credentials. */
+export function showProxy(proxy: URL): string {
+  return proxy.origin;
+}
+
+function bypassed(target: URL, noProxy: string): boolean {
+  const value = noProxy.trim();
+  if (value === '') return false;
+  if (value === '*') return true;
+  const host = target.host.replace(/:\d*$/, '').toLowerCase();
+  const port = Number.parseInt(target.port, 10) || (target.protocol === 'https:' ? 443 : 80);
+  for (const raw of value.split(/[,\s]/)) {
+    if (!raw) continue;
+    const m = /^(.+):(\d+)$/.exec(raw);
+    const entryHost = (m?.[1] ?? raw).replace(/^\*?\./, '').toLowerCase();
+    const entryPort = m?.[2] ? Number.parseInt(m[2], 10) : 0;
+    if (entryPort && entryPort !== port) continue;
+    if (host === entryHost || host.endsWith(`.${entryHost}`)) return true;
+  }
+  return false;
+}
+
+function parseProxyUrl(variable: string, value: string): URL {
+  const trimmed = value.trim();
+  // curl accepts a bare host:port and assumes http://; without a scheme, URL would read "host:" as the scheme.
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw usageError(`${variable} is not a valid proxy URL`, 'use http://[user:password@]host:port');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw usageError(`${variable} uses ${url.protocol.slice(0, -1)}, but only http:// and https:// proxies are supported`, 'use http://[user:password@]host:port');
+  }
+  if (url.hostname === '') throw usageError(`${variable} names no proxy host`, 'use http://[user:password@]host:port');
+  return url;
+}
+
+function firstSet(env: Env, names: readonly string[]): string | undefined {
+  return names.find((n) => nonEmpty(env[n]) !== undefined);
+}
+
+function noProxyValue(env: Env): string {
+  return env.no_proxy ?? env.NO_PROXY ?? '';
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v;
+}

@@ -1,0 +1,141 @@
+import type { Dispatcher } from 'undici';
+import { toNetworkError } from './network-errors.js';
+import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
+import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
+
+export interface ProxyTransportOptions {
+  /** Upper bound on parallel connections per origin (per proxy when proxied). */
+  maxSockets?: number;
+  /** A response larger than this is refused, as by the plain transport. */
+  maxBodyBytes?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_BODY = 256 * 1024 * 1024;
+
+/**
+ * The transport used when a proxy variable is set: undici's EnvHttpProxyAgent, which tunnels https:// targets
+ * through CONNECT, forwards http:// targets in absolute form (RFC 9112 §3.2.2) and sends the proxy URL's
+ * credentials as Proxy-Authorization. undici costs ~120 ms to load, so it is imported on the first request and
+ * only by processes that have a proxy configured; the plain transport serves everyone else.
+ *
+ * Same contract as the plain transport: one attempt, no redirect followed (undici's dispatcher.request follows
+ * none), idle timeout, abort by signal, the body as one Buffer, header names in lower case.
+ */
+export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOptions = {}): Transport {
+  const maxSockets = Math.max(1, options.maxSockets ?? 4);
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  let agent: Dispatcher | undefined;
+  let loading: Promise<Dispatcher> | undefined;
+  let closed = false;
+
+  function dispatcher(): Promise<Dispatcher> {
+    loading ??= import('undici').then((mod) => {
+      // undici is CommonJS: once bundled, its chunk exposes module.exports as the default export only.
+      const { EnvHttpProxyAgent } = ((mod as unknown as { default?: typeof mod }).default ?? mod) as typeof mod;
+      agent = new EnvHttpProxyAgent({
+        // Passed explicitly (empty meaning "none") so undici never reads process.env on its own: the settings
+        // come from the environment idcli was given, and both sides agree on which requests are proxied.
+        httpProxy: proxy.httpProxy?.href ?? '',
+        httpsProxy: proxy.httpsProxy?.href ?? '',
+        noProxy: proxy.noProxy,
+        // http:// targets are forwarded in absolute form rather than tunnelled: many proxies allow CONNECT to
+        // port 443 only, and a forwarding proxy is what http_proxy has always meant.
+        proxyTunnel: false,
+        connections: maxSockets,
+      });
+      if (closed) void agent.destroy().catch(() => {});
+      return agent;
+    });
+    return loading;
+  }
+
+  async function send(req: HttpRequest): Promise<HttpResponse> {
+    const url = typeof req.url === 'string' ? new URL(req.url) : req.url;
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new NetworkError(`unsupported URL scheme ${url.protocol}`, 'EPROTO', { retriable: false });
+    }
+    const via = proxyFor(url, proxy);
+    const context = via ? { proxy: showProxy(via) } : {};
+    const d = agent ?? (await dispatcher());
+    req.signal?.throwIfAborted();
+    const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+    // One controller carries both ways an attempt ends early: the caller's abort and the idle timeout, which
+    // (as in the plain transport) counts from the last byte received, connecting and the proxy's CONNECT included.
+    const controller = new AbortController();
+    let timedOut: NetworkError | undefined;
+    const timer = setTimeout(() => {
+      timedOut = new NetworkError(`no response within ${Math.round(timeoutMs / 1000)} s`, 'ETIMEDOUT');
+      controller.abort(timedOut);
+    }, timeoutMs);
+    const onAbort = (): void => controller.abort(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+
+    try {
+      const res = await d.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: req.method as Dispatcher.HttpMethod,
+        headers: req.headers ?? {},
+        body: req.body ?? null,
+        signal: controller.signal,
+        // The timer above is the one that counts; undici's own would only fire later with other codes.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
+      timer.refresh();
+      const body = await readBody(res, req, maxBody, () => timer.refresh());
+      return { status: res.statusCode, headers: res.headers, body };
+    } catch (err) {
+      if (req.signal?.aborted) throw req.signal.reason;
+      if (timedOut) throw timedOut;
+      throw toNetworkError(err, context);
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  return {
+    send,
+    close() {
+      closed = true;
+      // destroy, not close: close would wait for keep-alive sockets to time out, holding the process open.
+      if (agent) void agent.destroy().catch(() => {});
+    },
+  };
+}
+
+async function readBody(res: Dispatcher.ResponseData, req: HttpRequest, maxBody: number, onData: () => void): Promise<Buffer> {
+  const declared = Number(res.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBody) {
+    res.body.destroy();
+    throw new NetworkError(`response too large (${declared} bytes)`, 'ETOOBIG');
+  }
+  const known = Number.isFinite(declared) && declared > 0 ? declared : -1;
+  const chunks: Buffer[] = [];
+  let fixed: Buffer | undefined;
+  let size = 0;
+  try {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      onData();
+      if (known > 0) {
+        if (size + chunk.length > known) throw new NetworkError('response longer than its Content-Length', 'ETOOBIG');
+        // With a declared length the chunks go straight into one buffer, the caller's when it recycles them.
+        fixed ??= (req.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
+        chunk.copy(fixed, size);
+      } else {
+        if (size + chunk.length > maxBody) throw new NetworkError(`response too large (over ${maxBody} bytes)`, 'ETOOBIG');
+        chunks.push(chunk);
+      }
+      size += chunk.length;
+    }
+  } catch (err) {
+    if (err instanceof NetworkError || (err instanceof Error && err.name === 'AbortError')) throw err;
+    // undici ends the body with an error when the server hung up before the framing was met: a truncated page.
+    throw new NetworkError('connection closed before the response was complete', 'ECONNRESET', { cause: err });
+  }
+  if (fixed) return fixed.subarray(0, size);
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+}

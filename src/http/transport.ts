@@ -1,0 +1,46 @@
+/**
+ * The one place that decides how idcli reaches the network: the plain node:http(s) transport, or, when a proxy
+ * variable is set, the undici-based one that honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY. NODE_EXTRA_CA_CERTS needs
+ * nothing here: Node reads it at start-up into the default CA store that both transports verify against.
+ */
+import type { Logger } from '../log.js';
+import { createNodeTransport } from './node-transport.js';
+import { type Env, type ProxyEnv, readProxyEnv, showProxy, wantsProxy } from './proxy-env.js';
+import { createProxyTransport } from './proxy-transport.js';
+import type { Transport } from './types.js';
+
+export interface TransportOptions {
+  maxSockets?: number;
+  /** Told once which proxy is in effect. */
+  log?: Pick<Logger, 'verbose'>;
+}
+
+export function createTransport(env: Env, options: TransportOptions = {}): Transport {
+  if (!wantsProxy(env)) return createNodeTransport({ maxSockets: options.maxSockets });
+  let proxy: ProxyEnv | undefined;
+  try {
+    proxy = readProxyEnv(env);
+  } catch (err) {
+    // A malformed proxy variable fails the first request (exit 2, naming the variable), not the construction:
+    // callers such as `doctor` report failed requests as findings instead of stopping.
+    return failingTransport(err);
+  }
+  if (!proxy) return createNodeTransport({ maxSockets: options.maxSockets });
+  options.log?.verbose(describe(proxy));
+  return createProxyTransport(proxy, { maxSockets: options.maxSockets });
+}
+
+function describe(p: ProxyEnv): string {
+  const parts: string[] = [];
+  if (p.httpsProxy) parts.push(`https:// through ${showProxy(p.httpsProxy)} (${p.httpsVar})`);
+  if (p.httpProxy) parts.push(`http:// through ${showProxy(p.httpProxy)} (${p.httpVar})`);
+  const except = p.noProxy.trim() === '' ? '' : `; direct for NO_PROXY ${p.noProxy.trim()}`;
+  return `proxy: ${parts.join(', ')}${except}`;
+}
+
+function failingTransport(err: unknown): Transport {
+  return {
+    send: () => Promise.reject(err),
+    close() {},
+  };
+}

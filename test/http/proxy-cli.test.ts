@@ -1,0 +1,202 @@
+/**
+ * The BUILT CLI behind a forward proxy on loopback: HTTP_PROXY/HTTPS_PROXY route every request (the pages of
+ * `list` and the token refresh), NO_PROXY bypasses it, the proxy's credentials are sent to it and printed nowhere,
+ * and a proxy that is down is named in a one-line error. Also checks that undici stays out of start-up.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createPkcePair } from '../../src/oauth/pkce.js';
+import { FileStore } from '../../src/store/file-store.js';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { cliEnv, listEnv, type ListEnv } from '../list/helpers.js';
+import { BIN, type CliResult, ROOT, runCli } from '../support/cli.js';
+import { closedPort, type ForwardProxy, STACK_FRAME, startForwardProxy } from './proxy-fixtures.js';
+
+const USER = 'corp.user';
+const PASSWORD = 'Pr0xyPa55-word';
+
+let emu: Emulator;
+let env: ListEnv & { cleanup: () => Promise<void> };
+let proxy: ForwardProxy;
+let authProxy: ForwardProxy;
+
+beforeAll(() => {
+  if (!existsSync(BIN)) throw new Error('build the CLI first: npm run build');
+});
+
+beforeEach(async () => {
+  emu = await startEmulator();
+  env = await listEnv(emu, undefined);
+  proxy = await startForwardProxy();
+  authProxy = await startForwardProxy({ credentials: { user: USER, password: PASSWORD } });
+});
+
+afterEach(async () => {
+  await proxy.close();
+  await authProxy.close();
+  await emu.close();
+  await env.cleanup();
+});
+
+function run(args: string[], extra: Record<string, string | undefined> = {}): Promise<CliResult> {
+  return runCli(args, { env: cliEnv(env, extra), timeoutMs: 60_000 });
+}
+
+function withCredentials(p: ForwardProxy): string {
+  return `http://${USER}:${PASSWORD}@127.0.0.1:${p.port}`;
+}
+
+/** A stored sign-in whose access token has expired, so the next `idcli token` refreshes it. */
+async function storeExpiredSignIn(): Promise<void> {
+  const pair = createPkcePair();
+  const t = emu.mintTokens({ nextChallenge: pair.challenge });
+  const now = Date.now();
+  await new FileStore({ configDir: env.configDir }).write(
+    { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' },
+    {
+      version: 1,
+      refreshToken: t.refresh_token,
+      codeVerifier: pair.verifier,
+      accessToken: t.access_token,
+      tokenType: 'Bearer',
+      expiresAt: now - 1000,
+      idToken: t.id_token,
+      scope: t.scope,
+      updatedAt: now,
+      generation: 0,
+    },
+  );
+}
+
+function expectClean(r: CliResult): void {
+  expect(r.stdout + r.stderr).not.toContain(PASSWORD);
+  expect(r.stderr).not.toMatch(STACK_FRAME);
+}
+
+describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
+  it('list: every page goes through the proxy, in absolute form, and the output is what a direct run prints', async () => {
+    env.token = emu.mintTokens().access_token;
+    const direct = await run(['list', '/v1/users', '--page-size', '40']);
+    expect(direct.code).toBe(0);
+    const before = emu.requests.length;
+
+    const r = await run(['list', '/v1/users', '--page-size', '40'], { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(direct.stdout);
+    expect(r.stdout.split('\n').filter(Boolean)).toHaveLength(250);
+    const seen = emu.requests.slice(before).map((q) => `${emu.baseUrl}${q.url}`);
+    expect(seen).toHaveLength(7);
+    // Pages are prefetched, so arrival order at the proxy and at the emulator may differ by a request.
+    expect(proxy.hits.map((h) => `${h.method} ${h.target}`).sort()).toEqual(seen.map((u) => `GET ${u}`).sort());
+  });
+
+  it('a token refresh (POST /oauth/token) goes through the proxy too, with the proxy credentials, printed nowhere', async () => {
+    await storeExpiredSignIn();
+    const r = await run(['token', '--verbose'], { http_proxy: withCredentials(authProxy) });
+    expectClean(r);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\S+\n$/);
+    expect(emu.tokenEvents.filter((e) => e.grant === 'refresh_token' && e.ok)).toHaveLength(1);
+    expect(authProxy.hits.map((h) => `${h.method} ${h.target}`)).toEqual([`POST ${emu.baseUrl}/oauth/token`]);
+    expect(authProxy.hits[0]?.proxyAuthorization).toBe(`Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`);
+    expect(authProxy.hits[0]?.forwardedHeaders).not.toContain('proxy-authorization');
+    // --verbose says which proxy is in use, without the credentials.
+    expect(r.stderr).toContain(`http:// through http://127.0.0.1:${authProxy.port} (http_proxy)`);
+    expect(r.stderr).not.toContain(USER);
+
+    // The new access token is then used by list, through the same proxy.
+    const l = await run(['list', '/v1/users', '--limit', '3'], { http_proxy: withCredentials(authProxy) });
+    expectClean(l);
+    expect(l.code).toBe(0);
+    expect(l.stdout.split('\n').filter(Boolean)).toHaveLength(3);
+    expect(authProxy.hits.slice(1).map((h) => h.target.split('?')[0])).toEqual([`${emu.baseUrl}/v1/users`]);
+  });
+
+  it('NO_PROXY=127.0.0.1 bypasses the proxy for list and for the refresh', async () => {
+    await storeExpiredSignIn();
+    const proxyEnv = { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' };
+    const t = await run(['token'], proxyEnv);
+    expect(t.code).toBe(0);
+    const l = await run(['list', '/v1/events'], proxyEnv);
+    expect(l.stderr).toBe('');
+    expect(l.code).toBe(0);
+    expect(l.stdout.split('\n').filter(Boolean)).toHaveLength(230);
+    expect(proxy.hits).toEqual([]);
+  });
+
+  it('a proxy that is down: exit 4, one line naming the proxy without its credentials', async () => {
+    const port = await closedPort();
+    const down = `http://${USER}:${PASSWORD}@127.0.0.1:${port}`;
+    env.token = emu.mintTokens().access_token;
+    const before = emu.requests.length;
+    const l = await run(['list', '/v1/users', '--max-retries', '1'], { HTTPS_PROXY: down, HTTP_PROXY: down });
+    expectClean(l);
+    expect(l.code).toBe(4);
+    expect(l.stdout).toBe('');
+    expect(l.stderr).toMatch(new RegExp(`^error: GET ${emu.baseUrl}/v1/users\\S* failed: cannot connect to the proxy http://127\\.0\\.0\\.1:${port}: connection refused \\(after 1 retry\\)\\n$`));
+
+    env.token = undefined;
+    await storeExpiredSignIn();
+    const t = await run(['token'], { HTTP_PROXY: down });
+    expectClean(t);
+    expect(t.code).toBe(4);
+    expect(t.stderr).toBe(`error: POST ${emu.baseUrl}/oauth/token failed: cannot connect to the proxy http://127.0.0.1:${port}: connection refused\n`);
+    expect(emu.requests.length).toBe(before);
+  });
+
+  it('a proxy that refuses the credentials: exit 4 at once, saying it wants authentication', async () => {
+    env.token = emu.mintTokens().access_token;
+    const r = await run(['list', '/v1/users'], { HTTP_PROXY: `http://${USER}:wrong-${PASSWORD}@127.0.0.1:${authProxy.port}` });
+    expectClean(r);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain(`the proxy http://127.0.0.1:${authProxy.port} requires authentication (HTTP 407 Proxy Authentication Required)`);
+    expect(authProxy.hits).toHaveLength(1);
+  });
+
+  it('a malformed proxy variable: exit 2 naming the variable, not its value', async () => {
+    env.token = emu.mintTokens().access_token;
+    const r = await run(['list', '/v1/users'], { HTTPS_PROXY: `http://${USER}:${PASSWORD}@[proxy`, HTTP_PROXY: `http://${USER}:${PASSWORD}@[proxy` });
+    expectClean(r);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: HTTP_PROXY is not a valid proxy URL; use http://[user:password@]host:port\n');
+  });
+
+  it('doctor checks reachability through the proxy', async () => {
+    const r = await run(['doctor', '--json'], { HTTPS_PROXY: withCredentials(authProxy), HTTP_PROXY: withCredentials(authProxy) });
+    expectClean(r);
+    const report = JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string; detail: string }> };
+    expect(report.checks.find((c) => c.id === 'reachable')?.status).toBe('pass');
+    expect(authProxy.hits.map((h) => `${h.method} ${h.target}`)).toEqual([`GET ${emu.baseUrl}/oauth/authorize`]);
+  });
+});
+
+describe('start-up stays free of undici', () => {
+  /** The files a module imports statically, transitively (what loads before any dynamic import runs). */
+  function staticClosure(dist: string, entry: string): Set<string> {
+    const seen = new Set<string>();
+    const todo = [entry];
+    while (todo.length > 0) {
+      const file = todo.pop() as string;
+      if (seen.has(file)) continue;
+      seen.add(file);
+      const text = readFileSync(join(dist, file), 'utf8');
+      for (const m of text.matchAll(/(?:^|[;\n}])\s*(?:import|export)\s*(?:[\w*{}\s,$]+\s*from\s*)?["']\.\/([^"']+)["']/g)) todo.push(m[1] as string);
+    }
+    return seen;
+  }
+
+  it('the undici chunk is reached only by a dynamic import, never from the entry or the token command', () => {
+    const dist = join(ROOT, 'dist');
+    const files = readdirSync(dist).filter((f) => f.endsWith('.js'));
+    const undiciChunks = files.filter((f) => readFileSync(join(dist, f), 'utf8').includes('node_modules/undici/lib/dispatcher/env-http-proxy-agent.js'));
+    expect(undiciChunks).toHaveLength(1);
+    const undici = undiciChunks[0] as string;
+    const token = files.find((f) => /^token-[\w-]+\.js$/.test(f));
+    expect(token).toBeDefined();
+    for (const entry of ['cli.js', token as string]) expect(staticClosure(dist, entry).has(undici)).toBe(false);
+    const importers = files.filter((f) => readFileSync(join(dist, f), 'utf8').includes(`import("./${undici}")`));
+    expect(importers).toHaveLength(1);
+  });
+});

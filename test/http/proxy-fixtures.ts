@@ -1,0 +1,197 @@
+/**
+ * Network fixtures for the proxy and TLS tests, all on 127.0.0.1 port 0: a forward proxy (absolute-form
+ * requests for http:// targets, CONNECT tunnels for https:// targets, RFC 9110 §9.3.6) that records what it saw
+ * and can demand Proxy-Authorization; a TLS-terminating reverse proxy in front of the emulator; and a throwaway
+ * CA with a server certificate for 127.0.0.1 made with openssl.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, request as httpRequest, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+
+export interface ProxyHit {
+  method: string;
+  /** Absolute URL for forwarded requests, host:port for CONNECT. */
+  target: string;
+  /** The Proxy-Authorization header as received, if any. */
+  proxyAuthorization?: string;
+  /** Headers the proxy forwarded to the origin (lower-case names), for forwarded requests. */
+  forwardedHeaders?: string[];
+}
+
+export interface ForwardProxy {
+  url: string;
+  port: number;
+  hits: ProxyHit[];
+  close(): Promise<void>;
+}
+
+/** Hop-by-hop and proxy-only headers a proxy must not pass on (RFC 9110 §7.6.1). */
+const HOP_BY_HOP = new Set(['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+export async function startForwardProxy(opts: { credentials?: { user: string; password: string } } = {}): Promise<ForwardProxy> {
+  const hits: ProxyHit[] = [];
+  const sockets = new Set<Socket>();
+  const expected = opts.credentials ? `Basic ${Buffer.from(`${opts.credentials.user}:${opts.credentials.password}`).toString('base64')}` : undefined;
+  const authorized = (req: IncomingMessage): boolean => expected === undefined || req.headers['proxy-authorization'] === expected;
+
+  const server: Server = createServer((req, res) => {
+    const hit: ProxyHit = { method: req.method ?? '', target: req.url ?? '' };
+    if (req.headers['proxy-authorization']) hit.proxyAuthorization = req.headers['proxy-authorization'];
+    hits.push(hit);
+    if (!/^http:\/\//.test(req.url ?? '')) {
+      res.writeHead(400).end('absolute-form only');
+      return;
+    }
+    if (!authorized(req)) {
+      res.writeHead(407, { 'proxy-authenticate': 'Basic realm="test"' }).end();
+      return;
+    }
+    const target = new URL(req.url as string);
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
+    hit.forwardedHeaders = Object.keys(headers);
+    const upstream = httpRequest(target, { method: req.method, headers }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+      // An origin that hangs up mid-body is passed on as a hang-up, as a real proxy does.
+      up.on('close', () => {
+        if (!up.complete) res.destroy();
+      });
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    const hit: ProxyHit = { method: 'CONNECT', target: req.url ?? '' };
+    if (req.headers['proxy-authorization']) hit.proxyAuthorization = req.headers['proxy-authorization'];
+    hits.push(hit);
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => {});
+    if (!authorized(req)) {
+      client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const m = /^(.+):(\d+)$/.exec(req.url ?? '');
+    if (!m?.[1] || !m[2]) {
+      client.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const upstream = connect(Number(m[2]), m[1].replace(/^\[|\]$/g, ''), () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', () => client.destroy());
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    hits,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+export interface Pki {
+  /** PEM file of the throwaway CA, for NODE_EXTRA_CA_CERTS. */
+  caFile: string;
+  key: Buffer;
+  cert: Buffer;
+}
+
+/** Fails with a clear message when openssl is missing, rather than with an obscure spawn error. */
+export function requireOpenssl(): void {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'pipe' });
+  } catch {
+    throw new Error('these tests need the openssl command (apt-get install openssl) to make a throwaway CA');
+  }
+}
+
+/** A CA and a server certificate for IP 127.0.0.1 signed by it, written under `dir`. */
+export function makePki(dir: string): Pki {
+  requireOpenssl();
+  const f = (name: string) => join(dir, name);
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=idcli test CA',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  ssl('req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
+  writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n');
+  ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('server.pem'),
+    '-days', '2', '-extfile', f('server.ext'));
+  return { caFile: f('ca.pem'), key: readFileSync(f('server.key')), cert: readFileSync(f('server.pem')) };
+}
+
+export interface TlsFront {
+  url: string;
+  port: number;
+  /** Requests that reached the emulator through this front, as "METHOD path". */
+  hits: string[];
+  close(): Promise<void>;
+}
+
+/** HTTPS on 127.0.0.1 in front of an http:// upstream (the emulator): TLS terminated here, requests passed on. */
+export async function startTlsFront(upstream: string, pki: Pki): Promise<TlsFront> {
+  const hits: string[] = [];
+  const sockets = new Set<Socket>();
+  const base = new URL(upstream);
+  const server = createHttpsServer({ key: pki.key, cert: pki.cert }, (req, res) => {
+    hits.push(`${req.method} ${req.url}`);
+    const up = httpRequest({ host: base.hostname, port: base.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+      r.on('close', () => {
+        if (!r.complete) res.destroy();
+      });
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  // A client that rejects the certificate hangs up mid-handshake; that is the expected outcome, not a failure here.
+  server.on('tlsClientError', () => {});
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    port,
+    hits,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** A Node stack frame line, which must never reach the user. */
+export const STACK_FRAME = /^\s+at .+:\d+:\d+\)?$/m;

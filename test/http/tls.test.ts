@@ -1,0 +1,154 @@
+/**
+ * NODE_EXTRA_CA_CERTS with the BUILT CLI: a throwaway CA signs a certificate for 127.0.0.1, an HTTPS front on
+ * loopback serves the emulator with it, and idcli must trust it exactly when NODE_EXTRA_CA_CERTS names the CA,
+ * on each way a request can leave: node:https (no proxy variable), undici direct (a proxy variable, bypassed by
+ * NO_PROXY) and undici through a CONNECT tunnel. Without the CA: exit 4, a one-line TLS message, no stack trace.
+ */
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createPkcePair } from '../../src/oauth/pkce.js';
+import { FileStore } from '../../src/store/file-store.js';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { plainItems } from '../list/helpers.js';
+import { BIN, baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { type ForwardProxy, makePki, type Pki, STACK_FRAME, startForwardProxy, startTlsFront, type TlsFront } from './proxy-fixtures.js';
+
+const ITEMS = plainItems(95);
+
+let emu: Emulator;
+let front: TlsFront;
+let proxy: ForwardProxy;
+let pki: Pki;
+let dir: { path: string; cleanup: () => Promise<void> };
+
+beforeAll(async () => {
+  if (!existsSync(BIN)) throw new Error('build the CLI first: npm run build');
+  dir = await tempDir('idcli-tls-');
+  // Fails with a clear message when openssl is missing.
+  pki = makePki(dir.path);
+  emu = await startEmulator();
+  // Relative links resolve against the https:// URL idcli was given, so every page goes through the front.
+  emu.setCollection('/v1/items', { type: 'offset', items: ITEMS, linkStyle: 'relative' });
+  front = await startTlsFront(emu.baseUrl, pki);
+  proxy = await startForwardProxy();
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await front?.close();
+  await emu?.close();
+  await dir?.cleanup();
+});
+
+beforeEach(() => {
+  proxy.hits.length = 0;
+  front.hits.length = 0;
+});
+
+interface Way {
+  name: string;
+  env: () => Record<string, string>;
+  /** What the forward proxy must have seen, given how many connections were made. */
+  tunnelled: boolean;
+}
+
+const ways: Way[] = [
+  { name: 'node:https (no proxy variable)', env: () => ({}), tunnelled: false },
+  { name: 'undici, direct (NO_PROXY)', env: () => ({ HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' }), tunnelled: false },
+  { name: 'undici, through a CONNECT tunnel', env: () => ({ HTTPS_PROXY: proxy.url }), tunnelled: true },
+];
+
+function run(args: string[], configDir: string, extra: Record<string, string | undefined>): Promise<CliResult> {
+  return runCli(args, {
+    timeoutMs: 60_000,
+    env: baseEnv({
+      IDCLI_BASE_URL: front.url,
+      IDCLI_CLIENT_ID: emu.client.id,
+      IDCLI_CLIENT_NAME: emu.client.name,
+      IDCLI_REDIRECT_URI: emu.client.callbackUrl,
+      IDCLI_CONFIG_DIR: configDir,
+      IDCLI_CREDENTIAL_STORE: 'file',
+      ...extra,
+    }),
+  });
+}
+
+/** A stored sign-in for the https:// base URL whose access token has expired, so `idcli token` refreshes. */
+async function storeExpiredSignIn(configDir: string): Promise<void> {
+  const pair = createPkcePair();
+  const t = emu.mintTokens({ nextChallenge: pair.challenge });
+  const now = Date.now();
+  await new FileStore({ configDir }).write(
+    { baseUrl: front.url, clientId: emu.client.id, profile: 'default' },
+    {
+      version: 1,
+      refreshToken: t.refresh_token,
+      codeVerifier: pair.verifier,
+      accessToken: t.access_token,
+      tokenType: 'Bearer',
+      expiresAt: now - 1000,
+      idToken: t.id_token,
+      scope: t.scope,
+      updatedAt: now,
+      generation: 0,
+    },
+  );
+}
+
+function expectTlsRefusal(r: CliResult, request: string): void {
+  expect(r.code).toBe(4);
+  expect(r.stdout).toBe('');
+  expect(r.stderr).not.toMatch(STACK_FRAME);
+  const lines = r.stderr.split('\n').filter(Boolean);
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(new RegExp(`^error: ${request} failed: the server's TLS certificate is not trusted \\(.+\\); if a private or corporate CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file`));
+}
+
+describe.each(ways)('HTTPS with a private CA, $name', (way) => {
+  it('with NODE_EXTRA_CA_CERTS: list and a token refresh work', async () => {
+    const cfg = await tempDir('idcli-tls-cfg-');
+    try {
+      const l = await run(['list', '/v1/items', '--page-size', '30'], cfg.path, {
+        ...way.env(),
+        NODE_EXTRA_CA_CERTS: pki.caFile,
+        IDCLI_ACCESS_TOKEN: emu.mintTokens().access_token,
+      });
+      expect(l.stderr).toBe('');
+      expect(l.code).toBe(0);
+      expect(l.stdout).toBe(ITEMS.map((i) => `${i}\n`).join(''));
+      expect(front.hits.filter((h) => h.startsWith('GET /v1/items'))).toHaveLength(4);
+
+      await storeExpiredSignIn(cfg.path);
+      const t = await run(['token'], cfg.path, { ...way.env(), NODE_EXTRA_CA_CERTS: pki.caFile });
+      expect(t.stderr).toBe('');
+      expect(t.code).toBe(0);
+      expect(front.hits).toContain('POST /oauth/token');
+
+      if (way.tunnelled) {
+        expect(proxy.hits.length).toBeGreaterThan(0);
+        expect(new Set(proxy.hits.map((h) => `${h.method} ${h.target}`))).toEqual(new Set([`CONNECT 127.0.0.1:${front.port}`]));
+      } else {
+        expect(proxy.hits).toEqual([]);
+      }
+    } finally {
+      await cfg.cleanup();
+    }
+  });
+
+  it('without it: exit 4 with a clear TLS message and no stack trace, for a GET and for the token POST', async () => {
+    const cfg = await tempDir('idcli-tls-cfg-');
+    try {
+      const l = await run(['list', '/v1/items'], cfg.path, { ...way.env(), IDCLI_ACCESS_TOKEN: emu.mintTokens().access_token });
+      expectTlsRefusal(l, `GET ${front.url}/v1/items\\S*`);
+
+      await storeExpiredSignIn(cfg.path);
+      const t = await run(['token'], cfg.path, way.env());
+      expectTlsRefusal(t, `POST ${front.url}/oauth/token`);
+      // Nothing got past the handshake, and an untrusted certificate is not retried.
+      expect(front.hits).toEqual([]);
+      if (way.tunnelled) expect(proxy.hits.map((h) => h.method)).toEqual(['CONNECT', 'CONNECT']);
+    } finally {
+      await cfg.cleanup();
+    }
+  });
+});
