@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
-import { KeyringClient, listSecretServiceAccounts, probeSecretService, sessionBusEndpoints } from '../../src/store/keyring-client.js';
+import { sessionBusEndpoints } from '../../src/store/dbus.js';
+import { KeyringClient } from '../../src/store/keyring-client.js';
+import { listSecretServiceAccounts, probeSecretService } from '../../src/store/secret-service.js';
 import { type FakeBus, type FakeBusMode, startFakeBus } from './fixtures/fake-bus.js';
 import { tempDir } from './support.js';
 

@@ -1,0 +1,466 @@
+/**
+ * Just enough of D-Bus to ask a service on the session bus a few questions under a deadline: a call must be
+ * abandonable, and a socket of our own can be destroyed at any time (libdbus, in the keychain library, cannot be
+ * interrupted; see keyring-client.ts). Reference: the D-Bus specification
+ * (https://dbus.freedesktop.org/doc/dbus-specification.html); section names are quoted below.
+ */
+import { createConnection, type Socket } from 'node:net';
+
+/** A Unix socket to try, or null for a transport not spoken here (tcp:, unixexec:, launchd:, …). */
+export type BusEndpoint = { path: string; display: string } | null;
+
+/** An object's interface at a bus name: where a method call goes. */
+export interface Target {
+  destination: string;
+  path: string;
+  interface: string;
+  /** The service as the user knows it, for error messages (e.g. "Secret Service"); defaults to the destination. */
+  label?: string;
+}
+
+export interface BusOptions {
+  env: Record<string, string | undefined>;
+  timeoutMs: number;
+}
+
+/** What a conversation came to; `unchecked` when the bus is reached in a way not spoken here. */
+export type Outcome<T> =
+  | { status: 'done'; value: T }
+  | { status: 'unavailable'; reason: string }
+  | { status: 'unchecked' }
+  | { status: 'timed-out' };
+
+/** A reason the bus or a service on it cannot be used, worded for the user; never carries a secret. */
+export class Unusable extends Error {}
+/** The endpoint refused the connection: libdbus would go on to the next address. */
+class Unreachable extends Error {}
+/** The bus answered AUTH EXTERNAL with something other than OK. */
+class NotExternal extends Error {}
+
+const BUS: Target = { destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus' };
+
+/**
+ * Where libdbus would connect, in order ("Server Addresses": `;`-separated `transport:key=value,…`, values
+ * %-escaped). Without DBUS_SESSION_BUS_ADDRESS it uses $XDG_RUNTIME_DIR/bus; an empty list means no bus at all.
+ */
+export function sessionBusEndpoints(env: Record<string, string | undefined>): BusEndpoint[] {
+  const address = env.DBUS_SESSION_BUS_ADDRESS;
+  if (!address) {
+    const runtime = env.XDG_RUNTIME_DIR;
+    return runtime ? [{ path: `${runtime}/bus`, display: `${runtime}/bus` }] : [];
+  }
+  return address
+    .split(';')
+    .filter((entry) => entry.length > 0)
+    .map((entry) => {
+      const colon = entry.indexOf(':');
+      if (colon < 0 || entry.slice(0, colon) !== 'unix') return null;
+      const params = new Map<string, string>();
+      for (const pair of entry.slice(colon + 1).split(',')) {
+        const eq = pair.indexOf('=');
+        if (eq > 0) params.set(pair.slice(0, eq), unescapeAddressValue(pair.slice(eq + 1)));
+      }
+      const path = params.get('path');
+      if (path) return { path, display: path };
+      // Linux abstract sockets: a leading NUL byte in the name, which Node passes through to connect().
+      const abstract = params.get('abstract');
+      if (abstract) return { path: `\0${abstract}`, display: `@${abstract}` };
+      return null;
+    });
+}
+
+function unescapeAddressValue(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/** Which session bus `env` names, comparable between environments. */
+export function sessionBusOf(env: Record<string, string | undefined>): string {
+  return env.DBUS_SESSION_BUS_ADDRESS || `runtime:${env.XDG_RUNTIME_DIR ?? ''}`;
+}
+
+/** Opens the session bus, runs `talk` on it, and closes it, all within `timeoutMs`. */
+export async function withSessionBus<T>(opts: BusOptions, talk: (bus: SessionBus) => Promise<T>): Promise<Outcome<T>> {
+  const endpoints = sessionBusEndpoints(opts.env);
+  if (endpoints.length === 0) return { status: 'unavailable', reason: 'no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)' };
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), opts.timeoutMs);
+  let unreachable = '';
+  try {
+    // libdbus tries the addresses in order and uses the first it can connect to.
+    for (const endpoint of endpoints) {
+      if (endpoint === null) return { status: 'unchecked' };
+      const bus = SessionBus.open(endpoint, deadline.signal);
+      try {
+        // Hello must be the first message ("Message Bus Specification"); later calls need not wait for its reply.
+        const hello = bus.call(BUS, 'Hello');
+        const value = await talk(bus);
+        await hello;
+        return { status: 'done', value };
+      } catch (err) {
+        if (!(err instanceof Unreachable)) throw err;
+        unreachable = err.message;
+      } finally {
+        bus.close();
+      }
+    }
+    return { status: 'unavailable', reason: unreachable };
+  } catch (err) {
+    if (deadline.signal.aborted) return { status: 'timed-out' };
+    // The bus is alive but wants another authentication mechanism: that, and the rest, is the library's business.
+    if (err instanceof NotExternal) return { status: 'unchecked' };
+    if (err instanceof Unusable) return { status: 'unavailable', reason: err.message };
+    // A reply shorter than its own signature says, met while reading its body.
+    if (err instanceof RangeError) return { status: 'unavailable', reason: 'the D-Bus session bus sent a malformed message' };
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+interface Pending {
+  to: Target;
+  member: string;
+  resolve(body: Unmarshal): void;
+  reject(err: Error): void;
+}
+
+/** One authenticated connection to the session bus, with method calls as promises. */
+export class SessionBus {
+  readonly #socket: Socket;
+  readonly #signal: AbortSignal;
+  readonly #pending = new Map<number, Pending>();
+  #buffered = Buffer.alloc(0);
+  #serial = 0;
+  #connected = false;
+  #authenticated = false;
+  #failure: Error | null = null;
+  readonly #onAbort = () => this.#fail(new Unusable('timed out'));
+
+  private constructor(socket: Socket, signal: AbortSignal) {
+    this.#socket = socket;
+    this.#signal = signal;
+  }
+
+  /**
+   * Starts connecting and authenticating; calls can be made at once. Everything goes out in one flight when the
+   * connection is up — AUTH, BEGIN and the calls — without waiting for the bus's OK, as sd-bus does: one round trip
+   * instead of two. If the bus does not accept EXTERNAL, every call fails with {@link NotExternal}.
+   */
+  static open(endpoint: NonNullable<BusEndpoint>, signal: AbortSignal): SessionBus {
+    const bus = new SessionBus(createConnection({ path: endpoint.path }), signal);
+    bus.#start(endpoint.display);
+    return bus;
+  }
+
+  #start(display: string): void {
+    const socket = this.#socket;
+    if (this.#signal.aborted) this.#onAbort();
+    this.#signal.addEventListener('abort', this.#onAbort, { once: true });
+    // "Authentication Protocol": a NUL byte, then AUTH EXTERNAL with the uid as ASCII digits, hex-encoded; BEGIN
+    // ends the exchange. Written before the socket is connected, Node sends it first when it is.
+    const uid = Buffer.from(String(process.getuid?.() ?? 0), 'ascii').toString('hex');
+    socket.write(`\0AUTH EXTERNAL ${uid}\r\nBEGIN\r\n`, 'latin1');
+    socket.on('connect', () => {
+      this.#connected = true;
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? err.message;
+      this.#fail(
+        this.#connected ? new Unusable(`lost the D-Bus session bus (${code})`) : new Unreachable(`cannot connect to the D-Bus session bus at ${display} (${code})`),
+      );
+    });
+    socket.on('close', () => this.#fail(new Unusable('the D-Bus session bus closed the connection')));
+    socket.on('data', (chunk: Buffer) => {
+      this.#buffered = Buffer.concat([this.#buffered, chunk]);
+      try {
+        this.#receive();
+      } catch {
+        this.#fail(new Unusable('the D-Bus session bus sent a malformed message'));
+      }
+    });
+  }
+
+  call(to: Target, member: string, signature = '', body?: (m: Marshal) => void): Promise<Unmarshal> {
+    const failure = this.#failure;
+    const serial = ++this.#serial;
+    const reply = new Promise<Unmarshal>((resolve, reject) => {
+      if (failure) return reject(failure);
+      this.#pending.set(serial, { to, member, resolve, reject });
+      this.#socket.write(methodCall(serial, to, member, signature, body));
+    });
+    // Calls are pipelined, and a verdict may come before every reply: those left over are rejected when the
+    // connection closes, which must not count as an unhandled rejection. Awaiting one still sees its error.
+    reply.catch(() => {});
+    return reply;
+  }
+
+  /** Properties.Get → VARIANT: the reader is left at the variant's signature. */
+  getProperty(object: Target, iface: string, name: string): Promise<Unmarshal> {
+    return this.call({ ...object, interface: 'org.freedesktop.DBus.Properties' }, 'Get', 'ss', (m) => {
+      m.string(iface);
+      m.string(name);
+    });
+  }
+
+  close(): void {
+    this.#fail(new Unusable('closed'));
+  }
+
+  #receive(): void {
+    if (!this.#authenticated) {
+      const end = this.#buffered.indexOf('\r\n');
+      if (end < 0) return;
+      const line = this.#buffered.subarray(0, end).toString('latin1');
+      this.#buffered = this.#buffered.subarray(end + 2);
+      // REJECTED lists the mechanisms the bus would take; the pipelined BEGIN and calls are void then.
+      if (!line.startsWith('OK ')) {
+        this.#fail(new NotExternal(line));
+        return;
+      }
+      this.#authenticated = true;
+    }
+    for (;;) {
+      const size = messageSize(this.#buffered);
+      if (size === null || this.#buffered.length < size) return;
+      const reply = parseReply(this.#buffered.subarray(0, size));
+      this.#buffered = this.#buffered.subarray(size);
+      const pending = reply ? this.#pending.get(reply.replySerial) : undefined;
+      if (!reply || !pending) continue; // signals (NameAcquired after Hello), or not ours
+      this.#pending.delete(reply.replySerial);
+      if (reply.errorName === null) pending.resolve(reply.body);
+      else pending.reject(new Unusable(describeError(pending, reply)));
+    }
+  }
+
+  #fail(err: Error): void {
+    if (this.#failure) return;
+    this.#failure = err;
+    this.#signal.removeEventListener('abort', this.#onAbort);
+    this.#socket.destroy();
+    for (const pending of this.#pending.values()) pending.reject(err);
+    this.#pending.clear();
+  }
+}
+
+function describeError(call: Pending, reply: Reply): string {
+  const name = reply.errorName ?? 'an unnamed error';
+  if (call.to.destination === BUS.destination) return `the D-Bus session bus refused ${call.member} (${name})`;
+  const service = call.to.label ?? call.to.destination;
+  // Errors the bus sends in the service's stead (ServiceUnknown, a failed activation) mean nobody serves it.
+  if (reply.sender === BUS.destination) return `no ${service} on the D-Bus session bus (${name})`;
+  return `the ${service} failed (${name})`;
+}
+
+// "Message Format": the header's message types and field codes.
+const METHOD_CALL = 1;
+const METHOD_RETURN = 2;
+const ERROR = 3;
+const FIELD_PATH = 1;
+const FIELD_INTERFACE = 2;
+const FIELD_MEMBER = 3;
+const FIELD_ERROR_NAME = 4;
+const FIELD_REPLY_SERIAL = 5;
+const FIELD_DESTINATION = 6;
+const FIELD_SENDER = 7;
+const FIELD_SIGNATURE = 8;
+
+function methodCall(serial: number, to: Target, member: string, signature: string, body?: (m: Marshal) => void): Buffer {
+  const payload = new Marshal();
+  body?.(payload);
+  const m = new Marshal();
+  // Fixed header: endianness 'l', type, flags, protocol version 1, body length, serial.
+  m.byte(0x6c);
+  m.byte(METHOD_CALL);
+  m.byte(0);
+  m.byte(1);
+  m.u32(payload.length);
+  m.u32(serial);
+  // Header fields: ARRAY of STRUCT(BYTE code, VARIANT value); structs align to 8.
+  m.array(8, () => {
+    m.field(FIELD_PATH, 'o', () => m.string(to.path));
+    m.field(FIELD_INTERFACE, 's', () => m.string(to.interface));
+    m.field(FIELD_MEMBER, 's', () => m.string(member));
+    m.field(FIELD_DESTINATION, 's', () => m.string(to.destination));
+    if (signature) m.field(FIELD_SIGNATURE, 'g', () => m.signature(signature));
+  });
+  // The body starts on an 8-byte boundary, so alignment within it is the same as from the message start.
+  m.pad(8);
+  return Buffer.concat([m.bytes(), payload.bytes()]);
+}
+
+/** Length of the message at the start of `buf` once its fixed header is in, else null. */
+function messageSize(buf: Buffer): number | null {
+  if (buf.length < 16) return null;
+  const le = buf[0] === 0x6c;
+  const bodyLength = le ? buf.readUInt32LE(4) : buf.readUInt32BE(4);
+  const fieldsLength = le ? buf.readUInt32LE(12) : buf.readUInt32BE(12);
+  return alignUp(16 + fieldsLength, 8) + bodyLength;
+}
+
+interface Reply {
+  replySerial: number;
+  errorName: string | null;
+  sender: string;
+  /** Positioned at the start of the body. */
+  body: Unmarshal;
+}
+
+/** A METHOD_RETURN or ERROR; null for anything else (e.g. the NameAcquired signal after Hello). */
+function parseReply(msg: Buffer): Reply | null {
+  const type = msg[1];
+  if (type !== METHOD_RETURN && type !== ERROR) return null;
+  const r = new Unmarshal(msg, msg[0] === 0x6c, 12);
+  const end = 16 + r.u32();
+  const reply: Reply = { replySerial: 0, errorName: type === ERROR ? 'an unnamed error' : null, sender: '', body: r };
+  while (r.pos < end) {
+    r.pad(8);
+    const code = r.byte();
+    const kind = r.signature();
+    const value = kind === 'u' ? r.u32() : kind === 'g' ? r.signature() : r.string();
+    if (code === FIELD_REPLY_SERIAL) reply.replySerial = Number(value);
+    else if (code === FIELD_ERROR_NAME && type === ERROR) reply.errorName = String(value);
+    else if (code === FIELD_SENDER) reply.sender = String(value);
+  }
+  r.pad(8);
+  return reply;
+}
+
+function alignUp(n: number, to: number): number {
+  return Math.ceil(n / to) * to;
+}
+
+/** A UINT32's four bytes, little-endian. */
+function le32(v: number): number[] {
+  return [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
+}
+
+/** Little-endian marshalling of the few types sent here ("Marshaling (Wire Format)"). */
+export class Marshal {
+  readonly #bytes: number[] = [];
+
+  get length(): number {
+    return this.#bytes.length;
+  }
+
+  pad(to: number): void {
+    while (this.#bytes.length % to !== 0) this.#bytes.push(0);
+  }
+
+  byte(v: number): void {
+    this.#bytes.push(v & 0xff);
+  }
+
+  u32(v: number): void {
+    this.pad(4);
+    this.#bytes.push(...le32(v));
+  }
+
+  /** STRING and OBJECT_PATH: length, UTF-8 bytes, NUL. */
+  string(s: string): void {
+    const utf8 = Buffer.from(s, 'utf8');
+    this.u32(utf8.length);
+    this.#bytes.push(...utf8, 0);
+  }
+
+  signature(s: string): void {
+    this.#bytes.push(s.length, ...Buffer.from(s, 'latin1'), 0);
+  }
+
+  /** The length excludes the padding between it and the first element. */
+  array(elementAlignment: number, write: () => void): void {
+    this.u32(0);
+    const at = this.#bytes.length - 4;
+    this.pad(elementAlignment);
+    const start = this.#bytes.length;
+    write();
+    this.#bytes.splice(at, 4, ...le32(this.#bytes.length - start));
+  }
+
+  /** DICT_ENTRY<STRING,STRING>: aligned like a struct. */
+  dictEntry(key: string, value: string): void {
+    this.pad(8);
+    this.string(key);
+    this.string(value);
+  }
+
+  /** A header field: STRUCT(BYTE code, VARIANT). */
+  field(code: number, signature: string, write: () => void): void {
+    this.pad(8);
+    this.byte(code);
+    this.signature(signature);
+    write();
+  }
+
+  bytes(): Buffer {
+    return Buffer.from(this.#bytes);
+  }
+}
+
+/** Reads the types the replies here contain, in either byte order; offsets count from the message start. */
+export class Unmarshal {
+  constructor(
+    readonly buf: Buffer,
+    readonly littleEndian: boolean,
+    public pos: number,
+  ) {}
+
+  pad(to: number): void {
+    this.pos = alignUp(this.pos, to);
+  }
+
+  byte(): number {
+    if (this.pos >= this.buf.length) throw new RangeError('truncated message');
+    return this.buf[this.pos++]!;
+  }
+
+  u32(): number {
+    this.pad(4);
+    const v = this.littleEndian ? this.buf.readUInt32LE(this.pos) : this.buf.readUInt32BE(this.pos);
+    this.pos += 4;
+    return v;
+  }
+
+  string(): string {
+    const length = this.u32();
+    if (this.pos + length >= this.buf.length) throw new RangeError('truncated message');
+    return this.#text(length, 'utf8');
+  }
+
+  signature(): string {
+    return this.#text(this.byte(), 'latin1');
+  }
+
+  /** ARRAY of OBJECT_PATH. */
+  objectPaths(): string[] {
+    const length = this.u32();
+    const end = this.pos + length;
+    const paths: string[] = [];
+    while (this.pos < end) paths.push(this.string());
+    return paths;
+  }
+
+  /** ARRAY of DICT_ENTRY<STRING,STRING>. */
+  stringDict(): Map<string, string> {
+    const length = this.u32();
+    this.pad(8);
+    const end = this.pos + length;
+    const dict = new Map<string, string>();
+    while (this.pos < end) {
+      this.pad(8);
+      const key = this.string();
+      dict.set(key, this.string());
+    }
+    return dict;
+  }
+
+  /** `length` bytes of text and the NUL after them. */
+  #text(length: number, encoding: BufferEncoding): string {
+    const s = this.buf.toString(encoding, this.pos, this.pos + length);
+    this.pos += length + 1;
+    return s;
+  }
+}
