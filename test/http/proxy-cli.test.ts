@@ -6,11 +6,10 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createPkcePair } from '../../src/oauth/pkce.js';
-import { FileStore } from '../../src/store/file-store.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { cliEnv, listEnv, type ListEnv } from '../list/helpers.js';
 import { BIN, type CliResult, ROOT, runCli } from '../support/cli.js';
+import { storeSignIn } from '../support/sign-in.js';
 import { closedPort, type ForwardProxy, STACK_FRAME, startForwardProxy } from './proxy-fixtures.js';
 
 const USER = 'corp.user';
@@ -48,25 +47,8 @@ function withCredentials(p: ForwardProxy): string {
 }
 
 /** A stored sign-in whose access token has expired, so the next `idcli token` refreshes it. */
-async function storeExpiredSignIn(): Promise<void> {
-  const pair = createPkcePair();
-  const t = emu.mintTokens({ nextChallenge: pair.challenge });
-  const now = Date.now();
-  await new FileStore({ configDir: env.configDir }).write(
-    { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' },
-    {
-      version: 1,
-      refreshToken: t.refresh_token,
-      codeVerifier: pair.verifier,
-      accessToken: t.access_token,
-      tokenType: 'Bearer',
-      expiresAt: now - 1000,
-      idToken: t.id_token,
-      scope: t.scope,
-      updatedAt: now,
-      generation: 0,
-    },
-  );
+function storeExpiredSignIn(): Promise<void> {
+  return storeSignIn({ emu, configDir: env.configDir, ttlSec: -1 });
 }
 
 function expectClean(r: CliResult): void {

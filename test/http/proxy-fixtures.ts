@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, request as httpRequest, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import { type AddressInfo, connect, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 
 export interface ProxyHit {
@@ -90,22 +90,7 @@ export async function startForwardProxy(opts: { credentials?: { user: string; pa
     upstream.on('close', () => sockets.delete(upstream));
     upstream.on('error', () => client.destroy());
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    hits,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenTracked(server, sockets, 'http')), hits };
 }
 
 export interface Pki {
@@ -166,22 +151,7 @@ export async function startTlsFront(upstream: string, pki: Pki): Promise<TlsFron
   });
   // A client that rejects the certificate hangs up mid-handshake; that is the expected outcome, not a failure here.
   server.on('tlsClientError', () => {});
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `https://127.0.0.1:${port}`,
-    port,
-    hits,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
+  return { ...(await listenTracked(server, sockets, 'https')), hits };
 }
 
 /** A port nothing listens on (bound, then released). */
@@ -195,3 +165,22 @@ export async function closedPort(): Promise<number> {
 
 /** A Node stack frame line, which must never reach the user. */
 export const STACK_FRAME = /^\s+at .+:\d+:\d+\)?$/m;
+
+/** Listens on a free loopback port; close() also ends open sockets (keep-alive, tunnels) so it never waits. */
+async function listenTracked(server: NetServer, sockets: Set<Socket>, scheme: 'http' | 'https') {
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `${scheme}://127.0.0.1:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
+}

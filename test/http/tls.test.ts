@@ -6,11 +6,10 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createPkcePair } from '../../src/oauth/pkce.js';
-import { FileStore } from '../../src/store/file-store.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { plainItems } from '../list/helpers.js';
 import { BIN, baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { storeSignIn } from '../support/sign-in.js';
 import { type ForwardProxy, makePki, type Pki, STACK_FRAME, startForwardProxy, startTlsFront, type TlsFront } from './proxy-fixtures.js';
 
 const ITEMS = plainItems(95);
@@ -74,25 +73,8 @@ function run(args: string[], configDir: string, extra: Record<string, string | u
 }
 
 /** A stored sign-in for the https:// base URL whose access token has expired, so `idcli token` refreshes. */
-async function storeExpiredSignIn(configDir: string): Promise<void> {
-  const pair = createPkcePair();
-  const t = emu.mintTokens({ nextChallenge: pair.challenge });
-  const now = Date.now();
-  await new FileStore({ configDir }).write(
-    { baseUrl: front.url, clientId: emu.client.id, profile: 'default' },
-    {
-      version: 1,
-      refreshToken: t.refresh_token,
-      codeVerifier: pair.verifier,
-      accessToken: t.access_token,
-      tokenType: 'Bearer',
-      expiresAt: now - 1000,
-      idToken: t.id_token,
-      scope: t.scope,
-      updatedAt: now,
-      generation: 0,
-    },
-  );
+function storeExpiredSignIn(configDir: string): Promise<void> {
+  return storeSignIn({ emu, configDir, baseUrl: front.url, ttlSec: -1 });
 }
 
 function expectTlsRefusal(r: CliResult, request: string): void {
