@@ -53,6 +53,29 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
     }
   };
 
+  // One 'abort' listener per signal, fanning out to the requests currently using it: a walk passes the same
+  // signal with every page, and adding and removing an EventTarget listener per request costs more than
+  // the rest of the request's bookkeeping. The listener is registered once and stays: it only ever calls
+  // the handlers still in the set.
+  const aborters = new WeakMap<AbortSignal, Set<() => void>>();
+  const onAbortOf = (signal: AbortSignal): Set<() => void> => {
+    let set = aborters.get(signal);
+    if (!set) {
+      const handlers = new Set<() => void>();
+      set = handlers;
+      aborters.set(signal, handlers);
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const h of [...handlers]) h();
+          handlers.clear();
+        },
+        { once: true },
+      );
+    }
+    return set;
+  };
+
   type Stack = { request: typeof import('node:http').request; agent: HttpAgent };
   let httpStack: Stack | undefined;
   let httpsStack: Stack | undefined;
@@ -92,15 +115,16 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
         fail(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
         creq.destroy();
       };
+      const aborts = req.signal ? onAbortOf(req.signal) : undefined;
       const cleanup = (): void => {
         inFlight.delete(watched);
-        req.signal?.removeEventListener('abort', onAbort);
+        aborts?.delete(onAbort);
       };
 
       const creq: ClientRequest = request(url, { method: req.method, headers, agent });
       const watched: Watched = { last: Date.now(), timeoutMs, creq };
       watch(watched);
-      req.signal?.addEventListener('abort', onAbort, { once: true });
+      aborts?.add(onAbort);
 
       creq.on('error', (err: Error) => fail(toNetworkError(err)));
       creq.on('response', (res: IncomingMessage) => {

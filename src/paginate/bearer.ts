@@ -3,6 +3,12 @@ import type { TokenSource } from '../deps.js';
 /** The access token as the walker sees it: cheap to ask for on every page, refreshed once per 401. */
 export interface Bearer {
   token(): Promise<string>;
+  /**
+   * The token token() would hand out right now when it is already settled, else undefined. Lets a page
+   * request go out synchronously: an await per page would delay the prefetch until after the current
+   * page has been scanned, which is exactly the overlap prefetching exists for.
+   */
+  ready(): string | undefined;
   /** The server answered 401 to `token`: get a fresh one (shared by concurrent callers). */
   rejected(token: string): Promise<string>;
 }
@@ -20,14 +26,31 @@ export function createBearer(source: TokenSource, now: () => number, recheckMs =
   let current: Promise<string> | undefined;
   let checkedAt = 0;
   let refreshing: { rejected: string; promise: Promise<string> } | undefined;
+  // The value `current` settled with (undefined while it is pending or if it failed).
+  let settled: string | undefined;
+
+  const track = (p: Promise<string>): Promise<string> => {
+    settled = undefined;
+    p.then(
+      (t) => {
+        if (current === p) settled = t;
+      },
+      () => {},
+    );
+    return p;
+  };
 
   return {
     token() {
       if (current === undefined || now() - checkedAt >= recheckMs) {
         checkedAt = now();
-        current = source.get(MIN_TTL_SEC);
+        current = track(source.get(MIN_TTL_SEC));
       }
       return current;
+    },
+    ready() {
+      if (current === undefined || now() - checkedAt >= recheckMs) return undefined;
+      return settled;
     },
     rejected(token) {
       if (refreshing?.rejected === token) return refreshing.promise;
@@ -39,7 +62,7 @@ export function createBearer(source: TokenSource, now: () => number, recheckMs =
         return source.refresh(token);
       })();
       refreshing = { rejected: token, promise };
-      current = promise;
+      current = track(promise);
       checkedAt = now();
       return promise;
     },

@@ -50,7 +50,8 @@ export function parseRaw(raw: RawPage, table?: SpanTable): Page {
  * Redirects are never followed: the Authorization header must not travel to wherever Location points.
  */
 export async function fetchRaw(ctx: FetchContext, url: string, signal: AbortSignal): Promise<RawPage> {
-  let token = await ctx.bearer.token();
+  // Synchronous when the token is at hand, so the request is under way when this call returns.
+  let token = ctx.bearer.ready() ?? (await ctx.bearer.token());
   for (let refreshed = false; ; refreshed = true) {
     ctx.onToken?.(token);
     const res = await ctx.http.requestWithRetry(

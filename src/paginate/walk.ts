@@ -54,6 +54,11 @@ export class WalkFailure extends Error {
 
 class ReaderGone extends Error {}
 
+/** Resolves after the callbacks already queued with process.nextTick have run. */
+function nextTick(): Promise<void> {
+  return new Promise((resolve) => process.nextTick(resolve));
+}
+
 interface Pending<T> {
   url: string;
   index?: number;
@@ -152,7 +157,8 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
    * from the links (`/v1/users` vs `?pageIndex=0&pageSize=100`), and a loop back to it must still be seen.
    */
   function rememberSelf(self: string | undefined, url: string): void {
-    if (self === undefined) return;
+    // Usually self is the very URL just fetched, already remembered: no URL parse per page then.
+    if (self === undefined || visited.has(self)) return;
     try {
       const u = new URL(self, url);
       u.hash = '';
@@ -168,13 +174,18 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
    * prepares page k+1 while page k is validated and written; otherwise it goes out right after the scan.
    * Under --limit the item count decides whether a next page is wanted, so the scan comes first.
    */
-  function advance(raw: RawPage): Step {
+  async function advance(raw: RawPage): Promise<Step> {
     const early = Number.isFinite(limit) ? undefined : peekLinks(raw.body);
     let next: NextLink = {};
     let pending: Pending<RawPage> | undefined;
     if (early) {
       next = resolveNext(early.next, early.self, raw.url);
-      if (next.url !== undefined) pending = startRaw(next.url);
+      if (next.url !== undefined) {
+        pending = startRaw(next.url);
+        // node:http sends a request from a process.nextTick callback: let it run before the scan, so the
+        // server prepares the next page while this one is validated instead of after.
+        await nextTick();
+      }
     }
     let page: Page;
     try {
@@ -206,7 +217,7 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
       // The page is valid and written; only its link is unusable, so there is nothing to resume from.
       if (step.next.error !== undefined) throw new WalkFailure(step.next.error, { items, pages }, undefined);
       if (!step.pending) return;
-      step = advance(await settle(step.pending));
+      step = await advance(await settle(step.pending));
     }
   }
 
@@ -281,7 +292,7 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
   try {
     visited.add(pageKey(options.firstUrl));
     if (concurrency === 1) {
-      await sequentialFrom(advance(await settle(startRaw(options.firstUrl))));
+      await sequentialFrom(await advance(await settle(startRaw(options.firstUrl))));
       return { pages, items, readerGone: false };
     }
     const firstRaw = await settle(startRaw(options.firstUrl));

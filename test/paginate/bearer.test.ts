@@ -49,4 +49,25 @@ describe('createBearer', () => {
     expect(await b.rejected('t1')).toBe('t2');
     expect(calls.refresh).toBe(1);
   });
+
+  it('offers the settled token synchronously, never a stale or rejected one', async () => {
+    const { s } = source();
+    let now = 0;
+    const b = createBearer(s, () => now, 30_000);
+    expect(b.ready()).toBeUndefined();
+    const pending = b.token();
+    expect(b.ready()).toBeUndefined();
+    expect(await pending).toBe('t1');
+    expect(b.ready()).toBe('t1');
+    // Due for a recheck: the source must be asked again, so nothing is offered synchronously.
+    now = 30_000;
+    expect(b.ready()).toBeUndefined();
+    expect(await b.token()).toBe('t1');
+    expect(b.ready()).toBe('t1');
+    // A 401: the rejected token is withdrawn at once, and its replacement offered once it arrives.
+    const refreshed = b.rejected('t1');
+    expect(b.ready()).toBeUndefined();
+    expect(await refreshed).toBe('t2');
+    expect(b.ready()).toBe('t2');
+  });
 });

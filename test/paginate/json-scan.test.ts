@@ -171,6 +171,35 @@ describe('scanPage', () => {
     expect(agreed).toBeLessThan(4950);
   });
 
+  it('finds every byte that ends or breaks a string, at every offset within a four-byte word', () => {
+    // The string fast path tests four bytes at a time; each byte value is tried at each position of a
+    // long string, with the string starting at each alignment, against JSON.parse over the same bytes.
+    for (let lead = 0; lead < 4; lead++) {
+      for (let at = 0; at < 12; at++) {
+        for (let byte = 0; byte < 256; byte++) {
+          const inner = Buffer.alloc(12, 0x61);
+          inner[at] = byte;
+          const buf = Buffer.concat([enc(`{"items":[],${' '.repeat(lead)}"k":"`), inner, enc('"}')]);
+          let jsonOk = true;
+          try {
+            JSON.parse(buf.toString('latin1'));
+          } catch {
+            jsonOk = false;
+          }
+          let scanOk = true;
+          try {
+            scanPage(buf);
+          } catch (err) {
+            expect(err).toBeInstanceOf(JsonSyntaxError);
+            scanOk = false;
+          }
+          expect(scanOk, `byte ${byte} at ${at}, lead ${lead}`).toBe(jsonOk);
+          if (jsonOk) expect(buf.subarray(scanPage(buf).members.get('k')!.start).toString('latin1')).toBe(`"${inner.toString('latin1')}"}`);
+        }
+      }
+    }
+  });
+
   it('minified items parse to the same values as the originals', () => {
     const items = ['{ "a" : [ 1 , { "b" : "c d" } ] }', '{"x":"\\u0000\\n\\r\\t\\b\\f\\/"}', '{ }', '{"e":[ ]}'];
     const lines = ndjson(`{"items":[\n${items.join(' ,\r\n ')}\n]}`).split('\n');
