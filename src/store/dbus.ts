@@ -26,12 +26,21 @@ export interface BusOptions {
 /** What a conversation came to; `unchecked` when the bus is reached in a way not spoken here. */
 export type Outcome<T> =
   | { status: 'done'; value: T }
-  | { status: 'unavailable'; reason: string }
+  | { status: 'unavailable'; reason: string; /** Set when the service itself answered with an error. */ serviceError?: string }
   | { status: 'unchecked' }
   | { status: 'timed-out' };
 
 /** A reason the bus or a service on it cannot be used, worded for the user; never carries a secret. */
 export class Unusable extends Error {}
+/** The service (not the bus) answered a call with an error reply: it is alive, the call failed. */
+class ServiceError extends Unusable {
+  constructor(
+    message: string,
+    readonly errorName: string,
+  ) {
+    super(message);
+  }
+}
 /** The endpoint refused the connection: libdbus would go on to the next address. */
 class Unreachable extends Error {}
 /** The bus answered AUTH EXTERNAL with something other than OK. */
@@ -112,6 +121,7 @@ export async function withSessionBus<T>(opts: BusOptions, talk: (bus: SessionBus
     if (deadline.signal.aborted) return { status: 'timed-out' };
     // The bus is alive but wants another authentication mechanism: that, and the rest, is the library's business.
     if (err instanceof NotExternal) return { status: 'unchecked' };
+    if (err instanceof ServiceError) return { status: 'unavailable', reason: err.message, serviceError: err.errorName };
     if (err instanceof Unusable) return { status: 'unavailable', reason: err.message };
     // A reply shorter than its own signature says, met while reading its body.
     if (err instanceof RangeError) return { status: 'unavailable', reason: 'the D-Bus session bus sent a malformed message' };
@@ -232,7 +242,8 @@ export class SessionBus {
       if (!reply || !pending) continue; // signals (NameAcquired after Hello), or not ours
       this.#pending.delete(reply.replySerial);
       if (reply.errorName === null) pending.resolve(reply.body);
-      else pending.reject(new Unusable(describeError(pending, reply)));
+      else if (reply.sender === BUS.destination || pending.to.destination === BUS.destination) pending.reject(new Unusable(describeError(pending, reply)));
+      else pending.reject(new ServiceError(describeError(pending, reply), reply.errorName));
     }
   }
 
@@ -252,7 +263,7 @@ function describeError(call: Pending, reply: Reply): string {
   const service = call.to.label ?? call.to.destination;
   // Errors the bus sends in the service's stead (ServiceUnknown, a failed activation) mean nobody serves it.
   if (reply.sender === BUS.destination) return `no ${service} on the D-Bus session bus (${name})`;
-  return `the ${service} failed (${name})`;
+  return `the ${service} failed ${call.member} (${name})`;
 }
 
 // "Message Format": the header's message types and field codes.

@@ -25,6 +25,13 @@ const LOCKED = 'the keyring is locked (unlock it, e.g. by signing in to the desk
  * here (another transport, another authentication mechanism), which leaves the verdict to the library.
  */
 export async function probeSecretService(opts: SecretServiceOptions): Promise<ProbeResult> {
+  const first = await probeOnce(opts);
+  // gnome-keyring now and then answers a well-formed call with UnknownMethod (about 1 probe in 1500 here): it is
+  // alive and answering, so one more try is cheap and spares the user a spurious "keychain unavailable".
+  return first.status === 'unavailable' && first.serviceError !== undefined ? probeOnce(opts) : first;
+}
+
+async function probeOnce(opts: SecretServiceOptions): Promise<ProbeResult & { serviceError?: string }> {
   const outcome = await withSessionBus(opts, async (bus) => {
     // A locked item of ours would make the library Unlock it through a prompt. Service.ReadAlias → o, "/" when
     // there is none: the first write would prompt to create a collection. Both go out before either reply.

@@ -113,6 +113,16 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
     expect(elapsed).toBeLessThan(5000);
   });
 
+  it('tries once more when the Secret Service answers a call with an error, and reports a second one', async () => {
+    const once = await fake('errs-once');
+    expect((await timed(once.address, 10_000)).result).toEqual({ status: 'ready' });
+    expect(once.connections).toBe(2);
+    const always = await fake('errs-always');
+    const { result } = await timed(always.address, 10_000);
+    expect(result).toMatchObject({ status: 'unavailable', reason: 'the Secret Service failed ReadAlias (org.freedesktop.DBus.Error.UnknownMethod)' });
+    expect(always.connections).toBe(2);
+  });
+
   it('refuses a locked keyring, which would make the library wait for an unlock prompt', async () => {
     const { result } = await timed((await fake('locked')).address, 10_000);
     expect(result).toEqual({ status: 'unavailable', reason: 'the keyring is locked (unlock it, e.g. by signing in to the desktop)' });
