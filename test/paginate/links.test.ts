@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { IdcliError } from '../../src/errors.js';
 import { pageKey, resolveNextLink } from '../../src/paginate/links.js';
+import { thrown } from '../support/thrown.js';
 
 const ORIGIN = 'http://127.0.0.1:8080';
 const PAGE = `${ORIGIN}/v1/events?pageSize=10`;
 
-function error(fn: () => unknown): IdcliError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof IdcliError) return err;
-    throw err;
-  }
-  throw new Error('expected an error');
-}
+const error = (fn: () => unknown) => thrown(fn);
 
 describe('resolveNextLink', () => {
   it('keeps an absolute link of the API origin as returned', () => {

@@ -1,18 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { IdcliError } from '../../src/errors.js';
 import { firstPageUrl, setQueryParam } from '../../src/paginate/target.js';
+import { thrown } from '../support/thrown.js';
 
 const BASE = 'http://127.0.0.1:9000';
 
-function usage(fn: () => unknown): IdcliError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof IdcliError) return err;
-    throw err;
-  }
-  throw new Error('expected an error');
-}
+const usage = (fn: () => unknown) => thrown(fn);
 
 describe('firstPageUrl', () => {
   it('resolves bare and absolute paths against api-base-url', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { commandHelp, rootHelp } from '../../src/argv/help.js';
 import { parseArgv, type Parsed } from '../../src/argv/parse.js';
 import { COMMANDS, GLOBAL_OPTIONS } from '../../src/argv/spec.js';
-import { IdcliError } from '../../src/errors.js';
+import { thrown } from '../support/thrown.js';
 
 function run(argv: string[]): Extract<Parsed, { kind: 'run' }> {
   const p = parseArgv(argv);
@@ -10,16 +10,7 @@ function run(argv: string[]): Extract<Parsed, { kind: 'run' }> {
   return p;
 }
 
-function usage(argv: string[]): IdcliError {
-  try {
-    parseArgv(argv);
-  } catch (err) {
-    expect(err).toBeInstanceOf(IdcliError);
-    expect((err as IdcliError).exitCode).toBe(2);
-    return err as IdcliError;
-  }
-  throw new Error(`expected a usage error for ${argv.join(' ')}`);
-}
+const usage = (argv: string[]) => thrown(() => parseArgv(argv), 2);
 
 describe('parseArgv', () => {
   it('takes global options before or after the command, and the command options after it', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { configDirFor, parseConfigFile, resolveSettings, requireSetting, validateSetting } from '../../src/config.js';
-import { IdcliError } from '../../src/errors.js';
+import { thrown } from '../support/thrown.js';
 
 const UUID = '4f9c0a1e-1234-4abc-8def-0123456789ab';
 const file = parseConfigFile(
@@ -13,16 +13,7 @@ const file = parseConfigFile(
   'config.json',
 );
 
-function usage(fn: () => unknown): IdcliError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(IdcliError);
-    expect((err as IdcliError).exitCode).toBe(2);
-    return err as IdcliError;
-  }
-  throw new Error('expected a usage error');
-}
+const usage = (fn: () => unknown) => thrown(fn, 2);
 
 describe('precedence: flag > env > config file > default', () => {
   it('takes the file when nothing else is given', () => {
