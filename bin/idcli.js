@@ -1,11 +1,17 @@
 #!/usr/bin/env node
-// `idcli --version` is how scripts probe for idcli: it answers without loading the CLI or setting up stdout's stream.
+// `idcli --version` and `idcli --help` answer without loading the CLI or setting up stdout's stream: scripts probe
+// with the one and people type the other. The help page is rendered at build time (scripts/build.mjs).
 import { readFileSync, writeSync } from 'node:fs';
 
 const args = process.argv.slice(2);
-if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+const only = args.length === 1 ? args[0] : args.length === 0 ? '--help' : undefined;
+if (only === '--version' || only === '-V' || only === '--help' || only === '-h') {
+  const text =
+    only === '--help' || only === '-h'
+      ? readFileSync(new URL('../dist/help.txt', import.meta.url), 'utf8')
+      : `${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`;
   try {
-    writeSync(1, `${JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version}\n`);
+    writeSync(1, text);
   } catch (err) {
     // A reader that went away (EPIPE) is not an error (cli-contract "Streams and exit codes").
     if (err.code !== 'EPIPE') throw err;

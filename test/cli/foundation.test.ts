@@ -116,3 +116,16 @@ describe('config set|get|unset|list', () => {
     expect(viaFlag.stderr).toContain("'http://flag.example.com'");
   });
 });
+
+describe('the help page printed without loading the CLI', () => {
+  it('is the page the CLI renders, for --help, -h and no arguments', async () => {
+    const rendered = await runCli(['help'], { env });
+    expect(rendered.code).toBe(0);
+    expect(rendered.stdout).toContain('Usage: idcli');
+    for (const args of [['--help'], ['-h'], []]) {
+      const r = await runCli(args, { env });
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout, args.join(' ')).toBe(rendered.stdout);
+    }
+  });
+});
