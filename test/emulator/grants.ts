@@ -33,14 +33,8 @@ interface Family {
   revoked: boolean;
 }
 
-interface CodeRecord {
-  clientId: string;
-  redirectUri: string;
-  challenge: string;
-  user: StoredUser;
-  scope: string;
-  nonce: string | undefined;
-  authTime: number;
+/** What the authorize step asked for, plus the code's own life. */
+interface CodeRecord extends CodeRequest {
   issuedAt: number;
   used: boolean;
   revoked: boolean;
