@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `idcli --version` and `idcli --help` answer without loading the CLI or setting up stdout's stream: scripts probe
 // with the one and people type the other. The help page is rendered at build time (scripts/build.mjs).
-import { readFileSync, writeSync } from 'node:fs';
+// process.getBuiltinModule rather than `import … from 'node:fs'`: the ESM import of node:fs loads the streams stack.
+const { readFileSync, writeSync } = process.getBuiltinModule('node:fs');
 
 const args = process.argv.slice(2);
 const only = args.length === 1 ? args[0] : args.length === 0 ? '--help' : undefined;

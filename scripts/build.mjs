@@ -1,36 +1,119 @@
-// Bundles src/cli.ts with code splitting: the start-up chunk holds only the CLI shell, and each command's module
-// (and what it imports) loads when that command runs. The new build is written beside dist/ and swapped in with
-// renames, so a process started from dist/ during a rebuild never finds it half-deleted.
+// Builds dist/: the CLI as ES modules (Rollup, with esbuild stripping the types) and the bundled dependencies
+// (undici, open) as one file each (esbuild). Rollup rather than esbuild's own splitter: Rollup keeps every module
+// the entry already loads inside the entry chunk, so `idcli token` reads one or two files instead of a dozen small
+// shared chunks, and each further command loads one chunk of its own. The new build is written beside dist/ and
+// swapped in with renames, so a process started from dist/ during a rebuild never finds it half-deleted.
+import { existsSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { build } from 'esbuild';
+import { builtinModules } from 'node:module';
+import { dirname, resolve } from 'node:path';
+import { build, transform } from 'esbuild';
+import { rollup } from 'rollup';
 
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
-const next = `dist.next-${process.pid}`;
+const next = resolve(`dist.next-${process.pid}`);
 const old = `dist.old-${process.pid}`;
+const TARGET = 'node20.18';
+/** Dependencies bundled into dist/vendor; the native keyring binding stays an installed dependency. */
+const VENDORED = ['undici', 'open'];
+
+/**
+ * Node's builtins are reached through process.getBuiltinModule (Node >= 20.16) instead of `import … from
+ * 'node:fs'`: an ESM import of a builtin builds a facade of all its exports, and for node:fs that runs lazy getters
+ * that load the whole streams stack; a few such imports cost ~2 ms of every start-up. Through the shim each builtin
+ * is one call, and only the members the bundle uses are read.
+ */
+const bare = new Set(builtinModules);
+const builtinId = (id) => (id.startsWith('node:') ? id : bare.has(id) ? `node:${id}` : undefined);
+const missing = (id) => `throw Object.assign(new Error("Cannot find module '${id}'"), { code: 'MODULE_NOT_FOUND' })`;
+
+const esbuildBuiltins = {
+  name: 'builtin-shims',
+  setup(b) {
+    b.onResolve({ filter: /^[a-z0-9_/:]+$/ }, (a) => {
+      const id = builtinId(a.path);
+      return id ? { path: id, namespace: 'builtin' } : undefined;
+    });
+    // A builtin this Node lacks (node:sqlite on Node 20) throws as require() would: undici probes for it.
+    b.onLoad({ filter: /.*/, namespace: 'builtin' }, (a) => ({
+      contents: `module.exports = process.getBuiltinModule(${JSON.stringify(a.path)}) ?? (() => { ${missing(a.path)} })();`,
+      loader: 'js',
+    }));
+  },
+};
+
 await build({
-  entryPoints: ['src/cli.ts'],
-  outdir: next,
+  entryPoints: Object.fromEntries(VENDORED.map((name) => [name, name])),
+  outdir: `${next}/vendor`,
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20.18',
-  // Dependencies are bundled too: resolving and reading many small files is a large part of start-up time.
-  // The keyring binding is native and stays external.
-  external: ['@napi-rs/keyring'],
-  sourcemap: false,
+  target: TARGET,
+  plugins: [esbuildBuiltins],
   legalComments: 'none',
-  // Bundled CommonJS dependencies call require() for builtins; give ESM chunks one.
-  banner: { js: "import { createRequire as __idcliCreateRequire } from 'node:module'; const require = __idcliCreateRequire(import.meta.url);" },
-  define: { IDCLI_VERSION: JSON.stringify(pkg.version) },
   logLevel: 'warning',
 });
+
+const rollupSource = {
+  name: 'idcli-source',
+  resolveId(source, importer) {
+    const id = builtinId(source);
+    if (id) return `\0builtin:${id}`;
+    if (VENDORED.includes(source)) return { id: `vendor:${source}`, external: true };
+    if (source === '@napi-rs/keyring') return { id: source, external: true };
+    if (importer && source.startsWith('.') && source.endsWith('.js')) {
+      const ts = resolve(dirname(importer), source.replace(/\.js$/, '.ts'));
+      if (existsSync(ts)) return ts;
+    }
+    return null;
+  },
+  load(id) {
+    if (!id.startsWith('\0builtin:')) return null;
+    const name = id.slice('\0builtin:'.length);
+    const mod = process.getBuiltinModule(name) ?? {};
+    const members = Object.keys(mod).filter((k) => /^[A-Za-z_$][\w$]*$/.test(k) && k !== 'default');
+    // The builtin loads on first use. A plain function (lower-case name, by Node's convention) is a wrapper that
+    // calls through, so importing node:fs/promises or node:os costs nothing until a call; constructors and values
+    // are read when the chunk runs. Each is its own pure declaration: the ones nobody imports are dropped.
+    const member = (k) =>
+      typeof Object.getOwnPropertyDescriptor(mod, k)?.value === 'function' && /^[a-z]/.test(k)
+        ? `export function ${k}(...args) { return load().${k}(...args); }`
+        : `export const ${k} = /* @__PURE__ */ (() => load().${k})();`;
+    return [
+      'let m;',
+      `const load = () => (m ??= process.getBuiltinModule(${JSON.stringify(name)}) ?? (() => { ${missing(name)} })());`,
+      'export default /* @__PURE__ */ (() => load())();',
+      ...members.map(member),
+    ].join('\n');
+  },
+  async transform(code, id) {
+    if (!id.endsWith('.ts')) return null;
+    const out = await transform(code, { loader: 'ts', format: 'esm', target: TARGET, define: { IDCLI_VERSION: JSON.stringify(pkg.version) }, sourcefile: id });
+    return { code: out.code, map: null };
+  },
+};
+
+const bundle = await rollup({
+  input: { cli: 'src/cli.ts' },
+  plugins: [rollupSource],
+  // Command chunks may import what cli.js already holds, instead of a facade entry plus a shared chunk.
+  preserveEntrySignatures: 'allow-extension',
+});
+await bundle.write({
+  dir: next,
+  format: 'es',
+  entryFileNames: '[name].js',
+  chunkFileNames: '[name]-[hash].js',
+  paths: (id) => (id.startsWith('vendor:') ? `./vendor/${id.slice('vendor:'.length)}.js` : id),
+});
+await bundle.close();
+
 // The top-level help page is static: render it once here, so bin/idcli.js can print `idcli --help` without
 // loading the CLI (start-up budget). It comes from the same code path as any other help page.
-const { main } = await import(new URL(`../${next}/cli.js`, import.meta.url).href);
+const { main } = await import(new URL(`file://${next}/cli.js`).href);
 let help = '';
 const sink = { write: (s) => ((help += s), true), isTTY: false };
-const code = await main({ argv: ['node', 'idcli', '--help'], env: {}, stdout: sink, stderr: sink, signal: new AbortController().signal });
+const code = await main({ argv: ['node', 'idcli', '--help'], env: {}, stdout: sink, stderr: sink, print: sink.write, interrupt: () => new AbortController().signal });
 if (code !== 0 || !help.startsWith('Usage: idcli')) throw new Error(`rendering the help page failed (exit ${code})`);
 await writeFile(`${next}/help.txt`, help);
 

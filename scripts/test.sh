@@ -10,6 +10,8 @@ bash scripts/with-keyring.sh npx vitest run --reporter=default --reporter=json -
 node -e '
   const r = JSON.parse(require("fs").readFileSync(".tmp/vitest.json", "utf8"));
   const skipped = r.numPendingTests + r.numTodoTests;
-  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : ""));
+  // A file whose setup throws fails without failing a test: it must still show here.
+  const broken = r.testResults.filter((f) => f.status === "failed" && f.assertionResults.every((a) => a.status !== "failed")).length;
+  console.log(`tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed` + (skipped ? `, ${skipped} skipped` : "") + (broken ? `; ${broken} test files failed to run` : ""));
 ' 2>/dev/null || true
 exit "$status"

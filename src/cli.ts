@@ -2,6 +2,7 @@
  * The entry point: argv → command, the one place where errors become exit codes, and the only module that
  * touches `process`. Command bodies are imported lazily so `idcli token` does not pay for `list` or `login`.
  */
+import { writeSync } from 'node:fs';
 import { commandHelp, rootHelp } from './argv/help.js';
 import { parseArgv, type Values } from './argv/parse.js';
 import { configDirFor, loadConfigFile, resolveSettings, type SettingFlags } from './config.js';
@@ -11,16 +12,26 @@ import { ExitCode, IdcliError, usageError } from './errors.js';
 import { createLogger } from './log.js';
 import { stderrStyle, type Style } from './style.js';
 import { openTokenSource } from './tokens.js';
+// The one command imported up front: scripts run `idcli token` before every API call, so its cached-token path
+// lives in the entry chunk instead of costing extra module loads.
+import { runToken } from './commands/token.js';
 
 declare const IDCLI_VERSION: string;
 const VERSION = typeof IDCLI_VERSION === 'string' ? IDCLI_VERSION : '0.0.0-dev';
 
+/**
+ * The process as main() sees it. run() creates the streams and the SIGINT handler on first use: each costs start-up
+ * time (the stream modules, a signal watcher) that `idcli token` with a cached token never needs.
+ */
 export interface Process {
   argv: string[];
   env: Record<string, string | undefined>;
-  stdout: NodeJS.WritableStream & { isTTY?: boolean };
-  stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  signal: AbortSignal;
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Writes a short, complete text to stdout (after anything already written to the stream). */
+  print(text: string): void;
+  /** Takes over SIGINT (on the first call) and returns the signal that Ctrl-C aborts. */
+  interrupt(): AbortSignal;
 }
 
 interface Invocation {
@@ -47,7 +58,6 @@ const HANDLERS: Record<string, (inv: Invocation) => Promise<void>> = {
     );
   },
   async token({ options: o, context }) {
-    const { runToken } = await import('./commands/token.js');
     await runToken({ refresh: o.refresh === true, json: o.json === true, minTtlSec: int(o.minTtl)! }, await context());
   },
   async list({ args, options: o, context }) {
@@ -122,22 +132,52 @@ function settingFlags(globals: Values, options: Values): SettingFlags {
 
 /** Runs the CLI and returns the exit code; never throws. */
 export async function main(proc: Process): Promise<number> {
-  const style = stderrStyle(proc.stderr, proc.env);
+  let style: Style | undefined;
+  const styled = () => (style ??= stderrStyle(proc.stderr, proc.env));
   let deps: Deps | undefined;
   try {
     const parsed = parseArgv(proc.argv.slice(2));
     if (parsed.kind === 'version') {
-      proc.stdout.write(`${VERSION}\n`);
+      proc.print(`${VERSION}\n`);
       return ExitCode.OK;
     }
     if (parsed.kind === 'help') {
-      proc.stdout.write(parsed.path.length ? commandHelp(parsed.path) : rootHelp(VERSION));
+      proc.print(parsed.path.length ? commandHelp(parsed.path) : rootHelp(VERSION));
       return ExitCode.OK;
     }
     const { globals, options } = parsed;
     if (globals.verbose && globals.quiet) throw usageError('--verbose and --quiet cannot be used together');
-    const log = createLogger(proc.stderr, { verbose: globals.verbose === true, quiet: globals.quiet === true, warnPrefix: style.warn('warning:') });
-    const d: Deps = { env: proc.env, stdout: proc.stdout, stderr: proc.stderr, log, now: Date.now, signal: proc.signal };
+    const log = createLogger(
+      { write: (s: string) => proc.stderr.write(s) },
+      {
+        verbose: globals.verbose === true,
+        quiet: globals.quiet === true,
+        get warnPrefix() {
+          return styled().warn('warning:');
+        },
+      },
+    );
+    // Getters, so a command that never touches a stream or the signal never creates it.
+    const d: Deps = {
+      env: proc.env,
+      get stdout() {
+        return proc.stdout;
+      },
+      get stderr() {
+        return proc.stderr;
+      },
+      print: (text) => proc.print(text),
+      log,
+      now: Date.now,
+      get signal() {
+        return proc.interrupt();
+      },
+    };
+    const command = parsed.path.map((c) => c.name).join(' ');
+    // Every command but `token` may wait on the network or a person, so Ctrl-C is taken over before it starts
+    // (exit 130, no partial output). A cached token is printed within milliseconds; a refresh takes Ctrl-C over
+    // when it asks for the lock, before anything is sent or written.
+    if (command !== 'token') proc.interrupt();
     deps = d;
     const context = async (): Promise<CommandContext> => {
       const file = await loadConfigFile(configDirFor(proc.env));
@@ -145,16 +185,16 @@ export async function main(proc: Process): Promise<number> {
       const base = { deps: d, settings };
       return { ...base, tokens: () => openTokenSource(base) };
     };
-    const handler = HANDLERS[parsed.path.map((c) => c.name).join(' ')]!;
+    const handler = HANDLERS[command]!;
     await handler({ args: parsed.args, options, deps: d, context, proc, globals });
     return ExitCode.OK;
   } catch (err) {
-    return report(err, proc, style, deps);
+    return report(err, proc, styled(), deps);
   }
 }
 
 function report(err: unknown, proc: Process, style: Style, deps: Deps | undefined): number {
-  if (proc.signal.aborted) return ExitCode.INTERRUPTED;
+  if (proc.interrupt().aborted) return ExitCode.INTERRUPTED;
   const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${msg}\n`);
   if (err instanceof IdcliError) {
     line(err.hint ? `${err.message}; ${err.hint}` : err.message);
@@ -167,22 +207,58 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
 
 /** Wires the real process into `main`; the only caller is bin/idcli.js. */
 export function run(): void {
-  const controller = new AbortController();
-  process.once('SIGINT', () => {
-    controller.abort();
-    // A second Ctrl-C leaves at once, whatever is still pending.
-    process.once('SIGINT', () => process.exit(ExitCode.INTERRUPTED));
-  });
-  // The reader went away (`idcli list … | head`): that is success, not a crash (cli-contract "Streams and exit codes").
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(ExitCode.OK);
-  });
-  main({ argv: process.argv, env: process.env, stdout: process.stdout, stderr: process.stderr, signal: controller.signal }).then(
-    (code) => {
-      // Exit explicitly: a keychain call cut by its timeout may still hold a worker thread that would keep us alive.
-      process.exitCode = code;
-      if (process.stdout.writableLength === 0) process.exit(code);
-      else process.stdout.once('drain', () => process.exit(code));
+  let controller: AbortController | undefined;
+  let stdout: NodeJS.WriteStream | undefined;
+  const proc: Process = {
+    argv: process.argv,
+    env: process.env,
+    get stdout() {
+      if (stdout) return stdout;
+      stdout = process.stdout;
+      // The reader went away (`idcli list … | head`): that is success, not a crash (cli-contract "Streams and exit codes").
+      stdout.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EPIPE') process.exit(ExitCode.OK);
+      });
+      return stdout;
     },
-  );
+    get stderr() {
+      return process.stderr;
+    },
+    print(text) {
+      if (stdout) stdout.write(text);
+      else printSync(text, () => proc.stdout);
+    },
+    interrupt() {
+      if (controller) return controller.signal;
+      const c = (controller = new AbortController());
+      process.once('SIGINT', () => {
+        c.abort();
+        // A second Ctrl-C leaves at once, whatever is still pending.
+        process.once('SIGINT', () => process.exit(ExitCode.INTERRUPTED));
+      });
+      return c.signal;
+    },
+  };
+  main(proc).then((code) => {
+    // Exit explicitly: a keychain call cut by its timeout may still hold a worker thread that would keep us alive.
+    process.exitCode = code;
+    if (!stdout || stdout.writableLength === 0) process.exit(code);
+    else stdout.once('drain', () => process.exit(code));
+  });
+}
+
+/**
+ * Writes straight to fd 1, as `idcli --version` does in bin/idcli.js. A pipe that is full and non-blocking (EAGAIN)
+ * takes the rest through the stream; a reader that went away (EPIPE) is not an error.
+ */
+function printSync(text: string, stream: () => NodeJS.WritableStream): void {
+  const bytes = Buffer.from(text, 'utf8');
+  let done = 0;
+  try {
+    while (done < bytes.length) done += writeSync(1, bytes, done);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EAGAIN') stream().write(bytes.subarray(done));
+    else if (code !== 'EPIPE') throw err;
+  }
 }

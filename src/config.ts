@@ -2,7 +2,8 @@
  * Settings and their precedence: command-line flag > environment variable > the profile in the config file >
  * built-in default (cli-contract "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
@@ -73,9 +74,12 @@ export function configPath(configDir: string): string {
 
 export async function loadConfigFile(configDir: string): Promise<ConfigFile> {
   const path = configPath(configDir);
+  // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
+  // Most users never create one; asking first spares the throw and catch of ENOENT.
+  if (!existsSync(path)) return { profiles: {} };
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
     throw new IdcliError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.USAGE);

@@ -8,6 +8,8 @@ export interface Deps {
   env: Record<string, string | undefined>;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** A short, complete text for stdout, written at once (`token`, `--version`); streams of data use `stdout`. */
+  print(text: string): void;
   log: Logger;
   now(): number;
   signal: AbortSignal;

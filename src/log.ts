@@ -17,7 +17,7 @@ export interface LoggerOptions {
   warnPrefix?: string;
 }
 
-export function createLogger(stderr: NodeJS.WritableStream, opts: LoggerOptions): Logger {
+export function createLogger(stderr: Pick<NodeJS.WritableStream, 'write'>, opts: LoggerOptions): Logger {
   const secrets = new Set<string>();
   const write = (line: string) => {
     stderr.write(`${redactValues(line, secrets)}\n`);

@@ -36,5 +36,5 @@ export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise
     };
   }
   // Never the refresh token or the verifier: they stay in the store (cli-contract "token").
-  deps.stdout.write(opts.json ? `${JSON.stringify(out, null, 2)}\n` : `${out.access_token}\n`);
+  deps.print(opts.json ? `${JSON.stringify(out, null, 2)}\n` : `${out.access_token}\n`);
 }

@@ -2,8 +2,8 @@
  * Credential records as files: `<configDir>/credentials/<sha256(account)>.json`. The name is a hash so profile
  * names and URLs never become path components (no traversal, no reserved characters on Windows).
  */
-import { constants, type Stats } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
@@ -55,13 +55,17 @@ export class FileStore implements CredentialStore {
     return join(this.dir, `h-${createHash('sha256').update(accountName(key)).digest('hex')}.json`);
   }
 
+  /**
+   * Synchronous underneath: a record is a few kB on a local disk, and `idcli token` with a cached token should not
+   * pay for the thread pool's start and a hop per call.
+   */
   async read(key: CredentialKey): Promise<CredentialRecord | null> {
     const path = await this.pathFor(key);
-    if (!(await this.#checkDir(false))) return null;
-    if (!IS_POSIX) await this.#refuseSymlink(path); // no O_NOFOLLOW there
-    let fh: Awaited<ReturnType<typeof open>>;
+    if (!this.#inspectDir()) return null;
+    if (!IS_POSIX) this.#refuseSymlink(path); // no O_NOFOLLOW there
+    let fd: number;
     try {
-      fh = await open(path, constants.O_RDONLY | O_NOFOLLOW);
+      fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW);
     } catch (err) {
       const code = errCode(err);
       if (code === 'ENOENT') return null;
@@ -69,27 +73,34 @@ export class FileStore implements CredentialStore {
       throw fsError('cannot read', path, err);
     }
     try {
-      const st = await fh.stat();
+      const st = fstatSync(fd);
       if (!st.isFile()) throw new IdcliError(`${path} is not a regular file`, ExitCode.AUTH, { hint: 'remove it and run `idcli login`' });
       if (IS_POSIX && (st.mode & 0o077) !== 0) {
-        await fh.chmod(FILE_MODE).catch(() => {});
+        try {
+          fchmodSync(fd, FILE_MODE);
+        } catch {
+          // Not ours to change (another owner): the warning still tells the user.
+        }
         this.#warn(`${path} was readable by other users (mode ${modeString(st)}); tightened to 0600 — consider signing in again`);
       }
-      const text = await fh.readFile('utf8');
+      const text = readFileSync(fd, 'utf8');
       try {
         return decodeRecord(text);
       } catch (err) {
         throw err instanceof CredentialRecordError ? err.at(path) : err;
       }
+    } catch (err) {
+      if (err instanceof IdcliError || err instanceof CredentialRecordError) throw err;
+      throw fsError('cannot read', path, err);
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
   }
 
   async write(key: CredentialKey, record: CredentialRecord): Promise<void> {
     const path = await this.pathFor(key);
-    await this.#checkDir(true);
-    await this.#refuseSymlink(path);
+    await this.#ensureDir();
+    this.#refuseSymlink(path);
     await this.#removeOrphanTemps(path);
     const { randomBytes } = await import('node:crypto');
     const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
@@ -127,19 +138,21 @@ export class FileStore implements CredentialStore {
     return true;
   }
 
-  /** Ensures (create=true) or inspects the credentials directory; tightens a group/world-accessible mode. */
-  async #checkDir(create: boolean): Promise<boolean> {
-    if (create) {
-      try {
-        await mkdir(this.dir, { recursive: true, mode: DIR_MODE });
-      } catch (err) {
-        // EEXIST here means something other than a directory is in the way; the checks below name it.
-        if (errCode(err) !== 'EEXIST') throw fsError('cannot create', this.dir, err);
-      }
+  async #ensureDir(): Promise<void> {
+    try {
+      await mkdir(this.dir, { recursive: true, mode: DIR_MODE });
+    } catch (err) {
+      // EEXIST here means something other than a directory is in the way; the checks below name it.
+      if (errCode(err) !== 'EEXIST') throw fsError('cannot create', this.dir, err);
     }
+    this.#inspectDir();
+  }
+
+  /** False when the credentials directory does not exist; refuses a symlink or non-directory; tightens its mode. */
+  #inspectDir(): boolean {
     let st: Stats;
     try {
-      st = await lstat(this.dir);
+      st = lstatSync(this.dir);
     } catch (err) {
       if (errCode(err) === 'ENOENT') return false;
       throw fsError('cannot read', this.dir, err);
@@ -147,15 +160,19 @@ export class FileStore implements CredentialStore {
     if (st.isSymbolicLink()) throw symlinkRefused(this.dir);
     if (!st.isDirectory()) throw new IdcliError(`${this.dir} is not a directory`, ExitCode.USAGE);
     if (IS_POSIX && (st.mode & 0o077) !== 0) {
-      await chmod(this.dir, DIR_MODE).catch(() => {});
+      try {
+        chmodSync(this.dir, DIR_MODE);
+      } catch {
+        // Not ours to change: the warning still tells the user.
+      }
       this.#warn(`${this.dir} was accessible by other users (mode ${modeString(st)}); tightened to 0700`);
     }
     return true;
   }
 
-  async #refuseSymlink(path: string): Promise<void> {
+  #refuseSymlink(path: string): void {
     try {
-      if ((await lstat(path)).isSymbolicLink()) throw symlinkRefused(path);
+      if (lstatSync(path).isSymbolicLink()) throw symlinkRefused(path);
     } catch (err) {
       if (err instanceof IdcliError) throw err;
       if (errCode(err) !== 'ENOENT') throw fsError('cannot read', path, err);

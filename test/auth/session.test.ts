@@ -33,10 +33,12 @@ beforeEach(async () => {
   err.on('data', (b: Buffer) => {
     stderr += b.toString();
   });
+  const out = new PassThrough();
   const deps: Deps = {
     env: {},
-    stdout: new PassThrough(),
+    stdout: out,
     stderr: err,
+    print: (text) => out.write(text),
     log: createLogger(err, { verbose: true, quiet: false }),
     now: Date.now,
     signal: new AbortController().signal,
@@ -123,7 +125,8 @@ describe('Session', () => {
 
 describe('openSession', () => {
   it('needs base-url and client-id', async () => {
-    const deps = { env: {}, stdout: new PassThrough(), stderr: new PassThrough(), now: Date.now, signal: new AbortController().signal };
+    const out = new PassThrough();
+    const deps = { env: {}, stdout: out, stderr: new PassThrough(), print: (text: string) => out.write(text), now: Date.now, signal: new AbortController().signal };
     const log = createLogger(new PassThrough(), { verbose: false, quiet: false });
     const settings: Settings = { profile: 'p', configDir: join(dir.path, 'x'), credentialStore: 'file', keychainService: 's', baseUrl: emu.baseUrl };
     await expect(openSession({ deps: { ...deps, log }, settings })).rejects.toMatchObject({ exitCode: 2, message: 'client-id is not set' });
