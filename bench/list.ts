@@ -229,7 +229,7 @@ done
         { row: f, cmd: floor(emu.baseUrl, 1_000_000, 1000), env },
         { row: c, cmd: idcli('/v1/bench', '--page-size', '1000'), env },
       ]);
-      await interleaved(1, [{ row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env }]);
+      await interleaved(BIG_RUNS, [{ row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env }]);
       rows.push(f, c, c8);
     } finally {
       await emu.stop();
@@ -273,17 +273,17 @@ done
       `${pad(r.name, 46)}${pad(String(r.samples.length), 6)}${pad(`${(m / 1000).toFixed(3)} s`, 10)}${pad(vs, 46)}${pad(ratio, 9)}${pad(budget, 30)}${rss ? `${(rss / 1024).toFixed(1)} MB` : ''}`,
     );
   }
-  const mem100k = rows.find((r) => r.name.startsWith('idcli      100k items, pageSize 1000'));
-  const memBig = rows.filter((r) => r.name.includes('1M items') && r.name.startsWith('idcli'));
-  if (mem100k && memBig.length > 0) {
-    const base = peakRss(mem100k);
-    for (const r of memBig) {
-      const peak = peakRss(r);
-      const ok = peak < 128 * 1024 && peak <= base * 1.1;
-      out.push(
-        `memory: ${r.name.replace(/\s+/g, ' ')} peak ${(peak / 1024).toFixed(1)} MB vs 100k ${(base / 1024).toFixed(1)} MB (+${((peak / base - 1) * 100).toFixed(1)}%); budget < 128 MB and <= +10%: ${ok ? 'ok' : 'MISSED'}`,
-      );
-    }
+  // Memory must not grow with the collection: each 1M-item run against the 100k-item run of the same mode.
+  for (const mode of ['idcli     ', 'idcli -c 8']) {
+    const small = rows.find((r) => r.name.startsWith(`${mode} 100k items, pageSize 1000`));
+    const big = rows.find((r) => r.name.startsWith(`${mode} 1M items`));
+    if (!small || !big) continue;
+    const base = peakRss(small);
+    const peak = peakRss(big);
+    const ok = peak < 128 * 1024 && peak <= base * 1.1;
+    out.push(
+      `memory: ${big.name.replace(/\s+/g, ' ')} peak ${(peak / 1024).toFixed(1)} MB vs 100k ${(base / 1024).toFixed(1)} MB (+${((peak / base - 1) * 100).toFixed(1)}%); budget < 128 MB and <= +10%: ${ok ? 'ok' : 'MISSED'}`,
+    );
   }
   process.stdout.write(`${out.join('\n')}\n`);
   await rm(work, { recursive: true, force: true });

@@ -160,6 +160,20 @@ describe('idcli list: options', () => {
     expect(par.requests).toContain('/v1/many?pageSize=50&pageIndex=20');
   }, 60_000);
 
+  it('a walk long enough for the periodic young-generation collections (over 2 MB) stays byte-exact', async () => {
+    // ~8 MB of pretty-printed pages: several collections run mid-walk, sequentially and with --concurrency.
+    const { raw, expected } = awkward(6000);
+    const padded = raw.map((r, i) => r.replace('{', `{"pad":"${'x'.repeat(900)}${i}",`));
+    const want = expected.map((e, i) => e.replace('{', `{"pad":"${'x'.repeat(900)}${i}",`));
+    emu.setCollection('/v1/big', { type: 'offset', items: padded, pretty: true });
+    for (const extra of [[], ['--concurrency', '4']]) {
+      const r = await list(env, ['/v1/big', '--page-size', '500', ...extra]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toBe(ndjson(want));
+    }
+  }, 60_000);
+
   it('--concurrency on a cursor collection falls back to following links', async () => {
     const r = await list(env, ['/v1/events', '--concurrency', '4']);
     expect(r.code).toBe(0);
