@@ -129,3 +129,29 @@ describe('the help page printed without loading the CLI', () => {
     }
   });
 });
+
+describe('short outputs written straight to stdout', () => {
+  it('a token printed into a pipe whose reader already left: exit 0, nothing on stderr', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { BIN } = await import('../support/cli.js');
+    const tokenEnv = Object.fromEntries(Object.entries({ ...env, IDCLI_ACCESS_TOKEN: 'a'.repeat(120_000) }).filter(([, v]) => v !== undefined));
+    // `true` leaves without reading; 120 kB (under the 128 kB limit of one environment string) cannot fit a 64 kB pipe buffer, so the write meets EPIPE.
+    for (let i = 0; i < 3; i++) {
+      const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" token 2>"$ERR" | true; echo "\${PIPESTATUS[0]}"`], {
+        env: { ...tokenEnv, ERR: join(dir.path, 'stderr.txt') },
+        encoding: 'utf8',
+      });
+      expect(r.stdout.trim()).toBe('0');
+      expect(await readFile(join(dir.path, 'stderr.txt'), 'utf8')).toBe('');
+    }
+  });
+
+  it('a token larger than a pipe buffer reaches a slow reader whole', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { BIN } = await import('../support/cli.js');
+    const token = 'b'.repeat(120_000);
+    const tokenEnv = Object.fromEntries(Object.entries({ ...env, IDCLI_ACCESS_TOKEN: token }).filter(([, v]) => v !== undefined));
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" token | (sleep 0.3; wc -c)`], { env: tokenEnv, encoding: 'utf8' });
+    expect(r.stdout.trim()).toBe(String(token.length + 1));
+  });
+});
