@@ -391,6 +391,12 @@ export class Marshal {
     this.#bytes.splice(at, 4, ...le32(this.#bytes.length - start));
   }
 
+  /** VARIANT holding a STRING. */
+  variantString(s: string): void {
+    this.signature('s');
+    this.string(s);
+  }
+
   /** DICT_ENTRY<STRING,STRING>: aligned like a struct. */
   dictEntry(key: string, value: string): void {
     this.pad(8);
@@ -452,6 +458,23 @@ export class Unmarshal {
     const paths: string[] = [];
     while (this.pos < end) paths.push(this.string());
     return paths;
+  }
+
+  /** ARRAY of BYTE. */
+  byteArray(): Buffer {
+    const length = this.u32();
+    if (this.pos + length > this.buf.length) throw new RangeError('truncated message');
+    const bytes = Buffer.from(this.buf.subarray(this.pos, this.pos + length));
+    this.pos += length;
+    return bytes;
+  }
+
+  /** A VARIANT whose value is skipped; only the simple types a reply here may carry. */
+  skipVariant(): void {
+    const type = this.signature();
+    if (type === 's' || type === 'o') this.string();
+    else if (type === 'ay') this.byteArray();
+    else throw new RangeError(`unexpected variant type ${type}`);
   }
 
   /** ARRAY of DICT_ENTRY<STRING,STRING>. */

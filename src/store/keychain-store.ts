@@ -45,7 +45,9 @@ interface ChunkedHead {
 
 type Head = InlineHead | ChunkedHead;
 
-export interface KeychainStoreOptions extends KeyringClientOptions {
+export interface KeychainStoreOptions extends Omit<KeyringClientOptions, 'firstRead'> {
+  /** The record that will be read first (its head entry is fetched along with the probe). */
+  firstRead?: CredentialKey;
   hooks?: CommitHooks;
   /** Another way to reach the keychain; defaults to @napi-rs/keyring in this process. */
   backend?: KeyringBackend;
@@ -59,7 +61,8 @@ export class KeychainStore implements CredentialStore {
 
   constructor(opts: KeychainStoreOptions) {
     this.service = opts.service;
-    this.backend = opts.backend ?? new KeyringClient(opts);
+    const { firstRead, ...client } = opts;
+    this.backend = opts.backend ?? new KeyringClient({ ...client, ...(firstRead ? { firstRead: accountName(firstRead) } : {}) });
     this.#hooks = opts.hooks ?? {};
   }
 

@@ -4,11 +4,21 @@
  */
 import { type BusOptions, type Outcome, type SessionBus, type Target, Unusable, withSessionBus } from './dbus.js';
 
-export type ProbeResult = { status: 'ready' } | { status: 'unavailable'; reason: string } | { status: 'unchecked' };
+/**
+ * `ready` carries `secret` when the probe was asked to read an account: its bytes, null when there is no such
+ * item, or 'ambiguous' when several items match (the library's lookup then decides, as it does on writes).
+ */
+export type ProbeResult = { status: 'ready'; secret?: SecretLookup } | { status: 'unavailable'; reason: string } | { status: 'unchecked' };
+export type SecretLookup = Buffer | null | 'ambiguous';
 
 export interface SecretServiceOptions extends BusOptions {
   /** The keychain service whose items are asked about (the library's `service` attribute). */
   service: string;
+}
+
+export interface ProbeOptions extends SecretServiceOptions {
+  /** An account whose secret to read in the same conversation, sparing a second connection. */
+  read?: string;
 }
 
 const SECRETS: Target = {
@@ -24,28 +34,87 @@ const LOCKED = 'the keyring is locked (unlock it, e.g. by signing in to the desk
  * `ready`; `unavailable` with a reason for the user; or `unchecked` when the bus is reached in a way not spoken
  * here (another transport, another authentication mechanism), which leaves the verdict to the library.
  */
-export async function probeSecretService(opts: SecretServiceOptions): Promise<ProbeResult> {
-  const first = await probeOnce(opts);
-  // gnome-keyring now and then answers a well-formed call with UnknownMethod (about 1 probe in 1500 here): it is
-  // alive and answering, so one more try is cheap and spares the user a spurious "keychain unavailable".
-  return first.status === 'unavailable' && first.serviceError !== undefined ? probeOnce(opts) : first;
+export async function probeSecretService(opts: ProbeOptions): Promise<ProbeResult> {
+  return retriedOnServiceError(() => probeOnce(opts));
 }
 
-async function probeOnce(opts: SecretServiceOptions): Promise<ProbeResult & { serviceError?: string }> {
+/**
+ * gnome-keyring now and then answers a well-formed call with UnknownMethod (about 1 call in 1500 here): it is
+ * alive and answering, so one more try is cheap and spares the user a spurious "keychain unavailable".
+ */
+async function retriedOnServiceError<T extends { status: string; serviceError?: string }>(attempt: () => Promise<T>): Promise<T> {
+  const first = await attempt();
+  return first.status === 'unavailable' && first.serviceError !== undefined ? attempt() : first;
+}
+
+async function probeOnce(opts: ProbeOptions): Promise<ProbeResult & { serviceError?: string }> {
   const outcome = await withSessionBus(opts, async (bus) => {
     // A locked item of ours would make the library Unlock it through a prompt. Service.ReadAlias → o, "/" when
-    // there is none: the first write would prompt to create a collection. Both go out before either reply.
+    // there is none: the first write would prompt to create a collection. Both go out before either reply, and
+    // so do the lookup's first calls.
     const search = searchItems(bus, opts.service);
     const alias = bus.call(SECRETS, 'ReadAlias', 's', (m) => m.string('default'));
+    const lookup = opts.read === undefined ? undefined : startLookup(bus, opts.service, opts.read);
     if ((await search).locked.length > 0) throw new Unusable(LOCKED);
     const collection = (await alias).string();
     if (collection === '/') throw new Unusable('the keyring has no default collection');
     // A locked default collection would prompt on the first write. BOOLEAN is marshalled as a UINT32 0 or 1.
-    const locked = await bus.getProperty({ ...SECRETS, path: collection }, 'org.freedesktop.Secret.Collection', 'Locked');
+    const lockedReply = bus.getProperty({ ...SECRETS, path: collection }, 'org.freedesktop.Secret.Collection', 'Locked');
+    const secret = lookup?.();
+    secret?.catch(() => {}); // awaited below, unless the checks fail first
+    const locked = await lockedReply;
     if (locked.signature() !== 'b') throw new Unusable('the Secret Service answered an unexpected Locked property');
     if (locked.u32() !== 0) throw new Unusable(LOCKED);
+    return secret === undefined ? undefined : await secret;
   });
-  return outcome.status === 'done' ? { status: 'ready' } : unfinished(outcome, opts.timeoutMs);
+  if (outcome.status !== 'done') return unfinished(outcome, opts.timeoutMs);
+  return outcome.value === undefined ? { status: 'ready' } : { status: 'ready', secret: outcome.value };
+}
+
+/**
+ * The secret of `service`'s item for `account`, read directly from the Secret Service (see probeSecretService
+ * for when that is safe): `done` with the lookup's result, else why not.
+ */
+export async function readSecretServiceSecret(opts: SecretServiceOptions & { account: string }): Promise<{ status: 'done'; secret: SecretLookup } | ProbeResult> {
+  return retriedOnServiceError(async () => {
+    const outcome = await withSessionBus(opts, (bus) => startLookup(bus, opts.service, opts.account)());
+    return outcome.status === 'done' ? { status: 'done' as const, secret: outcome.value } : unfinished(outcome, opts.timeoutMs);
+  });
+}
+
+/**
+ * Sends Service.SearchItems for the account's item (the library's attributes: service, username) and
+ * Service.OpenSession at once; the function returned then asks the item for its secret (Item.GetSecret).
+ * The session is "plain": the secret crosses this user's own session bus unencrypted, as libsecret's does
+ * when asked; the key exchange of an encrypted session keeps it from no one who could watch that bus.
+ */
+function startLookup(bus: SessionBus, service: string, account: string): () => Promise<SecretLookup> {
+  const search = bus.call(SECRETS, 'SearchItems', 'a{ss}', (m) =>
+    m.array(8, () => {
+      m.dictEntry('service', service);
+      m.dictEntry('username', account);
+    }),
+  );
+  const session = bus.call(SECRETS, 'OpenSession', 'sv', (m) => {
+    m.string('plain');
+    m.variantString('');
+  });
+  return async () => {
+    const found = await search;
+    const unlocked = found.objectPaths();
+    if (found.objectPaths().length > 0) throw new Unusable(LOCKED);
+    if (unlocked.length > 1) return 'ambiguous';
+    const opened = await session;
+    opened.skipVariant(); // the algorithm's output: empty for "plain"
+    const sessionPath = opened.string();
+    if (unlocked.length === 0) return null;
+    const reply = await bus.call({ ...SECRETS, path: unlocked[0]!, interface: 'org.freedesktop.Secret.Item' }, 'GetSecret', 'o', (m) => m.string(sessionPath));
+    // Secret: STRUCT(o session, ay parameters, ay value, s content_type).
+    reply.pad(8);
+    reply.string();
+    reply.byteArray();
+    return reply.byteArray();
+  };
 }
 
 /** Names of the accounts stored under `service`, from the items' attributes (service, username: see the library). */
@@ -79,6 +148,6 @@ async function searchItems(bus: SessionBus, service: string): Promise<{ unlocked
   return { unlocked, locked: found.objectPaths() };
 }
 
-function unfinished(outcome: Exclude<Outcome<unknown>, { status: 'done' }>, timeoutMs: number): ProbeResult {
+function unfinished(outcome: Exclude<Outcome<unknown>, { status: 'done' }>, timeoutMs: number): ProbeResult & { serviceError?: string } {
   return outcome.status === 'timed-out' ? { status: 'unavailable', reason: keychainTimeoutReason(timeoutMs) } : outcome;
 }

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
 import { sessionBusEndpoints } from '../../src/store/dbus.js';
 import { KeyringClient } from '../../src/store/keyring-client.js';
-import { listSecretServiceAccounts, probeSecretService } from '../../src/store/secret-service.js';
+import { listSecretServiceAccounts, probeSecretService, readSecretServiceSecret } from '../../src/store/secret-service.js';
 import { type FakeBus, type FakeBusMode, startFakeBus } from './fixtures/fake-bus.js';
 import { tempDir } from './support.js';
 
@@ -121,6 +121,17 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
     const { result } = await timed(always.address, 10_000);
     expect(result).toMatchObject({ status: 'unavailable', reason: 'the Secret Service failed ReadAlias (org.freedesktop.DBus.Error.UnknownMethod)' });
     expect(always.connections).toBe(2);
+  });
+
+  it('a direct read tries once more too, and opens a plain session only for it', async () => {
+    const bus = await fake('search-errs-once');
+    const env = { DBUS_SESSION_BUS_ADDRESS: bus.address };
+    expect(await readSecretServiceSecret({ env, service, account: 'someone', timeoutMs: 10_000 })).toEqual({ status: 'done', secret: null });
+    expect(bus.connections).toBe(2);
+    expect(bus.calls.filter((c) => c.endsWith('.SearchItems'))).toHaveLength(2);
+    expect(bus.calls.filter((c) => c.endsWith('.OpenSession'))).toHaveLength(2);
+    // No item: nothing to ask a secret of.
+    expect(bus.calls.filter((c) => c.endsWith('.GetSecret'))).toEqual([]);
   });
 
   it('refuses a locked keyring, which would make the library wait for an unlock prompt', async () => {

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { CHUNK_BYTES, chunkAccount, KeychainStore } from '../../src/store/keychain-store.js';
 import { accountName } from '../../src/store/record.js';
+import { probeSecretService, readSecretServiceSecret } from '../../src/store/secret-service.js';
 import { allStores, openStore } from '../../src/store/select.js';
 import { KEY, runFixture, sampleRecord, tempDir, waitForExit, waitForLine } from './support.js';
 import { rejection } from './rejection.js';
@@ -176,4 +177,34 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
     expect(await store.delete(KEY)).toBe(true);
     expect(await store.backend.list()).toEqual([]);
   }, 60_000);
+
+  it('reads the entries the library wrote straight from the Secret Service, byte for byte', async () => {
+    // Bytes that are not UTF-8, a NUL, and the largest chunk: what the library stores must come back exactly.
+    const value = Buffer.concat([Buffer.from([0, 0xff, 0xfe, 0x80]), Buffer.from('é'.repeat(900), 'utf8'), Buffer.alloc(100, 7)]);
+    expect(value.length).toBeLessThanOrEqual(CHUNK_BYTES);
+    await store.backend.set('direct-read', value);
+    const env = process.env;
+    expect(await readSecretServiceSecret({ env, service, account: 'direct-read', timeoutMs: TIMEOUT_MS })).toEqual({ status: 'done', secret: value });
+    expect(await readSecretServiceSecret({ env, service, account: 'nobody', timeoutMs: TIMEOUT_MS })).toEqual({ status: 'done', secret: null });
+    // The probe can fetch it in its own conversation.
+    expect(await probeSecretService({ env, service, timeoutMs: TIMEOUT_MS, read: 'direct-read' })).toEqual({ status: 'ready', secret: value });
+    // A second item with the same attributes (another program's): the lookup does not guess.
+    await exec('sh', ['-c', `printf other | secret-tool store --label=other service "${service}" username direct-read program other`]);
+    expect(await readSecretServiceSecret({ env, service, account: 'direct-read', timeoutMs: TIMEOUT_MS })).toEqual({ status: 'done', secret: 'ambiguous' });
+    await exec('secret-tool', ['clear', 'service', service, 'username', 'direct-read']);
+  });
+
+  it('a store told which record comes first reads it with the probe, and a write in between is not shadowed', async () => {
+    await store.write(KEY, sampleRecord({ generation: 4 }));
+    const first = new KeychainStore({ service, timeoutMs: TIMEOUT_MS, firstRead: KEY });
+    expect(await first.probe()).toBeNull();
+    expect(await first.read(KEY)).toEqual(sampleRecord({ generation: 4 }));
+    first.close();
+    // Probed (and prefetched), then written before the read: the read sees the write.
+    const second = new KeychainStore({ service, timeoutMs: TIMEOUT_MS, firstRead: KEY });
+    expect(await second.probe()).toBeNull();
+    await second.write(KEY, sampleRecord({ generation: 5 }));
+    expect(await second.read(KEY)).toEqual(sampleRecord({ generation: 5 }));
+    second.close();
+  });
 });
