@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { dirname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build, transform } from 'esbuild';
 import { rollup } from 'rollup';
 
@@ -115,7 +116,7 @@ await bundle.close();
 
 // The top-level help page is static: render it once here, so bin/idcli.js can print `idcli --help` without
 // loading the CLI (start-up budget). It comes from the same code path as any other help page.
-const { main } = await import(new URL(`file://${next}/cli.js`).href);
+const { main } = await import(pathToFileURL(`${next}/cli.js`).href);
 let help = '';
 const sink = { write: (s) => ((help += s), true), isTTY: false };
 const code = await main({ argv: ['node', 'idcli', '--help'], env: {}, stdout: sink, stderr: sink, print: sink.write, interrupt: () => new AbortController().signal });
