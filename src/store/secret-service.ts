@@ -35,20 +35,7 @@ const LOCKED = 'the keyring is locked (unlock it, e.g. by signing in to the desk
  * here (another transport, another authentication mechanism), which leaves the verdict to the library.
  */
 export async function probeSecretService(opts: ProbeOptions): Promise<ProbeResult> {
-  return retriedOnServiceError(() => probeOnce(opts));
-}
-
-/**
- * gnome-keyring now and then answers a well-formed call with UnknownMethod (about 1 call in 1500 here): it is
- * alive and answering, so one more try is cheap and spares the user a spurious "keychain unavailable".
- */
-async function retriedOnServiceError<T extends { status: string; serviceError?: string }>(attempt: () => Promise<T>): Promise<T> {
-  const first = await attempt();
-  return first.status === 'unavailable' && first.serviceError !== undefined ? attempt() : first;
-}
-
-async function probeOnce(opts: ProbeOptions): Promise<ProbeResult & { serviceError?: string }> {
-  const outcome = await withSessionBus(opts, async (bus) => {
+  const outcome = await converse(opts, async (bus) => {
     // A locked item of ours would make the library Unlock it through a prompt. Service.ReadAlias → o, "/" when
     // there is none: the first write would prompt to create a collection. Both go out before either reply, and
     // so do the lookup's first calls.
@@ -76,10 +63,18 @@ async function probeOnce(opts: ProbeOptions): Promise<ProbeResult & { serviceErr
  * for when that is safe): `done` with the lookup's result, else why not.
  */
 export async function readSecretServiceSecret(opts: SecretServiceOptions & { account: string }): Promise<{ status: 'done'; secret: SecretLookup } | ProbeResult> {
-  return retriedOnServiceError(async () => {
-    const outcome = await withSessionBus(opts, (bus) => startLookup(bus, opts.service, opts.account)());
-    return outcome.status === 'done' ? { status: 'done' as const, secret: outcome.value } : unfinished(outcome, opts.timeoutMs);
-  });
+  const outcome = await converse(opts, (bus) => startLookup(bus, opts.service, opts.account)());
+  return outcome.status === 'done' ? { status: 'done', secret: outcome.value } : unfinished(outcome, opts.timeoutMs);
+}
+
+/**
+ * One conversation with the Secret Service under the timeout. gnome-keyring now and then answers a well-formed
+ * call with UnknownMethod (about 1 call in 1500 here): it is alive and answering, so the conversation is held
+ * once more before the user is told the keychain is unavailable.
+ */
+async function converse<T>(opts: BusOptions, talk: (bus: SessionBus) => Promise<T>): Promise<Outcome<T>> {
+  const first = await withSessionBus(opts, talk);
+  return first.status === 'unavailable' && first.serviceError !== undefined ? withSessionBus(opts, talk) : first;
 }
 
 /**
@@ -119,7 +114,7 @@ function startLookup(bus: SessionBus, service: string, account: string): () => P
 
 /** Names of the accounts stored under `service`, from the items' attributes (service, username: see the library). */
 export async function listSecretServiceAccounts(opts: SecretServiceOptions): Promise<string[] | ProbeResult> {
-  const outcome = await withSessionBus(opts, async (bus) => {
+  const outcome = await converse(opts, async (bus) => {
     const { unlocked, locked } = await searchItems(bus, opts.service);
     const paths = [...unlocked, ...locked];
     const attributes = await Promise.all(paths.map((path) => bus.getProperty({ ...SECRETS, path }, 'org.freedesktop.Secret.Item', 'Attributes')));
@@ -148,6 +143,6 @@ async function searchItems(bus: SessionBus, service: string): Promise<{ unlocked
   return { unlocked, locked: found.objectPaths() };
 }
 
-function unfinished(outcome: Exclude<Outcome<unknown>, { status: 'done' }>, timeoutMs: number): ProbeResult & { serviceError?: string } {
+function unfinished(outcome: Exclude<Outcome<unknown>, { status: 'done' }>, timeoutMs: number): ProbeResult {
   return outcome.status === 'timed-out' ? { status: 'unavailable', reason: keychainTimeoutReason(timeoutMs) } : outcome;
 }
