@@ -7,8 +7,9 @@ import { type BusOptions, type Outcome, type SessionBus, type Target, Unusable, 
 /**
  * `ready` carries `secret` when the probe was asked to read an account: its bytes, null when there is no such
  * item, or 'ambiguous' when several items match (the library's lookup then decides, as it does on writes).
+ * `writable` says whether the checks that writing needs were made (see probeSecretService).
  */
-export type ProbeResult = { status: 'ready'; secret?: SecretLookup } | { status: 'unavailable'; reason: string } | { status: 'unchecked' };
+export type ProbeResult = { status: 'ready'; secret?: SecretLookup; writable: boolean } | { status: 'unavailable'; reason: string } | { status: 'unchecked' };
 export type SecretLookup = Buffer | null | 'ambiguous';
 
 export interface SecretServiceOptions extends BusOptions {
@@ -33,29 +34,39 @@ const LOCKED = 'the keyring is locked (unlock it, e.g. by signing in to the desk
  * Whether the Secret Service on the session bus in `env` can be used without the library blocking or prompting:
  * `ready`; `unavailable` with a reason for the user; or `unchecked` when the bus is reached in a way not spoken
  * here (another transport, another authentication mechanism), which leaves the verdict to the library.
+ *
+ * Asked to read an account it finds, unlocked, the probe is done: the keychain holds the record and can give it
+ * (`writable` false: the first write makes the checks below). Otherwise it goes on to what a write needs.
  */
 export async function probeSecretService(opts: ProbeOptions): Promise<ProbeResult> {
   const outcome = await converse(opts, async (bus) => {
-    // A locked item of ours would make the library Unlock it through a prompt. Service.ReadAlias → o, "/" when
-    // there is none: the first write would prompt to create a collection. Both go out before either reply, and
-    // so do the lookup's first calls.
-    const search = searchItems(bus, opts.service);
-    const alias = bus.call(SECRETS, 'ReadAlias', 's', (m) => m.string('default'));
-    const lookup = opts.read === undefined ? undefined : startLookup(bus, opts.service, opts.read);
-    if ((await search).locked.length > 0) throw new Unusable(LOCKED);
-    const collection = (await alias).string();
-    if (collection === '/') throw new Unusable('the keyring has no default collection');
-    // A locked default collection would prompt on the first write. BOOLEAN is marshalled as a UINT32 0 or 1.
-    const lockedReply = bus.getProperty({ ...SECRETS, path: collection }, 'org.freedesktop.Secret.Collection', 'Locked');
-    const secret = lookup?.();
-    secret?.catch(() => {}); // awaited below, unless the checks fail first
-    const locked = await lockedReply;
-    if (locked.signature() !== 'b') throw new Unusable('the Secret Service answered an unexpected Locked property');
-    if (locked.u32() !== 0) throw new Unusable(LOCKED);
-    return secret === undefined ? undefined : await secret;
+    if (opts.read !== undefined) {
+      const secret = await startLookup(bus, opts.service, opts.read)();
+      if (secret !== null) return { secret, writable: false };
+    }
+    await checkWritable(bus, opts.service);
+    return { secret: opts.read === undefined ? undefined : null, writable: true };
   });
   if (outcome.status !== 'done') return unfinished(outcome, opts.timeoutMs);
-  return outcome.value === undefined ? { status: 'ready' } : { status: 'ready', secret: outcome.value };
+  const { secret, writable } = outcome.value;
+  return secret === undefined ? { status: 'ready', writable } : { status: 'ready', secret, writable };
+}
+
+/**
+ * A locked item of `service` would make the library Unlock it through a prompt; no default collection (Service.ReadAlias
+ * → "/"), or a locked one, would make the first write prompt to create or unlock it. The search and the alias go
+ * out before either reply.
+ */
+async function checkWritable(bus: SessionBus, service: string): Promise<void> {
+  const search = searchItems(bus, service);
+  const alias = bus.call(SECRETS, 'ReadAlias', 's', (m) => m.string('default'));
+  if ((await search).locked.length > 0) throw new Unusable(LOCKED);
+  const collection = (await alias).string();
+  if (collection === '/') throw new Unusable('the keyring has no default collection');
+  // BOOLEAN is marshalled as a UINT32 0 or 1.
+  const locked = await bus.getProperty({ ...SECRETS, path: collection }, 'org.freedesktop.Secret.Collection', 'Locked');
+  if (locked.signature() !== 'b') throw new Unusable('the Secret Service answered an unexpected Locked property');
+  if (locked.u32() !== 0) throw new Unusable(LOCKED);
 }
 
 /**

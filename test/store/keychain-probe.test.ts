@@ -10,7 +10,7 @@ import { ExitCode, IdcliError } from '../../src/errors.js';
 import { sessionBusEndpoints } from '../../src/store/dbus.js';
 import { KeyringClient } from '../../src/store/keyring-client.js';
 import { listSecretServiceAccounts, probeSecretService, readSecretServiceSecret } from '../../src/store/secret-service.js';
-import { type FakeBus, type FakeBusMode, startFakeBus } from './fixtures/fake-bus.js';
+import { type FakeBus, type FakeBusMode, STORED_SECRET, startFakeBus } from './fixtures/fake-bus.js';
 import { tempDir } from './support.js';
 
 const HAVE_KEYRING = process.env.IDCLI_TEST_KEYRING === '1';
@@ -115,7 +115,7 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
 
   it('tries once more when the Secret Service answers a call with an error, and reports a second one', async () => {
     const once = await fake('errs-once');
-    expect((await timed(once.address, 10_000)).result).toEqual({ status: 'ready' });
+    expect((await timed(once.address, 10_000)).result).toEqual({ status: 'ready', writable: true });
     expect(once.connections).toBe(2);
     const always = await fake('errs-always');
     const { result } = await timed(always.address, 10_000);
@@ -147,7 +147,7 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
   it('finds a healthy, unlocked Secret Service ready, asking only what it needs, and hangs up', async () => {
     const bus = await fake('stalls-after-open-session');
     const { result, elapsed } = await timed(bus.address, 10_000);
-    expect(result).toEqual({ status: 'ready' });
+    expect(result).toEqual({ status: 'ready', writable: true });
     expect(elapsed).toBeLessThan(5000);
     expect(bus.calls).toEqual([
       'org.freedesktop.DBus org.freedesktop.DBus.Hello',
@@ -159,16 +159,56 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
     expect(bus.open).toBe(0);
   });
 
+  const HELLO = 'org.freedesktop.DBus org.freedesktop.DBus.Hello';
+  const SERVICE = 'org.freedesktop.secrets org.freedesktop.Secret.Service';
+  const LOCKED = 'the keyring is locked (unlock it, e.g. by signing in to the desktop)';
+
+  it('asked to read an account it finds, asks no more: what a write needs is checked when not', async () => {
+    const bus = await fake('stores-item');
+    const env = { DBUS_SESSION_BUS_ADDRESS: bus.address };
+    expect(await probeSecretService({ env, service, timeoutMs: 10_000, read: 'someone' })).toEqual({
+      status: 'ready',
+      secret: Buffer.from(STORED_SECRET),
+      writable: false,
+    });
+    expect(bus.calls).toEqual([HELLO, `${SERVICE}.SearchItems`, `${SERVICE}.OpenSession`, 'org.freedesktop.secrets org.freedesktop.Secret.Item.GetSecret']);
+    // Without an account to read, the default collection is looked at, and this one is locked.
+    expect(await probeSecretService({ env, service, timeoutMs: 10_000 })).toEqual({ status: 'unavailable', reason: LOCKED });
+    expect(bus.calls.slice(4)).toEqual([HELLO, `${SERVICE}.SearchItems`, `${SERVICE}.ReadAlias`, 'org.freedesktop.secrets org.freedesktop.DBus.Properties.Get']);
+  });
+
+  it('KeyringClient: hands out what the probe read, and makes the write checks before the first write', async () => {
+    const bus = await fake('stores-item');
+    // The library only ever uses this process's own session bus: this one, for this test.
+    const saved = process.env.DBUS_SESSION_BUS_ADDRESS;
+    process.env.DBUS_SESSION_BUS_ADDRESS = bus.address;
+    try {
+      const client = new KeyringClient({ service, timeoutMs: 5000, firstRead: 'someone' });
+      expect(await client.get('someone')).toEqual(Buffer.from(STORED_SECRET));
+      expect(bus.connections).toBe(1);
+      const refused = await client.set('someone', Buffer.from('new secret')).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(IdcliError);
+      expect((refused as IdcliError).exitCode).toBe(ExitCode.USAGE);
+      expect((refused as IdcliError).message).toBe(LOCKED);
+      // The checks' own conversation, and nothing of the library's (it would open a session of its own).
+      expect(bus.calls.slice(4)).toEqual([HELLO, `${SERVICE}.SearchItems`, `${SERVICE}.ReadAlias`, 'org.freedesktop.secrets org.freedesktop.DBus.Properties.Get']);
+      expect(bus.connections).toBe(2);
+    } finally {
+      if (saved === undefined) delete process.env.DBUS_SESSION_BUS_ADDRESS;
+      else process.env.DBUS_SESSION_BUS_ADDRESS = saved;
+    }
+  });
+
   it('reaches a bus on an abstract socket', async () => {
     const bus = await fake('stalls-after-open-session', { abstract: true });
     expect(bus.address).toMatch(/^unix:abstract=/);
-    expect((await timed(bus.address, 10_000)).result).toEqual({ status: 'ready' });
+    expect((await timed(bus.address, 10_000)).result).toEqual({ status: 'ready', writable: true });
   });
 
   it('tries the addresses in order, like libdbus, and names the socket it could not reach', async () => {
     const absent = join(dir.path, 'absent.sock');
     const bus = await fake('stalls-after-open-session');
-    expect((await timed(`unix:path=${absent};${bus.address}`, 10_000)).result).toEqual({ status: 'ready' });
+    expect((await timed(`unix:path=${absent};${bus.address}`, 10_000)).result).toEqual({ status: 'ready', writable: true });
     expect((await timed(`unix:path=${absent}`, 10_000)).result).toEqual({
       status: 'unavailable',
       reason: `cannot connect to the D-Bus session bus at ${absent} (ENOENT)`,
@@ -220,7 +260,7 @@ describe.runIf(HAVE_KEYRING)('probeSecretService against the real session bus (g
   it('finds it ready, quickly', async () => {
     // Generous bounds for a loaded machine; on an idle one this takes a few milliseconds.
     const started = Date.now();
-    expect(await probeSecretService({ env: process.env, service: `idcli-probe-${process.pid}`, timeoutMs: 20_000 })).toEqual({ status: 'ready' });
+    expect(await probeSecretService({ env: process.env, service: `idcli-probe-${process.pid}`, timeoutMs: 20_000 })).toEqual({ status: 'ready', writable: true });
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });

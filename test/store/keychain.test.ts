@@ -186,8 +186,10 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
     const env = process.env;
     expect(await readSecretServiceSecret({ env, service, account: 'direct-read', timeoutMs: TIMEOUT_MS })).toEqual({ status: 'done', secret: value });
     expect(await readSecretServiceSecret({ env, service, account: 'nobody', timeoutMs: TIMEOUT_MS })).toEqual({ status: 'done', secret: null });
-    // The probe can fetch it in its own conversation.
-    expect(await probeSecretService({ env, service, timeoutMs: TIMEOUT_MS, read: 'direct-read' })).toEqual({ status: 'ready', secret: value });
+    // The probe can fetch it in its own conversation; finding it, it leaves the checks a write needs to the first write.
+    expect(await probeSecretService({ env, service, timeoutMs: TIMEOUT_MS, read: 'direct-read' })).toEqual({ status: 'ready', secret: value, writable: false });
+    // An account with nothing stored: the probe goes on to those checks (auto's choice of store rests on them).
+    expect(await probeSecretService({ env, service, timeoutMs: TIMEOUT_MS, read: 'nobody' })).toEqual({ status: 'ready', secret: null, writable: true });
     // A second item with the same attributes (another program's): the lookup does not guess.
     await exec('sh', ['-c', `printf other | secret-tool store --label=other service "${service}" username direct-read program other`]);
     expect(await readSecretServiceSecret({ env, service, account: 'direct-read', timeoutMs: TIMEOUT_MS })).toEqual({ status: 'done', secret: 'ambiguous' });
