@@ -301,15 +301,13 @@ const FIELD_SENDER = 7;
 const FIELD_SIGNATURE = 8;
 
 function methodCall(serial: number, to: Target, member: string, signature: string, body?: (m: Marshal) => void): Buffer {
-  const payload = new Marshal();
-  body?.(payload);
   const m = new Marshal();
-  // Fixed header: endianness 'l', type, flags, protocol version 1, body length, serial.
+  // Fixed header: endianness 'l', type, flags, protocol version 1, body length (set below), serial.
   m.byte(0x6c);
   m.byte(METHOD_CALL);
   m.byte(0);
   m.byte(1);
-  m.u32(payload.length);
+  m.u32(0);
   m.u32(serial);
   // Header fields: ARRAY of STRUCT(BYTE code, VARIANT value); structs align to 8.
   m.array(8, () => {
@@ -321,7 +319,10 @@ function methodCall(serial: number, to: Target, member: string, signature: strin
   });
   // The body starts on an 8-byte boundary, so alignment within it is the same as from the message start.
   m.pad(8);
-  return Buffer.concat([m.bytes(), payload.bytes()]);
+  const start = m.length;
+  body?.(m);
+  m.u32At(4, m.length - start);
+  return m.bytes();
 }
 
 /** Length of the message at the start of `buf` once its fixed header is in, else null. */
@@ -365,51 +366,67 @@ function alignUp(n: number, to: number): number {
   return Math.ceil(n / to) * to;
 }
 
-/** A UINT32's four bytes, little-endian. */
-function le32(v: number): number[] {
-  return [v & 0xff, (v >>> 8) & 0xff, (v >>> 16) & 0xff, (v >>> 24) & 0xff];
-}
-
-/** Little-endian marshalling of the few types sent here ("Marshaling (Wire Format)"). */
+/** Little-endian marshalling of the few types sent here ("Marshaling (Wire Format)"), into one growing buffer. */
 export class Marshal {
-  readonly #bytes: number[] = [];
+  // Zero-filled, so padding is a matter of moving on.
+  #buf = Buffer.alloc(256);
+  #length = 0;
 
   get length(): number {
-    return this.#bytes.length;
+    return this.#length;
+  }
+
+  #room(n: number): void {
+    if (this.#length + n <= this.#buf.length) return;
+    const bigger = Buffer.alloc(Math.max(this.#buf.length * 2, this.#length + n));
+    this.#buf.copy(bigger, 0, 0, this.#length);
+    this.#buf = bigger;
   }
 
   pad(to: number): void {
-    while (this.#bytes.length % to !== 0) this.#bytes.push(0);
+    const end = alignUp(this.#length, to);
+    this.#room(end - this.#length);
+    this.#length = end;
   }
 
   byte(v: number): void {
-    this.#bytes.push(v & 0xff);
+    this.#room(1);
+    this.#buf[this.#length++] = v & 0xff;
   }
 
   u32(v: number): void {
     this.pad(4);
-    this.#bytes.push(...le32(v));
+    this.#room(4);
+    this.#length = this.#buf.writeUInt32LE(v, this.#length);
+  }
+
+  /** Overwrites the UINT32 at `offset`, written earlier as a placeholder. */
+  u32At(offset: number, v: number): void {
+    this.#buf.writeUInt32LE(v, offset);
   }
 
   /** STRING and OBJECT_PATH: length, UTF-8 bytes, NUL. */
   string(s: string): void {
-    const utf8 = Buffer.from(s, 'utf8');
-    this.u32(utf8.length);
-    this.#bytes.push(...utf8, 0);
+    const length = Buffer.byteLength(s, 'utf8');
+    this.u32(length);
+    this.#room(length + 1);
+    this.#length += this.#buf.write(s, this.#length, 'utf8') + 1;
   }
 
   signature(s: string): void {
-    this.#bytes.push(s.length, ...Buffer.from(s, 'latin1'), 0);
+    this.byte(s.length);
+    this.#room(s.length + 1);
+    this.#length += this.#buf.write(s, this.#length, 'latin1') + 1;
   }
 
   /** The length excludes the padding between it and the first element. */
   array(elementAlignment: number, write: () => void): void {
     this.u32(0);
-    const at = this.#bytes.length - 4;
+    const at = this.#length - 4;
     this.pad(elementAlignment);
-    const start = this.#bytes.length;
+    const start = this.#length;
     write();
-    this.#bytes.splice(at, 4, ...le32(this.#bytes.length - start));
+    this.u32At(at, this.#length - start);
   }
 
   /** VARIANT holding a STRING. */
@@ -434,7 +451,7 @@ export class Marshal {
   }
 
   bytes(): Buffer {
-    return Buffer.from(this.#bytes);
+    return this.#buf.subarray(0, this.#length);
   }
 }
 
