@@ -70,6 +70,15 @@ const rollupSource = {
     }
     return null;
   },
+  // import('node:http') becomes a call of process.getBuiltinModule: through the ESM loader even a shim costs a
+  // file of its own (~1 ms on the first page a walk fetches).
+  resolveDynamicImport(specifier) {
+    const id = typeof specifier === 'string' ? builtinId(specifier) : undefined;
+    return id ? { id, external: true } : null;
+  },
+  renderDynamicImport({ targetModuleId }) {
+    return targetModuleId && builtinId(targetModuleId) ? { left: 'Promise.resolve(process.getBuiltinModule(', right: '))' } : null;
+  },
   load(id) {
     if (!id.startsWith('\0builtin:')) return null;
     const name = id.slice('\0builtin:'.length, id.indexOf('?'));
@@ -111,9 +120,7 @@ await bundle.write({
   dir: next,
   format: 'es',
   entryFileNames: '[name].js',
-  // A builtin imported with import() (a shim of its own): named after the builtin, not after its importer.
-  chunkFileNames: ({ facadeModuleId: id }) =>
-    id?.startsWith('\0builtin:') ? `${id.slice('\0builtin:'.length, id.indexOf('?')).replace(/\W/g, '_')}-[hash].js` : '[name]-[hash].js',
+  chunkFileNames: '[name]-[hash].js',
   paths: (id) => (id.startsWith('vendor:') ? `./vendor/${id.slice('vendor:'.length)}.js` : id),
 });
 await bundle.close();
