@@ -2,7 +2,7 @@
  * The entry point: argv → command, the one place where errors become exit codes, and the only module that
  * touches `process`. Command bodies are imported lazily so `idcli token` does not pay for `list` or `login`.
  */
-import { readFileSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 import { commandHelp, rootHelp } from './argv/help.js';
 import { parseArgv, type Values } from './argv/parse.js';
 import { configDirFor, loadConfigFile, resolveSettings, type SettingFlags } from './config.js';
@@ -239,8 +239,6 @@ export function run(): void {
       return c.signal;
     },
   };
-  const page = staticPage(proc.argv.slice(2));
-  if (page !== undefined) return proc.print(page);
   main(proc).then((code) => {
     // Exit explicitly: a keychain call cut by its timeout may still hold a worker thread that would keep us alive.
     process.exitCode = code;
@@ -250,18 +248,7 @@ export function run(): void {
 }
 
 /**
- * `idcli --version`, `idcli --help` and a bare `idcli`, answered before anything else is set up: scripts probe with
- * the one and people type the other. The help page is rendered at build time (scripts/build.mjs) by main() itself.
- */
-function staticPage(args: string[]): string | undefined {
-  const only = args.length === 1 ? args[0] : args.length === 0 ? '--help' : undefined;
-  if (only === '--version' || only === '-V') return `${VERSION}\n`;
-  if (only === '--help' || only === '-h') return readFileSync(new URL('help.txt', import.meta.url), 'utf8');
-  return undefined;
-}
-
-/**
- * Writes straight to fd 1. A pipe that is full and non-blocking (EAGAIN)
+ * Writes straight to fd 1, as `idcli --version` does in bin/idcli.js. A pipe that is full and non-blocking (EAGAIN)
  * takes the rest through the stream; a reader that went away (EPIPE) is not an error.
  */
 function printSync(text: string, stream: () => NodeJS.WritableStream): void {
