@@ -33,4 +33,10 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
+  {
+    // CommonJS files (the bin script): require and the module-scope names are theirs.
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', __filename: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

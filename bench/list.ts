@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'idcli.js');
+const BIN = join(ROOT, 'bin', 'idcli.cjs');
 const TIME = '/usr/bin/time';
 
 interface Sample {
@@ -123,7 +123,7 @@ async function interleaved(runs: number, cmds: Array<{ row: Row; cmd: string[]; 
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(join(ROOT, 'dist', 'cli.js'))) throw new Error('build first: npm run build');
+  if (!existsSync(join(ROOT, 'dist', 'cli.cjs'))) throw new Error('build first: npm run build');
   work = await mkdtemp(join(tmpdir(), 'idcli-bench-'));
   rssHook = join(work, 'rss-hook.mjs');
   await writeFile(

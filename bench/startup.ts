@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../test/emulator/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'idcli.js');
+const bin = join(root, 'bin', 'idcli.cjs');
 const runs = Number(process.env.BENCH_STARTUP_RUNS ?? 40);
 
 interface Case {

@@ -1,13 +1,15 @@
-// Builds dist/: the CLI as ES modules (Rollup, with esbuild stripping the types) and the bundled dependencies
-// (undici, open) as one file each (esbuild). Rollup rather than esbuild's own splitter: Rollup keeps every module
-// the entry already loads inside the entry chunk, so `idcli token` reads one or two files instead of a dozen small
-// shared chunks, and each further command loads one chunk of its own. The new build is written beside dist/ and
+// Builds dist/: the CLI as CommonJS chunks (Rollup, with esbuild stripping the types) and the bundled dependencies
+// (undici, open) as one ES module each (esbuild). CommonJS because Node loads it synchronously: an ES module entry
+// goes through the asynchronous ES module loader (fs/promises reads, module jobs, linking), which cost a cached
+// `idcli token` ~4.5 ms of its ~5 ms over a bare `node` (measured: 29.2 vs 24.6 ms). The source stays ESM.
+// Rollup rather than esbuild's own splitter: Rollup keeps every module the entry already loads inside the entry
+// chunk, so `idcli token` reads one or two files instead of a dozen small shared chunks, and each further command
+// loads one chunk of its own. The new build is written beside dist/ and
 // swapped in with renames, so a process started from dist/ during a rebuild never finds it half-deleted.
 import { existsSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { builtinModules } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { build, transform } from 'esbuild';
 import { rollup } from 'rollup';
 
@@ -76,6 +78,10 @@ const rollupSource = {
     const id = typeof specifier === 'string' ? builtinId(specifier) : undefined;
     return id ? { id, external: true } : null;
   },
+  // import.meta.url of a chunk: Rollup's own stand-in for CommonJS also probes for a browser's document.
+  resolveImportMeta(property) {
+    return property === 'url' ? 'require("node:url").pathToFileURL(__filename).href' : null;
+  },
   renderDynamicImport({ targetModuleId }) {
     return targetModuleId && builtinId(targetModuleId) ? { left: 'Promise.resolve(process.getBuiltinModule(', right: '))' } : null;
   },
@@ -105,7 +111,7 @@ const rollupSource = {
   },
   // Whitespace and syntax only: start-up compiles every byte of a chunk, and names stay readable in the output.
   async renderChunk(code) {
-    const out = await transform(code, { format: 'esm', target: TARGET, minifyWhitespace: true, minifySyntax: true });
+    const out = await transform(code, { target: TARGET, minifyWhitespace: true, minifySyntax: true });
     return { code: out.code, map: null };
   },
 };
@@ -113,21 +119,23 @@ const rollupSource = {
 const bundle = await rollup({
   input: { cli: 'src/cli.ts' },
   plugins: [rollupSource],
-  // Command chunks may import what cli.js already holds, instead of a facade entry plus a shared chunk.
+  // Command chunks may import what cli.cjs already holds, instead of a facade entry plus a shared chunk.
   preserveEntrySignatures: 'allow-extension',
 });
 await bundle.write({
   dir: next,
-  format: 'es',
-  entryFileNames: '[name].js',
-  chunkFileNames: '[name]-[hash].js',
+  format: 'cjs',
+  entryFileNames: '[name].cjs',
+  chunkFileNames: '[name]-[hash].cjs',
+  // The vendored ES modules are reached with import(), which CommonJS has too.
+  dynamicImportInCjs: true,
   paths: (id) => (id.startsWith('vendor:') ? `./vendor/${id.slice('vendor:'.length)}.js` : id),
 });
 await bundle.close();
 
-// The top-level help page is static: render it once here, so bin/idcli.js can print `idcli --help` without
+// The top-level help page is static: render it once here, so bin/idcli.cjs can print `idcli --help` without
 // loading the CLI (start-up budget). It comes from the same code path as any other help page.
-const { main } = await import(pathToFileURL(`${next}/cli.js`).href);
+const { main } = createRequire(import.meta.url)(`${next}/cli.cjs`);
 let help = '';
 const sink = { write: (s) => ((help += s), true), isTTY: false };
 const code = await main({ argv: ['node', 'idcli', '--help'], env: {}, stdout: sink, stderr: sink, print: sink.write, interrupt: () => new AbortController().signal });

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../test/emulator/index.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'idcli.js');
+const bin = join(root, 'bin', 'idcli.cjs');
 
 const emulator = await startEmulator({ callbackUrl: 'http://127.0.0.1:0/callback', loopbackAnyPort: true });
 const configDir = await mkdtemp(join(tmpdir(), 'idcli-demo-'));

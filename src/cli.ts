@@ -205,7 +205,7 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
   return ExitCode.INTERNAL;
 }
 
-/** Wires the real process into `main`; the only caller is bin/idcli.js. */
+/** Wires the real process into `main`; the only caller is bin/idcli.cjs. */
 export function run(): void {
   let controller: AbortController | undefined;
   let stdout: NodeJS.WriteStream | undefined;
@@ -248,7 +248,7 @@ export function run(): void {
 }
 
 /**
- * Writes straight to fd 1, as `idcli --version` does in bin/idcli.js. A pipe that is full and non-blocking (EAGAIN)
+ * Writes straight to fd 1, as `idcli --version` does in bin/idcli.cjs. A pipe that is full and non-blocking (EAGAIN)
  * takes the rest through the stream; a reader that went away (EPIPE) is not an error.
  */
 function printSync(text: string, stream: () => NodeJS.WritableStream): void {

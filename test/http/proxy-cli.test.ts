@@ -155,7 +155,10 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
 });
 
 describe('start-up stays free of undici', () => {
-  /** The files a module imports statically, transitively (what loads before any dynamic import runs). */
+  /**
+   * The chunks a chunk requires as it loads, transitively (what loads before any lazy import runs). The build is
+   * CommonJS: a chunk loaded lazily is required inside `Promise.resolve().then(function(){return require(…)})`.
+   */
   function staticClosure(dist: string, entry: string): Set<string> {
     const seen = new Set<string>();
     const todo = [entry];
@@ -164,7 +167,7 @@ describe('start-up stays free of undici', () => {
       if (seen.has(file)) continue;
       seen.add(file);
       const text = readFileSync(join(dist, file), 'utf8');
-      for (const m of text.matchAll(/(?:^|[;\n}])\s*(?:import|export)\s*(?:[\w*{}\s,$]+\s*from\s*)?["']\.\/([^"']+)["']/g)) todo.push(m[1] as string);
+      for (const m of text.matchAll(/(?<!return )\brequire\(\s*["']\.\/([^"']+)["']\s*\)/g)) todo.push(m[1] as string);
     }
     return seen;
   }
@@ -172,13 +175,17 @@ describe('start-up stays free of undici', () => {
   it('undici is bundled on its own and reached only by a dynamic import, never from the entry chunk', () => {
     const dist = join(ROOT, 'dist');
     expect(readFileSync(join(dist, 'vendor', 'undici.js'), 'utf8')).toContain('EnvHttpProxyAgent');
-    const files = readdirSync(dist).filter((f) => f.endsWith('.js'));
+    const files = readdirSync(dist).filter((f) => f.endsWith('.cjs'));
     // The entry holds the whole cached-token path (`idcli token`), so this covers the token command too.
-    const closure = staticClosure(dist, 'cli.js');
-    expect(closure.has('cli.js')).toBe(true);
+    const closure = staticClosure(dist, 'cli.cjs');
+    expect(closure.has('cli.cjs')).toBe(true);
+    // The lazily loaded chunks are there, and not in the closure: the test sees the difference.
+    expect(files.some((f) => f.startsWith('list-'))).toBe(true);
+    expect([...closure].some((f) => f.startsWith('list-'))).toBe(false);
     expect(closure.has('vendor/undici.js')).toBe(false);
     const importers = files.filter((f) => /import\(\s*["']\.\/vendor\/undici\.js["']\s*\)/.test(readFileSync(join(dist, f), 'utf8')));
     expect(importers).toHaveLength(1);
     expect(files.some((f) => staticClosure(dist, f).has('vendor/undici.js'))).toBe(false);
+    expect(files.some((f) => /require\(\s*["']\.\/vendor\//.test(readFileSync(join(dist, f), 'utf8')))).toBe(false);
   });
 });

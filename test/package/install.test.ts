@@ -67,9 +67,9 @@ describe('the npm package', () => {
   it('contains only what users need', () => {
     expect(packedFiles).toContain('package.json');
     expect(packedFiles).toContain('README.md');
-    expect(packedFiles).toContain('bin/idcli.js');
-    expect(packedFiles).toContain('dist/cli.js');
-    for (const f of packedFiles) expect(f, f).toMatch(/^(package\.json|README\.md|LICENSE|bin\/idcli\.js|dist\/(vendor\/)?[\w.-]+\.js|dist\/help\.txt)$/);
+    expect(packedFiles).toContain('bin/idcli.cjs');
+    expect(packedFiles).toContain('dist/cli.cjs');
+    for (const f of packedFiles) expect(f, f).toMatch(/^(package\.json|README\.md|LICENSE|bin\/idcli\.cjs|dist\/[\w.-]+\.cjs|dist\/vendor\/[\w.-]+\.js|dist\/help\.txt)$/);
   });
 
   it('installed into a fresh prefix: --version, --help, login and list through the installed binary', async () => {

@@ -1,5 +1,5 @@
 /**
- * Runs the BUILT CLI (bin/idcli.js → dist/) as a child process, the way users and scripts run it.
+ * Runs the BUILT CLI (bin/idcli.cjs → dist/) as a child process, the way users and scripts run it.
  * Tests pass the whole environment explicitly so nothing leaks in from the developer's shell.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const BIN = join(ROOT, 'bin', 'idcli.js');
+export const BIN = join(ROOT, 'bin', 'idcli.cjs');
 
 export interface CliResult {
   code: number | null;
