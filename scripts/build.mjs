@@ -22,9 +22,10 @@ const VENDORED = ['undici', 'open'];
 
 /**
  * Node's builtins are reached through process.getBuiltinModule (Node >= 20.16) instead of `import … from
- * 'node:fs'`: an ESM import of a builtin builds a facade of all its exports, and for node:fs that runs lazy getters
- * that load the whole streams stack; a few such imports cost ~2 ms of every start-up. Through the shim each builtin
- * is one call, and only the members the bundle uses are read.
+ * 'node:fs'`. In the vendored ES modules, an import of a builtin builds a facade of all its exports, and for
+ * node:fs that runs lazy getters that load the whole streams stack (~2 ms of a start-up for a few such imports).
+ * In the CLI's chunks, where an import would become a require() as the chunk loads, the shim defers loading a
+ * builtin (node:net, node:http, node:crypto) to the first call that needs it.
  */
 const bare = new Set(builtinModules);
 const builtinId = (id) => (id.startsWith('node:') ? id : bare.has(id) ? `node:${id}` : undefined);
@@ -72,8 +73,8 @@ const rollupSource = {
     }
     return null;
   },
-  // import('node:http') becomes a call of process.getBuiltinModule: through the ESM loader even a shim costs a
-  // file of its own (~1 ms on the first page a walk fetches).
+  // import('node:http') becomes a call of process.getBuiltinModule: otherwise even its shim would be a chunk file
+  // of its own, one more file to load (~1 ms on the first page a walk fetches, measured with the ES module build).
   resolveDynamicImport(specifier) {
     const id = typeof specifier === 'string' ? builtinId(specifier) : undefined;
     return id ? { id, external: true } : null;

@@ -41,7 +41,7 @@ const LOCKED = 'the keyring is locked (unlock it, e.g. by signing in to the desk
 export async function probeSecretService(opts: ProbeOptions): Promise<ProbeResult> {
   const outcome = await converse(opts, async (bus) => {
     if (opts.read !== undefined) {
-      const secret = await startLookup(bus, opts.service, opts.read)();
+      const secret = await lookUp(bus, opts.service, opts.read);
       if (secret !== null) return { secret, writable: false };
     }
     await checkWritable(bus, opts.service);
@@ -58,7 +58,7 @@ export async function probeSecretService(opts: ProbeOptions): Promise<ProbeResul
  * out before either reply.
  */
 async function checkWritable(bus: SessionBus, service: string): Promise<void> {
-  const search = searchItems(bus, service);
+  const search = searchItems(bus, { service });
   const alias = bus.call(SECRETS, 'ReadAlias', 's', (m) => m.string('default'));
   if ((await search).locked.length > 0) throw new Unusable(LOCKED);
   const collection = (await alias).string();
@@ -74,7 +74,7 @@ async function checkWritable(bus: SessionBus, service: string): Promise<void> {
  * for when that is safe): `done` with the lookup's result, else why not.
  */
 export async function readSecretServiceSecret(opts: SecretServiceOptions & { account: string }): Promise<{ status: 'done'; secret: SecretLookup } | ProbeResult> {
-  const outcome = await converse(opts, (bus) => startLookup(bus, opts.service, opts.account)());
+  const outcome = await converse(opts, (bus) => lookUp(bus, opts.service, opts.account));
   return outcome.status === 'done' ? { status: 'done', secret: outcome.value } : unfinished(outcome, opts.timeoutMs);
 }
 
@@ -90,43 +90,35 @@ async function converse<T>(opts: BusOptions, talk: (bus: SessionBus) => Promise<
 
 /**
  * Sends Service.SearchItems for the account's item (the library's attributes: service, username) and
- * Service.OpenSession at once; the function returned then asks the item for its secret (Item.GetSecret).
+ * Service.OpenSession at once, then asks the item for its secret (Item.GetSecret).
  * The session is "plain": the secret crosses this user's own session bus unencrypted, as libsecret's does
  * when asked; the key exchange of an encrypted session keeps it from no one who could watch that bus.
  */
-function startLookup(bus: SessionBus, service: string, account: string): () => Promise<SecretLookup> {
-  const search = bus.call(SECRETS, 'SearchItems', 'a{ss}', (m) =>
-    m.array(8, () => {
-      m.dictEntry('service', service);
-      m.dictEntry('username', account);
-    }),
-  );
+async function lookUp(bus: SessionBus, service: string, account: string): Promise<SecretLookup> {
+  const search = searchItems(bus, { service, username: account });
   const session = bus.call(SECRETS, 'OpenSession', 'sv', (m) => {
     m.string('plain');
     m.variantString('');
   });
-  return async () => {
-    const found = await search;
-    const unlocked = found.objectPaths();
-    if (found.objectPaths().length > 0) throw new Unusable(LOCKED);
-    if (unlocked.length > 1) return 'ambiguous';
-    const opened = await session;
-    opened.skipVariant(); // the algorithm's output: empty for "plain"
-    const sessionPath = opened.string();
-    if (unlocked.length === 0) return null;
-    const reply = await bus.call({ ...SECRETS, path: unlocked[0]!, interface: 'org.freedesktop.Secret.Item' }, 'GetSecret', 'o', (m) => m.string(sessionPath));
-    // Secret: STRUCT(o session, ay parameters, ay value, s content_type).
-    reply.pad(8);
-    reply.string();
-    reply.byteArray();
-    return reply.byteArray();
-  };
+  const { unlocked, locked } = await search;
+  if (locked.length > 0) throw new Unusable(LOCKED);
+  if (unlocked.length > 1) return 'ambiguous';
+  const opened = await session;
+  opened.skipVariant(); // the algorithm's output: empty for "plain"
+  const sessionPath = opened.string();
+  if (unlocked.length === 0) return null;
+  const reply = await bus.call({ ...SECRETS, path: unlocked[0]!, interface: 'org.freedesktop.Secret.Item' }, 'GetSecret', 'o', (m) => m.string(sessionPath));
+  // Secret: STRUCT(o session, ay parameters, ay value, s content_type).
+  reply.pad(8);
+  reply.string();
+  reply.byteArray();
+  return reply.byteArray();
 }
 
 /** Names of the accounts stored under `service`, from the items' attributes (service, username: see the library). */
 export async function listSecretServiceAccounts(opts: SecretServiceOptions): Promise<string[] | ProbeResult> {
   const outcome = await converse(opts, async (bus) => {
-    const { unlocked, locked } = await searchItems(bus, opts.service);
+    const { unlocked, locked } = await searchItems(bus, { service: opts.service });
     const paths = [...unlocked, ...locked];
     const attributes = await Promise.all(paths.map((path) => bus.getProperty({ ...SECRETS, path }, 'org.freedesktop.Secret.Item', 'Attributes')));
     const accounts: string[] = [];
@@ -145,11 +137,15 @@ export function keychainTimeoutReason(timeoutMs: number): string {
 }
 
 /**
- * Service.SearchItems(a{ss} attributes) → (ao unlocked, ao locked), the items of `service`. The call goes out
- * at once (before this function first awaits), so later calls pipeline behind it.
+ * Service.SearchItems(a{ss} attributes) → (ao unlocked, ao locked): the items with all of `attributes`. The call
+ * goes out at once (before this function first awaits), so later calls pipeline behind it.
  */
-async function searchItems(bus: SessionBus, service: string): Promise<{ unlocked: string[]; locked: string[] }> {
-  const found = await bus.call(SECRETS, 'SearchItems', 'a{ss}', (m) => m.array(8, () => m.dictEntry('service', service)));
+async function searchItems(bus: SessionBus, attributes: Record<string, string>): Promise<{ unlocked: string[]; locked: string[] }> {
+  const found = await bus.call(SECRETS, 'SearchItems', 'a{ss}', (m) =>
+    m.array(8, () => {
+      for (const [key, value] of Object.entries(attributes)) m.dictEntry(key, value);
+    }),
+  );
   const unlocked = found.objectPaths();
   return { unlocked, locked: found.objectPaths() };
 }
