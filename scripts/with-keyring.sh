@@ -73,6 +73,13 @@ fi
 
 export IDCLI_TEST_KEYRING=1
 "$@"
+status=$?
+# A daemon that died under the tests explains every keychain failure after it; its log says why.
+if ! kill -0 "$daemon_pid" 2>/dev/null; then
+  echo "with-keyring: gnome-keyring-daemon exited during the run; its log:" >&2
+  sed "s/^/with-keyring: /" "$tmp/daemon.log" >&2 || true
+fi
+exit "$status"
 INNER
 )
 exec dbus-run-session -- bash -c "$inner" with-keyring "$@"

@@ -79,13 +79,29 @@ export async function readSecretServiceSecret(opts: SecretServiceOptions & { acc
 }
 
 /**
- * One conversation with the Secret Service under the timeout. gnome-keyring now and then answers a well-formed
- * call with UnknownMethod (about 1 call in 1500 here): it is alive and answering, so the conversation is held
- * once more before the user is told the keychain is unavailable.
+ * One conversation with the Secret Service under the timeout, opened by {@link introduce}. A service that answers
+ * a well-formed call with an error (UnknownMethod, say) is alive and answering, so the conversation is held once
+ * more before the user is told the keychain is unavailable.
  */
 async function converse<T>(opts: BusOptions, talk: (bus: SessionBus) => Promise<T>): Promise<Outcome<T>> {
-  const first = await withSessionBus(opts, talk);
-  return first.status === 'unavailable' && first.serviceError !== undefined ? withSessionBus(opts, talk) : first;
+  const introduced = async (bus: SessionBus): Promise<T> => {
+    await introduce(bus);
+    return talk(bus);
+  };
+  const first = await withSessionBus(opts, introduced);
+  return first.status === 'unavailable' && first.serviceError !== undefined ? withSessionBus(opts, introduced) : first;
+}
+
+/**
+ * The first call to the Secret Service on a connection, alone and awaited: Properties.Get of the service's
+ * Collections, which gnome-keyring answers without knowing the caller. gnome-keyring records each new caller from
+ * a callback it schedules for the caller's first message, and on a busy daemon that callback can run after the
+ * message itself is handled. A first call that needs the record is then answered with UnknownMethod (SearchItems),
+ * with a wrong "/" (ReadAlias), or brings the daemon down (OpenSession aborts it in g_variant_new). Once the
+ * answer to this call is back, the record was scheduled before anything sent next, and runs first.
+ */
+async function introduce(bus: SessionBus): Promise<void> {
+  await bus.getProperty(SECRETS, SECRETS.interface, 'Collections');
 }
 
 /**
