@@ -3,7 +3,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist.*/', 'node_modules/', 'coverage/', '.tmp/'] },
+  // *.as.ts is AssemblyScript (see scripts/build-wasm.mjs), not TypeScript.
+  { ignores: ['dist/', 'dist.*/', 'node_modules/', 'coverage/', '.tmp/', 'src/**/*.as.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

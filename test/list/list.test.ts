@@ -63,6 +63,16 @@ describe('idcli list: lossless NDJSON', () => {
     expect(r.requests).toHaveLength(6);
   }, 60_000);
 
+  it('writes the same bytes without WebAssembly (node --jitless), through the JavaScript scanner alone', async () => {
+    const { raw, expected } = awkward(57);
+    emu.setCollection('/v1/awkward', { type: 'offset', items: raw, pretty: true });
+    const r = await list(env, ['/v1/awkward', '--page-size', '10'], { extraEnv: { NODE_OPTIONS: '--jitless' } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ndjson(expected));
+    // V8's own notice that --jitless turns WebAssembly off is all there is on stderr.
+    expect(r.stderr.replace(/^Warning: disabling flag --expose_wasm due to conflicting flags\n/, '')).toBe('');
+  }, 60_000);
+
   it('dumps a cursor collection byte for byte', async () => {
     const { raw, expected } = awkward(41);
     emu.setCollection('/v1/stream', { type: 'cursor', items: raw });
