@@ -28,6 +28,12 @@ const STACK_CAP = 1024;
 /** scanArray's answer when the bounds table is full. */
 const BOUNDS_FULL = -2;
 const PAGE_BYTES = 65536;
+/**
+ * Larger pages go to the JavaScript scanner: the module works on a copy, which would double such a page in
+ * memory (and its memory never shrinks), while one long page gives V8 the time to optimise the JavaScript.
+ */
+const MAX_PAGE = 8 * 1024 * 1024;
+const MAX_BOUNDS_CAP = 1 << 20;
 
 let loaded: ItemsScanModule | null | undefined;
 /** Elements the bounds area holds; doubled when a page has more. */
@@ -57,6 +63,7 @@ export interface WasmItems {
  * does. Null leaves the array to the JavaScript scanner (see above).
  */
 export function scanItemsWasm(page: Buffer, open: number, table: SpanTable): WasmItems | null {
+  if (page.length > MAX_PAGE) return null;
   const wasm = instance();
   if (wasm === null) return null;
   for (;;) {
@@ -64,12 +71,19 @@ export function scanItemsWasm(page: Buffer, open: number, table: SpanTable): Was
     const stackAt = boundsAt + 8 * boundsCap;
     const needed = stackAt + STACK_CAP;
     const have = wasm.memory.buffer.byteLength;
-    if (needed > have) wasm.memory.grow(Math.ceil((needed - have) / PAGE_BYTES));
+    if (needed > have) {
+      try {
+        wasm.memory.grow(Math.ceil((needed - have) / PAGE_BYTES));
+      } catch {
+        return null; // memory for a copy of this page is not to be had: the JavaScript scanner reads it in place
+      }
+    }
     const memory = new Uint8Array(wasm.memory.buffer);
     memory.set(page, 0);
     memory.fill(0, page.length, page.length + PADDING);
     const end = wasm.scanArray(open, boundsAt, boundsCap, stackAt, STACK_CAP);
     if (end === BOUNDS_FULL) {
+      if (boundsCap >= MAX_BOUNDS_CAP) return null;
       boundsCap *= 2;
       continue;
     }

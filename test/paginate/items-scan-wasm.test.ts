@@ -161,4 +161,12 @@ describe('the WebAssembly items scanner', () => {
     expect(wasmVerdict(deep)).toBeNull();
     expect(scanPage(deep).items!.count).toBe(1);
   });
+
+  it('leaves pages over 8 MB to JavaScript rather than copy them', () => {
+    const item = `{"s":"${'x'.repeat(1000)}"}`;
+    const big = enc(`{"items":[${Array.from({ length: 8500 }, () => item).join(',')}]}`);
+    expect(big.length).toBeGreaterThan(8 * 1024 * 1024);
+    expect(wasmVerdict(big)).toBeNull();
+    expect(scanPage(big).items!.count).toBe(8500);
+  });
 });
