@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildNdjsonInPlace } from '../../src/output/ndjson.js';
 import { createSpanTable, itemSpan, JsonSyntaxError, scanPage } from '../../src/paginate/json-scan.js';
+import { parsesAsJson, seededRandom, stringByteCases } from './json-cases.js';
 
 const enc = (s: string) => Buffer.from(s, 'utf8');
 
@@ -128,11 +129,7 @@ describe('scanPage', () => {
 
   it('agrees with JSON.parse on thousands of random mutations', () => {
     // Differential check: mutate valid pages byte by byte (ASCII only, so UTF-8 validity is not in play).
-    let seed = 42;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
+    const rand = seededRandom(42);
     const base = '{"items":[{"a":[1,-2.5e3,true,null],"b":"x\\"y\\\\z\\u0041"},{"c":{"d":false}}],"links":{"self":"s"}}';
     const alphabet = '{}[]":,.-+eE0123456789 \t\ntrufalsn\\/ux';
     let agreed = 0;
@@ -174,29 +171,18 @@ describe('scanPage', () => {
   it('finds every byte that ends or breaks a string, at every offset within a four-byte word', () => {
     // The string fast path tests four bytes at a time; each byte value is tried at each position of a
     // long string, with the string starting at each alignment, against JSON.parse over the same bytes.
-    for (let lead = 0; lead < 4; lead++) {
-      for (let at = 0; at < 12; at++) {
-        for (let byte = 0; byte < 256; byte++) {
-          const inner = Buffer.alloc(12, 0x61);
-          inner[at] = byte;
-          const buf = Buffer.concat([enc(`{"items":[],${' '.repeat(lead)}"k":"`), inner, enc('"}')]);
-          let jsonOk = true;
-          try {
-            JSON.parse(buf.toString('latin1'));
-          } catch {
-            jsonOk = false;
-          }
-          let scanOk = true;
-          try {
-            scanPage(buf);
-          } catch (err) {
-            expect(err).toBeInstanceOf(JsonSyntaxError);
-            scanOk = false;
-          }
-          expect(scanOk, `byte ${byte} at ${at}, lead ${lead}`).toBe(jsonOk);
-          if (jsonOk) expect(buf.subarray(scanPage(buf).members.get('k')!.start).toString('latin1')).toBe(`"${inner.toString('latin1')}"}`);
-        }
+    for (const { lead, at, byte, inner } of stringByteCases(4, 12)) {
+      const buf = Buffer.concat([enc(`{"items":[],${' '.repeat(lead)}"k":"`), inner, enc('"}')]);
+      const jsonOk = parsesAsJson(buf);
+      let scanOk = true;
+      try {
+        scanPage(buf);
+      } catch (err) {
+        expect(err).toBeInstanceOf(JsonSyntaxError);
+        scanOk = false;
       }
+      expect(scanOk, `byte ${byte} at ${at}, lead ${lead}`).toBe(jsonOk);
+      if (jsonOk) expect(buf.subarray(scanPage(buf).members.get('k')!.start).toString('latin1')).toBe(`"${inner.toString('latin1')}"}`);
     }
   });
 
