@@ -4,8 +4,8 @@
 // `idcli token` ~4.5 ms of its ~5 ms over a bare `node` (measured: 29.2 vs 24.6 ms). The source stays ESM.
 // Rollup rather than esbuild's own splitter: Rollup keeps every module the entry already loads inside the entry
 // chunk, so `idcli token` reads one or two files instead of a dozen small shared chunks, and each further command
-// loads one chunk of its own. The new build is written beside dist/ and
-// swapped in with renames, so a process started from dist/ during a rebuild never finds it half-deleted.
+// loads one chunk of its own. The new build is written beside dist/ and swapped in with renames, so a process
+// started from dist/ during a rebuild never finds it half-deleted.
 import { existsSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { builtinModules, createRequire } from 'node:module';
