@@ -2,7 +2,8 @@
  * `npm run bench`: whole-process figures for `idcli list`, each as a ratio against a floor measured in the
  * same run on the same machine (issue "list", Budgets). Prints a table; asserts nothing.
  *
- *   floor     a plain Node script that downloads the same pages (keep-alive) and discards them
+ *   floor     a plain Node script that downloads the same pages (keep-alive, node:http) and discards them
+ *   socket    the same with HTTP/1.1 written straight to a socket: a stricter floor, shown without a budget
  *   idcli     the built CLI, stdout to /dev/null
  *   curl+jq   what users write by hand: curl | jq -c '.items[]' and jq -r '.links.next.href' in a loop
  *
@@ -131,7 +132,13 @@ async function main(): Promise<void> {
     "import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => { if (process.env.BENCH_RSS_FILE) writeFileSync(process.env.BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); });\n",
   );
   const floorJs = join(work, 'floor.mjs');
-  await build({ entryPoints: [join(ROOT, 'bench', 'floor.ts')], outfile: floorJs, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
+  const socketJs = join(work, 'floor-socket.mjs');
+  for (const [src, out] of [
+    ['floor.ts', floorJs],
+    ['floor-socket.ts', socketJs],
+  ] as const) {
+    await build({ entryPoints: [join(ROOT, 'bench', src)], outfile: out, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
+  }
   const configDir = join(work, 'config');
   const cliEnv = (baseUrl: string): NodeJS.ProcessEnv => ({
     PATH: process.env['PATH'],
@@ -142,6 +149,9 @@ async function main(): Promise<void> {
   });
   const idcli = (...args: string[]) => [process.execPath, BIN, 'list', ...args];
   const floor = (baseUrl: string, total: number, pageSize: number) => [process.execPath, floorJs, `${baseUrl}/v1/bench`, String(total), String(pageSize)];
+  const socketFloor = (baseUrl: string, total: number, pageSize: number) => [process.execPath, socketJs, `${baseUrl}/v1/bench`, String(total), String(pageSize)];
+  // The idcli row once more, as a ratio against the socket floor.
+  const againstSocket = (cli: Row, socket: Row): Row => ({ name: cli.name, samples: cli.samples, floor: socket, note: 'stricter floor, no budget' });
   const rows: Row[] = [];
   const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 
@@ -166,13 +176,15 @@ async function main(): Promise<void> {
 
     for (const pageSize of [1000, 100]) {
       const f: Row = { name: `floor      100k items, pageSize ${pageSize}`, samples: [] };
+      const s: Row = { name: `socket     100k items, pageSize ${pageSize}`, samples: [] };
       const c: Row = { name: `idcli      100k items, pageSize ${pageSize}`, samples: [], floor: f, budget: '<= 1.4x', check: (r) => r <= 1.4 };
       log(`100k items, pageSize ${pageSize}`);
       await interleaved(RUNS, [
         { row: f, cmd: floor(emu.baseUrl, 100_000, pageSize), env },
+        { row: s, cmd: socketFloor(emu.baseUrl, 100_000, pageSize), env },
         { row: c, cmd: idcli('/v1/bench', '--page-size', String(pageSize)), env },
       ]);
-      rows.push(f, c);
+      rows.push(f, s, c, againstSocket(c, s));
     }
     const c8: Row = { name: 'idcli -c 8 100k items, pageSize 1000', samples: [], floor: rows[0], note: 'memory reference' };
     await interleaved(Math.min(RUNS, 3), [{ row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env }]);
@@ -222,15 +234,17 @@ done
     try {
       const env = cliEnv(emu.baseUrl);
       const f: Row = { name: 'floor      1M items, pageSize 1000', samples: [] };
+      const s: Row = { name: 'socket     1M items, pageSize 1000', samples: [] };
       const c: Row = { name: 'idcli      1M items, pageSize 1000', samples: [], floor: f, budget: '<= 2.5x', check: (r) => r <= 2.5 };
       const c8: Row = { name: 'idcli -c 8 1M items, pageSize 1000', samples: [], floor: f, note: 'memory with --concurrency' };
       log(`1M items, ${BIG_RUNS} runs`);
       await interleaved(BIG_RUNS, [
         { row: f, cmd: floor(emu.baseUrl, 1_000_000, 1000), env },
+        { row: s, cmd: socketFloor(emu.baseUrl, 1_000_000, 1000), env },
         { row: c, cmd: idcli('/v1/bench', '--page-size', '1000'), env },
       ]);
       await interleaved(BIG_RUNS, [{ row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env }]);
-      rows.push(f, c, c8);
+      rows.push(f, s, c, againstSocket(c, s), c8);
     } finally {
       await emu.stop();
     }

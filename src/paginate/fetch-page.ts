@@ -1,4 +1,3 @@
-import { STATUS_CODES } from 'node:http';
 import { ExitCode, IdcliError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import { headerValue } from '../http/types.js';
@@ -94,7 +93,9 @@ export async function fetchRaw(ctx: FetchContext, url: string, signal: AbortSign
     }
     const after = res.retries > 0 ? ` after ${res.retries} ${res.retries === 1 ? 'retry' : 'retries'}` : '';
     // The standard reason phrase, not the server's: the response body and headers stay out of messages.
-    const phrase = STATUS_CODES[res.status] ? ` ${STATUS_CODES[res.status]}` : '';
+    // node:http is loaded for its table only here, on the way out: the walk itself never needs it.
+    const reason = process.getBuiltinModule('node:http').STATUS_CODES[res.status];
+    const phrase = reason ? ` ${reason}` : '';
     throw new IdcliError(`${where()} failed: HTTP ${res.status}${phrase}${after}`, ExitCode.NETWORK, {
       ...(res.status === 404 ? { hint: 'check the collection path and --api-base-url' } : {}),
       ...(res.status === 403 ? { hint: 'the signed-in user may lack access to this collection' } : {}),

@@ -1,10 +1,9 @@
 /**
- * Keeps a long walk's memory flat. Node's HTTP client reads every socket chunk into a fresh off-heap buffer;
- * each dies as soon as its bytes are copied into the page, but is freed only when V8 next collects the young
- * generation, and V8 schedules that by on-heap allocation, which a walk does little of. Tens of MB of dead
- * chunks then pile up between two collections, and the longer the walk the higher the worst pile: 1M items
- * peaked 35% above 100k. A minor collection after every few MB received frees them while they are few; one
- * over a young generation that is nearly all garbage takes a fraction of a millisecond.
+ * Keeps a long walk's memory flat. A walk allocates little on the V8 heap per page (request bookkeeping, page
+ * views), so V8 collects the young generation only once it is full, and on a long walk it grows it too: every
+ * page of it then gets touched and stays in the process's memory. A minor collection after every few MB of
+ * pages keeps the young generation small; one over a young generation that is nearly all garbage takes a
+ * fraction of a millisecond.
  */
 type Gc = (options: { type: 'minor' }) => void;
 

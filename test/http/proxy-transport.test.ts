@@ -73,7 +73,7 @@ interface Route {
 }
 
 const routes: Route[] = [
-  { name: 'direct (node:http)', setup: async () => ({ env: {}, proxied: () => 0 }) },
+  { name: 'direct (HTTP/1.1 transport)', setup: async () => ({ env: {}, proxied: () => 0 }) },
   {
     name: 'through HTTP_PROXY (undici)',
     setup: async () => {

@@ -1,8 +1,8 @@
 /**
  * NODE_EXTRA_CA_CERTS with the BUILT CLI: a throwaway CA signs a certificate for 127.0.0.1, an HTTPS front on
  * loopback serves the emulator with it, and idcli must trust it exactly when NODE_EXTRA_CA_CERTS names the CA,
- * on each way a request can leave: node:https (no proxy variable), undici direct (a proxy variable, bypassed by
- * NO_PROXY) and undici through a CONNECT tunnel. Without the CA: exit 4, a one-line TLS message, no stack trace.
+ * on each way a request can leave: the direct transport (no proxy variable), undici direct (a proxy variable,
+ * bypassed by NO_PROXY) and undici through a CONNECT tunnel. Without the CA: exit 4, a one-line TLS message, no stack trace.
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -52,7 +52,7 @@ interface Way {
 }
 
 const ways: Way[] = [
-  { name: 'node:https (no proxy variable)', env: () => ({}), tunnelled: false },
+  { name: 'direct TLS (no proxy variable)', env: () => ({}), tunnelled: false },
   { name: 'undici, direct (NO_PROXY)', env: () => ({ HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' }), tunnelled: false },
   { name: 'undici, through a CONNECT tunnel', env: () => ({ HTTPS_PROXY: proxy.url }), tunnelled: true },
 ];
