@@ -4,6 +4,7 @@ import type { PageWriter } from '../output/page-writer.js';
 import { contractError, type Page } from './envelope.js';
 import { createSpanTable } from './json-scan.js';
 import { createBufferPool } from './buffer-pool.js';
+import { keepBaselineTiers } from './baseline-tiers.js';
 import { createGcPacer } from './gc-pacer.js';
 import { type FetchContext, fetchRaw, parseRaw, type RawPage } from './fetch-page.js';
 import { pageKey, resolveNextLink } from './links.js';
@@ -103,6 +104,7 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
   // Every 2 MB of pages: measured on 1M items, peaks 1.5-2 MB lower than with no pacer, sequential and with
   // --concurrency 8; every 1 MB or 4 MB did no better.
   const pacer = createGcPacer(2 * 1024 * 1024);
+  keepBaselineTiers();
 
   function startRaw(url: string): Pending<RawPage> {
     return track({ url, promise: fetchRaw(fetchCtx, url, walkSignal) });
