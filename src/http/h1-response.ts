@@ -11,7 +11,7 @@ export interface ResponseHead {
   headers: HttpHeaders;
   /** The connection may carry another request once this response is complete. */
   keepAlive: boolean;
-  /** The body's declared length; undefined when chunked or delimited by the connection's close. */
+  /** The body's length when known in advance (0 when there is none); undefined when chunked or delimited by the close. */
   length: number | undefined;
 }
 
@@ -101,7 +101,8 @@ export function createResponseParser(sink: ResponseSink, limits: ParserLimits, n
       return;
     }
     const framing = bodyFraming(head, noBody);
-    sink.head({ status: head.status, headers: head.headers, keepAlive: head.keepAlive && framing.kind !== 'close', length: framing.length });
+    const length = framing.kind === 'none' ? 0 : framing.length;
+    sink.head({ status: head.status, headers: head.headers, keepAlive: head.keepAlive && framing.kind !== 'close', length });
     switch (framing.kind) {
       case 'none':
         state = State.Done;

@@ -168,12 +168,11 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
   }
 
   async function load(protocol: string): Promise<void> {
-    if (protocol === 'http:') net ??= await import('node:net');
-    else if (protocol === 'https:') {
-      net ??= await import('node:net');
-      tls ??= await import('node:tls');
+    if (protocol !== 'http:' && protocol !== 'https:') {
+      throw new NetworkError(`unsupported URL scheme ${protocol}`, 'EPROTO', { retriable: false });
     }
-    else throw new NetworkError(`unsupported URL scheme ${protocol}`, 'EPROTO', { retriable: false });
+    net ??= await import('node:net');
+    if (protocol === 'https:') tls ??= await import('node:tls');
   }
 
   function connect(pool: Pool): Conn {

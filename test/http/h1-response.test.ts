@@ -96,10 +96,10 @@ describe('HTTP/1.1 response parser', () => {
   it('has no body for 204, 304 and a HEAD request, whatever the headers say', () => {
     for (const status of [204, 304]) {
       const raw = `HTTP/1.1 ${status} X\r\nContent-Length: 10\r\n\r\n`;
-      expect(parse(raw)).toMatchObject({ body: '', end: raw.length });
+      expect(parse(raw)).toMatchObject({ head: { length: 0 }, body: '', end: raw.length });
     }
     const head = 'HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n';
-    expect(parse(head, [], { noBody: true })).toMatchObject({ body: '', end: head.length });
+    expect(parse(head, [], { noBody: true })).toMatchObject({ head: { length: 0 }, body: '', end: head.length });
   });
 
   it('reads a body without framing until the close, and never keeps that connection', () => {
