@@ -69,6 +69,8 @@ const enum State {
 /** `noBody`: the request was HEAD, whose response has no body whatever its headers say (RFC 9110 §9.3.2). */
 export function createResponseParser(sink: ResponseSink, limits: ParserLimits, noBody = false): ResponseParser {
   let state = State.Head;
+  // Where execute() is in the bytes it was given.
+  let at = 0;
   // The line being read (head, chunk-size or trailer line), across reads, and the bytes of head or trailers so far.
   let line = '';
   let lines: string[] = [];
@@ -76,19 +78,29 @@ export function createResponseParser(sink: ResponseSink, limits: ParserLimits, n
   let remaining = 0;
   let chunkEndSeenCr = false;
 
-  /** Reads up to the end of a line; returns the index after its LF, or -1 with the partial line kept. */
-  function readLine(buf: Buffer, i: number, end: number): number {
-    const lf = indexOfLf(buf, i, end);
+  /** The next whole line, without its terminator; undefined when the bytes end first (the part is kept). */
+  function readLine(buf: Buffer, end: number): string | undefined {
+    const lf = indexOfLf(buf, at, end);
     const stop = lf === -1 ? end : lf;
-    sectionBytes += (lf === -1 ? end : lf + 1) - i;
+    sectionBytes += (lf === -1 ? end : lf + 1) - at;
     if (sectionBytes > limits.maxHeadBytes) {
       throw new ProtocolError(state === State.Head ? 'response head too large' : 'response chunk framing too large');
     }
-    line += latin1(buf, i, stop);
-    if (lf === -1) return -1;
+    line += latin1(buf, at, stop);
+    at = lf === -1 ? end : lf + 1;
+    if (lf === -1) return undefined;
+    const text = line;
+    line = '';
     // RFC 9112 §2.2: a recipient may take a lone LF as a line terminator and ignore a preceding CR.
-    if (line.endsWith('\r')) line = line.slice(0, -1);
-    return lf + 1;
+    return text.endsWith('\r') ? text.slice(0, -1) : text;
+  }
+
+  /** Hands the sink up to `remaining` body bytes. */
+  function passBody(buf: Buffer, end: number): void {
+    const n = Math.min(remaining, end - at);
+    sink.body(buf, at, at + n);
+    remaining -= n;
+    at += n;
   }
 
   function endOfHead(): void {
@@ -121,54 +133,41 @@ export function createResponseParser(sink: ResponseSink, limits: ParserLimits, n
   }
 
   function execute(buf: Buffer, start: number, end: number): number {
-    let i = start;
-    while (i < end || state === State.Done) {
+    at = start;
+    while (at < end || state === State.Done) {
       switch (state) {
         case State.Head: {
-          const next = readLine(buf, i, end);
-          if (next === -1) return -1;
-          i = next;
-          const text = line;
-          line = '';
+          const text = readLine(buf, end);
+          if (text === undefined) return -1;
           // Empty lines before the status line are tolerated (RFC 9112 §2.2).
           if (text === '' && lines.length === 0) continue;
           if (text !== '') lines.push(text);
           else endOfHead();
           break;
         }
-        case State.Length: {
-          const n = Math.min(remaining, end - i);
-          sink.body(buf, i, i + n);
-          i += n;
-          remaining -= n;
+        case State.Length:
+          passBody(buf, end);
           if (remaining === 0) state = State.Done;
           break;
-        }
         case State.ChunkSize: {
-          const next = readLine(buf, i, end);
-          if (next === -1) return -1;
-          i = next;
-          const m = CHUNK_SIZE.exec(line);
-          line = '';
+          const text = readLine(buf, end);
+          if (text === undefined) return -1;
+          const m = CHUNK_SIZE.exec(text);
           if (!m) throw new ProtocolError('malformed chunk size');
           remaining = Number.parseInt(m[1] as string, 16);
           sectionBytes = 0;
           state = remaining === 0 ? State.Trailers : State.ChunkData;
           break;
         }
-        case State.ChunkData: {
-          const n = Math.min(remaining, end - i);
-          sink.body(buf, i, i + n);
-          i += n;
-          remaining -= n;
+        case State.ChunkData:
+          passBody(buf, end);
           if (remaining === 0) {
             state = State.ChunkDataEnd;
             chunkEndSeenCr = false;
           }
           break;
-        }
         case State.ChunkDataEnd: {
-          const b = buf[i++];
+          const b = buf[at++];
           if (b === CR && !chunkEndSeenCr) chunkEndSeenCr = true;
           else if (b === LF) state = State.ChunkSize;
           else throw new ProtocolError('malformed chunk: no line break after its data');
@@ -176,21 +175,18 @@ export function createResponseParser(sink: ResponseSink, limits: ParserLimits, n
         }
         case State.Trailers: {
           // Trailer fields are read past, never used: nothing idcli needs travels in them.
-          const next = readLine(buf, i, end);
-          if (next === -1) return -1;
-          i = next;
-          const text = line;
-          line = '';
+          const text = readLine(buf, end);
+          if (text === undefined) return -1;
           if (text === '') state = State.Done;
           else if (!/^[^:\s]+:/.test(text)) throw new ProtocolError('malformed trailer field');
           break;
         }
         case State.UntilClose:
-          sink.body(buf, i, end);
-          i = end;
+          sink.body(buf, at, end);
+          at = end;
           break;
         case State.Done:
-          return i;
+          return at;
       }
     }
     return -1;
@@ -266,7 +262,7 @@ function bodyFraming(head: ParsedHead, noBody: boolean): Framing {
     const codings = String(te).toLowerCase().split(/\s*,\s*/);
     // idcli asks for no transfer coding but chunked, which every HTTP/1.1 client must accept.
     if (codings.length !== 1 || codings[0] !== 'chunked' || head.minor === 0) {
-      throw new ProtocolError(`unsupported transfer coding ${String(te)}`);
+      throw new ProtocolError('unsupported transfer coding');
     }
     // Both framings at once is a smuggling pattern: chunked wins, and the connection is not used again.
     if (head.headers['content-length'] !== undefined) head.keepAlive = false;

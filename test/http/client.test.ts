@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdcliError } from '../../src/errors.js';
 import { createHttpClient, type HttpClient, request } from '../../src/http/client.js';
 import { NetworkError } from '../../src/http/types.js';
+import { listenLoopback } from '../support/listen.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 
@@ -18,7 +18,6 @@ const servers: TestServer[] = [];
 const clients: HttpClient[] = [];
 
 async function serve(handler: Handler): Promise<TestServer> {
-  const sockets = new Set<Socket>();
   const state = { hits: 0, connections: 0 };
   const server: Server = createServer((req, res) => {
     state.hits++;
@@ -26,25 +25,17 @@ async function serve(handler: Handler): Promise<TestServer> {
     req.resume();
     req.on('end', () => handler(req, res, state.hits));
   });
-  server.on('connection', (s: Socket) => {
-    state.connections++;
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  server.on('connection', () => state.connections++);
+  const listening = await listenLoopback(server);
   const t: TestServer = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${listening.port}`,
     get hits() {
       return state.hits;
     },
     get connections() {
       return state.connections;
     },
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
+    close: listening.close,
   };
   servers.push(t);
   return t;

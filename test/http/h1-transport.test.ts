@@ -2,10 +2,11 @@
  * The direct HTTP/1.1 transport against servers that write exact bytes on real loopback sockets: connection
  * reuse and replacement, framing split across writes, and servers that break the protocol.
  */
-import { type AddressInfo, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createH1Transport } from '../../src/http/h1-transport.js';
 import { NetworkError, type Transport } from '../../src/http/types.js';
+import { listenLoopback } from '../support/listen.js';
 
 interface Received {
   /** Request head as text, then the body. */
@@ -35,15 +36,10 @@ afterEach(async () => {
 /** A server that reads each request (head and Content-Length body) and lets `answer` write raw bytes. */
 async function rawServer(answer: Answer, host = '127.0.0.1'): Promise<RawServer> {
   const state = { requests: [] as Received[], connections: 0, open: 0, maxOpen: 0 };
-  const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
     const conn = ++state.connections;
     state.maxOpen = Math.max(state.maxOpen, ++state.open);
-    sockets.add(socket);
-    socket.on('close', () => {
-      state.open--;
-      sockets.delete(socket);
-    });
+    socket.on('close', () => state.open--);
     socket.on('error', () => {});
     let pending = Buffer.alloc(0);
     let nth = 0;
@@ -62,8 +58,7 @@ async function rawServer(answer: Answer, host = '127.0.0.1'): Promise<RawServer>
       }
     });
   });
-  await new Promise<void>((r) => server.listen(0, host, r));
-  const { port } = server.address() as AddressInfo;
+  const { port, close } = await listenLoopback(server, host);
   const s: RawServer = {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     get requests() {
@@ -75,11 +70,7 @@ async function rawServer(answer: Answer, host = '127.0.0.1'): Promise<RawServer>
     get maxOpen() {
       return state.maxOpen;
     },
-    close: () =>
-      new Promise<void>((r) => {
-        for (const sock of sockets) sock.destroy();
-        server.close(() => r());
-      }),
+    close,
   };
   cleanups.push(() => s.close());
   return s;

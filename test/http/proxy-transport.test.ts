@@ -3,11 +3,11 @@
  * undici one that a proxy variable selects, here talking through a forward proxy on loopback.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdcliError } from '../../src/errors.js';
 import { createHttpClient, type HttpClient, request } from '../../src/http/client.js';
 import { NetworkError } from '../../src/http/types.js';
+import { listenLoopback } from '../support/listen.js';
 import { closedPort, type ForwardProxy, startForwardProxy } from './proxy-fixtures.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
@@ -25,28 +25,19 @@ afterEach(async () => {
 });
 
 async function origin(handler: Handler): Promise<Origin> {
-  const sockets = new Set<Socket>();
   let hits = 0;
   const server: Server = createServer((req, res) => {
     hits++;
     req.resume();
     req.on('end', () => handler(req, res, hits));
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const listening = await listenLoopback(server);
   const o: Origin = {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${listening.port}`,
     get hits() {
       return hits;
     },
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
+    close: listening.close,
   };
   cleanups.push(() => o.close());
   return o;
