@@ -13,6 +13,7 @@
  * followed (see Transport).
  */
 import type { Socket } from 'node:net';
+import { BodyCollector, requestHead } from './h1-message.js';
 import { createResponseParser, ProtocolError, type ResponseHead, type ResponseParser } from './h1-response.js';
 import { toNetworkError } from './network-errors.js';
 import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
@@ -31,9 +32,6 @@ const DEFAULT_MAX_BODY = 256 * 1024 * 1024;
 const MAX_HEAD_BYTES = 64 * 1024;
 // One read buffer per connection: a 200 kB page arrives in a handful of reads.
 const READ_BUFFER_BYTES = 64 * 1024;
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// What Node's http client accepts in a header value: no CR, LF or other controls but HTAB, nothing beyond latin1.
-const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 type Net = typeof import('node:net');
 type Tls = typeof import('node:tls');
@@ -376,55 +374,4 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
       for (const ex of [...inFlight]) fail(ex, new NetworkError('transport closed', 'ECONNRESET'));
     },
   };
-}
-
-/** The request line and header fields, refusing what would let a value smuggle in another field. */
-function requestHead(method: string, url: URL, headers: Record<string, string>, body: Buffer | undefined): string {
-  if (!TOKEN.test(method)) throw new NetworkError('invalid request method', 'EINVAL', { retriable: false });
-  let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
-  for (const name in headers) {
-    const value = headers[name] as string;
-    // The names are idcli's own; a value may come from a server (a token), so its characters are checked.
-    if (!TOKEN.test(name) || BAD_VALUE.test(value)) {
-      throw new NetworkError(`invalid character in the ${TOKEN.test(name) ? name : ''} header`, 'EINVAL', { retriable: false });
-    }
-    head += `${name}: ${value}\r\n`;
-  }
-  if (body !== undefined) head += `content-length: ${body.length}\r\n`;
-  return `${head}\r\n`;
-}
-
-/**
- * Collects a body out of the connection's reused read buffer. With a declared length, straight into one
- * buffer of that size (the caller's, when it recycles them); otherwise into one that doubles as needed.
- */
-class BodyCollector {
-  private buf: Buffer;
-  private size = 0;
-  constructor(
-    private readonly length: number | undefined,
-    private readonly max: number,
-    bodyBuffer: ((size: number) => Buffer) | undefined,
-  ) {
-    this.buf = length !== undefined ? (bodyBuffer?.(length) ?? Buffer.allocUnsafe(length)) : Buffer.allocUnsafe(16 * 1024);
-  }
-
-  add(src: Buffer, start: number, end: number): void {
-    const n = end - start;
-    if (n === 0) return;
-    if (this.size + n > this.max) throw new NetworkError(`response too large (over ${this.max} bytes)`, 'ETOOBIG');
-    if (this.size + n > this.buf.length) {
-      // Unreachable with a declared length: the parser hands over no more than it declared.
-      if (this.length !== undefined) throw new ProtocolError('response longer than its Content-Length');
-      const grown = Buffer.allocUnsafe(Math.min(this.max, Math.max(this.buf.length * 2, this.size + n)));
-      this.buf.copy(grown, 0, 0, this.size);
-      this.buf = grown;
-    }
-    src.copy(this.buf, this.size, start, end);
-    this.size += n;
-  }
-
-  result(): Buffer {
-    return this.buf.subarray(0, this.size);
-  }
 }
