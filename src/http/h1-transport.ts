@@ -66,6 +66,10 @@ interface Conn {
   /** Exchanges started on this connection: more than one means it was reused. */
   uses: number;
   keepAlive: boolean;
+  /** How long the server said it keeps an idle connection (Keep-Alive: timeout), in ms; 0 when it did not say. */
+  serverIdleMs: number;
+  /** When it went idle, and until when it may be used again. */
+  idleUntil: number;
   dead: boolean;
 }
 
@@ -179,7 +183,7 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const secure = url.protocol === 'https:';
     const port = Number(url.port) || (secure ? 443 : 80);
-    const conn: Conn = { socket: undefined as unknown as Socket, pool, parser: undefined, exchange: undefined, uses: 0, keepAlive: true, dead: false };
+    const conn: Conn = { socket: undefined as unknown as Socket, pool, parser: undefined, exchange: undefined, uses: 0, keepAlive: true, serverIdleMs: 0, idleUntil: Number.POSITIVE_INFINITY, dead: false };
     // Returning true keeps the socket reading.
     const onread = { buffer: Buffer.allocUnsafeSlow(READ_BUFFER_BYTES), callback: (n: number, buf: Buffer) => (onData(conn, buf, n), true) };
     conn.socket = secure
@@ -280,13 +284,16 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
     }
     // An idle connection must not keep the process alive.
     conn.socket.unref();
+    // Given up a second before the server's announced idle timeout: a request sent just as the server closes
+    // the connection would meet a reset, and a POST cannot be sent again.
+    conn.idleUntil = conn.serverIdleMs > 0 ? Date.now() + conn.serverIdleMs - 1000 : Number.POSITIVE_INFINITY;
     pool.idle.push(conn);
   }
 
   /** Puts the exchange on a connection: an idle one (most recent first), a new one, or in the queue. */
   function dispatch(ex: Exchange, fresh: boolean): void {
     const pool = poolFor(ex.url);
-    const idle = fresh ? undefined : pool.idle.pop();
+    const idle = fresh ? undefined : freshestIdle(pool);
     if (idle) start(ex, idle);
     else if (pool.open < maxSockets) start(ex, connect(pool));
     else if (fresh && pool.idle.length > 0) {
@@ -294,6 +301,16 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
       destroy(pool.idle[0] as Conn);
       start(ex, connect(pool));
     } else pool.waiting.push(ex);
+  }
+
+  /** The most recently used idle connection still inside the server's idle timeout; older ones are closed. */
+  function freshestIdle(pool: Pool): Conn | undefined {
+    const now = Date.now();
+    for (let conn = pool.idle.pop(); conn; conn = pool.idle.pop()) {
+      if (now < conn.idleUntil) return conn;
+      destroy(conn);
+    }
+    return undefined;
   }
 
   function start(ex: Exchange, conn: Conn): void {
@@ -323,6 +340,7 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
     ex.status = head.status;
     ex.headers = head.headers;
     conn.keepAlive = head.keepAlive;
+    conn.serverIdleMs = keepAliveTimeoutMs(head.headers['keep-alive']);
     if (head.length !== undefined && head.length > maxBody) {
       throw new NetworkError(`response too large (${head.length} bytes)`, 'ETOOBIG');
     }
@@ -374,4 +392,10 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
       for (const ex of [...inFlight]) fail(ex, new NetworkError('transport closed', 'ECONNRESET'));
     },
   };
+}
+
+/** `Keep-Alive: timeout=5, max=100` (RFC 2068 §19.7.1.1, still sent by many servers) → 5000; 0 when absent. */
+function keepAliveTimeoutMs(header: string | string[] | undefined): number {
+  const m = typeof header === 'string' ? /(?:^|[\s,])timeout=(\d+)/i.exec(header) : null;
+  return m ? Number(m[1]) * 1000 : 0;
 }

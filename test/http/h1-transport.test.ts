@@ -139,6 +139,18 @@ describe('HTTP/1.1 transport', () => {
     expect(srv.requests.filter((r) => r.head.startsWith('POST'))).toHaveLength(1);
   });
 
+  it('gives up an idle connection a second before the idle timeout the server announced', async () => {
+    const srv = await rawServer((sock, req) => sock.write(ok(`${req.conn}`, `Keep-Alive: timeout=${req.head.startsWith('GET /short') ? 1 : 2}, max=100\r\n`)));
+    const t = transport();
+    const get = async (path: string): Promise<string> => (await t.send({ method: 'GET', url: `${srv.url}${path}` })).body.toString();
+    // timeout=1 leaves no safe moment to reuse it; timeout=2 leaves one second.
+    expect(await get('/short')).toBe('1');
+    expect(await get('/a')).toBe('2');
+    expect(await get('/b')).toBe('2');
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(await get('/c')).toBe('3');
+  });
+
   it('does not reuse a connection that carried bytes beyond the response', async () => {
     const srv = await rawServer((sock) => sock.write(`${ok('one')}HTTP/1.1 200 OK\r\n`));
     const t = transport();
