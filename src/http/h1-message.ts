@@ -2,7 +2,6 @@
  * The two halves of an HTTP/1.1 message that the transport builds or fills: the request head it writes, and
  * the response body it collects out of a connection's reused read buffer.
  */
-import { ProtocolError } from './h1-response.js';
 import { NetworkError } from './types.js';
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -33,7 +32,7 @@ export class BodyCollector {
   private buf: Buffer;
   private size = 0;
   constructor(
-    private readonly length: number | undefined,
+    length: number | undefined,
     private readonly max: number,
     bodyBuffer: ((size: number) => Buffer) | undefined,
   ) {
@@ -44,9 +43,8 @@ export class BodyCollector {
     const n = end - start;
     if (n === 0) return;
     if (this.size + n > this.max) throw new NetworkError(`response too large (over ${this.max} bytes)`, 'ETOOBIG');
+    // With a declared length the parser hands over no more than declared, so only an unframed body grows.
     if (this.size + n > this.buf.length) {
-      // Unreachable with a declared length: the parser hands over no more than it declared.
-      if (this.length !== undefined) throw new ProtocolError('response longer than its Content-Length');
       const grown = Buffer.allocUnsafe(Math.min(this.max, Math.max(this.buf.length * 2, this.size + n)));
       this.buf.copy(grown, 0, 0, this.size);
       this.buf = grown;

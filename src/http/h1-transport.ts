@@ -349,9 +349,7 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
 
   async function send(req: HttpRequest): Promise<HttpResponse> {
     const url = typeof req.url === 'string' ? new URL(req.url) : req.url;
-    if ((url.protocol === 'http:' && !net) || (url.protocol === 'https:' && !tls) || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-      await load(url.protocol);
-    }
+    if (!(url.protocol === 'https:' ? tls : url.protocol === 'http:' ? net : undefined)) await load(url.protocol);
     req.signal?.throwIfAborted();
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
     const head = requestHead(req.method, url, req.headers ?? {}, body);
@@ -385,11 +383,9 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
     close() {
       if (sweeper) clearInterval(sweeper);
       sweeper = undefined;
-      for (const pool of pools.values()) {
-        for (const ex of [...pool.waiting]) fail(ex, new NetworkError('transport closed', 'ECONNRESET'));
-        for (const conn of [...pool.idle]) destroy(conn);
-      }
+      // Every unsettled exchange is in flight, queued ones included.
       for (const ex of [...inFlight]) fail(ex, new NetworkError('transport closed', 'ECONNRESET'));
+      for (const pool of pools.values()) for (const conn of [...pool.idle]) destroy(conn);
     },
   };
 }
