@@ -32,7 +32,8 @@ const socket = connect({
           const end = head.indexOf('\r\n\r\n');
           if (end === -1) return true;
           const length = /\r\ncontent-length: *(\d+)/i.exec(head.slice(0, end));
-          if (!head.startsWith('HTTP/1.1 200') || !length) throw new Error(`unexpected response: ${head.slice(0, end)}`);
+          if (!head.startsWith('HTTP/1.1 200') || !length)
+            throw new Error(`unexpected response: ${head.slice(0, end)}`);
           i = n - (head.length - end - 4);
           remaining = Number(length[1]);
           head = '';
@@ -56,7 +57,9 @@ function next(): void {
     socket.end();
     return;
   }
-  socket.write(`GET ${base.pathname}?pageIndex=${index++}&pageSize=${pageSize} HTTP/1.1\r\nhost: ${base.host}\r\nauthorization: Bearer bench\r\n\r\n`);
+  socket.write(
+    `GET ${base.pathname}?pageIndex=${index++}&pageSize=${pageSize} HTTP/1.1\r\nhost: ${base.host}\r\nauthorization: Bearer bench\r\n\r\n`,
+  );
 }
 
 socket.on('error', (err) => {

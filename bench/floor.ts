@@ -13,14 +13,18 @@ const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
 function fetchPage(index: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    get(`${url}?pageIndex=${index}&pageSize=${pageSize}`, { agent, headers: { authorization: 'Bearer bench' } }, (res) => {
-      let bytes = 0;
-      res.on('data', (c: Buffer) => {
-        bytes += c.length;
-      });
-      res.on('end', () => resolve(bytes));
-      res.on('error', reject);
-    }).on('error', reject);
+    get(
+      `${url}?pageIndex=${index}&pageSize=${pageSize}`,
+      { agent, headers: { authorization: 'Bearer bench' } },
+      (res) => {
+        let bytes = 0;
+        res.on('data', (c: Buffer) => {
+          bytes += c.length;
+        });
+        res.on('end', () => resolve(bytes));
+        res.on('error', reject);
+      },
+    ).on('error', reject);
   });
 }
 

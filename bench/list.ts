@@ -49,11 +49,15 @@ const RUNS = Number(flags.runs ?? (flags.quick ? 3 : 5));
 const BIG_RUNS = flags.quick ? 0 : 3;
 
 async function startEmu(items: number, latencyMs = 0): Promise<Emu> {
-  const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=4096', '--import', 'tsx', join(ROOT, 'bench', 'emulator-child.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, BENCH_ITEMS: String(items), BENCH_LATENCY_MS: String(latencyMs) },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--max-old-space-size=4096', '--import', 'tsx', join(ROOT, 'bench', 'emulator-child.ts')],
+    {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_ITEMS: String(items), BENCH_LATENCY_MS: String(latencyMs) },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const line = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', (l) => {
@@ -117,7 +121,10 @@ const medMs = (r: Row) => median(r.samples.map((s) => s.ms));
 const peakRss = (r: Row) => Math.max(...r.samples.map((s) => s.rssKb ?? 0));
 
 /** Measures the commands interleaved (a, b, a, b, ...) so drift on a shared machine hits both alike. */
-async function interleaved(runs: number, cmds: Array<{ row: Row; cmd: string[]; env: NodeJS.ProcessEnv }>): Promise<void> {
+async function interleaved(
+  runs: number,
+  cmds: Array<{ row: Row; cmd: string[]; env: NodeJS.ProcessEnv }>,
+): Promise<void> {
   for (let i = 0; i < runs; i++) {
     for (const c of cmds) c.row.samples.push(await measure(c.cmd, c.env));
   }
@@ -137,7 +144,14 @@ async function main(): Promise<void> {
     ['floor.ts', floorJs],
     ['floor-socket.ts', socketJs],
   ] as const) {
-    await build({ entryPoints: [join(ROOT, 'bench', src)], outfile: out, bundle: true, platform: 'node', format: 'esm', logLevel: 'warning' });
+    await build({
+      entryPoints: [join(ROOT, 'bench', src)],
+      outfile: out,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      logLevel: 'warning',
+    });
   }
   const configDir = join(work, 'config');
   const cliEnv = (baseUrl: string): NodeJS.ProcessEnv => ({
@@ -148,10 +162,27 @@ async function main(): Promise<void> {
     IDCLI_CONFIG_DIR: configDir,
   });
   const idcli = (...args: string[]) => [process.execPath, BIN, 'list', ...args];
-  const floor = (baseUrl: string, total: number, pageSize: number) => [process.execPath, floorJs, `${baseUrl}/v1/bench`, String(total), String(pageSize)];
-  const socketFloor = (baseUrl: string, total: number, pageSize: number) => [process.execPath, socketJs, `${baseUrl}/v1/bench`, String(total), String(pageSize)];
+  const floor = (baseUrl: string, total: number, pageSize: number) => [
+    process.execPath,
+    floorJs,
+    `${baseUrl}/v1/bench`,
+    String(total),
+    String(pageSize),
+  ];
+  const socketFloor = (baseUrl: string, total: number, pageSize: number) => [
+    process.execPath,
+    socketJs,
+    `${baseUrl}/v1/bench`,
+    String(total),
+    String(pageSize),
+  ];
   // The idcli row once more, as a ratio against the socket floor.
-  const againstSocket = (cli: Row, socket: Row): Row => ({ name: cli.name, samples: cli.samples, floor: socket, note: 'stricter floor, no budget' });
+  const againstSocket = (cli: Row, socket: Row): Row => ({
+    name: cli.name,
+    samples: cli.samples,
+    floor: socket,
+    note: 'stricter floor, no budget',
+  });
   const rows: Row[] = [];
   const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 
@@ -168,7 +199,12 @@ async function main(): Promise<void> {
     log(`100k items of ${Buffer.byteLength(item)} bytes each; ${RUNS} runs per figure`);
 
     const startFloor: Row = { name: 'node start-up (node -e 0)', samples: [] };
-    const startCli: Row = { name: 'idcli list, empty collection', samples: [], floor: startFloor, note: 'start-up cost' };
+    const startCli: Row = {
+      name: 'idcli list, empty collection',
+      samples: [],
+      floor: startFloor,
+      note: 'start-up cost',
+    };
     await interleaved(RUNS, [
       { row: startFloor, cmd: [process.execPath, '-e', '0'], env },
       { row: startCli, cmd: idcli('/v1/empty'), env },
@@ -177,7 +213,13 @@ async function main(): Promise<void> {
     for (const pageSize of [1000, 100]) {
       const f: Row = { name: `floor      100k items, pageSize ${pageSize}`, samples: [] };
       const s: Row = { name: `socket     100k items, pageSize ${pageSize}`, samples: [] };
-      const c: Row = { name: `idcli      100k items, pageSize ${pageSize}`, samples: [], floor: f, budget: '<= 1.4x', check: (r) => r <= 1.4 };
+      const c: Row = {
+        name: `idcli      100k items, pageSize ${pageSize}`,
+        samples: [],
+        floor: f,
+        budget: '<= 1.4x',
+        check: (r) => r <= 1.4,
+      };
       log(`100k items, pageSize ${pageSize}`);
       await interleaved(RUNS, [
         { row: f, cmd: floor(emu.baseUrl, 100_000, pageSize), env },
@@ -186,8 +228,15 @@ async function main(): Promise<void> {
       ]);
       rows.push(f, s, c, againstSocket(c, s));
     }
-    const c8: Row = { name: 'idcli -c 8 100k items, pageSize 1000', samples: [], floor: rows[0], note: 'memory reference' };
-    await interleaved(Math.min(RUNS, 3), [{ row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env }]);
+    const c8: Row = {
+      name: 'idcli -c 8 100k items, pageSize 1000',
+      samples: [],
+      floor: rows[0],
+      note: 'memory reference',
+    };
+    await interleaved(Math.min(RUNS, 3), [
+      { row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env },
+    ]);
     rows.push(c8);
     rows.push(startFloor, startCli);
 
@@ -235,15 +284,28 @@ done
       const env = cliEnv(emu.baseUrl);
       const f: Row = { name: 'floor      1M items, pageSize 1000', samples: [] };
       const s: Row = { name: 'socket     1M items, pageSize 1000', samples: [] };
-      const c: Row = { name: 'idcli      1M items, pageSize 1000', samples: [], floor: f, budget: '<= 2.5x', check: (r) => r <= 2.5 };
-      const c8: Row = { name: 'idcli -c 8 1M items, pageSize 1000', samples: [], floor: f, note: 'memory with --concurrency' };
+      const c: Row = {
+        name: 'idcli      1M items, pageSize 1000',
+        samples: [],
+        floor: f,
+        budget: '<= 2.5x',
+        check: (r) => r <= 2.5,
+      };
+      const c8: Row = {
+        name: 'idcli -c 8 1M items, pageSize 1000',
+        samples: [],
+        floor: f,
+        note: 'memory with --concurrency',
+      };
       log(`1M items, ${BIG_RUNS} runs`);
       await interleaved(BIG_RUNS, [
         { row: f, cmd: floor(emu.baseUrl, 1_000_000, 1000), env },
         { row: s, cmd: socketFloor(emu.baseUrl, 1_000_000, 1000), env },
         { row: c, cmd: idcli('/v1/bench', '--page-size', '1000'), env },
       ]);
-      await interleaved(BIG_RUNS, [{ row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env }]);
+      await interleaved(BIG_RUNS, [
+        { row: c8, cmd: idcli('/v1/bench', '--page-size', '1000', '--concurrency', '8'), env },
+      ]);
       rows.push(f, s, c, againstSocket(c, s), c8);
     } finally {
       await emu.stop();
@@ -269,7 +331,9 @@ done
   // ---- report -------------------------------------------------------------------------------------
   const out: string[] = [];
   const pad = (s: string, n: number) => s.padEnd(n);
-  out.push(`${pad('scenario', 46)}${pad('runs', 6)}${pad('median', 10)}${pad('vs', 46)}${pad('ratio', 9)}${pad('budget', 30)}peak RSS`);
+  out.push(
+    `${pad('scenario', 46)}${pad('runs', 6)}${pad('median', 10)}${pad('vs', 46)}${pad('ratio', 9)}${pad('budget', 30)}peak RSS`,
+  );
   for (const r of rows) {
     const m = medMs(r);
     let vs = '';
@@ -279,7 +343,10 @@ done
       const base = medMs(r.floor);
       const x = m / base;
       vs = r.floor.name.replace(/\s+/g, ' ');
-      ratio = r.check && r.budget?.includes('faster') ? `${(r.budget.startsWith('idcli') ? x : 1 / x).toFixed(1)}x` : `${x.toFixed(2)}x`;
+      ratio =
+        r.check && r.budget?.includes('faster')
+          ? `${(r.budget.startsWith('idcli') ? x : 1 / x).toFixed(1)}x`
+          : `${x.toFixed(2)}x`;
       if (r.check) budget += r.check(x) ? '  ok' : '  MISSED';
     }
     const rss = peakRss(r);

@@ -74,7 +74,12 @@ export async function benchStartup(): Promise<void> {
       BROWSER: join(root, 'test', 'support', 'http-browser.mjs'),
     };
     const fileEnv = { ...base, IDCLI_CONFIG_DIR: join(tmp, 'file'), IDCLI_CREDENTIAL_STORE: 'file' };
-    const keyEnv = { ...base, IDCLI_CONFIG_DIR: join(tmp, 'keychain'), IDCLI_CREDENTIAL_STORE: 'keychain', IDCLI_KEYCHAIN_SERVICE: `idcli-bench-${process.pid}` };
+    const keyEnv = {
+      ...base,
+      IDCLI_CONFIG_DIR: join(tmp, 'keychain'),
+      IDCLI_CREDENTIAL_STORE: 'keychain',
+      IDCLI_KEYCHAIN_SERVICE: `idcli-bench-${process.pid}`,
+    };
     await login(fileEnv);
     const cases: Case[] = [
       { name: 'node empty.mjs (floor)', args: [empty], env: base },
@@ -102,16 +107,21 @@ export async function benchStartup(): Promise<void> {
       const m = median(times[j]!);
       const ratio = m / floor;
       const verdict = c.budget === undefined ? '' : ratio <= c.budget ? '  ok' : '  OVER';
-      console.log(`${c.name.padEnd(30)} ${`${m.toFixed(1)} ms`.padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(7)} ${(c.budget ? `${c.budget}x` : '').padStart(7)}${verdict}`);
+      console.log(
+        `${c.name.padEnd(30)} ${`${m.toFixed(1)} ms`.padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(7)} ${(c.budget ? `${c.budget}x` : '').padStart(7)}${verdict}`,
+      );
     });
     const rss = peakRssMb([bin, 'token'], fileEnv);
     const floorRss = peakRssMb([empty], base);
     if (rss !== undefined) {
-      console.log(`peak RSS idcli token (file store): ${rss.toFixed(1)} MB (node empty.mjs: ${floorRss?.toFixed(1)} MB; budget 60 MB)${rss < 60 ? '  ok' : '  OVER'}`);
+      console.log(
+        `peak RSS idcli token (file store): ${rss.toFixed(1)} MB (node empty.mjs: ${floorRss?.toFixed(1)} MB; budget 60 MB)${rss < 60 ? '  ok' : '  OVER'}`,
+      );
     }
     if (keychain) {
       const krss = peakRssMb([bin, 'token'], keyEnv);
-      if (krss !== undefined) console.log(`peak RSS idcli token (OS keychain): ${krss.toFixed(1)} MB${krss < 60 ? '  ok' : '  OVER'}`);
+      if (krss !== undefined)
+        console.log(`peak RSS idcli token (OS keychain): ${krss.toFixed(1)} MB${krss < 60 ? '  ok' : '  OVER'}`);
       spawnSync(process.execPath, [bin, 'logout'], { env: keyEnv });
     }
   } finally {

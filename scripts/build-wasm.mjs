@@ -21,13 +21,17 @@ export async function generate() {
   const { error } = await asc.main(
     [
       SOURCE,
-      '--outFile', 'items-scan.wasm',
+      '--outFile',
+      'items-scan.wasm',
       '-O3',
       // No garbage collector or allocator: the module only reads and writes memory its caller lays out.
-      '--runtime', 'stub',
+      '--runtime',
+      'stub',
       '--noAssert',
-      '--enable', 'simd',
-      '--initialMemory', '1',
+      '--enable',
+      'simd',
+      '--initialMemory',
+      '1',
     ],
     {
       readFile: (name, baseDir) => readFile(join(baseDir, name), 'utf8').catch(() => null),

@@ -84,7 +84,9 @@ const rollupSource = {
     return property === 'url' ? 'require("node:url").pathToFileURL(__filename).href' : null;
   },
   renderDynamicImport({ targetModuleId }) {
-    return targetModuleId && builtinId(targetModuleId) ? { left: 'Promise.resolve(process.getBuiltinModule(', right: '))' } : null;
+    return targetModuleId && builtinId(targetModuleId)
+      ? { left: 'Promise.resolve(process.getBuiltinModule(', right: '))' }
+      : null;
   },
   load(id) {
     if (!id.startsWith('\0builtin:')) return null;
@@ -107,7 +109,13 @@ const rollupSource = {
   },
   async transform(code, id) {
     if (!id.endsWith('.ts')) return null;
-    const out = await transform(code, { loader: 'ts', format: 'esm', target: TARGET, define: { IDCLI_VERSION: JSON.stringify(pkg.version) }, sourcefile: id });
+    const out = await transform(code, {
+      loader: 'ts',
+      format: 'esm',
+      target: TARGET,
+      define: { IDCLI_VERSION: JSON.stringify(pkg.version) },
+      sourcefile: id,
+    });
     return { code: out.code, map: null };
   },
   // Whitespace and syntax only: start-up compiles every byte of a chunk, and names stay readable in the output.
@@ -139,7 +147,14 @@ await bundle.close();
 const { main } = createRequire(import.meta.url)(`${next}/cli.cjs`);
 let help = '';
 const sink = { write: (s) => ((help += s), true), isTTY: false };
-const code = await main({ argv: ['node', 'idcli', '--help'], env: {}, stdout: sink, stderr: sink, print: sink.write, interrupt: () => new AbortController().signal });
+const code = await main({
+  argv: ['node', 'idcli', '--help'],
+  env: {},
+  stdout: sink,
+  stderr: sink,
+  print: sink.write,
+  interrupt: () => new AbortController().signal,
+});
 if (code !== 0 || !help.startsWith('Usage: idcli')) throw new Error(`rendering the help page failed (exit ${code})`);
 await writeFile(`${next}/help.txt`, help);
 

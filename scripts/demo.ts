@@ -41,7 +41,9 @@ function idcli(args: string[]): Promise<number> {
 
 let failures = 0;
 try {
-  process.stderr.write(`emulator: ${emulator.baseUrl} (client ${emulator.client.name} ${emulator.client.id}, user ${emulator.user.email})\n`);
+  process.stderr.write(
+    `emulator: ${emulator.baseUrl} (client ${emulator.client.name} ${emulator.client.id}, user ${emulator.user.email})\n`,
+  );
   for (const args of [
     ['login', '--timeout', '30'],
     ['status'],

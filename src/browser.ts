@@ -28,7 +28,12 @@ function launch(command: string, url: string, opts: BrowserOptions): Promise<voi
   return new Promise((resolve) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(command, [url], { shell: false, detached: true, stdio: 'ignore', env: opts.env as NodeJS.ProcessEnv });
+      child = spawn(command, [url], {
+        shell: false,
+        detached: true,
+        stdio: 'ignore',
+        env: opts.env as NodeJS.ProcessEnv,
+      });
     } catch (err) {
       opts.warn(`could not start $BROWSER (${reason(err)}); open the URL above yourself`);
       resolve();
@@ -41,7 +46,8 @@ function launch(command: string, url: string, opts: BrowserOptions): Promise<voi
     child.once('spawn', () => {
       // Only a quick failure is worth reporting; a browser that runs for minutes must not hold idcli open.
       child.once('exit', (code) => {
-        if (code !== null && code !== 0) opts.warn(`$BROWSER exited with status ${code}; open the URL above yourself if no page appeared`);
+        if (code !== null && code !== 0)
+          opts.warn(`$BROWSER exited with status ${code}; open the URL above yourself if no page appeared`);
       });
       child.unref();
       resolve();

@@ -53,7 +53,12 @@ const HANDLERS: Record<string, (inv: Invocation) => Promise<void>> = {
     const { runLogin } = await import('./commands/login.js');
     const prompt = str(o.prompt) as 'none' | 'login' | 'create' | undefined;
     await runLogin(
-      { ...(prompt ? { prompt } : {}), ...(str(o.loginHint) ? { loginHint: str(o.loginHint)! } : {}), browser: o.browser !== false, timeoutSec: int(o.timeout)! },
+      {
+        ...(prompt ? { prompt } : {}),
+        ...(str(o.loginHint) ? { loginHint: str(o.loginHint)! } : {}),
+        browser: o.browser !== false,
+        timeoutSec: int(o.timeout)!,
+      },
       await context(),
     );
   },
@@ -115,7 +120,12 @@ const HANDLERS: Record<string, (inv: Invocation) => Promise<void>> = {
 };
 
 function configTarget({ proc, globals }: Invocation) {
-  return { configDir: configDirFor(proc.env), flags: { profile: str(globals.profile) } as SettingFlags, env: proc.env, stdout: proc.stdout };
+  return {
+    configDir: configDirFor(proc.env),
+    flags: { profile: str(globals.profile) } as SettingFlags,
+    env: proc.env,
+    stdout: proc.stdout,
+  };
 }
 
 function settingFlags(globals: Values, options: Values): SettingFlags {

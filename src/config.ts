@@ -57,7 +57,10 @@ export function isConfigKey(key: string): key is ConfigKey {
 export function assertConfigKey(key: string): ConfigKey {
   if (isConfigKey(key)) return key;
   const near = suggest(key, Object.keys(CONFIG_KEYS));
-  throw usageError(`unknown config key '${key}'`, near ? `did you mean '${near}'?` : `keys: ${Object.keys(CONFIG_KEYS).join(', ')}`);
+  throw usageError(
+    `unknown config key '${key}'`,
+    near ? `did you mean '${near}'?` : `keys: ${Object.keys(CONFIG_KEYS).join(', ')}`,
+  );
 }
 
 /** The platform's user config directory + /idcli, unless IDCLI_CONFIG_DIR says otherwise. */
@@ -95,12 +98,18 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
     throw usageError(`${path} is not valid JSON`, 'fix it or remove it and use `idcli config set`');
   }
   const profiles = (data as { profiles?: unknown } | null)?.profiles;
-  if (typeof data !== 'object' || data === null || Array.isArray(data) || (profiles !== undefined && (typeof profiles !== 'object' || profiles === null || Array.isArray(profiles)))) {
+  if (
+    typeof data !== 'object' ||
+    data === null ||
+    Array.isArray(data) ||
+    (profiles !== undefined && (typeof profiles !== 'object' || profiles === null || Array.isArray(profiles)))
+  ) {
     throw usageError(`${path} must be an object with a "profiles" object`);
   }
   const out: ConfigFile = { profiles: {} };
   for (const [name, entries] of Object.entries((profiles ?? {}) as Record<string, unknown>)) {
-    if (typeof entries !== 'object' || entries === null) throw usageError(`${path}: profile '${name}' must be an object`);
+    if (typeof entries !== 'object' || entries === null)
+      throw usageError(`${path}: profile '${name}' must be an object`);
     const profile: Partial<Record<ConfigKey, string>> = {};
     for (const [key, value] of Object.entries(entries)) {
       if (!isConfigKey(key)) throw usageError(`${path}: unknown key '${key}' in profile '${name}'`);
@@ -123,12 +132,17 @@ export async function saveConfigFile(configDir: string, file: ConfigFile): Promi
 
 export function profileName(flags: SettingFlags, env: Record<string, string | undefined>): string {
   const name = flags.profile ?? env.IDCLI_PROFILE ?? 'default';
-  if (!PROFILE_RE.test(name)) throw usageError(`invalid profile name '${name}'`, 'use letters, digits, dot, dash or underscore');
+  if (!PROFILE_RE.test(name))
+    throw usageError(`invalid profile name '${name}'`, 'use letters, digits, dot, dash or underscore');
   return name;
 }
 
 /** Resolve every setting from its four sources; values are validated so later code can trust them. */
-export function resolveSettings(flags: SettingFlags, env: Record<string, string | undefined>, file: ConfigFile): Settings {
+export function resolveSettings(
+  flags: SettingFlags,
+  env: Record<string, string | undefined>,
+  file: ConfigFile,
+): Settings {
   const profile = profileName(flags, env);
   const fromFile = file.profiles[profile] ?? {};
   const mode = env.IDCLI_CREDENTIAL_STORE || 'auto';
@@ -180,7 +194,8 @@ export function validateSetting(key: ConfigKey, raw: string): string {
       if (!UUID_RE.test(value)) throw usageError(`client-id must be a UUID, not '${value}'`);
       return value;
     case 'client-name':
-      if (!CLIENT_NAME_RE.test(value)) throw usageError(`client-name must be one scope token (no spaces or quotes), not '${value}'`);
+      if (!CLIENT_NAME_RE.test(value))
+        throw usageError(`client-name must be one scope token (no spaces or quotes), not '${value}'`);
       return value;
     default:
       return value;

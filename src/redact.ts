@@ -23,7 +23,8 @@ export function isSecretParam(name: string): boolean {
 
 export function redactParams(params: URLSearchParams): string {
   const parts: string[] = [];
-  for (const [k, v] of params) parts.push(`${encodeURIComponent(k)}=${isSecretParam(k) ? REDACTED : encodeURIComponent(v)}`);
+  for (const [k, v] of params)
+    parts.push(`${encodeURIComponent(k)}=${isSecretParam(k) ? REDACTED : encodeURIComponent(v)}`);
   return parts.join('&');
 }
 

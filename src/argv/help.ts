@@ -19,7 +19,9 @@ function optionText(o: OptionSpec): string {
 
 function table(rows: [string, string][]): string {
   const width = Math.min(28, Math.max(...rows.map(([l]) => l.length)));
-  return rows.map(([l, r]) => (l.length > width ? `  ${l}\n  ${' '.repeat(width)}  ${r}` : `  ${l.padEnd(width)}  ${r}`)).join('\n');
+  return rows
+    .map(([l, r]) => (l.length > width ? `  ${l}\n  ${' '.repeat(width)}  ${r}` : `  ${l.padEnd(width)}  ${r}`))
+    .join('\n');
 }
 
 function examples(lines: readonly string[]): string {
@@ -27,7 +29,10 @@ function examples(lines: readonly string[]): string {
 }
 
 export function rootHelp(version: string): string {
-  const commands = COMMANDS.filter((c) => !c.hidden).map((c): [string, string] => [c.name + (c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : ''), c.summary]);
+  const commands = COMMANDS.filter((c) => !c.hidden).map((c): [string, string] => [
+    c.name + (c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : ''),
+    c.summary,
+  ]);
   commands.push(['help [command]', 'show help for a command']);
   const options: [string, string][] = [
     ...GLOBAL_OPTIONS.map((o): [string, string] => [optionLabel(o), optionText(o)]),
@@ -66,7 +71,10 @@ export function commandHelp(path: readonly CommandSpec[]): string {
   if (cmd.args?.length) {
     text += `\nArguments:\n${table(cmd.args.map((a) => [`<${a.name}>`, a.choices ? `${a.description} (${a.choices.join('|')})` : a.description]))}\n`;
   }
-  const own: [string, string][] = [...cmd.options.map((o): [string, string] => [optionLabel(o), optionText(o)]), ['-h, --help', 'show help']];
+  const own: [string, string][] = [
+    ...cmd.options.map((o): [string, string] => [optionLabel(o), optionText(o)]),
+    ['-h, --help', 'show help'],
+  ];
   text += `\nOptions:\n${table(own)}\n`;
   text += `\nGlobal options (before or after the command):\n${table(GLOBAL_OPTIONS.map((o) => [optionLabel(o), optionText(o)]))}`;
   text += examples(cmd.examples);

@@ -13,7 +13,8 @@ export type Parsed =
   | { kind: 'help'; path: readonly CommandSpec[] }
   | { kind: 'run'; path: readonly CommandSpec[]; args: string[]; options: Values; globals: Values };
 
-const usage = (message: string, near?: string) => usageError(message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
+const usage = (message: string, near?: string) =>
+  usageError(message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
 
 export function parseArgv(argv: readonly string[]): Parsed {
   const path: CommandSpec[] = [];
@@ -53,7 +54,10 @@ export function parseArgv(argv: readonly string[]): Parsed {
       const known = [...(current()?.options ?? []), ...GLOBAL_OPTIONS].map((o) => o.flag);
       const elsewhere = path.length === 0 && COMMANDS.some((c) => c.options.some((o) => o.flag === flag));
       if (elsewhere) throw usageError(`option '${flag}' belongs after its command`, `e.g. idcli <command> ${flag}`);
-      throw usage(`unknown option '${flag}'${path.length ? ` for '${path.map((c) => c.name).join(' ')}'` : ''}`, suggest(flag, known));
+      throw usage(
+        `unknown option '${flag}'${path.length ? ` for '${path.map((c) => c.name).join(' ')}'` : ''}`,
+        suggest(flag, known),
+      );
     }
     let raw: string | undefined;
     if (spec.type === 'boolean') {
@@ -69,11 +73,17 @@ export function parseArgv(argv: readonly string[]): Parsed {
   const cmd = current();
   if (help || !cmd) return { kind: 'help', path };
   if (cmd.subcommands) {
-    throw usageError(`'${cmd.name}' needs a subcommand: ${cmd.subcommands.map((s) => s.name).join(', ')}`, `see \`idcli ${cmd.name} --help\``);
+    throw usageError(
+      `'${cmd.name}' needs a subcommand: ${cmd.subcommands.map((s) => s.name).join(', ')}`,
+      `see \`idcli ${cmd.name} --help\``,
+    );
   }
   const wanted = cmd.args ?? [];
   if (args.length < wanted.length) {
-    throw usageError(`missing argument <${wanted[args.length]!.name}>`, `see \`idcli ${path.map((c) => c.name).join(' ')} --help\``);
+    throw usageError(
+      `missing argument <${wanted[args.length]!.name}>`,
+      `see \`idcli ${path.map((c) => c.name).join(' ')} --help\``,
+    );
   }
   if (args.length > wanted.length) throw usageError(`unexpected argument '${args[wanted.length]}'`);
   wanted.forEach((a, j) => {
@@ -81,7 +91,8 @@ export function parseArgv(argv: readonly string[]): Parsed {
       throw usage(`<${a.name}> must be one of ${a.choices.join(', ')}, not '${args[j]}'`, suggest(args[j]!, a.choices));
     }
   });
-  for (const o of cmd.options) if (options[o.key] === undefined && o.defaultValue !== undefined) options[o.key] = o.defaultValue;
+  for (const o of cmd.options)
+    if (options[o.key] === undefined && o.defaultValue !== undefined) options[o.key] = o.defaultValue;
   return { kind: 'run', path, args, options, globals };
 
   function positional(token: string): void {
@@ -105,7 +116,8 @@ export function parseArgv(argv: readonly string[]): Parsed {
     }
     if (cmd.subcommands) {
       const found = cmd.subcommands.find((c) => c.name === token);
-      if (!found) throw usage(`unknown subcommand '${cmd.name} ${token}'`, suggest(token, visibleNames(cmd.subcommands)));
+      if (!found)
+        throw usage(`unknown subcommand '${cmd.name} ${token}'`, suggest(token, visibleNames(cmd.subcommands)));
       path.push(found);
       return;
     }
@@ -126,7 +138,9 @@ function convert(spec: OptionSpec, raw: string | undefined): string | number | b
     const min = spec.min ?? 0;
     const max = spec.max ?? Number.MAX_SAFE_INTEGER;
     if (n < min || n > max) {
-      throw usageError(`${spec.flag} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`}, not ${value}`);
+      throw usageError(
+        `${spec.flag} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`}, not ${value}`,
+      );
     }
     return n;
   }

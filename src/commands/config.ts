@@ -1,4 +1,11 @@
-import { assertConfigKey, loadConfigFile, profileName, saveConfigFile, validateSetting, type SettingFlags } from '../config.js';
+import {
+  assertConfigKey,
+  loadConfigFile,
+  profileName,
+  saveConfigFile,
+  validateSetting,
+  type SettingFlags,
+} from '../config.js';
 
 export interface ConfigTarget {
   configDir: string;

@@ -22,7 +22,11 @@ export interface DoctorOptions {
 }
 
 /** Runs every check even when an early one fails, so one run shows everything to fix. Exit 0 only when none failed. */
-export async function runDoctor(opts: DoctorOptions, deps: Deps, context: () => Promise<CommandContext>): Promise<void> {
+export async function runDoctor(
+  opts: DoctorOptions,
+  deps: Deps,
+  context: () => Promise<CommandContext>,
+): Promise<void> {
   let settings: CommandContext['settings'] | IdcliError;
   try {
     settings = (await context()).settings;
@@ -42,7 +46,13 @@ export async function runDoctor(opts: DoctorOptions, deps: Deps, context: () => 
       http.close();
     }
   } else {
-    checks.push({ id: 'reachable', title: 'identity service reachable', status: 'fail', detail: 'skipped: base-url is not set or invalid', fix: 'fix the configuration first' });
+    checks.push({
+      id: 'reachable',
+      title: 'identity service reachable',
+      status: 'fail',
+      detail: 'skipped: base-url is not set or invalid',
+      fix: 'fix the configuration first',
+    });
   }
   checks.push(await checkRedirectPort(ok?.redirectUri), await checkLocalhost(ok?.redirectUri));
 
@@ -72,7 +82,9 @@ export async function runDoctor(opts: DoctorOptions, deps: Deps, context: () => 
     deps.stdout.write(render(checks, stderrStyle(deps.stdout, deps.env)));
   }
   if (failed > 0) {
-    throw new IdcliError(`${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, { hint: 'apply the fixes above and run `idcli doctor` again' });
+    throw new IdcliError(`${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, {
+      hint: 'apply the fixes above and run `idcli doctor` again',
+    });
   }
 }
 

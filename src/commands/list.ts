@@ -78,7 +78,10 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
         throw deps.signal.aborted ? new IdcliError('interrupted', ExitCode.INTERRUPTED) : err;
       });
       if (page.totalItems === undefined) {
-        throw new IdcliError(`${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`, ExitCode.CONTRACT);
+        throw new IdcliError(
+          `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`,
+          ExitCode.CONTRACT,
+        );
       }
       await writer.write(`${page.totalItems}\n`);
       return;
@@ -97,13 +100,16 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
             if (pages === 1) progress.setTotal(page.totalItems);
             progress.update(pages, items);
           },
-          onSequentialFallback: (reason) => deps.log.info(`--concurrency ignored: ${reason}; fetching pages one by one`),
+          onSequentialFallback: (reason) =>
+            deps.log.info(`--concurrency ignored: ${reason}; fetching pages one by one`),
         },
       );
       progress.clear();
       if (deps.stderr.isTTY === true && !result.readerGone) {
         const seconds = ((deps.now() - started) / 1000).toFixed(1);
-        deps.log.info(`${result.items} items in ${result.pages} ${result.pages === 1 ? 'page' : 'pages'} (${seconds} s)`);
+        deps.log.info(
+          `${result.items} items in ${result.pages} ${result.pages === 1 ? 'page' : 'pages'} (${seconds} s)`,
+        );
       }
     } catch (err) {
       progress.clear();

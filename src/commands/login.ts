@@ -74,7 +74,13 @@ export async function runLogin(opts: LoginOptions, ctx: CommandContext): Promise
     const startedAt = deps.now();
     const tokens = await postTokenRequest({
       baseUrl,
-      form: codeGrantForm({ code, clientId, redirectUri: server.redirectUri, codeVerifier: pkce.verifier, nextChallenge: next.challenge }),
+      form: codeGrantForm({
+        code,
+        clientId,
+        redirectUri: server.redirectUri,
+        codeVerifier: pkce.verifier,
+        nextChallenge: next.challenge,
+      }),
       signal: deps.signal,
       log,
       env: deps.env,
@@ -85,9 +91,13 @@ export async function runLogin(opts: LoginOptions, ctx: CommandContext): Promise
     const record = await session.saveLogin(tokens, next.verifier, scope, startedAt);
 
     const who = describeIdentity(identityFromIdToken(record.idToken));
-    await server.close({ ok: true, message: `${who ? `Signed in as ${who}. ` : 'Signed in. '}You can close this tab and return to the terminal.` });
+    await server.close({
+      ok: true,
+      message: `${who ? `Signed in as ${who}. ` : 'Signed in. '}You can close this tab and return to the terminal.`,
+    });
     done = true;
-    if (record.refreshToken === undefined) log.warn('the server sent no refresh token: `idcli login` will be needed again when the access token expires');
+    if (record.refreshToken === undefined)
+      log.warn('the server sent no refresh token: `idcli login` will be needed again when the access token expires');
     const where = session.store.kind === 'keychain' ? 'OS keychain' : session.store.describe();
     log.info(`Signed in${who ? ` as ${who}` : ''} (profile ${settings.profile}; credentials in ${where})`);
   } catch (err) {
@@ -106,14 +116,30 @@ function withUiLocales(value: string | undefined): { uiLocales?: string } {
 function authorizationCode(result: CallbackResult, prompt: Prompt | undefined): string {
   if (result.kind === 'code') return result.code;
   if (result.kind === 'invalid') {
-    throw new IdcliError(`sign-in failed: ${result.reason}`, ExitCode.AUTH, result.issuerMismatch ? { hint: 'check the issuer setting (IDCLI_ISSUER)' } : {});
+    throw new IdcliError(
+      `sign-in failed: ${result.reason}`,
+      ExitCode.AUTH,
+      result.issuerMismatch ? { hint: 'check the issuer setting (IDCLI_ISSUER)' } : {},
+    );
   }
   const detail = result.description ? `: ${result.description}` : '';
-  if (result.error === 'login_required' || result.error === 'interaction_required' || result.error === 'consent_required') {
-    const hint = prompt === 'none' ? 'run `idcli login` without --prompt none to sign in interactively' : 'run `idcli login` again';
+  if (
+    result.error === 'login_required' ||
+    result.error === 'interaction_required' ||
+    result.error === 'consent_required'
+  ) {
+    const hint =
+      prompt === 'none'
+        ? 'run `idcli login` without --prompt none to sign in interactively'
+        : 'run `idcli login` again';
     return fail(`no single sign-on session to use (${result.error})`, result.error, hint);
   }
-  if (result.error === 'access_denied') return fail(`sign-in was denied or cancelled (access_denied${detail})`, result.error, 'run `idcli login` to try again');
+  if (result.error === 'access_denied')
+    return fail(
+      `sign-in was denied or cancelled (access_denied${detail})`,
+      result.error,
+      'run `idcli login` to try again',
+    );
   return fail(`sign-in failed (${result.error}${detail})`, result.error);
 }
 

@@ -15,7 +15,12 @@ export async function runLogout(ctx: CommandContext): Promise<void> {
   };
   // Every store, not just the current one: a record written while the keychain was unavailable sits in the file
   // store and would otherwise outlive the logout.
-  const stores = await allStores({ configDir: settings.configDir, service: settings.keychainService, env: deps.env, warn: (m) => deps.log.warn(m) });
+  const stores = await allStores({
+    configDir: settings.configDir,
+    service: settings.keychainService,
+    env: deps.env,
+    warn: (m) => deps.log.warn(m),
+  });
   // Under the refresh lock, so a refresh finishing right now cannot write the record back after we removed it.
   const removed = await withLock(
     lockPathFor(settings.configDir, key),

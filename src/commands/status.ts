@@ -29,7 +29,11 @@ export interface StatusReport {
 
 export async function runStatus(opts: StatusOptions, ctx: CommandContext): Promise<void> {
   const { deps, settings } = ctx;
-  const base = { profile: settings.profile, baseUrl: requireSetting(settings, 'baseUrl'), clientId: requireSetting(settings, 'clientId') };
+  const base = {
+    profile: settings.profile,
+    baseUrl: requireSetting(settings, 'baseUrl'),
+    clientId: requireSetting(settings, 'clientId'),
+  };
   let report: StatusReport;
   if (settings.accessToken !== undefined) {
     // cli-contract: with IDCLI_ACCESS_TOKEN no store is read or written.
@@ -37,14 +41,27 @@ export async function runStatus(opts: StatusOptions, ctx: CommandContext): Promi
   } else {
     const session = await openSession(ctx);
     const record = await session.read();
-    report = { ...base, ...fromRecord(record, deps.now()), store: session.store.describe(), storeKind: session.store.kind };
+    report = {
+      ...base,
+      ...fromRecord(record, deps.now()),
+      store: session.store.describe(),
+      storeKind: session.store.kind,
+    };
   }
   deps.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : human(report));
   if (!report.signedIn) throw notLoggedIn();
 }
 
 function empty(): Omit<StatusReport, 'profile' | 'baseUrl' | 'clientId' | 'store' | 'storeKind'> {
-  return { signedIn: false, user: null, expiresAt: null, expiresIn: null, expired: null, refreshToken: false, scope: null };
+  return {
+    signedIn: false,
+    user: null,
+    expiresAt: null,
+    expiresIn: null,
+    expired: null,
+    refreshToken: false,
+    scope: null,
+  };
 }
 
 function fromRecord(r: CredentialRecord | null, now: number): ReturnType<typeof empty> {

@@ -22,7 +22,14 @@ export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise
   let out: TokenJson;
   if (settings.accessToken !== undefined) {
     // IDCLI_ACCESS_TOKEN is used as is (cli-contract): nothing about it is known beyond its value.
-    out = { access_token: settings.accessToken, token_type: 'Bearer', expires_in: null, expires_at: null, scope: null, id_token: null };
+    out = {
+      access_token: settings.accessToken,
+      token_type: 'Bearer',
+      expires_in: null,
+      expires_at: null,
+      scope: null,
+      id_token: null,
+    };
   } else {
     const session = await openSession(ctx);
     const record = await session.valid(opts.minTtlSec, opts.refresh);

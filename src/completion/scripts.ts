@@ -14,13 +14,17 @@ export function bashScript(spec: ProgramSpec): string {
     ...dedupe(allValueOpts.filter((o) => o.choices)).map(
       (o) => `    ${o.long}) COMPREPLY=($(compgen -W "${words(o.choices!)}" -- "$cur")); return ;;`,
     ),
-    `    ${dedupe(allValueOpts.filter((o) => !o.choices && !o.dynamic)).map((o) => o.long).join('|')}) return ;;`,
+    `    ${dedupe(allValueOpts.filter((o) => !o.choices && !o.dynamic))
+      .map((o) => o.long)
+      .join('|')}) return ;;`,
   ];
   const globals = words(spec.globals.map((o) => o.long));
   const commandCases = spec.commands.map((c) => {
     const opts = words([...c.options.map((o) => o.long), '--help']);
     if (c.positional) {
-      const keys = c.keys ? `\n        if [ -n "$sub" ]; then [ -z "$extra" ] && [ "$sub" != list ] && COMPREPLY=($(compgen -W "${words(c.keys)}" -- "$cur")); return; fi` : '';
+      const keys = c.keys
+        ? `\n        if [ -n "$sub" ]; then [ -z "$extra" ] && [ "$sub" != list ] && COMPREPLY=($(compgen -W "${words(c.keys)}" -- "$cur")); return; fi`
+        : '';
       return `    ${c.name})
         if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "${opts} ${globals}" -- "$cur")); return; fi${keys}
         [ -z "$sub" ] && COMPREPLY=($(compgen -W "${words(c.positional)}" -- "$cur")) ;;`;
@@ -36,7 +40,13 @@ _idcli() {
     w="\${COMP_WORDS[i]}"
     if [ -n "$skip" ]; then skip=""; continue; fi
     case "$w" in
-      ${allValueOpts.length ? dedupe(allValueOpts).map((o) => o.long).join('|') : '--'}) skip=1 ;;
+      ${
+        allValueOpts.length
+          ? dedupe(allValueOpts)
+              .map((o) => o.long)
+              .join('|')
+          : '--'
+      }) skip=1 ;;
       -*) ;;
       *) if [ -z "$cmd" ]; then cmd="$w"; elif [ -z "$sub" ]; then sub="$w"; else extra=1; fi ;;
     esac
@@ -119,14 +129,18 @@ export function fishScript(spec: ProgramSpec): string {
   const lines = [
     '# fish completion for idcli — save as ~/.config/fish/completions/idcli.fish',
     'complete -c idcli -f',
-    ...spec.commands.map((c) => `complete -c idcli -n '__fish_use_subcommand' -a ${c.name} -d '${c.description.replace(/'/g, "\\'")}'`),
+    ...spec.commands.map(
+      (c) => `complete -c idcli -n '__fish_use_subcommand' -a ${c.name} -d '${c.description.replace(/'/g, "\\'")}'`,
+    ),
     ...spec.globals.map((o) => fishOption(o, 'true')),
   ];
   for (const c of spec.commands) {
     const seen = `__fish_seen_subcommand_from ${c.name}`;
     for (const o of c.options) lines.push(fishOption(o, seen));
     if (c.positional && c.keys) {
-      lines.push(`complete -c idcli -n '${seen}; and not __fish_seen_subcommand_from ${words(c.positional)}' -a '${words(c.positional)}'`);
+      lines.push(
+        `complete -c idcli -n '${seen}; and not __fish_seen_subcommand_from ${words(c.positional)}' -a '${words(c.positional)}'`,
+      );
       lines.push(`complete -c idcli -n '${seen}; and __fish_seen_subcommand_from set get unset' -a '${words(c.keys)}'`);
     } else if (c.positional) {
       lines.push(`complete -c idcli -n '${seen}' -a '${words(c.positional)}'`);

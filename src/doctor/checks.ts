@@ -25,7 +25,13 @@ const REQUIRED_FOR_LOGIN: ConfigKey[] = ['base-url', 'client-id', 'client-name',
 export function checkConfig(settings: Settings | IdcliError): CheckResult {
   const title = 'configuration';
   if (settings instanceof IdcliError) {
-    return { id: 'config', title, status: 'fail', detail: settings.message, ...(settings.hint ? { fix: settings.hint } : {}) };
+    return {
+      id: 'config',
+      title,
+      status: 'fail',
+      detail: settings.message,
+      ...(settings.hint ? { fix: settings.hint } : {}),
+    };
   }
   const missing = REQUIRED_FOR_LOGIN.filter((k) => settings[CONFIG_KEYS[k].field] === undefined);
   if (missing.length > 0) {
@@ -37,7 +43,12 @@ export function checkConfig(settings: Settings | IdcliError): CheckResult {
       fix: missing.map((k) => `set ${k} with ${howToSet(k)}`).join('; '),
     };
   }
-  return { id: 'config', title, status: 'pass', detail: `profile '${settings.profile}' is complete and its URLs are valid` };
+  return {
+    id: 'config',
+    title,
+    status: 'pass',
+    detail: `profile '${settings.profile}' is complete and its URLs are valid`,
+  };
 }
 
 export interface Reachability {
@@ -49,7 +60,12 @@ export interface Reachability {
 }
 
 /** Any HTTP answer from the authorization endpoint proves the service is there; only the transport can fail. */
-export async function checkReachable(baseUrl: string, http: HttpClient, now: () => number, signal: AbortSignal): Promise<Reachability> {
+export async function checkReachable(
+  baseUrl: string,
+  http: HttpClient,
+  now: () => number,
+  signal: AbortSignal,
+): Promise<Reachability> {
   const url = `${baseUrl}/oauth/authorize`;
   const title = 'identity service reachable';
   try {
@@ -80,11 +96,19 @@ export async function checkReachable(baseUrl: string, http: HttpClient, now: () 
 export function checkClockSkew(serverDate: number | undefined, localDate: number | undefined): CheckResult {
   const title = 'clock skew';
   if (serverDate === undefined || localDate === undefined) {
-    return { id: 'clock', title, status: 'warn', detail: 'the server sent no Date header (or was not reached); skew unknown' };
+    return {
+      id: 'clock',
+      title,
+      status: 'warn',
+      detail: 'the server sent no Date header (or was not reached); skew unknown',
+    };
   }
   // The Date header has one-second resolution, so a second or two of difference is noise.
   const skew = Math.round((localDate - serverDate) / 1000);
-  const detail = skew === 0 ? 'in step with the server' : `this machine is ${Math.abs(skew)} s ${skew > 0 ? 'ahead of' : 'behind'} the server`;
+  const detail =
+    skew === 0
+      ? 'in step with the server'
+      : `this machine is ${Math.abs(skew)} s ${skew > 0 ? 'ahead of' : 'behind'} the server`;
   if (Math.abs(skew) <= 60) return { id: 'clock', title, status: 'pass', detail };
   return {
     id: 'clock',
@@ -97,7 +121,14 @@ export function checkClockSkew(serverDate: number | undefined, localDate: number
 
 export async function checkRedirectPort(redirectUri: string | undefined): Promise<CheckResult> {
   const title = 'redirect port free';
-  if (!redirectUri) return { id: 'port', title, status: 'fail', detail: 'redirect-uri is not set', fix: `set it with ${howToSet('redirect-uri')}` };
+  if (!redirectUri)
+    return {
+      id: 'port',
+      title,
+      status: 'fail',
+      detail: 'redirect-uri is not set',
+      fix: `set it with ${howToSet('redirect-uri')}`,
+    };
   const url = new URL(redirectUri);
   const port = Number(url.port);
   if (port === 0) return { id: 'port', title, status: 'pass', detail: 'port 0: a free port is picked at each sign-in' };
@@ -114,7 +145,13 @@ export async function checkRedirectPort(redirectUri: string | undefined): Promis
       };
     }
     if (err === 'EACCES') {
-      return { id: 'port', title, status: 'fail', detail: `not allowed to listen on ${host}:${port}`, fix: 'use a port above 1024 in the redirect URI' };
+      return {
+        id: 'port',
+        title,
+        status: 'fail',
+        detail: `not allowed to listen on ${host}:${port}`,
+        fix: 'use a port above 1024 in the redirect URI',
+      };
     }
     // An address family this machine lacks (no IPv6) is reported by the localhost check, not here.
   }
@@ -130,18 +167,32 @@ function tryListen(host: string, port: number): Promise<string | undefined> {
 }
 
 /** RFC 8252 §8.3: `localhost` may resolve to either family; a listener on one lets another process take the other. */
-export async function checkLocalhost(redirectUri: string | undefined, resolve = (h: string) => lookup(h, { all: true })): Promise<CheckResult> {
+export async function checkLocalhost(
+  redirectUri: string | undefined,
+  resolve = (h: string) => lookup(h, { all: true }),
+): Promise<CheckResult> {
   const title = 'localhost resolution';
   let families: number[] = [];
   try {
     families = [...new Set((await resolve('localhost')).map((a) => a.family))].sort();
   } catch (err) {
-    return { id: 'localhost', title, status: 'warn', detail: `localhost does not resolve: ${(err as Error).message}`, fix: 'use http://127.0.0.1:<port>/… as redirect URI' };
+    return {
+      id: 'localhost',
+      title,
+      status: 'warn',
+      detail: `localhost does not resolve: ${(err as Error).message}`,
+      fix: 'use http://127.0.0.1:<port>/… as redirect URI',
+    };
   }
   const detail = `localhost resolves to ${families.map((f) => `IPv${f}`).join(' and ')}`;
   const usesLocalhost = redirectUri !== undefined && new URL(redirectUri).hostname === 'localhost';
   if (!usesLocalhost || families.length === 2) {
-    return { id: 'localhost', title, status: 'pass', detail: usesLocalhost ? `${detail}; idcli listens on both` : `${detail}; the redirect URI uses an IP literal` };
+    return {
+      id: 'localhost',
+      title,
+      status: 'pass',
+      detail: usesLocalhost ? `${detail}; idcli listens on both` : `${detail}; the redirect URI uses an IP literal`,
+    };
   }
   return {
     id: 'localhost',
@@ -161,7 +212,13 @@ export interface StoreProbe {
 export function checkStore(mode: Settings['credentialStore'], probe: StoreProbe | IdcliError): CheckResult {
   const title = 'credential store';
   if (probe instanceof IdcliError) {
-    return { id: 'store', title, status: 'fail', detail: probe.message, fix: probe.hint ?? 'set IDCLI_CREDENTIAL_STORE=file to use the file store' };
+    return {
+      id: 'store',
+      title,
+      status: 'fail',
+      detail: probe.message,
+      fix: probe.hint ?? 'set IDCLI_CREDENTIAL_STORE=file to use the file store',
+    };
   }
   if (probe.kind === 'file' && mode === 'auto') {
     return {
@@ -175,11 +232,22 @@ export function checkStore(mode: Settings['credentialStore'], probe: StoreProbe 
   return { id: 'store', title, status: 'pass', detail: `using ${probe.description}` };
 }
 
-const PROXY_VARS = ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY', 'https_proxy', 'http_proxy', 'no_proxy', 'NODE_EXTRA_CA_CERTS'];
+const PROXY_VARS = [
+  'HTTPS_PROXY',
+  'HTTP_PROXY',
+  'NO_PROXY',
+  'https_proxy',
+  'http_proxy',
+  'no_proxy',
+  'NODE_EXTRA_CA_CERTS',
+];
 
 export function checkProxy(env: Record<string, string | undefined>): CheckResult {
   const set = PROXY_VARS.filter((v) => env[v]);
-  if (set.length === 0) return { id: 'proxy', title: 'proxy settings', status: 'pass', detail: 'no proxy variables; direct connections' };
-  const shown = set.map((v) => `${v}=${v.toLowerCase().includes('proxy') && v.toLowerCase() !== 'no_proxy' ? redactUrl(env[v]!) : env[v]}`);
+  if (set.length === 0)
+    return { id: 'proxy', title: 'proxy settings', status: 'pass', detail: 'no proxy variables; direct connections' };
+  const shown = set.map(
+    (v) => `${v}=${v.toLowerCase().includes('proxy') && v.toLowerCase() !== 'no_proxy' ? redactUrl(env[v]!) : env[v]}`,
+  );
   return { id: 'proxy', title: 'proxy settings', status: 'pass', detail: `in effect: ${shown.join(', ')}` };
 }

@@ -43,7 +43,8 @@ export interface HttpClient {
 }
 
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
-  const transport = options.transport ?? createTransport(options.env ?? {}, { maxSockets: options.maxSockets ?? 4, log: options.log });
+  const transport =
+    options.transport ?? createTransport(options.env ?? {}, { maxSockets: options.maxSockets ?? 4, log: options.log });
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   // Tracing is skipped entirely when nobody reads it: redacting a URL per page is measurable on long walks.
@@ -92,7 +93,9 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
       }
       const delayMs = retryDelay(attempt, res, policy, now(), random);
       retry.onRetry?.({ attempt: attempt + 1, delayMs, reason });
-      log?.verbose(`retrying ${req.method} ${redactUrl(req.url)} in ${delayMs} ms (${reason}, retry ${attempt + 1} of ${policy.maxRetries})`);
+      log?.verbose(
+        `retrying ${req.method} ${redactUrl(req.url)} in ${delayMs} ms (${reason}, retry ${attempt + 1} of ${policy.maxRetries})`,
+      );
       await sleep(delayMs, req.signal);
     }
   }

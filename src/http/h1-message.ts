@@ -9,14 +9,21 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 /** The request line and header fields, refusing what would let a value smuggle in another field. */
-export function requestHead(method: string, url: URL, headers: Record<string, string>, body: Buffer | undefined): string {
+export function requestHead(
+  method: string,
+  url: URL,
+  headers: Record<string, string>,
+  body: Buffer | undefined,
+): string {
   if (!TOKEN.test(method)) throw new NetworkError('invalid request method', 'EINVAL', { retriable: false });
   let head = `${method} ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\n`;
   for (const name in headers) {
     const value = headers[name] as string;
     // The names are idcli's own; a value may come from a server (a token), so its characters are checked.
     if (!TOKEN.test(name) || BAD_VALUE.test(value)) {
-      throw new NetworkError(`invalid character in the ${TOKEN.test(name) ? name : ''} header`, 'EINVAL', { retriable: false });
+      throw new NetworkError(`invalid character in the ${TOKEN.test(name) ? name : ''} header`, 'EINVAL', {
+        retriable: false,
+      });
     }
     head += `${name}: ${value}\r\n`;
   }
@@ -36,7 +43,8 @@ export class BodyCollector {
     private readonly max: number,
     bodyBuffer: ((size: number) => Buffer) | undefined,
   ) {
-    this.buf = length !== undefined ? (bodyBuffer?.(length) ?? Buffer.allocUnsafe(length)) : Buffer.allocUnsafe(16 * 1024);
+    this.buf =
+      length !== undefined ? (bodyBuffer?.(length) ?? Buffer.allocUnsafe(length)) : Buffer.allocUnsafe(16 * 1024);
   }
 
   add(src: Buffer, start: number, end: number): void {

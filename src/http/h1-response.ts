@@ -53,7 +53,17 @@ const BAD_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
 const CHUNK_SIZE = /^([0-9A-Fa-f]{1,12})[ \t]*(?:;.*)?$/;
 // Fields whose duplicates say nothing more (Node keeps the first as well); set-cookie is a list; the rest join.
-const FIRST_WINS = new Set(['content-type', 'location', 'retry-after', 'date', 'server', 'etag', 'last-modified', 'age', 'expires']);
+const FIRST_WINS = new Set([
+  'content-type',
+  'location',
+  'retry-after',
+  'date',
+  'server',
+  'etag',
+  'last-modified',
+  'age',
+  'expires',
+]);
 
 const enum State {
   Head,
@@ -114,7 +124,12 @@ export function createResponseParser(sink: ResponseSink, limits: ParserLimits, n
     }
     const framing = bodyFraming(head, noBody);
     const length = framing.kind === 'none' ? 0 : framing.length;
-    sink.head({ status: head.status, headers: head.headers, keepAlive: head.keepAlive && framing.kind !== 'close', length });
+    sink.head({
+      status: head.status,
+      headers: head.headers,
+      keepAlive: head.keepAlive && framing.kind !== 'close',
+      length,
+    });
     switch (framing.kind) {
       case 'none':
         state = State.Done;
@@ -259,7 +274,9 @@ function bodyFraming(head: ParsedHead, noBody: boolean): Framing {
   if (noBody || head.status === 204 || head.status === 304) return { kind: 'none' };
   const te = head.headers['transfer-encoding'];
   if (te !== undefined) {
-    const codings = String(te).toLowerCase().split(/\s*,\s*/);
+    const codings = String(te)
+      .toLowerCase()
+      .split(/\s*,\s*/);
     // idcli asks for no transfer coding but chunked, which every HTTP/1.1 client must accept.
     if (codings.length !== 1 || codings[0] !== 'chunked' || head.minor === 0) {
       throw new ProtocolError('unsupported transfer coding');
@@ -273,7 +290,8 @@ function bodyFraming(head: ParsedHead, noBody: boolean): Framing {
     // A list of identical values is one value (RFC 9112 §6.3 item 5); anything else is fatal.
     const values = String(cl).split(/\s*,\s*/);
     const first = values[0] as string;
-    if (!/^\d{1,15}$/.test(first) || values.some((v) => v !== first)) throw new ProtocolError('malformed Content-Length');
+    if (!/^\d{1,15}$/.test(first) || values.some((v) => v !== first))
+      throw new ProtocolError('malformed Content-Length');
     return { kind: 'length', length: Number(first) };
   }
   return { kind: 'close' };

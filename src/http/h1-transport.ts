@@ -95,7 +95,8 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
   const sweep = (): void => {
     const now = Date.now();
     for (const ex of inFlight) {
-      if (now - ex.last >= ex.timeoutMs) fail(ex, new NetworkError(`no response within ${Math.round(ex.timeoutMs / 1000)} s`, 'ETIMEDOUT'));
+      if (now - ex.last >= ex.timeoutMs)
+        fail(ex, new NetworkError(`no response within ${Math.round(ex.timeoutMs / 1000)} s`, 'ETIMEDOUT'));
     }
     if (inFlight.size === 0 && sweeper) {
       clearInterval(sweeper);
@@ -183,9 +184,22 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
     const secure = url.protocol === 'https:';
     const port = Number(url.port) || (secure ? 443 : 80);
-    const conn: Conn = { socket: undefined as unknown as Socket, pool, parser: undefined, exchange: undefined, uses: 0, keepAlive: true, serverIdleMs: 0, idleUntil: Number.POSITIVE_INFINITY, dead: false };
+    const conn: Conn = {
+      socket: undefined as unknown as Socket,
+      pool,
+      parser: undefined,
+      exchange: undefined,
+      uses: 0,
+      keepAlive: true,
+      serverIdleMs: 0,
+      idleUntil: Number.POSITIVE_INFINITY,
+      dead: false,
+    };
     // Returning true keeps the socket reading.
-    const onread = { buffer: Buffer.allocUnsafeSlow(READ_BUFFER_BYTES), callback: (n: number, buf: Buffer) => (onData(conn, buf, n), true) };
+    const onread = {
+      buffer: Buffer.allocUnsafeSlow(READ_BUFFER_BYTES),
+      callback: (n: number, buf: Buffer) => (onData(conn, buf, n), true),
+    };
     conn.socket = secure
       ? (tls as Tls).connect({
           // node:tls takes net's onread too (its typings leave it out).
@@ -233,7 +247,12 @@ export function createH1Transport(options: H1TransportOptions = {}): Transport {
       destroy(conn);
       // A kept-alive connection the server closed while idle: the request never reached it, so a GET goes
       // out again on a new connection instead of failing (as browsers and undici do).
-      if (conn.uses > 1 && ex.received === 0 && !ex.retriedStale && (ex.req.method === 'GET' || ex.req.method === 'HEAD')) {
+      if (
+        conn.uses > 1 &&
+        ex.received === 0 &&
+        !ex.retriedStale &&
+        (ex.req.method === 'GET' || ex.req.method === 'HEAD')
+      ) {
         ex.retriedStale = true;
         dispatch(ex, true);
         return;

@@ -11,7 +11,14 @@ export interface ErrorContext {
 }
 
 /** Failures to open a TCP connection. Through a proxy the only connection idcli opens is the one to the proxy. */
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** Certificate chain verification failures (OpenSSL verify results as Node reports them). */
 const UNTRUSTED_CODES = new Set([
@@ -39,13 +46,20 @@ export function toNetworkError(err: unknown, context: ErrorContext = {}): Error 
 
   const proxyStatus = proxyRefusal(err, first);
   if (proxyStatus !== undefined && proxy) {
-    const why = proxyStatus === 407 ? 'requires authentication (HTTP 407 Proxy Authentication Required)' : `refused the connection (HTTP ${proxyStatus})`;
+    const why =
+      proxyStatus === 407
+        ? 'requires authentication (HTTP 407 Proxy Authentication Required)'
+        : `refused the connection (HTTP ${proxyStatus})`;
     // 407 and 403 are answers about who is asking, not about load: asking again gets the same answer.
-    return new NetworkError(`the proxy ${proxy} ${why}`, 'EPROXY', { cause: err, retriable: proxyStatus !== 407 && proxyStatus !== 403 });
+    return new NetworkError(`the proxy ${proxy} ${why}`, 'EPROXY', {
+      cause: err,
+      retriable: proxyStatus !== 407 && proxyStatus !== 403,
+    });
   }
 
   const what = describeCode(code, first);
-  if (proxy && CONNECT_CODES.has(code)) return new NetworkError(`cannot connect to the proxy ${proxy}: ${what}`, code, { cause: err });
+  if (proxy && CONNECT_CODES.has(code))
+    return new NetworkError(`cannot connect to the proxy ${proxy}: ${what}`, code, { cause: err });
   return new NetworkError(proxy ? `${what} (through the proxy ${proxy})` : what, code, { cause: err });
 }
 

@@ -63,7 +63,8 @@ export function readProxyEnv(env: Env): ProxyEnv | undefined {
  * a leading `.` or `*.` is ignored; `*` alone matches everything), so messages can say which way a request went.
  */
 export function proxyFor(target: URL, proxy: ProxyEnv): URL | undefined {
-  const via = target.protocol === 'https:' ? proxy.httpsProxy : target.protocol === 'http:' ? proxy.httpProxy : undefined;
+  const via =
+    target.protocol === 'https:' ? proxy.httpsProxy : target.protocol === 'http:' ? proxy.httpProxy : undefined;
   if (!via) return undefined;
   return bypassed(target, proxy.noProxy) ? undefined : via;
 }
@@ -101,7 +102,10 @@ function parseProxyUrl(variable: string, value: string): URL {
     throw usageError(`${variable} is not a valid proxy URL`, 'use http://[user:password@]host:port');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw usageError(`${variable} uses ${url.protocol.slice(0, -1)}, but only http:// and https:// proxies are supported`, 'use http://[user:password@]host:port');
+    throw usageError(
+      `${variable} uses ${url.protocol.slice(0, -1)}, but only http:// and https:// proxies are supported`,
+      'use http://[user:password@]host:port',
+    );
   }
   if (url.hostname === '') throw usageError(`${variable} names no proxy host`, 'use http://[user:password@]host:port');
   return url;

@@ -107,7 +107,12 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
   };
 }
 
-async function readBody(res: Dispatcher.ResponseData, req: HttpRequest, maxBody: number, onData: () => void): Promise<Buffer> {
+async function readBody(
+  res: Dispatcher.ResponseData,
+  req: HttpRequest,
+  maxBody: number,
+  onData: () => void,
+): Promise<Buffer> {
   const declared = Number(res.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBody) {
     res.body.destroy();
@@ -126,7 +131,8 @@ async function readBody(res: Dispatcher.ResponseData, req: HttpRequest, maxBody:
         fixed ??= (req.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
         chunk.copy(fixed, size);
       } else {
-        if (size + chunk.length > maxBody) throw new NetworkError(`response too large (over ${maxBody} bytes)`, 'ETOOBIG');
+        if (size + chunk.length > maxBody)
+          throw new NetworkError(`response too large (over ${maxBody} bytes)`, 'ETOOBIG');
         chunks.push(chunk);
       }
       size += chunk.length;

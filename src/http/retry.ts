@@ -16,7 +16,12 @@ export interface BackoffPolicy {
   maxRetryAfterMs: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffPolicy = { maxRetries: 5, baseDelayMs: 200, maxDelayMs: 10_000, maxRetryAfterMs: 60_000 };
+export const DEFAULT_BACKOFF: BackoffPolicy = {
+  maxRetries: 5,
+  baseDelayMs: 200,
+  maxDelayMs: 10_000,
+  maxRetryAfterMs: 60_000,
+};
 
 /**
  * Delay before retry number `attempt` (0-based): "full jitter", a uniform draw in [0, min(cap, base·2^n)],

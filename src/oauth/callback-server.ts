@@ -87,14 +87,21 @@ export async function startCallbackServer(opts: CallbackServerOptions): Promise<
     }
     // Paths only: the query holds the code.
     log.verbose(`loopback: ${req.method} ${url.pathname}`);
-    if ((req.headers.host ?? '').toLowerCase() !== expectedHost) return page(res, 400, false, 'Unexpected Host header.');
+    if ((req.headers.host ?? '').toLowerCase() !== expectedHost)
+      return page(res, 400, false, 'Unexpected Host header.');
     if (url.pathname === target.path) {
       if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
-      if (result !== undefined) return page(res, 400, false, 'This sign-in has already been handled. You can close this tab.');
+      if (result !== undefined)
+        return page(res, 400, false, 'This sign-in has already been handled. You can close this tab.');
       const outcome = validateCallback(url.searchParams, opts.expectation);
       if (outcome.kind === 'ignore') {
         log.verbose(`loopback: refused a callback (${outcome.reason}); still waiting`);
-        return page(res, 400, false, 'This sign-in response does not belong to the running idcli login. Return to the terminal.');
+        return page(
+          res,
+          400,
+          false,
+          'This sign-in response does not belong to the running idcli login. Return to the terminal.',
+        );
       }
       result = outcome;
       redirectedAt = performance.now();
@@ -140,7 +147,12 @@ export async function startCallbackServer(opts: CallbackServerOptions): Promise<
       let onAbort: (() => void) | undefined;
       const stop = new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, { hint: 'run `idcli login` again' })),
+          () =>
+            reject(
+              new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, {
+                hint: 'run `idcli login` again',
+              }),
+            ),
           timeoutMs,
         );
         onAbort = () => reject(new IdcliError('sign-in interrupted', ExitCode.INTERRUPTED));
@@ -194,7 +206,8 @@ async function bindAll(
         bound.push(s);
         port = actual;
       }
-      if (bound.length === 0) throw new IdcliError(`cannot listen on ${target.host}: no loopback address is available`, ExitCode.USAGE);
+      if (bound.length === 0)
+        throw new IdcliError(`cannot listen on ${target.host}: no loopback address is available`, ExitCode.USAGE);
       servers.push(...bound);
       setPort(port);
       return;
@@ -205,16 +218,23 @@ async function bindAll(
       if (err instanceof IdcliError) throw err;
       const where = failedAt.includes(':') ? `[${failedAt}]:${port}` : `${failedAt}:${port}`;
       if (code === 'EADDRINUSE') {
-        throw new IdcliError(`port ${port} is already in use on ${failedAt}, so the sign-in callback cannot be received`, ExitCode.USAGE, {
-          hint: `stop the program using port ${port}, or register and configure another redirect-uri port`,
-        });
+        throw new IdcliError(
+          `port ${port} is already in use on ${failedAt}, so the sign-in callback cannot be received`,
+          ExitCode.USAGE,
+          {
+            hint: `stop the program using port ${port}, or register and configure another redirect-uri port`,
+          },
+        );
       }
       if (code === 'EACCES') {
         throw new IdcliError(`not allowed to listen on port ${port} for the sign-in callback`, ExitCode.USAGE, {
           hint: 'use a redirect-uri port above 1023',
         });
       }
-      throw new IdcliError(`cannot listen on ${where} for the sign-in callback: ${code ?? 'unknown error'}`, ExitCode.USAGE);
+      throw new IdcliError(
+        `cannot listen on ${where} for the sign-in callback: ${code ?? 'unknown error'}`,
+        ExitCode.USAGE,
+      );
     }
   }
 }
@@ -246,7 +266,13 @@ const SECURITY_HEADERS = {
   Connection: 'close',
 };
 
-function page(res: ServerResponse, status: number, ok: boolean, message: string, extra: Record<string, string> = {}): void {
+function page(
+  res: ServerResponse,
+  status: number,
+  ok: boolean,
+  message: string,
+  extra: Record<string, string> = {},
+): void {
   const title = ok ? 'Signed in' : 'idcli sign-in';
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em;color:#222}</style></head>

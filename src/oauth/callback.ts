@@ -35,7 +35,11 @@ export function validateCallback(params: URLSearchParams, expected: CallbackExpe
   const iss = params.get('iss');
   if (iss !== null && iss !== expected.issuer) {
     // A mix-up attack (RFC 9207 §2.4) or a wrong IDCLI_ISSUER: either way the code must not be redeemed here.
-    return { kind: 'invalid', reason: 'the authorization response came from an unexpected issuer', issuerMismatch: true };
+    return {
+      kind: 'invalid',
+      reason: 'the authorization response came from an unexpected issuer',
+      issuerMismatch: true,
+    };
   }
 
   const error = params.get('error');
@@ -47,7 +51,8 @@ export function validateCallback(params: URLSearchParams, expected: CallbackExpe
     return out;
   }
   const code = params.get('code');
-  if (code === null || code === '') return { kind: 'invalid', reason: 'the authorization response carried neither a code nor an error' };
+  if (code === null || code === '')
+    return { kind: 'invalid', reason: 'the authorization response carried neither a code nor an error' };
   return { kind: 'code', code };
 }
 

@@ -67,7 +67,9 @@ export class Session implements TokenSource {
 
   async refresh(rejected: string): Promise<string> {
     // Another process may have refreshed since `rejected` was handed out; then its token is the answer.
-    const record = await this.locked((r) => r.accessToken !== undefined && r.accessToken !== rejected && this.fresh(r, 0));
+    const record = await this.locked(
+      (r) => r.accessToken !== undefined && r.accessToken !== rejected && this.fresh(r, 0),
+    );
     return record.accessToken;
   }
 
@@ -84,7 +86,9 @@ export class Session implements TokenSource {
     }
     const record = await this.locked((r) => !force && this.fresh(r, minTtlSec));
     if (!this.fresh(record, minTtlSec)) {
-      this.ctx.deps.log.warn(`the new access token expires in ${secondsLeft(record, this.ctx.deps.now())} s, sooner than ${minTtlSec} s`);
+      this.ctx.deps.log.warn(
+        `the new access token expires in ${secondsLeft(record, this.ctx.deps.now())} s, sooner than ${minTtlSec} s`,
+      );
     }
     return record;
   }
@@ -93,23 +97,36 @@ export class Session implements TokenSource {
    * Save the result of a code exchange as the new record (`login`). Under the lock, so a refresh running at the
    * same moment cannot overwrite it with tokens of the old sign-in.
    */
-  async saveLogin(tokens: TokenSet, verifier: string, requestedScope: string, startedAt: number): Promise<CredentialRecord> {
+  async saveLogin(
+    tokens: TokenSet,
+    verifier: string,
+    requestedScope: string,
+    startedAt: number,
+  ): Promise<CredentialRecord> {
     return this.withLock(async () => {
       const previous = await this.store.read(this.key).catch(() => null);
-      const record = this.recordFrom(tokens, verifier, startedAt, { scope: requestedScope, generation: previous?.generation ?? 0 });
+      const record = this.recordFrom(tokens, verifier, startedAt, {
+        scope: requestedScope,
+        generation: previous?.generation ?? 0,
+      });
       await this.store.write(this.key, record);
       return record;
     });
   }
 
   private fresh(r: CredentialRecord, minTtlSec: number): boolean {
-    return r.accessToken !== undefined && r.expiresAt !== undefined && r.expiresAt - this.ctx.deps.now() > minTtlSec * 1000;
+    return (
+      r.accessToken !== undefined && r.expiresAt !== undefined && r.expiresAt - this.ctx.deps.now() > minTtlSec * 1000
+    );
   }
 
   /** The lock and the token client load only when a refresh or a save needs them, not for a cached token. */
   private async withLock<T>(fn: () => Promise<T>): Promise<T> {
     const { lockPathFor, withLock } = await import('../store/lock.js');
-    return withLock(lockPathFor(this.ctx.settings.configDir, this.key), fn, { ...LOCK_OPTIONS, signal: this.ctx.deps.signal });
+    return withLock(lockPathFor(this.ctx.settings.configDir, this.key), fn, {
+      ...LOCK_OPTIONS,
+      signal: this.ctx.deps.signal,
+    });
   }
 
   /** Take the lock, re-read, and refresh unless `usable` accepts what another process stored meanwhile. */
@@ -149,7 +166,10 @@ export class Session implements TokenSource {
     if (record.codeVerifier === undefined) {
       throw notLoggedIn('the stored sign-in has no PKCE verifier, so it cannot be refreshed');
     }
-    const [{ postTokenRequest, refreshGrantForm }, { createPkcePair }] = await Promise.all([import('./token-client.js'), import('./pkce.js')]);
+    const [{ postTokenRequest, refreshGrantForm }, { createPkcePair }] = await Promise.all([
+      import('./token-client.js'),
+      import('./pkce.js'),
+    ]);
     const next = createPkcePair();
     this.ctx.deps.log.addSecret(next.verifier);
     const startedAt = this.ctx.deps.now();
@@ -225,4 +245,3 @@ export class Session implements TokenSource {
 export function secondsLeft(r: CredentialRecord, now: number): number {
   return r.expiresAt === undefined ? 0 : Math.max(0, Math.floor((r.expiresAt - now) / 1000));
 }
-

@@ -44,7 +44,13 @@ export interface RefreshGrant {
 export class OAuthError extends IdcliError {
   readonly code: string;
   readonly status: number;
-  constructor(message: string, exitCode: typeof ExitCode.AUTH | typeof ExitCode.NETWORK, code: string, status: number, hint?: string) {
+  constructor(
+    message: string,
+    exitCode: typeof ExitCode.AUTH | typeof ExitCode.NETWORK,
+    code: string,
+    status: number,
+    hint?: string,
+  ) {
     super(message, exitCode, hint === undefined ? { oauthError: code } : { oauthError: code, hint });
     this.name = 'OAuthError';
     this.code = code;
@@ -119,7 +125,9 @@ const ERROR_CODE_RE = /^[a-z][a-z0-9_]{1,63}$/;
 export function processTokenResponse(res: HttpResponse, sent: readonly string[] = []): TokenSet {
   const { status } = res;
   if (status >= 300 && status < 400) {
-    throw contractError(`the server sent a redirect (HTTP ${status}) ${WHERE}; idcli does not follow redirects of the token endpoint`);
+    throw contractError(
+      `the server sent a redirect (HTTP ${status}) ${WHERE}; idcli does not follow redirects of the token endpoint`,
+    );
   }
   if (status === 200) return parseTokenBody(res);
   const code = errorCode(res, sent);
@@ -128,15 +136,26 @@ export function processTokenResponse(res: HttpResponse, sent: readonly string[] 
       throw new OAuthError('the server refused the grant (invalid_grant)', ExitCode.AUTH, code, status);
     }
     if (code !== undefined) {
-      throw new OAuthError(`the token request was refused (HTTP ${status}, ${code})`, ExitCode.NETWORK, code, status, clientHint(code));
+      throw new OAuthError(
+        `the token request was refused (HTTP ${status}, ${code})`,
+        ExitCode.NETWORK,
+        code,
+        status,
+        clientHint(code),
+      );
     }
   }
   const suffix = code === undefined ? '' : `, ${code}`;
-  throw new IdcliError(`the token endpoint answered HTTP ${status}${suffix}`, ExitCode.NETWORK, code === undefined ? {} : { oauthError: code });
+  throw new IdcliError(
+    `the token endpoint answered HTTP ${status}${suffix}`,
+    ExitCode.NETWORK,
+    code === undefined ? {} : { oauthError: code },
+  );
 }
 
 function clientHint(code: string): string | undefined {
-  if (code === 'invalid_client' || code === 'unauthorized_client') return 'check client-id and client-name with `idcli config list`';
+  if (code === 'invalid_client' || code === 'unauthorized_client')
+    return 'check client-id and client-name with `idcli config list`';
   return undefined;
 }
 
@@ -161,7 +180,8 @@ function parseTokenBody(res: HttpResponse): TokenSet {
   }
   const data = parseJson(res.body);
   if (data === undefined) throw contractError(`the server sent malformed JSON ${WHERE}`);
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw contractError(`the server sent JSON that is not an object ${WHERE}`);
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw contractError(`the server sent JSON that is not an object ${WHERE}`);
   const o = data as Record<string, unknown>;
   const accessToken = o.access_token;
   if (typeof accessToken !== 'string' || accessToken === '') throw missing('access_token');

@@ -42,7 +42,8 @@ export function createPageWriter(stream: NodeJS.WritableStream, onClosed: () => 
       });
     }
     // A stream destroyed without an error (e.g. a child's stdin after it exited) is a reader that left too.
-    if (probe && !closed && destroyed()) onError(Object.assign(new Error('output closed'), { code: 'ERR_STREAM_DESTROYED' }));
+    if (probe && !closed && destroyed())
+      onError(Object.assign(new Error('output closed'), { code: 'ERR_STREAM_DESTROYED' }));
     return !closed;
   };
 

@@ -1,7 +1,15 @@
 import { isUtf8 } from 'node:buffer';
 import { ExitCode, IdcliError } from '../errors.js';
 import { redactUrl } from '../redact.js';
-import { type ItemSpans, JsonSyntaxError, parseSpan, type ScannedPage, scanPage, type Span, type SpanTable } from './json-scan.js';
+import {
+  type ItemSpans,
+  JsonSyntaxError,
+  parseSpan,
+  type ScannedPage,
+  scanPage,
+  type Span,
+  type SpanTable,
+} from './json-scan.js';
 
 /** One validated page of a collection (offset- or cursor-based, see the service contract). */
 export interface Page {

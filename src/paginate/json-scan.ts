@@ -265,7 +265,8 @@ class Scanner {
   /** The elements of the array at pos, with their spans; returns them and the index after the array. */
   array(at: number, table: SpanTable, wasm: boolean): { spans: ItemSpans; end: number } {
     const fast = wasm ? scanItemsWasm(this.buf, at, table) : null;
-    if (fast) return { spans: { bounds: table.bounds, count: fast.count, firstNonObject: fast.firstNonObject }, end: fast.end };
+    if (fast)
+      return { spans: { bounds: table.bounds, count: fast.count, firstNonObject: fast.firstNonObject }, end: fast.end };
     const buf = this.buf;
     const spans: ItemSpans = { bounds: table.bounds, count: 0, firstNonObject: -1 };
     let pos = this.skipWs(at + 1);
@@ -303,7 +304,11 @@ class Scanner {
  * UTF-8 validity is the caller's concern (node:buffer isUtf8 does it natively, much faster).
  * `wasm: false` scans `items` in JavaScript too (the reference the WebAssembly scanner is tested against).
  */
-export function scanPage(buf: Buffer, table: SpanTable = createSpanTable(), options: { wasm?: boolean } = {}): ScannedPage {
+export function scanPage(
+  buf: Buffer,
+  table: SpanTable = createSpanTable(),
+  options: { wasm?: boolean } = {},
+): ScannedPage {
   const wasm = options.wasm ?? true;
   // RFC 8259 §8.1: a parser MAY ignore a byte order mark; some servers send one.
   const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;

@@ -17,7 +17,12 @@ export function pageKey(url: string | URL): string {
  * and not a page already fetched (a server bug that would otherwise loop forever). Pure; throws
  * IdcliError exit 5 naming the page.
  */
-export function resolveNextLink(href: string, pageUrl: string, apiOrigin: string, visited: ReadonlySet<string>): string {
+export function resolveNextLink(
+  href: string,
+  pageUrl: string,
+  apiOrigin: string,
+  visited: ReadonlySet<string>,
+): string {
   const where = (): string => `page ${redactUrl(pageUrl)}`;
   let next: URL;
   try {
@@ -34,7 +39,10 @@ export function resolveNextLink(href: string, pageUrl: string, apiOrigin: string
   next.hash = '';
   const key = next.href;
   if (visited.has(key)) {
-    throw new IdcliError(`${where()}: links.next leads back to ${redactUrl(key)}, a page already fetched (pagination loop)`, ExitCode.CONTRACT);
+    throw new IdcliError(
+      `${where()}: links.next leads back to ${redactUrl(key)}, a page already fetched (pagination loop)`,
+      ExitCode.CONTRACT,
+    );
   }
   return key;
 }

@@ -126,7 +126,8 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
 
   function stopReason(err: unknown, resumeUrl: string | undefined): Error {
     if (ctx.readerGone.aborted) return new ReaderGone();
-    if (ctx.interrupt.aborted) return new WalkFailure(new IdcliError('interrupted', ExitCode.INTERRUPTED), { items, pages }, resumeUrl);
+    if (ctx.interrupt.aborted)
+      return new WalkFailure(new IdcliError('interrupted', ExitCode.INTERRUPTED), { items, pages }, resumeUrl);
     return new WalkFailure(err, { items, pages }, resumeUrl);
   }
 
@@ -202,7 +203,8 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
     }
     if (early) {
       // Unreachable for valid JSON (both read the same bytes); a guard against a head start gone wrong.
-      if (page.next !== early.next) throw new WalkFailure(contractError(raw.url, 'inconsistent links'), { items, pages }, raw.url);
+      if (page.next !== early.next)
+        throw new WalkFailure(contractError(raw.url, 'inconsistent links'), { items, pages }, raw.url);
     } else {
       next = wantsMoreAfter(page) ? resolveNext(page.next, page.self, raw.url) : {};
       if (next.url !== undefined) pending = startRaw(next.url);
@@ -284,7 +286,8 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
           );
         }
         // A grown collection: the planned last page links further, so continue by its links.
-        if (p.index === lastIndex && page.next !== undefined && wantsMoreAfter(page)) return await sequentialFrom(stepFrom(page, p.url));
+        if (p.index === lastIndex && page.next !== undefined && wantsMoreAfter(page))
+          return await sequentialFrom(stepFrom(page, p.url));
         const more = page.next !== undefined && wantsMoreAfter(page);
         if (more) fill();
         else cancelAll(); // a shrunken collection or the limit: nothing after this page is wanted

@@ -26,7 +26,11 @@ export interface BusOptions {
 /** What a conversation came to; `unchecked` when the bus is reached in a way not spoken here. */
 export type Outcome<T> =
   | { status: 'done'; value: T }
-  | { status: 'unavailable'; reason: string; /** Set when the service itself answered with an error. */ serviceError?: string }
+  | {
+      status: 'unavailable';
+      reason: string;
+      /** Set when the service itself answered with an error. */ serviceError?: string;
+    }
   | { status: 'unchecked' }
   | { status: 'timed-out' };
 
@@ -46,7 +50,11 @@ class Unreachable extends Error {}
 /** The bus answered AUTH EXTERNAL with something other than OK. */
 class NotExternal extends Error {}
 
-const BUS: Target = { destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus' };
+const BUS: Target = {
+  destination: 'org.freedesktop.DBus',
+  path: '/org/freedesktop/DBus',
+  interface: 'org.freedesktop.DBus',
+};
 
 /**
  * Where libdbus would connect, in order ("Server Addresses": `;`-separated `transport:key=value,…`, values
@@ -94,7 +102,8 @@ export function sessionBusOf(env: Record<string, string | undefined>): string {
 /** Opens the session bus, runs `talk` on it, and closes it, all within `timeoutMs`. */
 export async function withSessionBus<T>(opts: BusOptions, talk: (bus: SessionBus) => Promise<T>): Promise<Outcome<T>> {
   const endpoints = sessionBusEndpoints(opts.env);
-  if (endpoints.length === 0) return { status: 'unavailable', reason: 'no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)' };
+  if (endpoints.length === 0)
+    return { status: 'unavailable', reason: 'no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)' };
   let bus: SessionBus | undefined;
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -128,7 +137,8 @@ export async function withSessionBus<T>(opts: BusOptions, talk: (bus: SessionBus
     if (err instanceof ServiceError) return { status: 'unavailable', reason: err.message, serviceError: err.errorName };
     if (err instanceof Unusable) return { status: 'unavailable', reason: err.message };
     // A reply shorter than its own signature says, met while reading its body.
-    if (err instanceof RangeError) return { status: 'unavailable', reason: 'the D-Bus session bus sent a malformed message' };
+    if (err instanceof RangeError)
+      return { status: 'unavailable', reason: 'the D-Bus session bus sent a malformed message' };
     throw err;
   } finally {
     clearTimeout(timer);
@@ -181,7 +191,9 @@ export class SessionBus {
     socket.on('error', (err: NodeJS.ErrnoException) => {
       const code = err.code ?? err.message;
       this.#fail(
-        this.#connected ? new Unusable(`lost the D-Bus session bus (${code})`) : new Unreachable(`cannot connect to the D-Bus session bus at ${display} (${code})`),
+        this.#connected
+          ? new Unusable(`lost the D-Bus session bus (${code})`)
+          : new Unreachable(`cannot connect to the D-Bus session bus at ${display} (${code})`),
       );
     });
     socket.on('close', () => this.#fail(new Unusable('the D-Bus session bus closed the connection')));
@@ -263,7 +275,8 @@ export class SessionBus {
       if (!reply || !pending) continue; // signals (NameAcquired after Hello), or not ours
       this.#pending.delete(reply.replySerial);
       if (reply.errorName === null) pending.resolve(reply.body);
-      else if (reply.sender === BUS.destination || pending.to.destination === BUS.destination) pending.reject(new Unusable(describeError(pending, reply)));
+      else if (reply.sender === BUS.destination || pending.to.destination === BUS.destination)
+        pending.reject(new Unusable(describeError(pending, reply)));
       else pending.reject(new ServiceError(describeError(pending, reply), reply.errorName));
     }
   }
@@ -300,7 +313,13 @@ const FIELD_DESTINATION = 6;
 const FIELD_SENDER = 7;
 const FIELD_SIGNATURE = 8;
 
-function methodCall(serial: number, to: Target, member: string, signature: string, body?: (m: Marshal) => void): Buffer {
+function methodCall(
+  serial: number,
+  to: Target,
+  member: string,
+  signature: string,
+  body?: (m: Marshal) => void,
+): Buffer {
   const m = new Marshal();
   // Fixed header: endianness 'l', type, flags, protocol version 1, body length (set below), serial.
   m.byte(0x6c);

@@ -2,12 +2,29 @@
  * Credential records as files: `<configDir>/credentials/<sha256(account)>.json`. The name is a hash so profile
  * names and URLs never become path components (no traversal, no reserved characters on Windows).
  */
-import { chmodSync, closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, type Stats } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  type Stats,
+} from 'node:fs';
 import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
-import { accountName, type CredentialKey, type CredentialRecord, CredentialRecordError, decodeRecord, encodeRecord } from './record.js';
+import {
+  accountName,
+  type CredentialKey,
+  type CredentialRecord,
+  CredentialRecordError,
+  decodeRecord,
+  encodeRecord,
+} from './record.js';
 
 const IS_POSIX = process.platform !== 'win32';
 // O_NOFOLLOW makes open() fail with ELOOP on a symlink, so a planted link cannot redirect reads of the record.
@@ -74,14 +91,19 @@ export class FileStore implements CredentialStore {
     }
     try {
       const st = fstatSync(fd);
-      if (!st.isFile()) throw new IdcliError(`${path} is not a regular file`, ExitCode.AUTH, { hint: 'remove it and run `idcli login`' });
+      if (!st.isFile())
+        throw new IdcliError(`${path} is not a regular file`, ExitCode.AUTH, {
+          hint: 'remove it and run `idcli login`',
+        });
       if (IS_POSIX && (st.mode & 0o077) !== 0) {
         try {
           fchmodSync(fd, FILE_MODE);
         } catch {
           // Not ours to change (another owner): the warning still tells the user.
         }
-        this.#warn(`${path} was readable by other users (mode ${modeString(st)}); tightened to 0600 — consider signing in again`);
+        this.#warn(
+          `${path} was readable by other users (mode ${modeString(st)}); tightened to 0600 — consider signing in again`,
+        );
       }
       const text = readFileSync(fd, 'utf8');
       try {

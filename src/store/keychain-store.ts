@@ -62,7 +62,8 @@ export class KeychainStore implements CredentialStore {
   constructor(opts: KeychainStoreOptions) {
     this.service = opts.service;
     const { firstRead, ...client } = opts;
-    this.backend = opts.backend ?? new KeyringClient({ ...client, ...(firstRead ? { firstRead: accountName(firstRead) } : {}) });
+    this.backend =
+      opts.backend ?? new KeyringClient({ ...client, ...(firstRead ? { firstRead: accountName(firstRead) } : {}) });
     this.#hooks = opts.hooks ?? {};
   }
 
@@ -117,7 +118,10 @@ export class KeychainStore implements CredentialStore {
     const account = accountName(key);
     const previous = await this.#headOrNull(account);
     const body = encodeRecord(record);
-    const inline = Buffer.from(`{"format":"${HEAD_FORMAT}","v":1,"generation":${record.generation},"record":${body}}`, 'utf8');
+    const inline = Buffer.from(
+      `{"format":"${HEAD_FORMAT}","v":1,"generation":${record.generation},"record":${body}}`,
+      'utf8',
+    );
     if (inline.length <= CHUNK_BYTES) {
       await this.#commit(account, inline);
     } else {
@@ -154,7 +158,8 @@ export class KeychainStore implements CredentialStore {
     const previous = await this.#headOrNull(account);
     // The head goes first: from then on the record is gone, whatever happens to the chunks.
     let removed = await this.backend.delete(account);
-    if (previous && 'write' in previous) removed = (await this.#deleteQuietly(chunkNames(account, previous))) || removed;
+    if (previous && 'write' in previous)
+      removed = (await this.#deleteQuietly(chunkNames(account, previous))) || removed;
     // Chunks of writers that died before their commit are referenced by no head; find them by name.
     try {
       const prefix = chunkPrefix(account);

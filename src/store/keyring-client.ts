@@ -30,7 +30,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ExitCode, IdcliError } from '../errors.js';
 import { sessionBusOf } from './dbus.js';
-import { keychainTimeoutReason, listSecretServiceAccounts, probeSecretService, readSecretServiceSecret } from './secret-service.js';
+import {
+  keychainTimeoutReason,
+  listSecretServiceAccounts,
+  probeSecretService,
+  readSecretServiceSecret,
+} from './secret-service.js';
 
 type KeyringModule = typeof import('@napi-rs/keyring');
 type AsyncEntry = InstanceType<KeyringModule['AsyncEntry']>;
@@ -110,7 +115,12 @@ export class KeyringClient implements KeyringBackend {
     this.#prefetched = null;
     if (prefetched?.account === account) return prefetched.secret;
     if (this.#direct) {
-      const read = await readSecretServiceSecret({ env: this.#env, service: this.service, account, timeoutMs: this.timeoutMs });
+      const read = await readSecretServiceSecret({
+        env: this.#env,
+        service: this.service,
+        account,
+        timeoutMs: this.timeoutMs,
+      });
       if (read.status === 'unavailable') throw this.#fail(keychainError(read.reason));
       if (read.status === 'done' && read.secret !== 'ambiguous') return read.secret;
       // Several items for the account, or a bus spoken to otherwise than the probe's: the library decides.
@@ -135,7 +145,11 @@ export class KeyringClient implements KeyringBackend {
   async list(): Promise<string[]> {
     await this.ready();
     if (this.#direct) {
-      const listed = await listSecretServiceAccounts({ env: this.#env, service: this.service, timeoutMs: this.timeoutMs });
+      const listed = await listSecretServiceAccounts({
+        env: this.#env,
+        service: this.service,
+        timeoutMs: this.timeoutMs,
+      });
       if (Array.isArray(listed)) return listed;
       if (listed.status === 'unavailable') throw this.#fail(keychainError(listed.reason));
     }
@@ -157,10 +171,19 @@ export class KeyringClient implements KeyringBackend {
    */
   async #prepare(): Promise<void> {
     if (process.platform === 'linux') {
-      const probe = await probeSecretService({ env: this.#env, service: this.service, timeoutMs: this.timeoutMs, read: this.#firstRead });
+      const probe = await probeSecretService({
+        env: this.#env,
+        service: this.service,
+        timeoutMs: this.timeoutMs,
+        read: this.#firstRead,
+      });
       if (probe.status === 'unavailable') throw this.#fail(keychainError(probe.reason));
       if (sessionBusOf(this.#env) !== sessionBusOf(process.env)) {
-        throw this.#fail(keychainError('the D-Bus session asked for is not this process\'s own, the only one the keychain library uses'));
+        throw this.#fail(
+          keychainError(
+            "the D-Bus session asked for is not this process's own, the only one the keychain library uses",
+          ),
+        );
       }
       if (probe.status === 'ready') {
         if (!bindingInstalled()) this.#loaded();
@@ -182,9 +205,11 @@ export class KeyringClient implements KeyringBackend {
   /** Before the first write: the probe's checks that reading an account found in the keychain did not need. */
   async #checkWritable(): Promise<void> {
     await this.ready();
-    this.#writable ??= probeSecretService({ env: this.#env, service: this.service, timeoutMs: this.timeoutMs }).then((probe) => {
-      if (probe.status === 'unavailable') throw this.#fail(keychainError(probe.reason));
-    });
+    this.#writable ??= probeSecretService({ env: this.#env, service: this.service, timeoutMs: this.timeoutMs }).then(
+      (probe) => {
+        if (probe.status === 'unavailable') throw this.#fail(keychainError(probe.reason));
+      },
+    );
     await this.#writable;
   }
 

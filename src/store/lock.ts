@@ -67,7 +67,12 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
   } catch (err) {
     throw lockFsError('cannot create the directory of', lockPath, err);
   }
-  const owner: Owner = { pid: process.pid, host: hostname(), createdAt: Date.now(), token: randomBytes(16).toString('hex') };
+  const owner: Owner = {
+    pid: process.pid,
+    host: hostname(),
+    createdAt: Date.now(),
+    token: randomBytes(16).toString('hex'),
+  };
   let holder: Snapshot | null = null;
   for (;;) {
     throwIfAborted(opts.signal);
@@ -75,27 +80,38 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
     if (fh) {
       // While alive, the holder keeps the file's mtime fresh, so "untouched for staleMs" really means abandoned
       // (crashed on another host, or frozen) and a slow-but-healthy refresh is never taken over.
-      const beat = setInterval(() => {
-        const now = new Date();
-        fh.utimes(now, now).catch(() => {});
-      }, Math.max(10, Math.floor(staleMs / 3)));
+      const beat = setInterval(
+        () => {
+          const now = new Date();
+          fh.utimes(now, now).catch(() => {});
+        },
+        Math.max(10, Math.floor(staleMs / 3)),
+      );
       beat.unref();
       return {
         async release() {
           clearInterval(beat);
           await fh.close().catch(() => {});
           // Never throws: a lock left behind by a failed release turns stale (dead pid, no heartbeat) and is recovered.
-          await removeUnder(lockPath, (snap) => snap.owner?.token === owner.token, Date.now() + timeoutMs).catch(() => false);
+          await removeUnder(lockPath, (snap) => snap.owner?.token === owner.token, Date.now() + timeoutMs).catch(
+            () => false,
+          );
         },
       };
     }
     holder = await snapshot(lockPath);
-    if (holder && isStale(holder, staleMs) && (await removeUnder(lockPath, (snap) => isStale(snap, staleMs), deadline, opts.signal))) {
+    if (
+      holder &&
+      isStale(holder, staleMs) &&
+      (await removeUnder(lockPath, (snap) => isStale(snap, staleMs), deadline, opts.signal))
+    ) {
       continue;
     }
     if (Date.now() >= deadline) throw timeoutError(lockPath, timeoutMs, holder);
     // Jittered so waiters that woke together do not keep colliding.
-    await sleep(10 + Math.floor(Math.random() * 41), undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
+    await sleep(10 + Math.floor(Math.random() * 41), undefined, opts.signal ? { signal: opts.signal } : {}).catch(
+      () => {},
+    );
   }
 }
 
@@ -150,7 +166,12 @@ async function snapshot(path: string): Promise<Snapshot | null> {
 function parseOwner(text: string): Owner | null {
   try {
     const o = JSON.parse(text) as Partial<Owner>;
-    if (typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.createdAt === 'number' && typeof o.token === 'string') {
+    if (
+      typeof o.pid === 'number' &&
+      typeof o.host === 'string' &&
+      typeof o.createdAt === 'number' &&
+      typeof o.token === 'string'
+    ) {
       return o as Owner;
     }
   } catch {
@@ -178,9 +199,19 @@ function pidAlive(pid: number): boolean {
  * Unlinks the lock if `shouldRemove` still holds for what is there now, with the reaper held so no other
  * remover can act between the re-read and the unlink. false when the reaper could not be had before `deadline`.
  */
-async function removeUnder(lockPath: string, shouldRemove: (snap: Snapshot) => boolean, deadline: number, signal?: AbortSignal): Promise<boolean> {
+async function removeUnder(
+  lockPath: string,
+  shouldRemove: (snap: Snapshot) => boolean,
+  deadline: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const reaperPath = `${lockPath}.reaper`;
-  const me: Owner = { pid: process.pid, host: hostname(), createdAt: Date.now(), token: randomBytes(8).toString('hex') };
+  const me: Owner = {
+    pid: process.pid,
+    host: hostname(),
+    createdAt: Date.now(),
+    token: randomBytes(8).toString('hex'),
+  };
   for (;;) {
     const fh = await createExclusive(reaperPath, me);
     if (fh) {
@@ -212,9 +243,13 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
 
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
   const who = holder?.owner ? ` (held by pid ${holder.owner.pid} on ${holder.owner.host})` : '';
-  return new IdcliError(`timed out after ${Number((timeoutMs / 1000).toFixed(3))} s waiting for the lock ${lockPath}${who}`, ExitCode.INTERNAL, {
-    hint: 'another idcli process is using these credentials; if none is running, delete the lock file',
-  });
+  return new IdcliError(
+    `timed out after ${Number((timeoutMs / 1000).toFixed(3))} s waiting for the lock ${lockPath}${who}`,
+    ExitCode.INTERNAL,
+    {
+      hint: 'another idcli process is using these credentials; if none is running, delete the lock file',
+    },
+  );
 }
 
 function lockFsError(what: string, path: string, err: unknown): IdcliError {

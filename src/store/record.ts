@@ -71,16 +71,21 @@ export function decodeRecord(text: string): CredentialRecord {
 
 /** Shape check of a parsed record; unknown fields are dropped so a newer writer's extras cannot leak through. */
 export function validateRecord(data: unknown): CredentialRecord {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new CredentialRecordError('not an object');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new CredentialRecordError('not an object');
   const obj = data as Record<string, unknown>;
   if (obj.version !== 1) {
     const newer = typeof obj.version === 'number' && obj.version > 1;
-    throw new CredentialRecordError(newer ? `format version ${obj.version} is from a newer idcli` : 'unknown format version');
+    throw new CredentialRecordError(
+      newer ? `format version ${obj.version} is from a newer idcli` : 'unknown format version',
+    );
   }
   for (const field of STRING_FIELDS) {
-    if (obj[field] !== undefined && typeof obj[field] !== 'string') throw new CredentialRecordError(`${field} is not a string`);
+    if (obj[field] !== undefined && typeof obj[field] !== 'string')
+      throw new CredentialRecordError(`${field} is not a string`);
   }
-  if (obj.expiresAt !== undefined && !isFiniteNumber(obj.expiresAt)) throw new CredentialRecordError('expiresAt is not a number');
+  if (obj.expiresAt !== undefined && !isFiniteNumber(obj.expiresAt))
+    throw new CredentialRecordError('expiresAt is not a number');
   if (!isFiniteNumber(obj.updatedAt)) throw new CredentialRecordError('updatedAt is missing');
   if (typeof obj.generation !== 'number' || !Number.isSafeInteger(obj.generation) || obj.generation < 0) {
     throw new CredentialRecordError('generation is not a non-negative integer');

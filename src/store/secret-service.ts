@@ -9,7 +9,10 @@ import { type BusOptions, type Outcome, type SessionBus, type Target, Unusable, 
  * item, or 'ambiguous' when several items match (the library's lookup then decides, as it does on writes).
  * `writable` says whether the checks that writing needs were made (see probeSecretService).
  */
-export type ProbeResult = { status: 'ready'; secret?: SecretLookup; writable: boolean } | { status: 'unavailable'; reason: string } | { status: 'unchecked' };
+export type ProbeResult =
+  | { status: 'ready'; secret?: SecretLookup; writable: boolean }
+  | { status: 'unavailable'; reason: string }
+  | { status: 'unchecked' };
 export type SecretLookup = Buffer | null | 'ambiguous';
 
 export interface SecretServiceOptions extends BusOptions {
@@ -73,7 +76,9 @@ async function checkWritable(bus: SessionBus, service: string): Promise<void> {
  * The secret of `service`'s item for `account`, read directly from the Secret Service (see probeSecretService
  * for when that is safe): `done` with the lookup's result, else why not.
  */
-export async function readSecretServiceSecret(opts: SecretServiceOptions & { account: string }): Promise<{ status: 'done'; secret: SecretLookup } | ProbeResult> {
+export async function readSecretServiceSecret(
+  opts: SecretServiceOptions & { account: string },
+): Promise<{ status: 'done'; secret: SecretLookup } | ProbeResult> {
   const outcome = await converse(opts, (bus) => lookUp(bus, opts.service, opts.account));
   return outcome.status === 'done' ? { status: 'done', secret: outcome.value } : unfinished(outcome, opts.timeoutMs);
 }
@@ -123,7 +128,12 @@ async function lookUp(bus: SessionBus, service: string, account: string): Promis
   opened.skipVariant(); // the algorithm's output: empty for "plain"
   const sessionPath = opened.string();
   if (unlocked.length === 0) return null;
-  const reply = await bus.call({ ...SECRETS, path: unlocked[0]!, interface: 'org.freedesktop.Secret.Item' }, 'GetSecret', 'o', (m) => m.string(sessionPath));
+  const reply = await bus.call(
+    { ...SECRETS, path: unlocked[0]!, interface: 'org.freedesktop.Secret.Item' },
+    'GetSecret',
+    'o',
+    (m) => m.string(sessionPath),
+  );
   // Secret: STRUCT(o session, ay parameters, ay value, s content_type).
   reply.pad(8);
   reply.string();
@@ -136,7 +146,9 @@ export async function listSecretServiceAccounts(opts: SecretServiceOptions): Pro
   const outcome = await converse(opts, async (bus) => {
     const { unlocked, locked } = await searchItems(bus, { service: opts.service });
     const paths = [...unlocked, ...locked];
-    const attributes = await Promise.all(paths.map((path) => bus.getProperty({ ...SECRETS, path }, 'org.freedesktop.Secret.Item', 'Attributes')));
+    const attributes = await Promise.all(
+      paths.map((path) => bus.getProperty({ ...SECRETS, path }, 'org.freedesktop.Secret.Item', 'Attributes')),
+    );
     const accounts: string[] = [];
     for (const value of attributes) {
       const username = value.signature() === 'a{ss}' ? value.stringDict().get('username') : undefined;
@@ -156,7 +168,10 @@ export function keychainTimeoutReason(timeoutMs: number): string {
  * Service.SearchItems(a{ss} attributes) → (ao unlocked, ao locked): the items with all of `attributes`. The call
  * goes out at once (before this function first awaits), so later calls pipeline behind it.
  */
-async function searchItems(bus: SessionBus, attributes: Record<string, string>): Promise<{ unlocked: string[]; locked: string[] }> {
+async function searchItems(
+  bus: SessionBus,
+  attributes: Record<string, string>,
+): Promise<{ unlocked: string[]; locked: string[] }> {
   const found = await bus.call(SECRETS, 'SearchItems', 'a{ss}', (m) =>
     m.array(8, () => {
       for (const [key, value] of Object.entries(attributes)) m.dictEntry(key, value);

@@ -28,7 +28,9 @@ export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore
   if (problem === null) return keychain;
   keychain.close();
   if (opts.mode === 'keychain') throw usageError(`keychain unavailable: ${problem}; set IDCLI_CREDENTIAL_STORE=file`);
-  opts.warn(`OS keychain unavailable (${problem}); storing credentials in ${file.dir} instead (set IDCLI_CREDENTIAL_STORE=file to choose this explicitly)`);
+  opts.warn(
+    `OS keychain unavailable (${problem}); storing credentials in ${file.dir} instead (set IDCLI_CREDENTIAL_STORE=file to choose this explicitly)`,
+  );
   return file;
 }
 
@@ -36,7 +38,9 @@ export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore
  * Every store that can hold credentials right now, for logout: the keychain if it answers, and always the file
  * store — a record may sit in either, depending on what was usable at login time.
  */
-export async function allStores(opts: Omit<OpenStoreOptions, 'mode' | 'warn'> & Partial<Pick<OpenStoreOptions, 'mode' | 'warn'>>): Promise<CredentialStore[]> {
+export async function allStores(
+  opts: Omit<OpenStoreOptions, 'mode' | 'warn'> & Partial<Pick<OpenStoreOptions, 'mode' | 'warn'>>,
+): Promise<CredentialStore[]> {
   const stores: CredentialStore[] = [];
   const keychain = await newKeychain(opts);
   if ((await keychain.probe()) === null) stores.push(keychain);
@@ -46,7 +50,14 @@ export async function allStores(opts: Omit<OpenStoreOptions, 'mode' | 'warn'> & 
 }
 
 /** Loaded only when asked for: `IDCLI_CREDENTIAL_STORE=file` runs never parse the keychain and D-Bus code. */
-async function newKeychain(opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env' | 'firstRead'>): Promise<KeychainStore> {
+async function newKeychain(
+  opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env' | 'firstRead'>,
+): Promise<KeychainStore> {
   const { KeychainStore } = await import('./keychain-store.js');
-  return new KeychainStore({ service: opts.service, timeoutMs: opts.timeoutMs, env: opts.env, ...(opts.firstRead ? { firstRead: opts.firstRead } : {}) });
+  return new KeychainStore({
+    service: opts.service,
+    timeoutMs: opts.timeoutMs,
+    env: opts.env,
+    ...(opts.firstRead ? { firstRead: opts.firstRead } : {}),
+  });
 }

@@ -24,7 +24,10 @@ describe('openBrowser', () => {
   it('runs $BROWSER without a shell, with the URL as its one argument', async () => {
     const out = join(dir.path, 'args.json');
     const script = join(dir.path, 'fake-browser');
-    await writeFile(script, `#!/usr/bin/env node\nrequire('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.argv.slice(2)));\n`);
+    await writeFile(
+      script,
+      `#!/usr/bin/env node\nrequire('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.argv.slice(2)));\n`,
+    );
     await chmod(script, 0o755);
     const url = "http://127.0.0.1:1/oauth/authorize?a=1&b=$(touch pwned);c='x' `id` | cat";
     const warnings: string[] = [];
@@ -36,14 +39,20 @@ describe('openBrowser', () => {
 
   it('warns instead of failing when $BROWSER cannot start', async () => {
     const warnings: string[] = [];
-    await openBrowser('http://127.0.0.1:1/', { env: { PATH: process.env.PATH, BROWSER: join(dir.path, 'missing') }, warn: (m) => warnings.push(m) });
+    await openBrowser('http://127.0.0.1:1/', {
+      env: { PATH: process.env.PATH, BROWSER: join(dir.path, 'missing') },
+      warn: (m) => warnings.push(m),
+    });
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('could not start $BROWSER (ENOENT)');
   });
 
   it('warns when $BROWSER exits with an error', async () => {
     const warnings: string[] = [];
-    await openBrowser('http://127.0.0.1:1/', { env: { PATH: process.env.PATH, BROWSER: '/bin/false' }, warn: (m) => warnings.push(m) });
+    await openBrowser('http://127.0.0.1:1/', {
+      env: { PATH: process.env.PATH, BROWSER: '/bin/false' },
+      warn: (m) => warnings.push(m),
+    });
     await until(async () => (warnings.length > 0 ? true : undefined));
     expect(warnings[0]).toContain('exited with status 1');
   });

@@ -29,15 +29,35 @@ interface Answer {
 }
 
 /** A raw HTTP request, so the Host header and the address can be anything a hostile client would send. */
-function send(opts: { host: string; port: number; path: string; method?: string; hostHeader?: string | null }): Promise<Answer> {
+function send(opts: {
+  host: string;
+  port: number;
+  path: string;
+  method?: string;
+  hostHeader?: string | null;
+}): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
-    if (opts.hostHeader !== null) headers.host = opts.hostHeader ?? `${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`;
-    const req = request({ host: opts.host, port: opts.port, path: opts.path, method: opts.method ?? 'GET', headers, setHost: false, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
-    });
+    if (opts.hostHeader !== null)
+      headers.host = opts.hostHeader ?? `${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`;
+    const req = request(
+      {
+        host: opts.host,
+        port: opts.port,
+        path: opts.path,
+        method: opts.method ?? 'GET',
+        headers,
+        setHost: false,
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -69,9 +89,22 @@ async function ipv6Available(): Promise<boolean> {
 
 describe('parseLoopbackRedirect', () => {
   it('keeps the path and binds the right addresses', () => {
-    expect(parseLoopbackRedirect('http://127.0.0.1:8765/callback')).toMatchObject({ bindAddresses: ['127.0.0.1'], port: 8765, path: '/callback' });
-    expect(parseLoopbackRedirect('http://[::1]:0')).toMatchObject({ bindAddresses: ['::1'], port: 0, path: '/', rest: '' });
-    expect(parseLoopbackRedirect('http://localhost:9/a?x=1')).toMatchObject({ bindAddresses: ['127.0.0.1', '::1'], path: '/a', rest: '/a?x=1' });
+    expect(parseLoopbackRedirect('http://127.0.0.1:8765/callback')).toMatchObject({
+      bindAddresses: ['127.0.0.1'],
+      port: 8765,
+      path: '/callback',
+    });
+    expect(parseLoopbackRedirect('http://[::1]:0')).toMatchObject({
+      bindAddresses: ['::1'],
+      port: 0,
+      path: '/',
+      rest: '',
+    });
+    expect(parseLoopbackRedirect('http://localhost:9/a?x=1')).toMatchObject({
+      bindAddresses: ['127.0.0.1', '::1'],
+      path: '/a',
+      rest: '/a?x=1',
+    });
     expect(() => parseLoopbackRedirect('http://0.0.0.0:80/cb')).toThrow(IdcliError);
     expect(() => parseLoopbackRedirect('https://127.0.0.1:80/cb')).toThrow(IdcliError);
   });
@@ -86,7 +119,8 @@ describe('the loopback listener', () => {
   it('answers only GET on the callback path and checks Host and state', async () => {
     const s = await start('http://127.0.0.1:0/callback');
     const port = portOf(s.redirectUri);
-    const at = (path: string, extra: Partial<Parameters<typeof send>[0]> = {}) => send({ host: '127.0.0.1', port, path, ...extra });
+    const at = (path: string, extra: Partial<Parameters<typeof send>[0]> = {}) =>
+      send({ host: '127.0.0.1', port, path, ...extra });
     expect((await at('/')).status).toBe(404);
     expect((await at('/favicon.ico')).status).toBe(404);
     expect((await at('/done')).status).toBe(404); // nothing to show before the callback
@@ -94,7 +128,9 @@ describe('the loopback listener', () => {
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET');
     expect((await at('/callback?code=c&state=expected-state', { method: 'HEAD' })).status).toBe(405);
-    expect((await at('/callback?code=c&state=expected-state', { hostHeader: `evil.example:${port}` })).status).toBe(400);
+    expect((await at('/callback?code=c&state=expected-state', { hostHeader: `evil.example:${port}` })).status).toBe(
+      400,
+    );
     expect((await at('/callback?code=c&state=expected-state', { hostHeader: `localhost:${port}` })).status).toBe(400);
     expect((await at('/callback?code=c&state=expected-state', { hostHeader: null })).status).toBe(400);
     const forged = await at('/callback?code=c&state=forged');

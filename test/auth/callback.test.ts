@@ -12,28 +12,44 @@ describe('validateCallback', () => {
   it('ignores a missing, empty or wrong state, even with an error', () => {
     expect(validateCallback(q('code=abc'), expected)).toMatchObject({ kind: 'ignore', reason: 'missing state' });
     expect(validateCallback(q('code=abc&state='), expected)).toMatchObject({ kind: 'ignore' });
-    expect(validateCallback(q('code=abc&state=the-state-valuX'), expected)).toMatchObject({ kind: 'ignore', reason: 'state does not match' });
+    expect(validateCallback(q('code=abc&state=the-state-valuX'), expected)).toMatchObject({
+      kind: 'ignore',
+      reason: 'state does not match',
+    });
     expect(validateCallback(q('error=access_denied&state=other'), expected)).toMatchObject({ kind: 'ignore' });
   });
 
   it('ignores repeated parameters', () => {
     expect(validateCallback(q('code=a&code=b&state=the-state-value'), expected)).toMatchObject({ kind: 'ignore' });
-    expect(validateCallback(q('code=a&state=the-state-value&state=the-state-value'), expected)).toMatchObject({ kind: 'ignore' });
+    expect(validateCallback(q('code=a&state=the-state-value&state=the-state-value'), expected)).toMatchObject({
+      kind: 'ignore',
+    });
   });
 
   it('reports an error with its sanitised description', () => {
-    expect(validateCallback(q('error=login_required&state=the-state-value'), expected)).toEqual({ kind: 'error', error: 'login_required' });
-    const r = validateCallback(q('error=access_denied&error_description=No%1B[31m%20thanks&state=the-state-value'), expected);
+    expect(validateCallback(q('error=login_required&state=the-state-value'), expected)).toEqual({
+      kind: 'error',
+      error: 'login_required',
+    });
+    const r = validateCallback(
+      q('error=access_denied&error_description=No%1B[31m%20thanks&state=the-state-value'),
+      expected,
+    );
     expect(r).toEqual({ kind: 'error', error: 'access_denied', description: 'No[31m thanks' });
   });
 
   it('checks iss only when sent (RFC 9207)', () => {
-    expect(validateCallback(q('code=c&state=the-state-value&iss=https%3A%2F%2Fid.example.com'), expected)).toEqual({ kind: 'code', code: 'c' });
+    expect(validateCallback(q('code=c&state=the-state-value&iss=https%3A%2F%2Fid.example.com'), expected)).toEqual({
+      kind: 'code',
+      code: 'c',
+    });
     expect(validateCallback(q('code=c&state=the-state-value&iss=https%3A%2F%2Fevil.example'), expected)).toMatchObject({
       kind: 'invalid',
       issuerMismatch: true,
     });
-    expect(validateCallback(q('error=access_denied&state=the-state-value&iss=https%3A%2F%2Fevil.example'), expected)).toMatchObject({
+    expect(
+      validateCallback(q('error=access_denied&state=the-state-value&iss=https%3A%2F%2Fevil.example'), expected),
+    ).toMatchObject({
       kind: 'invalid',
     });
   });

@@ -13,7 +13,9 @@ describe('concurrent refreshes', () => {
     h = await harness();
     await login(h);
     const N = 8;
-    const results = await Promise.all(Array.from({ length: N }, () => h!.run(['token', '--refresh'], {}, { timeoutMs: 120_000 })));
+    const results = await Promise.all(
+      Array.from({ length: N }, () => h!.run(['token', '--refresh'], {}, { timeoutMs: 120_000 })),
+    );
     for (const r of results) {
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/^\S+\n$/);

@@ -94,7 +94,11 @@ describe('kill -9 during a refresh', () => {
     const okBefore = h.emu.tokenEvents.filter((e) => e.ok).length;
     const { child, done } = start(h, ['token', '--refresh']);
     const c = await child;
-    await until(() => (h!.emu.tokenEvents.filter((e) => e.ok).length > okBefore ? true : undefined), 20_000, 'the refresh response');
+    await until(
+      () => (h!.emu.tokenEvents.filter((e) => e.ok).length > okBefore ? true : undefined),
+      20_000,
+      'the refresh response',
+    );
     c.kill('SIGKILL');
     await done;
     await expectRecoverable(h);
@@ -140,6 +144,9 @@ describe('kill -9 during a refresh', () => {
     // At least some runs really were killed mid-way (the rest finished first, which is fine).
     expect(outcomes.filter((o) => o === 'killed').length, outcomes.join('\n')).toBeGreaterThan(0);
     expect(outcomes.filter((o) => o !== 'killed' && !o.startsWith('exit 0'))).toEqual([]);
-    expectNoSecrets(h, h.emu.secrets().filter((s) => h!.outputs.some((o) => o.startsWith(s))));
+    expectNoSecrets(
+      h,
+      h.emu.secrets().filter((s) => h!.outputs.some((o) => o.startsWith(s))),
+    );
   }, 180_000);
 });

@@ -34,7 +34,11 @@ export interface HarnessOptions extends EmulatorOptions {
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   const { redirectUri = 'http://127.0.0.1:0/callback', ...emuOpts } = opts;
-  const emu = await startEmulator({ loopbackAnyPort: true, callbackUrl: redirectUri.replace(/:0\//, ':8765/'), ...emuOpts });
+  const emu = await startEmulator({
+    loopbackAnyPort: true,
+    callbackUrl: redirectUri.replace(/:0\//, ':8765/'),
+    ...emuOpts,
+  });
   const tmp = await tempDir('idcli-auth-');
   const outputs: string[] = [];
   const env = (extra: Record<string, string | undefined> = {}) =>
@@ -63,7 +67,8 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
       return r;
     },
     record: (profile) => new FileStore({ configDir: join(tmp.path, 'config') }).read(key(profile)),
-    writeRecord: (record, profile) => new FileStore({ configDir: join(tmp.path, 'config') }).write(key(profile), record),
+    writeRecord: (record, profile) =>
+      new FileStore({ configDir: join(tmp.path, 'config') }).write(key(profile), record),
     async close() {
       await emu.close();
       await tmp.cleanup();
@@ -85,7 +90,11 @@ export function expectNoSecrets(h: Harness, allowed: readonly string[] = []): vo
 }
 
 /** Sign in through the HTTP browser; fails the test when it does not work. */
-export async function login(h: Harness, args: string[] = [], extra: Record<string, string | undefined> = {}): Promise<CliResult> {
+export async function login(
+  h: Harness,
+  args: string[] = [],
+  extra: Record<string, string | undefined> = {},
+): Promise<CliResult> {
   const r = await h.run(['login', '--timeout', '30', ...args], extra);
   expect(r.stderr).toContain('Signed in');
   expect(r.code).toBe(0);
@@ -110,7 +119,11 @@ export function authorizeUrlIn(stderr: string): URL | undefined {
   return m?.[1] ? new URL(m[1]) : undefined;
 }
 
-export async function until<T>(probe: () => T | undefined | Promise<T | undefined>, ms = 20_000, what = 'condition'): Promise<T> {
+export async function until<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  ms = 20_000,
+  what = 'condition',
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await probe();

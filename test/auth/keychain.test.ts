@@ -66,7 +66,10 @@ describe.runIf(HAVE_KEYRING || REQUIRE_KEYRING)('sign-in in the OS keychain', ()
       expect(after?.refreshToken).not.toBe(rec?.refreshToken);
 
       const s = await h.run(['status', '--json'], env);
-      expect(JSON.parse(s.stdout)).toMatchObject({ storeKind: 'keychain', store: `OS keychain (service "${service}")` });
+      expect(JSON.parse(s.stdout)).toMatchObject({
+        storeKind: 'keychain',
+        store: `OS keychain (service "${service}")`,
+      });
 
       // auto mode finds the same record in the keychain.
       const auto = await h.run(['token'], { ...env, IDCLI_CREDENTIAL_STORE: 'auto' });
@@ -84,7 +87,10 @@ describe.runIf(HAVE_KEYRING || REQUIRE_KEYRING)('sign-in in the OS keychain', ()
 });
 
 describe('without a D-Bus session', () => {
-  const noBus = { DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/idcli-no-bus', IDCLI_KEYCHAIN_SERVICE: 'idcli-no-bus' };
+  const noBus = {
+    DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/idcli-no-bus',
+    IDCLI_KEYCHAIN_SERVICE: 'idcli-no-bus',
+  };
 
   it('auto mode falls back to the file store and says so on stderr', async () => {
     h = await harness();

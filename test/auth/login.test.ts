@@ -5,7 +5,17 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { authorizeQueries, authorizeUrlIn, browse, expectNoSecrets, type Harness, harness, login, tokenForms, until } from './harness.js';
+import {
+  authorizeQueries,
+  authorizeUrlIn,
+  browse,
+  expectNoSecrets,
+  type Harness,
+  harness,
+  login,
+  tokenForms,
+  until,
+} from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -18,7 +28,9 @@ describe('login → token → refresh', () => {
     h = await harness();
     const r = await login(h);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/Signed in as Alice Example <alice@example\.com> \(profile default; credentials in file .+\)/);
+    expect(r.stderr).toMatch(
+      /Signed in as Alice Example <alice@example\.com> \(profile default; credentials in file .+\)/,
+    );
 
     // The authorize request: S256 challenge, state, openid + client name, the port actually bound.
     const [q] = authorizeQueries(h.emu);
@@ -31,7 +43,11 @@ describe('login → token → refresh', () => {
 
     // The exchange: same redirect_uri, the verifier, a NEW challenge, never a secret.
     const [exchange] = tokenForms(h.emu);
-    expect(exchange).toMatchObject({ grant_type: 'authorization_code', client_id: h.emu.client.id, redirect_uri: q?.get('redirect_uri') });
+    expect(exchange).toMatchObject({
+      grant_type: 'authorization_code',
+      client_id: h.emu.client.id,
+      redirect_uri: q?.get('redirect_uri'),
+    });
     expect(exchange?.code_challenge).not.toBe(q?.get('code_challenge'));
     expect(exchange?.code_challenge_method).toBe('S256');
     expect(exchange).not.toHaveProperty('client_secret');
@@ -71,15 +87,34 @@ describe('login → token → refresh', () => {
     // Serial PKCE: each refresh proves the verifier whose challenge the previous request sent.
     const forms = tokenForms(h.emu);
     for (const f of forms.slice(1)) {
-      expect(Object.keys(f).sort()).toEqual(['client_id', 'code_challenge', 'code_challenge_method', 'code_verifier', 'grant_type', 'refresh_token']);
+      expect(Object.keys(f).sort()).toEqual([
+        'client_id',
+        'code_challenge',
+        'code_challenge_method',
+        'code_verifier',
+        'grant_type',
+        'refresh_token',
+      ]);
     }
     expect(new Set(forms.map((f) => f.code_challenge)).size).toBe(4);
 
     const json = await h.run(['token', '--json']);
     const body = JSON.parse(json.stdout) as Record<string, unknown>;
     const last = await h.record();
-    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_at', 'expires_in', 'id_token', 'scope', 'token_type']);
-    expect(body).toMatchObject({ access_token: last?.accessToken, token_type: 'Bearer', id_token: last?.idToken, scope: last?.scope });
+    expect(Object.keys(body).sort()).toEqual([
+      'access_token',
+      'expires_at',
+      'expires_in',
+      'id_token',
+      'scope',
+      'token_type',
+    ]);
+    expect(body).toMatchObject({
+      access_token: last?.accessToken,
+      token_type: 'Bearer',
+      id_token: last?.idToken,
+      scope: last?.scope,
+    });
     expect(body.expires_in).toBeGreaterThan(3500);
     expect(Date.parse(String(body.expires_at))).toBe(last?.expiresAt);
     expect(json.stdout).not.toContain(String(last?.refreshToken));
@@ -201,15 +236,21 @@ describe('login options', () => {
     h = await harness();
     const env = h.env({ BROWSER: '/nonexistent/should-not-run' });
     let stderr = '';
-    const running = h.run(['login', '--no-browser', '--timeout', '30'], { BROWSER: '/nonexistent/should-not-run' }, {
-      onSpawn: (child) => child.stderr?.on('data', (b: Buffer) => {
-        stderr += b.toString();
-      }),
-    });
+    const running = h.run(
+      ['login', '--no-browser', '--timeout', '30'],
+      { BROWSER: '/nonexistent/should-not-run' },
+      {
+        onSpawn: (child) =>
+          child.stderr?.on('data', (b: Buffer) => {
+            stderr += b.toString();
+          }),
+      },
+    );
     const url = await until(() => authorizeUrlIn(stderr), 20_000, 'the sign-in URL');
     expect(stderr).toContain('Open this URL in a browser');
     const redirect = new URL(String(url.searchParams.get('redirect_uri')));
-    const stray = async (path: string, init: RequestInit = {}) => (await fetch(new URL(path, redirect), { redirect: 'manual', ...init })).status;
+    const stray = async (path: string, init: RequestInit = {}) =>
+      (await fetch(new URL(path, redirect), { redirect: 'manual', ...init })).status;
     expect(await stray('/')).toBe(404);
     expect(await stray('/callback', { method: 'POST' })).toBe(405);
     expect(await stray('/callback?code=x')).toBe(400);
@@ -270,14 +311,18 @@ describe('login options', () => {
   it('stops with exit 130 on Ctrl-C while waiting', async () => {
     h = await harness();
     let stderr = '';
-    const r = await h.run(['login', '--timeout', '60'], { HTTP_BROWSER_ACTION: 'none' }, {
-      onSpawn: (child) => {
-        child.stderr?.on('data', (b: Buffer) => {
-          stderr += b.toString();
-          if (stderr.includes('Waiting for the sign-in')) child.kill('SIGINT');
-        });
+    const r = await h.run(
+      ['login', '--timeout', '60'],
+      { HTTP_BROWSER_ACTION: 'none' },
+      {
+        onSpawn: (child) => {
+          child.stderr?.on('data', (b: Buffer) => {
+            stderr += b.toString();
+            if (stderr.includes('Waiting for the sign-in')) child.kill('SIGINT');
+          });
+        },
       },
-    });
+    );
     expect(r.code).toBe(130);
   });
 
@@ -347,7 +392,9 @@ describe('status and logout', () => {
     h = await harness();
     const r = await h.run(['token'], { IDCLI_ACCESS_TOKEN: 'given-token-value' });
     expect(r).toMatchObject({ code: 0, stdout: 'given-token-value\n', stderr: '' });
-    const j = JSON.parse((await h.run(['token', '--json'], { IDCLI_ACCESS_TOKEN: 'given-token-value' })).stdout) as Record<string, unknown>;
+    const j = JSON.parse(
+      (await h.run(['token', '--json'], { IDCLI_ACCESS_TOKEN: 'given-token-value' })).stdout,
+    ) as Record<string, unknown>;
     expect(j.access_token).toBe('given-token-value');
     const s = await h.run(['status', '--json'], { IDCLI_ACCESS_TOKEN: 'given-token-value' });
     expect(JSON.parse(s.stdout)).toMatchObject({ storeKind: 'env', signedIn: true });

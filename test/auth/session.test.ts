@@ -126,9 +126,25 @@ describe('Session', () => {
 describe('openSession', () => {
   it('needs base-url and client-id', async () => {
     const out = new PassThrough();
-    const deps = { env: {}, stdout: out, stderr: new PassThrough(), print: (text: string) => out.write(text), now: Date.now, signal: new AbortController().signal };
+    const deps = {
+      env: {},
+      stdout: out,
+      stderr: new PassThrough(),
+      print: (text: string) => out.write(text),
+      now: Date.now,
+      signal: new AbortController().signal,
+    };
     const log = createLogger(new PassThrough(), { verbose: false, quiet: false });
-    const settings: Settings = { profile: 'p', configDir: join(dir.path, 'x'), credentialStore: 'file', keychainService: 's', baseUrl: emu.baseUrl };
-    await expect(openSession({ deps: { ...deps, log }, settings })).rejects.toMatchObject({ exitCode: 2, message: 'client-id is not set' });
+    const settings: Settings = {
+      profile: 'p',
+      configDir: join(dir.path, 'x'),
+      credentialStore: 'file',
+      keychainService: 's',
+      baseUrl: emu.baseUrl,
+    };
+    await expect(openSession({ deps: { ...deps, log }, settings })).rejects.toMatchObject({
+      exitCode: 2,
+      message: 'client-id is not set',
+    });
   });
 });

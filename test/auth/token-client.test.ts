@@ -21,7 +21,13 @@ function failure(r: HttpResponse, sent: string[] = []): IdcliError {
 
 describe('request builders', () => {
   it('builds the code exchange with a new challenge and no secret', () => {
-    const f = codeGrantForm({ code: 'c', clientId: 'id', redirectUri: 'http://127.0.0.1:1/cb', codeVerifier: 'v', nextChallenge: 'n' });
+    const f = codeGrantForm({
+      code: 'c',
+      clientId: 'id',
+      redirectUri: 'http://127.0.0.1:1/cb',
+      codeVerifier: 'v',
+      nextChallenge: 'n',
+    });
     expect(Object.fromEntries(f)).toEqual({
       grant_type: 'authorization_code',
       code: 'c',
@@ -50,13 +56,35 @@ describe('request builders', () => {
 describe('processTokenResponse', () => {
   it('reads a full token response', () => {
     const t = processTokenResponse(
-      res(200, JSON.stringify({ access_token: 'at', token_type: 'Bearer', expires_in: 3600, refresh_token: 'rt', id_token: 'it', scope: 'openid x' }), 'application/json; charset=utf-8'),
+      res(
+        200,
+        JSON.stringify({
+          access_token: 'at',
+          token_type: 'Bearer',
+          expires_in: 3600,
+          refresh_token: 'rt',
+          id_token: 'it',
+          scope: 'openid x',
+        }),
+        'application/json; charset=utf-8',
+      ),
     );
-    expect(t).toEqual({ accessToken: 'at', tokenType: 'Bearer', expiresIn: 3600, refreshToken: 'rt', idToken: 'it', scope: 'openid x' });
+    expect(t).toEqual({
+      accessToken: 'at',
+      tokenType: 'Bearer',
+      expiresIn: 3600,
+      refreshToken: 'rt',
+      idToken: 'it',
+      scope: 'openid x',
+    });
   });
 
   it('accepts a response without refresh token, id token, scope or token_type', () => {
-    expect(processTokenResponse(res(200, '{"access_token":"at","expires_in":0}'))).toEqual({ accessToken: 'at', tokenType: 'Bearer', expiresIn: 0 });
+    expect(processTokenResponse(res(200, '{"access_token":"at","expires_in":0}'))).toEqual({
+      accessToken: 'at',
+      tokenType: 'Bearer',
+      expiresIn: 0,
+    });
   });
 
   it.each([
@@ -72,7 +100,11 @@ describe('processTokenResponse', () => {
     ['no expires_in', res(200, '{"access_token":"a"}'), /no expires_in/],
     ['a string expires_in', res(200, '{"access_token":"a","expires_in":"60"}'), /invalid expires_in/],
     ['a negative expires_in', res(200, '{"access_token":"a","expires_in":-1}'), /invalid expires_in/],
-    ['a numeric refresh_token', res(200, '{"access_token":"a","expires_in":1,"refresh_token":7}'), /invalid refresh_token/],
+    [
+      'a numeric refresh_token',
+      res(200, '{"access_token":"a","expires_in":1,"refresh_token":7}'),
+      /invalid refresh_token/,
+    ],
     ['a redirect', res(302, '', null), /redirect \(HTTP 302\)/],
   ])('calls %s a broken contract (exit 5)', (_what, r, message) => {
     const err = failure(r);

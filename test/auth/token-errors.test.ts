@@ -12,18 +12,48 @@ afterEach(async () => {
   h = undefined;
 });
 
-const json = (status: number, body: unknown): Fault => ({ kind: 'body', status, contentType: 'application/json', body: JSON.stringify(body) });
+const json = (status: number, body: unknown): Fault => ({
+  kind: 'body',
+  status,
+  contentType: 'application/json',
+  body: JSON.stringify(body),
+});
 
 const BROKEN: [string, Fault, number, RegExp][] = [
-  ['an HTML page', { kind: 'body', status: 200, contentType: 'text/html', body: '<html><body>Sign in</body></html>' }, 5, /HTML page from \/oauth\/token/],
-  ['an empty body', { kind: 'body', status: 200, contentType: 'application/json', body: '' }, 5, /empty body from \/oauth\/token/],
+  [
+    'an HTML page',
+    { kind: 'body', status: 200, contentType: 'text/html', body: '<html><body>Sign in</body></html>' },
+    5,
+    /HTML page from \/oauth\/token/,
+  ],
+  [
+    'an empty body',
+    { kind: 'body', status: 200, contentType: 'application/json', body: '' },
+    5,
+    /empty body from \/oauth\/token/,
+  ],
   ['no access_token', json(200, { token_type: 'Bearer', expires_in: 60 }), 5, /no access_token/],
   ['no expires_in', json(200, { access_token: 'x'.repeat(20), token_type: 'Bearer' }), 5, /no expires_in/],
-  ['truncated JSON', { kind: 'body', status: 200, contentType: 'application/json', body: '{"access_token":"abc' }, 5, /malformed JSON/],
-  ['a redirect', { kind: 'status', status: 302, headers: { location: 'https://evil.example/steal' } }, 5, /redirect \(HTTP 302\)/],
+  [
+    'truncated JSON',
+    { kind: 'body', status: 200, contentType: 'application/json', body: '{"access_token":"abc' },
+    5,
+    /malformed JSON/,
+  ],
+  [
+    'a redirect',
+    { kind: 'status', status: 302, headers: { location: 'https://evil.example/steal' } },
+    5,
+    /redirect \(HTTP 302\)/,
+  ],
   ['a 500', { kind: 'status', status: 500 }, 4, /answered HTTP 500/],
   ['a dropped connection', { kind: 'drop' }, 4, /oauth\/token failed/],
-  ['invalid_client', json(401, { error: 'invalid_client', error_description: 'unknown client' }), 4, /refused \(HTTP 401, invalid_client\)/],
+  [
+    'invalid_client',
+    json(401, { error: 'invalid_client', error_description: 'unknown client' }),
+    4,
+    /refused \(HTTP 401, invalid_client\)/,
+  ],
 ];
 
 describe('a broken token endpoint at sign-in', () => {
@@ -83,7 +113,9 @@ describe('refused refreshes', () => {
     h.emu.revokeAll();
     const r = await h.run(['token', '--refresh']);
     expect(r.code).toBe(3);
-    expect(r.stderr).toContain('error: the stored sign-in was rejected by the server (invalid_grant); run `idcli login`');
+    expect(r.stderr).toContain(
+      'error: the stored sign-in was rejected by the server (invalid_grant); run `idcli login`',
+    );
     expect(await h.record()).toBeNull();
     const again = await h.run(['token']);
     expect(again.code).toBe(3);

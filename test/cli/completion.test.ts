@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, baseEnv, runCli, tempDir } from '../support/cli.js';
 
 const run = promisify(execFile);
-const hasShell = async (shell: string) => run(shell, ['-c', 'true']).then(() => true, () => false);
+const hasShell = async (shell: string) =>
+  run(shell, ['-c', 'true']).then(
+    () => true,
+    () => false,
+  );
 
 let dir: { path: string; cleanup: () => Promise<void> };
 let env: Record<string, string>;
@@ -16,7 +20,11 @@ beforeAll(async () => {
   await mkdir(join(dir.path, 'bin'));
   await writeFile(join(dir.path, 'bin', 'idcli'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
   await chmod(join(dir.path, 'bin', 'idcli'), 0o755);
-  env = { ...(baseEnv() as Record<string, string>), PATH: `${join(dir.path, 'bin')}:${process.env.PATH}`, IDCLI_CONFIG_DIR: join(dir.path, 'cfg') };
+  env = {
+    ...(baseEnv() as Record<string, string>),
+    PATH: `${join(dir.path, 'bin')}:${process.env.PATH}`,
+    IDCLI_CONFIG_DIR: join(dir.path, 'cfg'),
+  };
   for (const p of ['default', 'staging', 'prod-eu']) {
     const r = await runCli(['--profile', p, 'config', 'set', 'scope', 'x'], { env });
     expect(r.code).toBe(0);
@@ -41,7 +49,9 @@ _idcli; printf '%s\\n' "\${COMPREPLY[@]}"`;
 describe('bash', () => {
   it('completes commands, options, option values, config keys and profiles', async () => {
     expect(await bashComplete('idcli lo')).toEqual(['login', 'logout']);
-    expect(await bashComplete('idcli token --')).toEqual(expect.arrayContaining(['--refresh', '--json', '--min-ttl', '--profile']));
+    expect(await bashComplete('idcli token --')).toEqual(
+      expect.arrayContaining(['--refresh', '--json', '--min-ttl', '--profile']),
+    );
     expect(await bashComplete('idcli login --prompt ')).toEqual(['create', 'login', 'none']);
     expect(await bashComplete('idcli --profile ')).toEqual(['default', 'prod-eu', 'staging']);
     expect(await bashComplete('idcli --profile staging config ')).toEqual(['get', 'list', 'set', 'unset']);
@@ -54,8 +64,14 @@ describe('bash', () => {
 
 describe.runIf(await hasShell('fish'))('fish', () => {
   const fish = async (line: string) => {
-    const { stdout } = await run('fish', ['-c', `source ${join(dir.path, 'completion.fish')}; complete -C '${line}'`], { env });
-    return stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]).sort();
+    const { stdout } = await run('fish', ['-c', `source ${join(dir.path, 'completion.fish')}; complete -C '${line}'`], {
+      env,
+    });
+    return stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('\t')[0])
+      .sort();
   };
   it('completes commands, option values, config keys and profiles', async () => {
     expect(await fish('idcli lo')).toEqual(['login', 'logout']);
@@ -71,11 +87,16 @@ describe.runIf(await hasShell('zsh'))('zsh', () => {
   it('parses and registers _idcli with compsys, naming every command and option value', async () => {
     const file = join(dir.path, 'completion.zsh');
     await run('zsh', ['-n', file]);
-    const { stdout } = await run('zsh', ['-c', `autoload -Uz compinit && compinit -u -d ${dir.path}/zcd && source ${file} && print $_comps[idcli]`], { env });
+    const { stdout } = await run(
+      'zsh',
+      ['-c', `autoload -Uz compinit && compinit -u -d ${dir.path}/zcd && source ${file} && print $_comps[idcli]`],
+      { env },
+    );
     expect(stdout.trim()).toBe('_idcli');
     const { readFile } = await import('node:fs/promises');
     const text = await readFile(file, 'utf8');
-    for (const c of ['login', 'token', 'list', 'status', 'logout', 'config', 'doctor', 'completion']) expect(text).toContain(`'${c}:`);
+    for (const c of ['login', 'token', 'list', 'status', 'logout', 'config', 'doctor', 'completion'])
+      expect(text).toContain(`'${c}:`);
     expect(text).toContain('(none login create)');
     expect(text).toContain('idcli __profiles');
   });

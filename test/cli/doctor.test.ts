@@ -47,13 +47,23 @@ describe('idcli doctor', () => {
     const { code, report } = await doctorJson(env());
     expect(code).toBe(0);
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c) => c.id)).toEqual(['config', 'reachable', 'clock', 'port', 'localhost', 'store', 'proxy']);
+    expect(report.checks.map((c) => c.id)).toEqual([
+      'config',
+      'reachable',
+      'clock',
+      'port',
+      'localhost',
+      'store',
+      'proxy',
+    ]);
     for (const c of report.checks) expect(c.status, `${c.id}: ${c.detail}`).toBe('pass');
     expect(emulator.requests.some((r) => r.path === '/oauth/authorize')).toBe(true);
   });
 
   it('prints a readable report on stdout and exits 2 when a check fails, each failure with its fix', async () => {
-    const r = await runCli(['doctor'], { env: env({ IDCLI_CLIENT_NAME: undefined, IDCLI_BASE_URL: 'http://127.0.0.1:9' }) });
+    const r = await runCli(['doctor'], {
+      env: env({ IDCLI_CLIENT_NAME: undefined, IDCLI_BASE_URL: 'http://127.0.0.1:9' }),
+    });
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/FAIL\s+configuration\s+profile 'default' lacks client-name/);
     expect(r.stdout).toContain('fix: set client-name with --client-name, IDCLI_CLIENT_NAME');
@@ -101,7 +111,9 @@ describe('idcli doctor', () => {
   });
 
   it('shows proxy variables in effect without their credentials', async () => {
-    const { report } = await doctorJson(env({ HTTPS_PROXY: 'http://user:pw@proxy.example:3128', NO_PROXY: '127.0.0.1' }));
+    const { report } = await doctorJson(
+      env({ HTTPS_PROXY: 'http://user:pw@proxy.example:3128', NO_PROXY: '127.0.0.1' }),
+    );
     const proxy = byId(report.checks, 'proxy');
     expect(proxy.detail).toContain('proxy.example:3128');
     expect(proxy.detail).toContain('NO_PROXY=127.0.0.1');

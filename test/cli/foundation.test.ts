@@ -23,7 +23,8 @@ describe('help and version', () => {
   it('--help lists every command of the contract with examples', async () => {
     const r = await runCli(['--help'], { env });
     expect(r.code).toBe(0);
-    for (const c of ['login', 'token', 'list', 'status', 'logout', 'config', 'doctor', 'completion']) expect(r.stdout).toContain(`${c} `);
+    for (const c of ['login', 'token', 'list', 'status', 'logout', 'config', 'doctor', 'completion'])
+      expect(r.stdout).toContain(`${c} `);
     expect(r.stdout).toContain('Examples:');
     expect(r.stdout).toContain('Exit codes:');
   });
@@ -86,16 +87,22 @@ describe('config set|get|unset|list', () => {
   it('round-trips values per profile and validates them', async () => {
     expect((await runCli(['config', 'set', 'base-url', 'https://id.example.com/'], { env })).code).toBe(0);
     expect((await runCli(['config', 'set', 'client-id', UUID, '--profile', 'stg'], { env })).code).toBe(0);
-    expect((await runCli(['--profile', 'stg', 'config', 'set', 'scope', 'read:users write:users'], { env })).code).toBe(0);
+    expect((await runCli(['--profile', 'stg', 'config', 'set', 'scope', 'read:users write:users'], { env })).code).toBe(
+      0,
+    );
     expect((await runCli(['config', 'get', 'base-url'], { env })).stdout).toBe('https://id.example.com\n');
     expect((await runCli(['config', 'list', '--profile', 'stg'], { env })).stdout).toBe(
       `client-id=${UUID}\nscope=read:users write:users\n`,
     );
-    expect((await runCli(['config', 'list'], { env: { ...env, IDCLI_PROFILE: 'stg' } })).stdout).toContain('client-id=');
+    expect((await runCli(['config', 'list'], { env: { ...env, IDCLI_PROFILE: 'stg' } })).stdout).toContain(
+      'client-id=',
+    );
     expect((await runCli(['config', 'unset', 'scope', '--profile', 'stg'], { env })).code).toBe(0);
     expect((await runCli(['config', 'get', 'scope', '--profile', 'stg'], { env })).stdout).toBe('');
     const file = JSON.parse(await readFile(join(dir.path, 'config.json'), 'utf8'));
-    expect(file).toEqual({ profiles: { default: { 'base-url': 'https://id.example.com' }, stg: { 'client-id': UUID } } });
+    expect(file).toEqual({
+      profiles: { default: { 'base-url': 'https://id.example.com' }, stg: { 'client-id': UUID } },
+    });
   });
   it('refuses unknown keys and invalid values without touching the file', async () => {
     await runCli(['config', 'set', 'base-url', 'https://id.example.com'], { env });
@@ -112,7 +119,9 @@ describe('config set|get|unset|list', () => {
     // An invalid env value proves env is read over the file; a valid flag then wins over the invalid env value.
     const viaEnv = await runCli(['status'], { env: { ...env, IDCLI_BASE_URL: 'http://env.example.com' } });
     expect(viaEnv.stderr).toContain("'http://env.example.com'");
-    const viaFlag = await runCli(['status', '--base-url', 'http://flag.example.com'], { env: { ...env, IDCLI_BASE_URL: 'https://env.example.com' } });
+    const viaFlag = await runCli(['status', '--base-url', 'http://flag.example.com'], {
+      env: { ...env, IDCLI_BASE_URL: 'https://env.example.com' },
+    });
     expect(viaFlag.stderr).toContain("'http://flag.example.com'");
   });
 });
@@ -134,13 +143,19 @@ describe('short outputs written straight to stdout', () => {
   it('a token printed into a pipe whose reader already left: exit 0, nothing on stderr', async () => {
     const { spawnSync } = await import('node:child_process');
     const { BIN } = await import('../support/cli.js');
-    const tokenEnv = Object.fromEntries(Object.entries({ ...env, IDCLI_ACCESS_TOKEN: 'a'.repeat(120_000) }).filter(([, v]) => v !== undefined));
+    const tokenEnv = Object.fromEntries(
+      Object.entries({ ...env, IDCLI_ACCESS_TOKEN: 'a'.repeat(120_000) }).filter(([, v]) => v !== undefined),
+    );
     // `true` leaves without reading; 120 kB (under the 128 kB limit of one environment string) cannot fit a 64 kB pipe buffer, so the write meets EPIPE.
     for (let i = 0; i < 3; i++) {
-      const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" token 2>"$ERR" | true; echo "\${PIPESTATUS[0]}"`], {
-        env: { ...tokenEnv, ERR: join(dir.path, 'stderr.txt') },
-        encoding: 'utf8',
-      });
+      const r = spawnSync(
+        'bash',
+        ['-c', `"${process.execPath}" "${BIN}" token 2>"$ERR" | true; echo "\${PIPESTATUS[0]}"`],
+        {
+          env: { ...tokenEnv, ERR: join(dir.path, 'stderr.txt') },
+          encoding: 'utf8',
+        },
+      );
       expect(r.stdout.trim()).toBe('0');
       expect(await readFile(join(dir.path, 'stderr.txt'), 'utf8')).toBe('');
     }
@@ -150,8 +165,13 @@ describe('short outputs written straight to stdout', () => {
     const { spawnSync } = await import('node:child_process');
     const { BIN } = await import('../support/cli.js');
     const token = 'b'.repeat(120_000);
-    const tokenEnv = Object.fromEntries(Object.entries({ ...env, IDCLI_ACCESS_TOKEN: token }).filter(([, v]) => v !== undefined));
-    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" token | (sleep 0.3; wc -c)`], { env: tokenEnv, encoding: 'utf8' });
+    const tokenEnv = Object.fromEntries(
+      Object.entries({ ...env, IDCLI_ACCESS_TOKEN: token }).filter(([, v]) => v !== undefined),
+    );
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" token | (sleep 0.3; wc -c)`], {
+      env: tokenEnv,
+      encoding: 'utf8',
+    });
     expect(r.stdout.trim()).toBe(String(token.length + 1));
   });
 });

@@ -23,7 +23,14 @@ describe.runIf(HAVE_CHROMIUM || REQUIRE_CHROMIUM)('sign-in in a real Chromium', 
     if (!HAVE_CHROMIUM) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-sync',
+      ],
     });
     h = await harness();
   }, 120_000);
@@ -40,7 +47,11 @@ describe.runIf(HAVE_CHROMIUM || REQUIRE_CHROMIUM)('sign-in in a real Chromium', 
     await chmod(opener, 0o755);
 
     const running = h.run(['login', '--timeout', '90'], { BROWSER: opener }, { timeoutMs: 120_000 });
-    const url = await until(async () => (await readFile(urlFile, 'utf8').catch(() => '')).trim() || undefined, 30_000, 'the sign-in URL');
+    const url = await until(
+      async () => (await readFile(urlFile, 'utf8').catch(() => '')).trim() || undefined,
+      30_000,
+      'the sign-in URL',
+    );
 
     const context = await browser.newContext();
     const page = await context.newPage();

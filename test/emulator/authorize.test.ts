@@ -90,7 +90,10 @@ describe('GET /oauth/authorize', { timeout: 30_000 }, () => {
   });
 
   it('sends later errors to the callback with error, error_description and the state', async () => {
-    const q = await expectErrorRedirect(authorizeUrl(emu, challenge, { response_type: 'token' }), 'unsupported_response_type');
+    const q = await expectErrorRedirect(
+      authorizeUrl(emu, challenge, { response_type: 'token' }),
+      'unsupported_response_type',
+    );
     expect(q.get('state')).toBe('st-123');
     expect(q.get('iss')).toBeNull();
   });
@@ -101,7 +104,14 @@ describe('GET /oauth/authorize', { timeout: 30_000 }, () => {
   });
 
   it('requires a scope of single-space-separated tokens with openid and the client name', async () => {
-    for (const scope of [undefined, 'idcli-test', 'openid', 'openid  idcli-test', ' openid idcli-test', 'openid,idcli-test']) {
+    for (const scope of [
+      undefined,
+      'idcli-test',
+      'openid',
+      'openid  idcli-test',
+      ' openid idcli-test',
+      'openid,idcli-test',
+    ]) {
       await expectErrorRedirect(authorizeUrl(emu, challenge, { scope }), 'invalid_scope');
     }
     expect((await get(authorizeUrl(emu, challenge, { scope: 'email idcli-test openid' }))).status).toBe(200);
@@ -111,9 +121,15 @@ describe('GET /oauth/authorize', { timeout: 30_000 }, () => {
     await expectErrorRedirect(authorizeUrl(emu, challenge, { code_challenge: undefined }), 'invalid_request');
     await expectErrorRedirect(authorizeUrl(emu, challenge, { code_challenge: challenge.slice(1) }), 'invalid_request');
     await expectErrorRedirect(authorizeUrl(emu, challenge, { code_challenge: `${challenge}A` }), 'invalid_request');
-    await expectErrorRedirect(authorizeUrl(emu, challenge, { code_challenge: `${'a'.repeat(42)}+` }), 'invalid_request');
+    await expectErrorRedirect(
+      authorizeUrl(emu, challenge, { code_challenge: `${'a'.repeat(42)}+` }),
+      'invalid_request',
+    );
     // 43 characters but not a canonical encoding of 32 bytes: the last character carries 2 spare bits.
-    await expectErrorRedirect(authorizeUrl(emu, challenge, { code_challenge: `${'A'.repeat(42)}B` }), 'invalid_request');
+    await expectErrorRedirect(
+      authorizeUrl(emu, challenge, { code_challenge: `${'A'.repeat(42)}B` }),
+      'invalid_request',
+    );
     expect((await get(authorizeUrl(emu, challenge, { code_challenge: `${'A'.repeat(42)}E` }))).status).toBe(200);
   });
 
@@ -140,7 +156,10 @@ describe('GET /oauth/authorize', { timeout: 30_000 }, () => {
     const odd = 'a b+c/=&ü%20"<>';
     const q = await expectErrorRedirect(authorizeUrl(emu, challenge, { state: odd, prompt: 'none' }), 'login_required');
     expect(q.get('state')).toBe(odd);
-    const q2 = await expectErrorRedirect(authorizeUrl(emu, challenge, { state: undefined, prompt: 'none' }), 'login_required');
+    const q2 = await expectErrorRedirect(
+      authorizeUrl(emu, challenge, { state: undefined, prompt: 'none' }),
+      'login_required',
+    );
     expect(q2.has('state')).toBe(false);
   });
 
@@ -153,7 +172,8 @@ describe('GET /oauth/authorize', { timeout: 30_000 }, () => {
   });
 
   it('chooses the page language from ui_locales: the first supported tag wins', async () => {
-    const page = async (ui_locales: string | undefined) => (await get(authorizeUrl(emu, challenge, { ui_locales }))).text();
+    const page = async (ui_locales: string | undefined) =>
+      (await get(authorizeUrl(emu, challenge, { ui_locales }))).text();
     const fr = await page('fr-CA en');
     expect(fr).toContain('<html lang="fr">');
     expect(fr).toContain('Mot de passe');
@@ -165,7 +185,9 @@ describe('GET /oauth/authorize', { timeout: 30_000 }, () => {
     expect(en).toContain('Password');
     expect(await page('de')).toContain('<html lang="en">');
     expect(await page(undefined)).toContain('<html lang="en">');
-    const errorFr = await expectErrorPage(authorizeUrl(emu, challenge, { ui_locales: 'fr', client_id: crypto.randomUUID() }));
+    const errorFr = await expectErrorPage(
+      authorizeUrl(emu, challenge, { ui_locales: 'fr', client_id: crypto.randomUUID() }),
+    );
     expect(errorFr).toContain('<html lang="fr">');
   });
 

@@ -149,7 +149,13 @@ describe('offset-based collections', { timeout: 30_000 }, () => {
     expect(basic.status).toBe(401);
     const malformed = await get(`${emu.baseUrl}/v1/users`, { authorization: 'Bearer a b' });
     expect(malformed.status).toBe(400);
-    expect((await get(`${emu.baseUrl}/v1/users`, { authorization: auth['authorization']?.replace('Bearer', 'bearer') ?? '' })).status).toBe(200);
+    expect(
+      (
+        await get(`${emu.baseUrl}/v1/users`, {
+          authorization: auth['authorization']?.replace('Bearer', 'bearer') ?? '',
+        })
+      ).status,
+    ).toBe(200);
     emu.setCollection('/v1/open', { type: 'offset', items: ['{"id":1}'], public: true });
     expect((await get(`${emu.baseUrl}/v1/open`)).status).toBe(200);
   });

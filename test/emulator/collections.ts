@@ -135,7 +135,11 @@ function offsetPage(c: StoredCollection, p: Params, extras: Array<[string, strin
   const from = Math.min(start, n);
   const to = Math.min(start + pageSize, n);
   const lastIndex = pageSize === 0 ? 0 : Math.max(0, Math.ceil(n / pageSize) - 1);
-  const at = (i: number) => `${c.path}?${query(extras, [['pageIndex', String(i)], ['pageSize', String(pageSize)]])}`;
+  const at = (i: number) =>
+    `${c.path}?${query(extras, [
+      ['pageIndex', String(i)],
+      ['pageSize', String(pageSize)],
+    ])}`;
   const links: Array<[string, string]> = [
     ['self', at(pageIndex)],
     ['first', at(0)],
@@ -190,7 +194,9 @@ function cursorPage(c: StoredCollection, p: Params, extras: Array<[string, strin
   const to = Math.min(o + s, n);
   const first = `${c.path}?${query(extras, [['pageSize', String(s)]])}`;
   const at = (offset: number) =>
-    offset === 0 ? first : `${c.path}?${query(extras, [['cursor', encodeCursor(secret, c.path, { o: offset, s }, digest)]])}`;
+    offset === 0
+      ? first
+      : `${c.path}?${query(extras, [['cursor', encodeCursor(secret, c.path, { o: offset, s }, digest)]])}`;
   const links: Array<[string, string]> = [
     ['self', cursor === undefined ? first : `${c.path}?${query(extras, [['cursor', cursor]])}`],
     ['first', first],

@@ -20,7 +20,10 @@ describe('envelope variants', { timeout: 30_000 }, () => {
       for (const linkStyle of ['object', 'string', 'relative'] as const) {
         for (const list of [items, []]) {
           const name = `/v1/${type}-${pretty ? 'pretty' : 'compact'}-${linkStyle}-${list.length}`;
-          variants.push([name, { type, items: list, pretty, linkStyle, public: true, totalKnown: true, lastLink: true }]);
+          variants.push([
+            name,
+            { type, items: list, pretty, linkStyle, public: true, totalKnown: true, lastLink: true },
+          ]);
         }
       }
     }
@@ -37,7 +40,9 @@ describe('envelope variants', { timeout: 30_000 }, () => {
       expect((body['items'] as unknown[]).length).toBe(expected.length);
       expect(body['totalItems']).toBe(spec.items.length);
       const self = href((body['links'] as Record<string, unknown>)['self']) as string;
-      expect(spec.linkStyle === 'relative' ? self.startsWith(`${path}?`) : self.startsWith(`${emu.baseUrl}${path}?`)).toBe(true);
+      expect(
+        spec.linkStyle === 'relative' ? self.startsWith(`${path}?`) : self.startsWith(`${emu.baseUrl}${path}?`),
+      ).toBe(true);
     }
   });
 });

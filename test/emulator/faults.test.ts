@@ -23,7 +23,10 @@ describe('fault injection', { timeout: 30_000 }, () => {
   };
 
   it('status: the given status, Retry-After and headers, once, then normal service', async () => {
-    emu.inject({ path: '/v1/users', fault: { kind: 'status', status: 503, retryAfter: '2', headers: { 'x-fault': 'yes' } } });
+    emu.inject({
+      path: '/v1/users',
+      fault: { kind: 'status', status: 503, retryAfter: '2', headers: { 'x-fault': 'yes' } },
+    });
     const res = await get(users, auth);
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('2');

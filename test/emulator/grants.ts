@@ -17,8 +17,7 @@ export interface GrantConfig {
 }
 
 export type GrantResult =
-  | { ok: true; body: TokenResponse }
-  | { ok: false; error: string; description: string; reuse?: boolean };
+  { ok: true; body: TokenResponse } | { ok: false; error: string; description: string; reuse?: boolean };
 
 export type AccessCheck = 'ok' | 'unknown' | 'expired' | 'revoked';
 
@@ -96,7 +95,8 @@ export class Grants {
       return fail('invalid_grant', 'The authorization code was already used; its tokens are revoked.', true);
     }
     if (record.revoked) return fail('invalid_grant', 'The authorization code was revoked.');
-    if (this.cfg.now() >= record.issuedAt + CODE_TTL_MS) return fail('invalid_grant', 'The authorization code expired.');
+    if (this.cfg.now() >= record.issuedAt + CODE_TTL_MS)
+      return fail('invalid_grant', 'The authorization code expired.');
     // RFC 6749 §4.1.3: a public client's code must have been issued to the client_id in the request,
     // and redirect_uri must be identical to the one in the authorization request.
     if (record.clientId.toLowerCase() !== p.clientId.toLowerCase()) {

@@ -102,12 +102,7 @@ export async function token(
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
 }
 
-export function exchangeFields(
-  emu: Emulator,
-  code: string,
-  verifier: string,
-  next?: PkcePair,
-): Record<string, string> {
+export function exchangeFields(emu: Emulator, code: string, verifier: string, next?: PkcePair): Record<string, string> {
   return {
     grant_type: 'authorization_code',
     code,

@@ -103,7 +103,8 @@ describe('test/support/http-browser.mjs', { timeout: 60_000 }, () => {
     const log = await readFile(logFile, 'utf8');
     expect(log).toContain('/oauth/authorize?client_id=***');
     expect(log).toContain('/callback?code=***&state=***');
-    for (const secret of [...emu.secrets(), pkce.challenge, 'st-123', emu.user.password]) expect(log).not.toContain(secret);
+    for (const secret of [...emu.secrets(), pkce.challenge, 'st-123', emu.user.password])
+      expect(log).not.toContain(secret);
   });
 
   it('cancel: the callback receives access_denied', async () => {
@@ -122,7 +123,10 @@ describe('test/support/http-browser.mjs', { timeout: 60_000 }, () => {
     });
     expect(run.exit).toBe(0);
     const tokens = await exchange(hits[0]?.searchParams.get('code') as string, pkce.verifier);
-    expect(emu.verifyIdToken(String(tokens.body['id_token']))).toMatchObject({ email: 'dave@example.com', name: 'Dave New' });
+    expect(emu.verifyIdToken(String(tokens.body['id_token']))).toMatchObject({
+      email: 'dave@example.com',
+      name: 'Dave New',
+    });
   });
 
   it('none: does nothing and exits 0 at once', async () => {
@@ -145,7 +149,9 @@ describe('test/support/http-browser.mjs', { timeout: 60_000 }, () => {
     const before = emu.requests.length;
     const second = startUrl({ prompt: 'none' });
     expect((await runBrowser(second.url, { HTTP_BROWSER_COOKIES: cookies })).exit).toBe(0);
-    expect(emu.requests.slice(before).map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual(['GET /oauth/authorize 302']);
+    expect(emu.requests.slice(before).map((r) => `${r.method} ${r.path} ${r.status}`)).toEqual([
+      'GET /oauth/authorize 302',
+    ]);
     const code = hits[1]?.searchParams.get('code') as string;
     expect((await exchange(code, second.pkce.verifier)).status).toBe(200);
     // Without the jar there is no session: prompt=none comes back with login_required.

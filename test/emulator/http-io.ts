@@ -76,7 +76,11 @@ export function parseCookies(header: string | undefined): Map<string, string> {
 }
 
 export function json(status: number, value: unknown, headers: Record<string, string> = {}): Reply {
-  return { status, headers: { 'content-type': 'application/json; charset=utf-8', ...headers }, body: JSON.stringify(value) };
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(value),
+  };
 }
 
 export function html(status: number, text: string, headers: Record<string, string | string[]> = {}): Reply {

@@ -96,7 +96,12 @@ describe('POST /oauth/token: Serial PKCE refresh', { timeout: 30_000 }, () => {
     const replay = await token(emu, refreshFields(emu, r1, p2.verifier, pkcePair()));
     expect(replay.status).toBe(400);
     expect(replay.body['error']).toBe('invalid_grant');
-    expect(emu.tokenEvents.at(-1)).toMatchObject({ grant: 'refresh_token', ok: false, error: 'invalid_grant', reuse: true });
+    expect(emu.tokenEvents.at(-1)).toMatchObject({
+      grant: 'refresh_token',
+      ok: false,
+      error: 'invalid_grant',
+      reuse: true,
+    });
     expect((await users(a2)).status).toBe(401);
     expect((await token(emu, refreshFields(emu, r2, p2.verifier, pkcePair()))).body['error']).toBe('invalid_grant');
   });
@@ -122,9 +127,15 @@ describe('POST /oauth/token: Serial PKCE refresh', { timeout: 30_000 }, () => {
   it('lets a refresh narrow the scope but not widen it (RFC 6749 §6)', async () => {
     const { refresh, pair } = await session();
     const next = pkcePair();
-    const wide = await token(emu, { ...refreshFields(emu, refresh, (pair as PkcePair).verifier, next), scope: 'openid admin' });
+    const wide = await token(emu, {
+      ...refreshFields(emu, refresh, (pair as PkcePair).verifier, next),
+      scope: 'openid admin',
+    });
     expect(wide.body['error']).toBe('invalid_scope');
-    const narrow = await token(emu, { ...refreshFields(emu, refresh, (pair as PkcePair).verifier, next), scope: 'openid' });
+    const narrow = await token(emu, {
+      ...refreshFields(emu, refresh, (pair as PkcePair).verifier, next),
+      scope: 'openid',
+    });
     expect(narrow.status).toBe(200);
     expect(narrow.body['scope']).toBe('openid');
   });

@@ -35,7 +35,12 @@ async function absorb(core: Core, ex: Exchange, fault: Fault): Promise<void> {
   ex.log.form = formRecord(p);
   for (const [name, value] of p.entries) if (name === 'code_verifier' && value !== '') core.remember(value);
   if (ex.pathname === '/oauth/token') {
-    core.tokenEvents.push({ grant: p.get('grant_type') ?? '', ok: false, error: `fault:${fault.kind}`, time: core.now() });
+    core.tokenEvents.push({
+      grant: p.get('grant_type') ?? '',
+      ok: false,
+      error: `fault:${fault.kind}`,
+      time: core.now(),
+    });
   }
 }
 
@@ -49,7 +54,8 @@ function faultReply(fault: Fault & { kind: 'status' | 'body' }): Reply {
   }
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', ...fault.headers };
   if (fault.retryAfter !== undefined) headers['retry-after'] = fault.retryAfter;
-  const body = fault.body ?? JSON.stringify({ error: 'injected_fault', error_description: `Injected ${fault.status}.` });
+  const body =
+    fault.body ?? JSON.stringify({ error: 'injected_fault', error_description: `Injected ${fault.status}.` });
   return { status: fault.status, headers, body };
 }
 

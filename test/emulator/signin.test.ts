@@ -1,5 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { authorizeUrl, exchangeFields, get, locationQuery, pkcePair, postForm, signIn, token, txOf } from './helpers.js';
+import {
+  authorizeUrl,
+  exchangeFields,
+  get,
+  locationQuery,
+  pkcePair,
+  postForm,
+  signIn,
+  token,
+  txOf,
+} from './helpers.js';
 import { type Emulator, SSO_COOKIE, startEmulator } from './index.js';
 
 describe('sign-in and sign-up forms', { timeout: 30_000 }, () => {
@@ -125,7 +135,12 @@ describe('sign-in and sign-up forms', { timeout: 30_000 }, () => {
     expect(await short.text()).toContain('role="alert"');
     const taken = await signup({ email: emu.user.email, name: 'Carol', password: 'long enough pw', action: 'signup' });
     expect(await taken.text()).toContain('already exists');
-    const ok = await signup({ email: 'carol@example.com', name: 'Carol Created', password: 'long enough pw', action: 'signup' });
+    const ok = await signup({
+      email: 'carol@example.com',
+      name: 'Carol Created',
+      password: 'long enough pw',
+      action: 'signup',
+    });
     expect(ok.status).toBe(302);
     expect(ok.headers.get('set-cookie')).toMatch(/HttpOnly/i);
     const code = locationQuery(ok).get('code') ?? '';
@@ -136,6 +151,8 @@ describe('sign-in and sign-up forms', { timeout: 30_000 }, () => {
     expect(claims?.['name']).toBe('Carol Created');
     // The new account can now sign in with the ordinary form.
     const tx2 = await openForm();
-    expect((await login({ tx: tx2, email: 'carol@example.com', password: 'long enough pw', action: 'login' })).status).toBe(302);
+    expect(
+      (await login({ tx: tx2, email: 'carol@example.com', password: 'long enough pw', action: 'login' })).status,
+    ).toBe(302);
   });
 });

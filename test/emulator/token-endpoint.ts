@@ -73,13 +73,25 @@ function grant(core: Core, ex: Exchange, p: Params): GrantResult {
     const code = required(p, 'code');
     const redirectUri = required(p, 'redirect_uri');
     const v = verifier(p);
-    return core.grants.exchangeCode({ code, clientId, redirectUri, verifier: v, nextChallenge: nextChallenge(p, false) });
+    return core.grants.exchangeCode({
+      code,
+      clientId,
+      redirectUri,
+      verifier: v,
+      nextChallenge: nextChallenge(p, false),
+    });
   }
   if (grantType === 'refresh_token') {
     const refreshToken = required(p, 'refresh_token');
     const v = verifier(p);
     const challenge = nextChallenge(p, true) as string;
-    return core.grants.refresh({ refreshToken, clientId, verifier: v, nextChallenge: challenge, scope: p.get('scope') });
+    return core.grants.refresh({
+      refreshToken,
+      clientId,
+      verifier: v,
+      nextChallenge: challenge,
+      scope: p.get('scope'),
+    });
   }
   throw new TokenError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
 }

@@ -31,7 +31,14 @@ describe('POST /oauth/token: authorization code exchange', { timeout: 30_000 }, 
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(Object.keys(res.body)).toEqual(['access_token', 'token_type', 'expires_in', 'refresh_token', 'id_token', 'scope']);
+    expect(Object.keys(res.body)).toEqual([
+      'access_token',
+      'token_type',
+      'expires_in',
+      'refresh_token',
+      'id_token',
+      'scope',
+    ]);
     expect(res.body['token_type']).toBe('Bearer');
     expect(res.body['expires_in']).toBe(3600);
     expect(res.body['scope']).toBe('openid idcli-test');
@@ -145,7 +152,12 @@ describe('POST /oauth/token: authorization code exchange', { timeout: 30_000 }, 
     const access = String(first.body['access_token']);
     expect((await get(`${emu.baseUrl}/v1/users`, bearer(access))).status).toBe(200);
     await expectError(fields, 'invalid_grant');
-    expect(emu.tokenEvents.at(-1)).toMatchObject({ grant: 'authorization_code', ok: false, error: 'invalid_grant', reuse: true });
+    expect(emu.tokenEvents.at(-1)).toMatchObject({
+      grant: 'authorization_code',
+      ok: false,
+      error: 'invalid_grant',
+      reuse: true,
+    });
     const after = await get(`${emu.baseUrl}/v1/users`, bearer(access));
     expect(after.status).toBe(401);
     expect(after.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);

@@ -72,7 +72,9 @@ describe('http client over real sockets', () => {
 
   it('sends method, headers and body', async () => {
     const echo = await serve((req, res) => {
-      res.end(JSON.stringify({ method: req.method, auth: req.headers.authorization, type: req.headers['content-type'] }));
+      res.end(
+        JSON.stringify({ method: req.method, auth: req.headers.authorization, type: req.headers['content-type'] }),
+      );
     });
     const res = await request({
       method: 'POST',
@@ -80,7 +82,11 @@ describe('http client over real sockets', () => {
       headers: { authorization: 'Bearer abc', 'content-type': 'application/x-www-form-urlencoded' },
       body: 'a=1',
     });
-    expect(JSON.parse(res.body.toString())).toEqual({ method: 'POST', auth: 'Bearer abc', type: 'application/x-www-form-urlencoded' });
+    expect(JSON.parse(res.body.toString())).toEqual({
+      method: 'POST',
+      auth: 'Bearer abc',
+      type: 'application/x-www-form-urlencoded',
+    });
   });
 
   it('never follows a redirect', async () => {
@@ -214,9 +220,15 @@ describe('http client over real sockets', () => {
     const s = await serve((_req, res) => res.end('ok'));
     const lines: string[] = [];
     const c = client({ log: { verbose: (m) => lines.push(m) } });
-    await c.request({ method: 'GET', url: `${s.url}/cb?code=SECRET1&cursor=abc`, headers: { authorization: 'Bearer TOKEN1' } });
+    await c.request({
+      method: 'GET',
+      url: `${s.url}/cb?code=SECRET1&cursor=abc`,
+      headers: { authorization: 'Bearer TOKEN1' },
+    });
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^GET http:\/\/127\.0\.0\.1:\d+\/cb\?code=\[redacted\]&cursor=abc -> 200 \(\d+ ms, 2 bytes\)$/);
+    expect(lines[0]).toMatch(
+      /^GET http:\/\/127\.0\.0\.1:\d+\/cb\?code=\[redacted\]&cursor=abc -> 200 \(\d+ ms, 2 bytes\)$/,
+    );
     expect(lines.join('\n')).not.toMatch(/SECRET1|TOKEN1/);
   });
 });

@@ -14,7 +14,11 @@ interface Parsed {
  * Feeds `raw` in pieces cut at `cuts`, through ONE reused buffer that is scribbled over between pieces,
  * as a connection's read buffer is: the parser must not keep references into it.
  */
-function parse(raw: string, cuts: number[] = [], opts: { noBody?: boolean; eof?: boolean; maxHeadBytes?: number } = {}): Parsed {
+function parse(
+  raw: string,
+  cuts: number[] = [],
+  opts: { noBody?: boolean; eof?: boolean; maxHeadBytes?: number } = {},
+): Parsed {
   const bytes = Buffer.from(raw, 'latin1');
   const reused = Buffer.alloc(bytes.length + 8);
   let head: ResponseHead | undefined;
@@ -47,7 +51,13 @@ function parse(raw: string, cuts: number[] = [], opts: { noBody?: boolean; eof?:
 function everySplit(raw: string, opts: Parameters<typeof parse>[2] = {}): Parsed {
   const whole = parse(raw, [], opts);
   for (let c = 1; c < raw.length; c++) expect(parse(raw, [c], opts)).toEqual(whole);
-  expect(parse(raw, Array.from({ length: raw.length - 1 }, (_, i) => i + 1), opts)).toEqual(whole);
+  expect(
+    parse(
+      raw,
+      Array.from({ length: raw.length - 1 }, (_, i) => i + 1),
+      opts,
+    ),
+  ).toEqual(whole);
   return whole;
 }
 
@@ -65,7 +75,12 @@ describe('HTTP/1.1 response parser', () => {
   it('reads a Content-Length body, however the bytes arrive, and says where the response ends', () => {
     const raw = 'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{"a":"\u00e9b"}';
     const r = everySplit(`${raw}`);
-    expect(r.head).toEqual({ status: 200, headers: { 'content-type': 'application/json', 'content-length': '10' }, keepAlive: true, length: 10 });
+    expect(r.head).toEqual({
+      status: 200,
+      headers: { 'content-type': 'application/json', 'content-length': '10' },
+      keepAlive: true,
+      length: 10,
+    });
     expect(r.body).toBe('{"a":"\u00e9b"}');
     expect(r.end).toBe(raw.length);
     // Bytes after the response are not consumed: the caller sees them and drops the connection.
@@ -73,7 +88,8 @@ describe('HTTP/1.1 response parser', () => {
   });
 
   it('decodes chunked bodies with extensions and trailers, with CRLF or lone LF line ends', () => {
-    const raw = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nhello\r\n1 ; x\r\n,\r\nB\r\n 0123456789\r\n0\r\nServer-Timing: x\r\n\r\n';
+    const raw =
+      'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nhello\r\n1 ; x\r\n,\r\nB\r\n 0123456789\r\n0\r\nServer-Timing: x\r\n\r\n';
     const r = everySplit(raw);
     expect(r.body).toBe('hello, 0123456789');
     expect(r.head?.length).toBeUndefined();
@@ -85,7 +101,8 @@ describe('HTTP/1.1 response parser', () => {
   });
 
   it('skips interim 1xx responses', () => {
-    const raw = 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok';
+    const raw =
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok';
     const r = everySplit(raw);
     expect(r.head?.status).toBe(201);
     expect(r.head?.headers).toEqual({ 'content-length': '2' });
@@ -109,7 +126,9 @@ describe('HTTP/1.1 response parser', () => {
     expect(r.head?.keepAlive).toBe(false);
     // A Content-Length body cut short is not completed by the close.
     expect(parse('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab', [], { eof: true }).completedByEof).toBe(false);
-    expect(parse('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab', [], { eof: true }).completedByEof).toBe(false);
+    expect(
+      parse('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab', [], { eof: true }).completedByEof,
+    ).toBe(false);
   });
 
   it('keeps HTTP/1.1 connections unless told to close; HTTP/1.0 ones only when told to keep them', () => {
@@ -137,7 +156,9 @@ describe('HTTP/1.1 response parser', () => {
 
   it('accepts a list of identical Content-Length values and refuses differing ones', () => {
     expect(parse('HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\nContent-Length: 2\r\n\r\nok').body).toBe('ok');
-    expect(protocolError('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok')).toMatch(/Content-Length/);
+    expect(protocolError('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok')).toMatch(
+      /Content-Length/,
+    );
     expect(protocolError('HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n')).toMatch(/Content-Length/);
     expect(protocolError('HTTP/1.1 200 OK\r\nContent-Length: 0x10\r\n\r\n')).toMatch(/Content-Length/);
   });

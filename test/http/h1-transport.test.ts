@@ -82,7 +82,8 @@ function transport(opts: Parameters<typeof createH1Transport>[0] = {}): Transpor
   return t;
 }
 
-const ok = (body: string, extra = ''): string => `HTTP/1.1 200 OK\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
+const ok = (body: string, extra = ''): string =>
+  `HTTP/1.1 200 OK\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 
 /** Writes `text` one byte per event-loop turn, so the client sees every boundary. */
 async function trickle(socket: Socket, text: string): Promise<void> {
@@ -107,15 +108,26 @@ describe('HTTP/1.1 transport', () => {
     const t = transport();
     const bodies: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await t.send({ method: 'GET', url: `${srv.url}/v1/users?pageIndex=${i}&q=a%20b`, headers: { accept: 'application/json', 'user-agent': 'idcli' } });
+      const res = await t.send({
+        method: 'GET',
+        url: `${srv.url}/v1/users?pageIndex=${i}&q=a%20b`,
+        headers: { accept: 'application/json', 'user-agent': 'idcli' },
+      });
       expect(res.status).toBe(200);
       bodies.push(res.body.toString());
     }
     expect(bodies).toEqual(['#0', '#1', '#2']);
     expect(srv.connections).toBe(1);
     const port = new URL(srv.url).port;
-    expect(srv.requests[1]?.head).toBe(`GET /v1/users?pageIndex=1&q=a%20b HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\naccept: application/json\r\nuser-agent: idcli`);
-    const post = await t.send({ method: 'POST', url: `${srv.url}/oauth/token`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=\u00e9' });
+    expect(srv.requests[1]?.head).toBe(
+      `GET /v1/users?pageIndex=1&q=a%20b HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\naccept: application/json\r\nuser-agent: idcli`,
+    );
+    const post = await t.send({
+      method: 'POST',
+      url: `${srv.url}/oauth/token`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'a=\u00e9',
+    });
     expect(post.body.toString()).toBe('#3');
     expect(srv.requests[3]?.head).toMatch(/^POST \/oauth\/token HTTP\/1\.1\r\n[\s\S]*\r\ncontent-length: 4$/);
     expect(srv.requests[3]?.body).toBe('a=\u00e9');
@@ -140,9 +152,12 @@ describe('HTTP/1.1 transport', () => {
   });
 
   it('gives up an idle connection a second before the idle timeout the server announced', async () => {
-    const srv = await rawServer((sock, req) => sock.write(ok(`${req.conn}`, `Keep-Alive: timeout=${req.head.startsWith('GET /short') ? 1 : 2}, max=100\r\n`)));
+    const srv = await rawServer((sock, req) =>
+      sock.write(ok(`${req.conn}`, `Keep-Alive: timeout=${req.head.startsWith('GET /short') ? 1 : 2}, max=100\r\n`)),
+    );
     const t = transport();
-    const get = async (path: string): Promise<string> => (await t.send({ method: 'GET', url: `${srv.url}${path}` })).body.toString();
+    const get = async (path: string): Promise<string> =>
+      (await t.send({ method: 'GET', url: `${srv.url}${path}` })).body.toString();
     // timeout=1 leaves no safe moment to reuse it; timeout=2 leaves one second.
     expect(await get('/short')).toBe('1');
     expect(await get('/a')).toBe('2');
@@ -162,7 +177,10 @@ describe('HTTP/1.1 transport', () => {
   it('assembles chunked and close-delimited bodies that arrive a byte at a time', async () => {
     const srv = await rawServer((sock, req) => {
       if (req.head.startsWith('GET /chunked')) {
-        void trickle(sock, 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\n{"a"\r\n3\r\n:1}\r\n0\r\nx-t: 1\r\n\r\n');
+        void trickle(
+          sock,
+          'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\n{"a"\r\n3\r\n:1}\r\n0\r\nx-t: 1\r\n\r\n',
+        );
       } else {
         void trickle(sock, 'HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\nuntil the end').then(() => sock.end());
       }
@@ -182,7 +200,8 @@ describe('HTTP/1.1 transport', () => {
   it('fails a response cut short, and one that breaks the protocol, without reusing the connection', async () => {
     const srv = await rawServer((sock, req) => {
       if (req.head.startsWith('GET /short')) sock.end('HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc');
-      else if (req.head.startsWith('GET /bad')) sock.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n');
+      else if (req.head.startsWith('GET /bad'))
+        sock.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n');
       else sock.write(ok('fine'));
     });
     const t = transport();
@@ -199,7 +218,10 @@ describe('HTTP/1.1 transport', () => {
   it('refuses bodies over the limit, declared or not', async () => {
     const srv = await rawServer((sock, req) => {
       if (req.head.startsWith('GET /declared')) sock.write('HTTP/1.1 200 OK\r\ncontent-length: 2000\r\n\r\n');
-      else sock.write(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n${'x'.repeat(1024)}\r\n400\r\n${'x'.repeat(1024)}\r\n0\r\n\r\n`);
+      else
+        sock.write(
+          `HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n400\r\n${'x'.repeat(1024)}\r\n400\r\n${'x'.repeat(1024)}\r\n0\r\n\r\n`,
+        );
     });
     const t = transport({ maxBodyBytes: 1500 });
     expect((await rejection(t.send({ method: 'GET', url: `${srv.url}/declared` }))).code).toBe('ETOOBIG');
@@ -209,7 +231,9 @@ describe('HTTP/1.1 transport', () => {
   it('opens at most maxSockets connections per origin and queues the rest', async () => {
     const srv = await rawServer((sock, req) => setTimeout(() => sock.write(ok(`${req.conn}`)), 15));
     const t = transport({ maxSockets: 2 });
-    const all = await Promise.all(Array.from({ length: 7 }, (_, i) => t.send({ method: 'GET', url: `${srv.url}/p${i}` })));
+    const all = await Promise.all(
+      Array.from({ length: 7 }, (_, i) => t.send({ method: 'GET', url: `${srv.url}/p${i}` })),
+    );
     expect(all.every((r) => r.status === 200)).toBe(true);
     expect(srv.connections).toBe(2);
     expect(srv.maxOpen).toBe(2);
@@ -219,7 +243,9 @@ describe('HTTP/1.1 transport', () => {
   it('refuses a header value that would smuggle in another field, and sends nothing', async () => {
     const srv = await rawServer((sock) => sock.write(ok('')));
     const t = transport();
-    const err = await rejection(t.send({ method: 'GET', url: `${srv.url}/a`, headers: { authorization: 'Bearer x\r\nx-evil: 1' } }));
+    const err = await rejection(
+      t.send({ method: 'GET', url: `${srv.url}/a`, headers: { authorization: 'Bearer x\r\nx-evil: 1' } }),
+    );
     expect(err.code).toBe('EINVAL');
     expect(err.retriable).toBe(false);
     expect(err.message).not.toContain('Bearer');

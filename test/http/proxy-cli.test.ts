@@ -82,7 +82,9 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
     expect(r.stdout).toMatch(/^\S+\n$/);
     expect(emu.tokenEvents.filter((e) => e.grant === 'refresh_token' && e.ok)).toHaveLength(1);
     expect(authProxy.hits.map((h) => `${h.method} ${h.target}`)).toEqual([`POST ${emu.baseUrl}/oauth/token`]);
-    expect(authProxy.hits[0]?.proxyAuthorization).toBe(`Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`);
+    expect(authProxy.hits[0]?.proxyAuthorization).toBe(
+      `Basic ${Buffer.from(`${USER}:${PASSWORD}`).toString('base64')}`,
+    );
     expect(authProxy.hits[0]?.forwardedHeaders).not.toContain('proxy-authorization');
     // --verbose says which proxy is in use, without the credentials.
     expect(r.stderr).toContain(`http:// through http://127.0.0.1:${authProxy.port} (http_proxy)`);
@@ -117,36 +119,52 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
     expectClean(l);
     expect(l.code).toBe(4);
     expect(l.stdout).toBe('');
-    expect(l.stderr).toMatch(new RegExp(`^error: GET ${emu.baseUrl}/v1/users\\S* failed: cannot connect to the proxy http://127\\.0\\.0\\.1:${port}: connection refused \\(after 1 retry\\)\\n$`));
+    expect(l.stderr).toMatch(
+      new RegExp(
+        `^error: GET ${emu.baseUrl}/v1/users\\S* failed: cannot connect to the proxy http://127\\.0\\.0\\.1:${port}: connection refused \\(after 1 retry\\)\\n$`,
+      ),
+    );
 
     env.token = undefined;
     await storeExpiredSignIn();
     const t = await run(['token'], { HTTP_PROXY: down });
     expectClean(t);
     expect(t.code).toBe(4);
-    expect(t.stderr).toBe(`error: POST ${emu.baseUrl}/oauth/token failed: cannot connect to the proxy http://127.0.0.1:${port}: connection refused\n`);
+    expect(t.stderr).toBe(
+      `error: POST ${emu.baseUrl}/oauth/token failed: cannot connect to the proxy http://127.0.0.1:${port}: connection refused\n`,
+    );
     expect(emu.requests.length).toBe(before);
   });
 
   it('a proxy that refuses the credentials: exit 4 at once, saying it wants authentication', async () => {
     env.token = emu.mintTokens().access_token;
-    const r = await run(['list', '/v1/users'], { HTTP_PROXY: `http://${USER}:wrong-${PASSWORD}@127.0.0.1:${authProxy.port}` });
+    const r = await run(['list', '/v1/users'], {
+      HTTP_PROXY: `http://${USER}:wrong-${PASSWORD}@127.0.0.1:${authProxy.port}`,
+    });
     expectClean(r);
     expect(r.code).toBe(4);
-    expect(r.stderr).toContain(`the proxy http://127.0.0.1:${authProxy.port} requires authentication (HTTP 407 Proxy Authentication Required)`);
+    expect(r.stderr).toContain(
+      `the proxy http://127.0.0.1:${authProxy.port} requires authentication (HTTP 407 Proxy Authentication Required)`,
+    );
     expect(authProxy.hits).toHaveLength(1);
   });
 
   it('a malformed proxy variable: exit 2 naming the variable, not its value', async () => {
     env.token = emu.mintTokens().access_token;
-    const r = await run(['list', '/v1/users'], { HTTPS_PROXY: `http://${USER}:${PASSWORD}@[proxy`, HTTP_PROXY: `http://${USER}:${PASSWORD}@[proxy` });
+    const r = await run(['list', '/v1/users'], {
+      HTTPS_PROXY: `http://${USER}:${PASSWORD}@[proxy`,
+      HTTP_PROXY: `http://${USER}:${PASSWORD}@[proxy`,
+    });
     expectClean(r);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe('error: HTTP_PROXY is not a valid proxy URL; use http://[user:password@]host:port\n');
   });
 
   it('doctor checks reachability through the proxy', async () => {
-    const r = await run(['doctor', '--json'], { HTTPS_PROXY: withCredentials(authProxy), HTTP_PROXY: withCredentials(authProxy) });
+    const r = await run(['doctor', '--json'], {
+      HTTPS_PROXY: withCredentials(authProxy),
+      HTTP_PROXY: withCredentials(authProxy),
+    });
     expectClean(r);
     const report = JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string; detail: string }> };
     expect(report.checks.find((c) => c.id === 'reachable')?.status).toBe('pass');
@@ -183,7 +201,9 @@ describe('start-up stays free of undici', () => {
     expect(files.some((f) => f.startsWith('list-'))).toBe(true);
     expect([...closure].some((f) => f.startsWith('list-'))).toBe(false);
     expect(closure.has('vendor/undici.js')).toBe(false);
-    const importers = files.filter((f) => /import\(\s*["']\.\/vendor\/undici\.js["']\s*\)/.test(readFileSync(join(dist, f), 'utf8')));
+    const importers = files.filter((f) =>
+      /import\(\s*["']\.\/vendor\/undici\.js["']\s*\)/.test(readFileSync(join(dist, f), 'utf8')),
+    );
     expect(importers).toHaveLength(1);
     expect(files.some((f) => staticClosure(dist, f).has('vendor/undici.js'))).toBe(false);
     expect(files.some((f) => /require\(\s*["']\.\/vendor\//.test(readFileSync(join(dist, f), 'utf8')))).toBe(false);

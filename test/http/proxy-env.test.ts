@@ -21,7 +21,13 @@ describe('wantsProxy: whether the proxy-aware transport is needed at all', () =>
 
 describe('readProxyEnv', () => {
   it('prefers the lower-case variables, as curl and undici do', () => {
-    const p = readProxyEnv({ HTTPS_PROXY: 'http://upper:1', https_proxy: 'http://lower:2', HTTP_PROXY: 'http://h:3', NO_PROXY: 'a', no_proxy: 'b' });
+    const p = readProxyEnv({
+      HTTPS_PROXY: 'http://upper:1',
+      https_proxy: 'http://lower:2',
+      HTTP_PROXY: 'http://h:3',
+      NO_PROXY: 'a',
+      no_proxy: 'b',
+    });
     expect(p?.httpsProxy?.href).toBe('http://lower:2/');
     expect(p?.httpsVar).toBe('https_proxy');
     expect(p?.httpProxy?.href).toBe('http://h:3/');
@@ -43,7 +49,10 @@ describe('readProxyEnv', () => {
   it('refuses what is not an http(s) proxy URL with exit 2, never echoing the value', () => {
     for (const [value, msg] of [
       ['http://user:Secr3tPass@[oops', 'HTTPS_PROXY is not a valid proxy URL'],
-      ['socks5://user:Secr3tPass@h:1080', 'HTTPS_PROXY uses socks5, but only http:// and https:// proxies are supported'],
+      [
+        'socks5://user:Secr3tPass@h:1080',
+        'HTTPS_PROXY uses socks5, but only http:// and https:// proxies are supported',
+      ],
     ] as const) {
       let err: unknown;
       try {
@@ -65,7 +74,8 @@ describe('readProxyEnv', () => {
 });
 
 describe('proxyFor: NO_PROXY matching (the rules of undici EnvHttpProxyAgent)', () => {
-  const p = (noProxy: string) => readProxyEnv({ HTTPS_PROXY: 'http://p:1', HTTP_PROXY: 'http://p:1', NO_PROXY: noProxy })!;
+  const p = (noProxy: string) =>
+    readProxyEnv({ HTTPS_PROXY: 'http://p:1', HTTP_PROXY: 'http://p:1', NO_PROXY: noProxy })!;
   const cases: Array<[string, string, boolean]> = [
     ['', 'https://id.example.com/', true],
     ['example.com', 'https://id.example.com/', false],

@@ -29,13 +29,27 @@ export interface ForwardProxy {
 }
 
 /** Hop-by-hop and proxy-only headers a proxy must not pass on (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set(['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'proxy-authorization',
+  'proxy-connection',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
-export async function startForwardProxy(opts: { credentials?: { user: string; password: string } } = {}): Promise<ForwardProxy> {
+export async function startForwardProxy(
+  opts: { credentials?: { user: string; password: string } } = {},
+): Promise<ForwardProxy> {
   const hits: ProxyHit[] = [];
   const sockets = new Set<Socket>();
-  const expected = opts.credentials ? `Basic ${Buffer.from(`${opts.credentials.user}:${opts.credentials.password}`).toString('base64')}` : undefined;
-  const authorized = (req: IncomingMessage): boolean => expected === undefined || req.headers['proxy-authorization'] === expected;
+  const expected = opts.credentials
+    ? `Basic ${Buffer.from(`${opts.credentials.user}:${opts.credentials.password}`).toString('base64')}`
+    : undefined;
+  const authorized = (req: IncomingMessage): boolean =>
+    expected === undefined || req.headers['proxy-authorization'] === expected;
 
   const server: Server = createServer((req, res) => {
     const hit: ProxyHit = { method: req.method ?? '', target: req.url ?? '' };
@@ -72,7 +86,9 @@ export async function startForwardProxy(opts: { credentials?: { user: string; pa
     client.on('close', () => sockets.delete(client));
     client.on('error', () => {});
     if (!authorized(req)) {
-      client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n');
+      client.end(
+        'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n',
+      );
       return;
     }
     const m = /^(.+):(\d+)$/.exec(req.url ?? '');
@@ -115,12 +131,45 @@ export function makePki(dir: string): Pki {
   const f = (name: string) => join(dir, name);
   const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.pem'), '-days', '2', '-subj', '/CN=idcli test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  ssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=idcli test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   ssl('req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
-  writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n');
-  ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.pem'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('server.pem'),
-    '-days', '2', '-extfile', f('server.ext'));
+  writeFileSync(
+    f('server.ext'),
+    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.pem'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    f('server.ext'),
+  );
   return { caFile: f('ca.pem'), key: readFileSync(f('server.key')), cert: readFileSync(f('server.pem')) };
 }
 
@@ -139,13 +188,16 @@ export async function startTlsFront(upstream: string, pki: Pki): Promise<TlsFron
   const base = new URL(upstream);
   const server = createHttpsServer({ key: pki.key, cert: pki.cert }, (req, res) => {
     hits.push(`${req.method} ${req.url}`);
-    const up = httpRequest({ host: base.hostname, port: base.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-      r.on('close', () => {
-        if (!r.complete) res.destroy();
-      });
-    });
+    const up = httpRequest(
+      { host: base.hostname, port: base.port, method: req.method, path: req.url, headers: req.headers },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+        r.on('close', () => {
+          if (!r.complete) res.destroy();
+        });
+      },
+    );
     up.on('error', () => res.destroy());
     req.pipe(up);
   });

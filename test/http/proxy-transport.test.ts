@@ -96,7 +96,14 @@ describe.each(routes)('transport contract, $name', (route) => {
   it('sends method, headers and body', async () => {
     const { env } = await route.setup();
     const echo = await origin((req, res) => {
-      res.end(JSON.stringify({ method: req.method, auth: req.headers.authorization, type: req.headers['content-type'], len: req.headers['content-length'] }));
+      res.end(
+        JSON.stringify({
+          method: req.method,
+          auth: req.headers.authorization,
+          type: req.headers['content-type'],
+          len: req.headers['content-length'],
+        }),
+      );
     });
     const res = await request({
       method: 'POST',
@@ -105,7 +112,12 @@ describe.each(routes)('transport contract, $name', (route) => {
       body: 'a=1&b=2',
       env,
     });
-    expect(JSON.parse(res.body.toString())).toEqual({ method: 'POST', auth: 'Bearer abc', type: 'application/x-www-form-urlencoded', len: '7' });
+    expect(JSON.parse(res.body.toString())).toEqual({
+      method: 'POST',
+      auth: 'Bearer abc',
+      type: 'application/x-www-form-urlencoded',
+      len: '7',
+    });
   });
 
   it('never follows a redirect', async () => {
@@ -227,7 +239,10 @@ describe('the proxy-aware transport', () => {
     });
     const proxyUrl = `http://corp%20user:pa%3Ass%40word@127.0.0.1:${p.port}`;
     const lines: string[] = [];
-    const res = await client({ http_proxy: proxyUrl }, { log: { verbose: (m) => lines.push(m) } }).request({ method: 'GET', url: `${s.url}/x` });
+    const res = await client({ http_proxy: proxyUrl }, { log: { verbose: (m) => lines.push(m) } }).request({
+      method: 'GET',
+      url: `${s.url}/x`,
+    });
     expect(res.body.toString()).toBe('ok');
     expect(p.hits[0]?.proxyAuthorization).toBe(`Basic ${Buffer.from('corp user:pa:ss@word').toString('base64')}`);
     expect(p.hits[0]?.forwardedHeaders).not.toContain('proxy-authorization');
@@ -239,7 +254,10 @@ describe('the proxy-aware transport', () => {
   it('goes direct for NO_PROXY hosts', async () => {
     const p = await proxy();
     const s = await origin((_req, res) => res.end('direct'));
-    const res = await client({ HTTP_PROXY: p.url, NO_PROXY: 'example.com, 127.0.0.1' }).request({ method: 'GET', url: `${s.url}/x` });
+    const res = await client({ HTTP_PROXY: p.url, NO_PROXY: 'example.com, 127.0.0.1' }).request({
+      method: 'GET',
+      url: `${s.url}/x`,
+    });
     expect(res.body.toString()).toBe('direct');
     expect(p.hits).toEqual([]);
   });
@@ -247,12 +265,17 @@ describe('the proxy-aware transport', () => {
   it('names the proxy, without its credentials, when it cannot be reached', async () => {
     const port = await closedPort();
     const s = await origin((_req, res) => res.end('never'));
-    const err = await client({ HTTPS_PROXY: `http://alice:hunter2secret@127.0.0.1:${port}`, HTTP_PROXY: `http://alice:hunter2secret@127.0.0.1:${port}` })
+    const err = await client({
+      HTTPS_PROXY: `http://alice:hunter2secret@127.0.0.1:${port}`,
+      HTTP_PROXY: `http://alice:hunter2secret@127.0.0.1:${port}`,
+    })
       .requestWithRetry({ method: 'GET', url: `${s.url}/x` }, { ...fast, maxRetries: 1 })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(IdcliError);
     expect((err as IdcliError).exitCode).toBe(4);
-    expect((err as IdcliError).message).toBe(`GET ${s.url}/x failed: cannot connect to the proxy http://127.0.0.1:${port}: connection refused (after 1 retry)`);
+    expect((err as IdcliError).message).toBe(
+      `GET ${s.url}/x failed: cannot connect to the proxy http://127.0.0.1:${port}: connection refused (after 1 retry)`,
+    );
     expect(s.hits).toBe(0);
   });
 
@@ -263,7 +286,9 @@ describe('the proxy-aware transport', () => {
       .requestWithRetry({ method: 'GET', url: `${s.url}/x` }, fast)
       .catch((e: unknown) => e);
     expect((err as IdcliError).exitCode).toBe(4);
-    expect((err as IdcliError).message).toBe(`GET ${s.url}/x failed: the proxy http://127.0.0.1:${p.port} requires authentication (HTTP 407 Proxy Authentication Required)`);
+    expect((err as IdcliError).message).toBe(
+      `GET ${s.url}/x failed: the proxy http://127.0.0.1:${p.port} requires authentication (HTTP 407 Proxy Authentication Required)`,
+    );
     expect(p.hits).toHaveLength(1);
     expect(s.hits).toBe(0);
   });
@@ -280,6 +305,8 @@ describe('the proxy-aware transport', () => {
       .request({ method: 'GET', url: `${s.url}/x` })
       .catch((e: unknown) => e);
     expect((socks as IdcliError).exitCode).toBe(2);
-    expect((socks as IdcliError).message).toMatch(/^HTTP_PROXY uses socks5, but only http:\/\/ and https:\/\/ proxies are supported$/);
+    expect((socks as IdcliError).message).toMatch(
+      /^HTTP_PROXY uses socks5, but only http:\/\/ and https:\/\/ proxies are supported$/,
+    );
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_BACKOFF, isIdempotent, parseRetryAfter, retryDelay, sleep } from '../../src/http/retry.js';
+import {
+  backoffDelay,
+  DEFAULT_BACKOFF,
+  isIdempotent,
+  parseRetryAfter,
+  retryDelay,
+  sleep,
+} from '../../src/http/retry.js';
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');
 

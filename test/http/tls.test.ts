@@ -10,7 +10,15 @@ import { type Emulator, startEmulator } from '../emulator/index.js';
 import { plainItems } from '../list/helpers.js';
 import { BIN, baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
 import { storeSignIn } from '../support/sign-in.js';
-import { type ForwardProxy, makePki, type Pki, STACK_FRAME, startForwardProxy, startTlsFront, type TlsFront } from './proxy-fixtures.js';
+import {
+  type ForwardProxy,
+  makePki,
+  type Pki,
+  STACK_FRAME,
+  startForwardProxy,
+  startTlsFront,
+  type TlsFront,
+} from './proxy-fixtures.js';
 
 const ITEMS = plainItems(95);
 
@@ -53,7 +61,11 @@ interface Way {
 
 const ways: Way[] = [
   { name: 'direct TLS (no proxy variable)', env: () => ({}), tunnelled: false },
-  { name: 'undici, direct (NO_PROXY)', env: () => ({ HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' }), tunnelled: false },
+  {
+    name: 'undici, direct (NO_PROXY)',
+    env: () => ({ HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' }),
+    tunnelled: false,
+  },
   { name: 'undici, through a CONNECT tunnel', env: () => ({ HTTPS_PROXY: proxy.url }), tunnelled: true },
 ];
 
@@ -83,7 +95,11 @@ function expectTlsRefusal(r: CliResult, request: string): void {
   expect(r.stderr).not.toMatch(STACK_FRAME);
   const lines = r.stderr.split('\n').filter(Boolean);
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(new RegExp(`^error: ${request} failed: the server's TLS certificate is not trusted \\(.+\\); if a private or corporate CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file`));
+  expect(lines[0]).toMatch(
+    new RegExp(
+      `^error: ${request} failed: the server's TLS certificate is not trusted \\(.+\\); if a private or corporate CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file`,
+    ),
+  );
 }
 
 describe.each(ways)('HTTPS with a private CA, $name', (way) => {
@@ -108,7 +124,9 @@ describe.each(ways)('HTTPS with a private CA, $name', (way) => {
 
       if (way.tunnelled) {
         expect(proxy.hits.length).toBeGreaterThan(0);
-        expect(new Set(proxy.hits.map((h) => `${h.method} ${h.target}`))).toEqual(new Set([`CONNECT 127.0.0.1:${front.port}`]));
+        expect(new Set(proxy.hits.map((h) => `${h.method} ${h.target}`))).toEqual(
+          new Set([`CONNECT 127.0.0.1:${front.port}`]),
+        );
       } else {
         expect(proxy.hits).toEqual([]);
       }
@@ -120,7 +138,10 @@ describe.each(ways)('HTTPS with a private CA, $name', (way) => {
   it('without it: exit 4 with a clear TLS message and no stack trace, for a GET and for the token POST', async () => {
     const cfg = await tempDir('idcli-tls-cfg-');
     try {
-      const l = await run(['list', '/v1/items'], cfg.path, { ...way.env(), IDCLI_ACCESS_TOKEN: emu.mintTokens().access_token });
+      const l = await run(['list', '/v1/items'], cfg.path, {
+        ...way.env(),
+        IDCLI_ACCESS_TOKEN: emu.mintTokens().access_token,
+      });
       expectTlsRefusal(l, `GET ${front.url}/v1/items\\S*`);
 
       await storeExpiredSignIn(cfg.path);

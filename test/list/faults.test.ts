@@ -149,20 +149,28 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
     ['items not an array', { kind: 'body', body: '{"items":{},"links":{"self":"a","first":"b"}}' }],
     ['links missing', { kind: 'body', body: '{"items":[]}' }],
     ['a next link that is a number', { kind: 'next', href: 42 }],
-  ] as const)('%s: exit 5', async (_name, fault) => {
-    emu.inject({ path: '/v1/items', nth: 1, fault });
-    const r = await list(env, ['/v1/items']);
-    expect(r.code).toBe(5);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/malformed page/);
-  }, 60_000);
+  ] as const)(
+    '%s: exit 5',
+    async (_name, fault) => {
+      emu.inject({ path: '/v1/items', nth: 1, fault });
+      const r = await list(env, ['/v1/items']);
+      expect(r.code).toBe(5);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/malformed page/);
+    },
+    60_000,
+  );
 });
 
 describe('idcli list: links that must not be followed', () => {
   it('a next link to another origin: exit 5 and that server receives nothing, let alone the token', async () => {
     const other = await bystander();
     try {
-      emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'next', href: `${other.url}/v1/items?pageIndex=2&pageSize=100` } });
+      emu.inject({
+        path: '/v1/items',
+        nth: 2,
+        fault: { kind: 'next', href: `${other.url}/v1/items?pageIndex=2&pageSize=100` },
+      });
       const r = await list(env, ['/v1/items']);
       expect(r.code).toBe(5);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
@@ -193,7 +201,11 @@ describe('idcli list: links that must not be followed', () => {
   }, 60_000);
 
   it('a loop back to an earlier page: exit 5', async () => {
-    emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'next', href: `${emu.baseUrl}/v1/items?pageIndex=0&pageSize=100` } });
+    emu.inject({
+      path: '/v1/items',
+      nth: 2,
+      fault: { kind: 'next', href: `${emu.baseUrl}/v1/items?pageIndex=0&pageSize=100` },
+    });
     const r = await list(env, ['/v1/items']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));

@@ -18,12 +18,18 @@ export interface ListEnv {
   token: string | undefined;
 }
 
-export async function listEnv(emu: Emulator, token: string | undefined): Promise<ListEnv & { cleanup: () => Promise<void> }> {
+export async function listEnv(
+  emu: Emulator,
+  token: string | undefined,
+): Promise<ListEnv & { cleanup: () => Promise<void> }> {
   const dir = await tempDir('idcli-list-');
   return { emu, configDir: dir.path, token, cleanup: dir.cleanup };
 }
 
-export function cliEnv(env: ListEnv, extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+export function cliEnv(
+  env: ListEnv,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string | undefined> {
   return baseEnv({
     IDCLI_BASE_URL: env.emu.baseUrl,
     IDCLI_CLIENT_ID: env.emu.client.id,
@@ -70,7 +76,10 @@ export function plainItems(count: number, prefix = 'i'): string[] {
 }
 
 /** Runs a bash script (e.g. a pipeline into `head`) and collects its output. */
-export function shell(script: string, env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function shell(
+  script: string,
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const cleanEnv = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
     const child = spawn('bash', ['-c', script], { env: cleanEnv, stdio: ['ignore', 'pipe', 'pipe'] });

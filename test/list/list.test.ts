@@ -10,7 +10,10 @@ import { cliEnv, list, shell, listEnv, type ListEnv, ndjson, plainItems } from '
  * non-ASCII, key order, and insignificant whitespace inside an item (which idcli must remove, and only that).
  */
 const AWKWARD: Array<[raw: string, expected: string]> = [
-  ['{"id":12345678901234567890123456789,"neg":-9007199254740993}', '{"id":12345678901234567890123456789,"neg":-9007199254740993}'],
+  [
+    '{"id":12345678901234567890123456789,"neg":-9007199254740993}',
+    '{"id":12345678901234567890123456789,"neg":-9007199254740993}',
+  ],
   ['{"z":"last","a":"first","m":{"y":1,"x":2}}', '{"z":"last","a":"first","m":{"y":1,"x":2}}'],
   [
     '{"s":"quote \\" backslash \\\\ slash \\/ tab \\t nl \\n e \\u00e9 smile \\uD83D\\uDE00 lone \\udc00"}',
@@ -219,7 +222,11 @@ describe('idcli list: progress on a terminal', () => {
     emu.inject({ path: '/v1/slow', nth: 2, times: 2, fault: { kind: 'latency', ms: 150 } });
     const out = join(env.configDir, 'out.ndjson');
     const run = (flags: string) =>
-      shell(`script -qec 'node "${BIN}" list /v1/slow ${flags} > "${out}"' /dev/null`, { ...cliEnv(env), SHELL: '/bin/sh', TERM: 'xterm' });
+      shell(`script -qec 'node "${BIN}" list /v1/slow ${flags} > "${out}"' /dev/null`, {
+        ...cliEnv(env),
+        SHELL: '/bin/sh',
+        TERM: 'xterm',
+      });
 
     const tty = await run('');
     expect(tty.code).toBe(0);

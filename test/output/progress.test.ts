@@ -23,7 +23,9 @@ describe('createProgress', () => {
     p.update(3, 3000);
     p.clear();
     expect(text()).toBe(
-      '\r\x1b[2K1 page, 1,000 of 250,000 items, 1,000 items/s' + '\r\x1b[2K3 pages, 3,000 of 250,000 items, 1,500 items/s' + '\r\x1b[2K',
+      '\r\x1b[2K1 page, 1,000 of 250,000 items, 1,000 items/s' +
+        '\r\x1b[2K3 pages, 3,000 of 250,000 items, 1,500 items/s' +
+        '\r\x1b[2K',
     );
   });
 

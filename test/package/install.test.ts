@@ -21,7 +21,9 @@ let emulator: Emulator;
 beforeAll(async () => {
   tmp = await tempDir('idcli-pack-');
   // --ignore-scripts: the suite already built dist/; a prepack rebuild would swap files under running tests.
-  const { stdout } = await exec(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp.path], { cwd: ROOT });
+  const { stdout } = await exec(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp.path], {
+    cwd: ROOT,
+  });
   const [info] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
   tarball = join(tmp.path, info!.filename);
   packedFiles = info!.files.map((f) => f.path).sort();
@@ -35,13 +37,18 @@ afterAll(async () => {
 let packedFiles: string[] = [];
 
 async function install(prefix: string): Promise<string> {
-  await exec(npm, ['install', '-g', '--no-audit', '--no-fund', '--prefix', prefix, tarball], { cwd: tmp.path, timeout: 180_000 });
+  await exec(npm, ['install', '-g', '--no-audit', '--no-fund', '--prefix', prefix, tarball], {
+    cwd: tmp.path,
+    timeout: 180_000,
+  });
   return join(prefix, 'bin', 'idcli');
 }
 
 function run(bin: string, args: string[], env: Record<string, string | undefined>) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(bin, args, { env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv });
+    const child = spawn(bin, args, {
+      env: Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b) => (stdout += b));
@@ -69,7 +76,10 @@ describe('the npm package', () => {
     expect(packedFiles).toContain('README.md');
     expect(packedFiles).toContain('bin/idcli.cjs');
     expect(packedFiles).toContain('dist/cli.cjs');
-    for (const f of packedFiles) expect(f, f).toMatch(/^(package\.json|README\.md|LICENSE|bin\/idcli\.cjs|dist\/[\w.-]+\.cjs|dist\/vendor\/[\w.-]+\.js|dist\/help\.txt)$/);
+    for (const f of packedFiles)
+      expect(f, f).toMatch(
+        /^(package\.json|README\.md|LICENSE|bin\/idcli\.cjs|dist\/[\w.-]+\.cjs|dist\/vendor\/[\w.-]+\.js|dist\/help\.txt)$/,
+      );
   });
 
   it('installed into a fresh prefix: --version, --help, login and list through the installed binary', async () => {

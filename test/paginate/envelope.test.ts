@@ -22,7 +22,10 @@ function fails(body: string | Buffer, pattern: RegExp): void {
 
 describe('parsePage', () => {
   it('reads an offset envelope with object and string links', () => {
-    const page = parsePage(Buffer.from(`{"pageIndex":3,"totalItems":12345678901234567890,"items":[{"a":1}],${links}}`), URL0);
+    const page = parsePage(
+      Buffer.from(`{"pageIndex":3,"totalItems":12345678901234567890,"items":[{"a":1}],${links}}`),
+      URL0,
+    );
     expect(page.pageIndex).toBe(3);
     expect(page.totalItems).toBe('12345678901234567890');
     expect(page.itemCount).toBe(1);
@@ -63,6 +66,9 @@ describe('parsePage', () => {
   });
 
   it('rejects invalid UTF-8', () => {
-    fails(Buffer.concat([Buffer.from('{"items":[{"s":"'), Buffer.from([0xc3, 0x28]), Buffer.from(`"}],${links}}`)]), /UTF-8/);
+    fails(
+      Buffer.concat([Buffer.from('{"items":[{"s":"'), Buffer.from([0xc3, 0x28]), Buffer.from(`"}],${links}}`)]),
+      /UTF-8/,
+    );
   });
 });

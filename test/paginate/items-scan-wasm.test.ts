@@ -24,7 +24,15 @@ function randomValue(rand: (n: number) => number, depth: number): string {
     case 2:
     case 3:
     case 4: {
-      const parts = ['plain', 'quote\\"', 'back\\\\slash', '\\u00e9\\uD83D\\uDE00', 'é 日本 😀', 'a'.repeat(rand(40)), '\\/\\b\\f\\n\\r\\t'];
+      const parts = [
+        'plain',
+        'quote\\"',
+        'back\\\\slash',
+        '\\u00e9\\uD83D\\uDE00',
+        'é 日本 😀',
+        'a'.repeat(rand(40)),
+        '\\/\\b\\f\\n\\r\\t',
+      ];
       return `"${parts[rand(parts.length)]}${'x'.repeat(rand(20))}"`;
     }
     case 5: {
@@ -33,7 +41,10 @@ function randomValue(rand: (n: number) => number, depth: number): string {
     }
     default: {
       const n = rand(5);
-      const members = Array.from({ length: n }, (_, i) => `${ws()}"k${i}${'y'.repeat(rand(12))}"${ws()}:${ws()}${randomValue(rand, depth + 1)}${ws()}`);
+      const members = Array.from(
+        { length: n },
+        (_, i) => `${ws()}"k${i}${'y'.repeat(rand(12))}"${ws()}:${ws()}${randomValue(rand, depth + 1)}${ws()}`,
+      );
       return `{${members.join(',')}${n === 0 ? ws() : ''}}`;
     }
   }
@@ -47,14 +58,24 @@ function spansOf(items: ItemSpans): { start: number; end: number; dirty: boolean
 function wasmVerdict(buf: Buffer) {
   const table = createSpanTable();
   const result = scanItemsWasm(buf, buf.indexOf(0x5b), table);
-  return result && { ...result, spans: spansOf({ bounds: table.bounds, count: result.count, firstNonObject: result.firstNonObject }) };
+  return (
+    result && {
+      ...result,
+      spans: spansOf({ bounds: table.bounds, count: result.count, firstNonObject: result.firstNonObject }),
+    }
+  );
 }
 
 /** What the JavaScript scanner says about the same page. */
 function jsVerdict(buf: Buffer) {
   try {
     const page = scanPage(buf, createSpanTable(), { wasm: false });
-    return { count: page.items!.count, firstNonObject: page.items!.firstNonObject, spans: spansOf(page.items!), end: page.members.get('items')!.end };
+    return {
+      count: page.items!.count,
+      firstNonObject: page.items!.firstNonObject,
+      spans: spansOf(page.items!),
+      end: page.members.get('items')!.end,
+    };
   } catch (err) {
     expect(err).toBeInstanceOf(JsonSyntaxError);
     return null;
@@ -81,7 +102,8 @@ describe('the WebAssembly items scanner', () => {
 
   it('agrees with the JavaScript scanner on thousands of random mutations, and never falls back on a valid array', () => {
     const rand = seededRandom(42);
-    const base = '{"items":[{"a":[1,-2.5e3,true,null],"b":"x\\"y\\\\z\\u0041"},{"c":{"d":false}}, "s" ,[]],"links":{"self":"s"}}';
+    const base =
+      '{"items":[{"a":[1,-2.5e3,true,null],"b":"x\\"y\\\\z\\u0041"},{"c":{"d":false}}, "s" ,[]],"links":{"self":"s"}}';
     const alphabet = '{}[]":,.-+eE0123456789 \t\ntrufalsn\\/ux';
     const outcomes = { valid: 0, invalid: 0 };
     for (let i = 0; i < 5000; i++) {
@@ -126,7 +148,8 @@ describe('the WebAssembly items scanner', () => {
   });
 
   it('stops at the end of the page wherever it is cut', () => {
-    const page = '{"items":[{"s":"abcdefghijklmnopqrstuvwxyz0123456789","n":-12.5e3,"t":true,"f":false,"z":null,"a":[1,{}]}]}';
+    const page =
+      '{"items":[{"s":"abcdefghijklmnopqrstuvwxyz0123456789","n":-12.5e3,"t":true,"f":false,"z":null,"a":[1,{}]}]}';
     for (let cut = 10; cut < page.length - 1; cut++) {
       // The module's memory still holds the whole page from the scan before: past the cut it must see the
       // padding, not the rest of the page.

@@ -130,7 +130,8 @@ describe('scanPage', () => {
   it('agrees with JSON.parse on thousands of random mutations', () => {
     // Differential check: mutate valid pages byte by byte (ASCII only, so UTF-8 validity is not in play).
     const rand = seededRandom(42);
-    const base = '{"items":[{"a":[1,-2.5e3,true,null],"b":"x\\"y\\\\z\\u0041"},{"c":{"d":false}}],"links":{"self":"s"}}';
+    const base =
+      '{"items":[{"a":[1,-2.5e3,true,null],"b":"x\\"y\\\\z\\u0041"},{"c":{"d":false}}],"links":{"self":"s"}}';
     const alphabet = '{}[]":,.-+eE0123456789 \t\ntrufalsn\\/ux';
     let agreed = 0;
     for (let i = 0; i < 5000; i++) {
@@ -182,7 +183,10 @@ describe('scanPage', () => {
         scanOk = false;
       }
       expect(scanOk, `byte ${byte} at ${at}, lead ${lead}`).toBe(jsonOk);
-      if (jsonOk) expect(buf.subarray(scanPage(buf).members.get('k')!.start).toString('latin1')).toBe(`"${inner.toString('latin1')}"}`);
+      if (jsonOk)
+        expect(buf.subarray(scanPage(buf).members.get('k')!.start).toString('latin1')).toBe(
+          `"${inner.toString('latin1')}"}`,
+        );
     }
   });
 

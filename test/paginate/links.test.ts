@@ -9,7 +9,9 @@ const error = (fn: () => unknown) => thrown(fn);
 
 describe('resolveNextLink', () => {
   it('keeps an absolute link of the API origin as returned', () => {
-    expect(resolveNextLink(`${ORIGIN}/v1/events?cursor=abc%3D`, PAGE, ORIGIN, new Set())).toBe(`${ORIGIN}/v1/events?cursor=abc%3D`);
+    expect(resolveNextLink(`${ORIGIN}/v1/events?cursor=abc%3D`, PAGE, ORIGIN, new Set())).toBe(
+      `${ORIGIN}/v1/events?cursor=abc%3D`,
+    );
   });
 
   it('resolves relative links against the page URL (RFC 3986 §5)', () => {

@@ -5,7 +5,9 @@ const b = (s: string) => Buffer.from(s, 'utf8');
 
 describe('peekLinks (reading links from the end of a page)', () => {
   it('reads next and self when links is the last member', () => {
-    expect(peekLinks(b('{"items":[{"a":1}],"links":{"self":{"href":"/s"},"first":"/f","next":{"href":"/n?c=1"}}}'))).toEqual({
+    expect(
+      peekLinks(b('{"items":[{"a":1}],"links":{"self":{"href":"/s"},"first":"/f","next":{"href":"/n?c=1"}}}')),
+    ).toEqual({
       next: '/n?c=1',
       self: '/s',
     });
@@ -29,11 +31,17 @@ describe('peekLinks (reading links from the end of a page)', () => {
     const nasty = ['a"b', 'c\\', '\\"', '}{][', ',"links":{"next":"/evil"}', 'é😀'];
     for (let i = 0; i < 200; i++) {
       const item = { s: nasty[i % nasty.length], n: i, t: [nasty[(i + 1) % nasty.length]] };
-      const links = { self: { href: `/s${i}` }, first: '/f', ...(i % 3 ? { next: i % 2 ? `/n${i}` : { href: `/n${i}` } } : {}) };
+      const links = {
+        self: { href: `/s${i}` },
+        first: '/f',
+        ...(i % 3 ? { next: i % 2 ? `/n${i}` : { href: `/n${i}` } } : {}),
+      };
       const text = JSON.stringify({ pageIndex: i, items: [item], links }, null, i % 2 ? 2 : undefined);
       const want = JSON.parse(text).links;
       const nextHref = typeof want.next === 'string' ? want.next : want.next?.href;
-      expect(peekLinks(b(text))).toEqual(nextHref === undefined ? { self: `/s${i}` } : { next: nextHref, self: `/s${i}` });
+      expect(peekLinks(b(text))).toEqual(
+        nextHref === undefined ? { self: `/s${i}` } : { next: nextHref, self: `/s${i}` },
+      );
     }
   });
 

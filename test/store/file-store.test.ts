@@ -1,4 +1,16 @@
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -45,7 +57,9 @@ describe('file store', () => {
     expect((await store.read(KEY))?.refreshToken).toBe('rt-default');
     expect((await store.read(other))?.refreshToken).toBe('rt-work');
     const names = await readdir(store.dir);
-    expect(names.sort()).toEqual([await store.pathFor(KEY), await store.pathFor(other)].map((p) => p.slice(store.dir.length + 1)).sort());
+    expect(names.sort()).toEqual(
+      [await store.pathFor(KEY), await store.pathFor(other)].map((p) => p.slice(store.dir.length + 1)).sort(),
+    );
     for (const name of names) expect(name).toMatch(/^a-[A-Za-z0-9_-]+\.json$/);
   });
 

@@ -28,7 +28,11 @@ describe.runIf(process.platform === 'linux')('a hung keychain, as `idcli token` 
     bus = await startFakeBus(dir.path, mode);
     const env = { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address };
     const started = Date.now();
-    const child = runFixture('keychain-read', [storeMode, join(dir.path, 'config'), 'idcli-hang-test', String(TIMEOUT_MS)], env);
+    const child = runFixture(
+      'keychain-read',
+      [storeMode, join(dir.path, 'config'), 'idcli-hang-test', String(TIMEOUT_MS)],
+      env,
+    );
     const exit = await waitForExit(child);
     const elapsed = Date.now() - started;
     // How long the store took by the fixture's own clock (without the process start-up).
@@ -40,14 +44,16 @@ describe.runIf(process.platform === 'linux')('a hung keychain, as `idcli token` 
     const r = await read('silent', 'keychain');
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('error after');
-    expect(r.stderr).toContain('keychain unavailable: keychain did not answer within 0.5 s; set IDCLI_CREDENTIAL_STORE=file');
+    expect(r.stderr).toContain(
+      'keychain unavailable: keychain did not answer within 0.5 s; set IDCLI_CREDENTIAL_STORE=file',
+    );
     expect(r.reportedAfter).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
     expect(r.reportedAfter).toBeLessThan(TIMEOUT_MS + 3000);
     expect(r.elapsed).toBeLessThan(20_000);
     expect(bus!.connections).toBe(1); // the probe's; the library would have blocked the main thread for good
   });
 
-  it('a bus that authenticates and ignores Hello: the same, not libdbus\'s 25 s', async () => {
+  it("a bus that authenticates and ignores Hello: the same, not libdbus's 25 s", async () => {
     const r = await read('auth-only', 'keychain');
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('did not answer within 0.5 s');
@@ -69,7 +75,9 @@ describe.runIf(process.platform === 'linux')('a hung keychain, as `idcli token` 
     const r = await read('silent', 'auto');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr.match(/^warning: /gm)).toHaveLength(1);
-    expect(r.stderr).toMatch(/warning: OS keychain unavailable \(keychain did not answer within 0\.5 s\); storing credentials in .+ instead/);
+    expect(r.stderr).toMatch(
+      /warning: OS keychain unavailable \(keychain did not answer within 0\.5 s\); storing credentials in .+ instead/,
+    );
     expect(r.stderr).toMatch(/read from file after \d+ ms: nothing/);
   });
 

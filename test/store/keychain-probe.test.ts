@@ -9,7 +9,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
 import { sessionBusEndpoints } from '../../src/store/dbus.js';
 import { KeyringClient } from '../../src/store/keyring-client.js';
-import { listSecretServiceAccounts, probeSecretService, readSecretServiceSecret } from '../../src/store/secret-service.js';
+import {
+  listSecretServiceAccounts,
+  probeSecretService,
+  readSecretServiceSecret,
+} from '../../src/store/secret-service.js';
 import { type FakeBus, type FakeBusMode, STORED_SECRET, startFakeBus } from './fixtures/fake-bus.js';
 import { tempDir } from './support.js';
 
@@ -33,17 +37,20 @@ describe('sessionBusEndpoints (where libdbus would connect)', () => {
   });
 
   it('keeps the order of several addresses and marks transports it does not speak', () => {
-    expect(sessionBusEndpoints({ DBUS_SESSION_BUS_ADDRESS: 'unix:path=/a;tcp:host=localhost,port=4;unix:runtime=yes;;unix:abstract=b' })).toEqual([
-      { path: '/a', display: '/a' },
+    expect(
+      sessionBusEndpoints({
+        DBUS_SESSION_BUS_ADDRESS: 'unix:path=/a;tcp:host=localhost,port=4;unix:runtime=yes;;unix:abstract=b',
+      }),
+    ).toEqual([{ path: '/a', display: '/a' }, null, null, { path: '\0b', display: '@b' }]);
+    expect(sessionBusEndpoints({ DBUS_SESSION_BUS_ADDRESS: 'launchd:env=DBUS_LAUNCHD_SESSION_BUS_SOCKET' })).toEqual([
       null,
-      null,
-      { path: '\0b', display: '@b' },
     ]);
-    expect(sessionBusEndpoints({ DBUS_SESSION_BUS_ADDRESS: 'launchd:env=DBUS_LAUNCHD_SESSION_BUS_SOCKET' })).toEqual([null]);
   });
 
   it('falls back to $XDG_RUNTIME_DIR/bus without an address, and to nothing without either', () => {
-    expect(sessionBusEndpoints({ XDG_RUNTIME_DIR: '/run/user/7' })).toEqual([{ path: '/run/user/7/bus', display: '/run/user/7/bus' }]);
+    expect(sessionBusEndpoints({ XDG_RUNTIME_DIR: '/run/user/7' })).toEqual([
+      { path: '/run/user/7/bus', display: '/run/user/7/bus' },
+    ]);
     expect(sessionBusEndpoints({ DBUS_SESSION_BUS_ADDRESS: '', XDG_RUNTIME_DIR: '/run/user/7' })).toHaveLength(1);
     expect(sessionBusEndpoints({})).toEqual([]);
   });
@@ -109,7 +116,10 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
   it('says at once that nobody owns the Secret Service name', async () => {
     const bus = await fake('no-secret-service');
     const { result, elapsed } = await timed(bus.address, 10_000);
-    expect(result).toEqual({ status: 'unavailable', reason: 'no Secret Service on the D-Bus session bus (org.freedesktop.DBus.Error.ServiceUnknown)' });
+    expect(result).toEqual({
+      status: 'unavailable',
+      reason: 'no Secret Service on the D-Bus session bus (org.freedesktop.DBus.Error.ServiceUnknown)',
+    });
     expect(elapsed).toBeLessThan(5000);
   });
 
@@ -119,14 +129,20 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
     expect(once.connections).toBe(2);
     const always = await fake('errs-always');
     const { result } = await timed(always.address, 10_000);
-    expect(result).toMatchObject({ status: 'unavailable', reason: 'the Secret Service failed ReadAlias (org.freedesktop.DBus.Error.UnknownMethod)' });
+    expect(result).toMatchObject({
+      status: 'unavailable',
+      reason: 'the Secret Service failed ReadAlias (org.freedesktop.DBus.Error.UnknownMethod)',
+    });
     expect(always.connections).toBe(2);
   });
 
   it('a direct read tries once more too, and opens a plain session only for it', async () => {
     const bus = await fake('search-errs-once');
     const env = { DBUS_SESSION_BUS_ADDRESS: bus.address };
-    expect(await readSecretServiceSecret({ env, service, account: 'someone', timeoutMs: 10_000 })).toEqual({ status: 'done', secret: null });
+    expect(await readSecretServiceSecret({ env, service, account: 'someone', timeoutMs: 10_000 })).toEqual({
+      status: 'done',
+      secret: null,
+    });
     expect(bus.connections).toBe(2);
     expect(bus.calls.filter((c) => c.endsWith('.SearchItems'))).toHaveLength(2);
     expect(bus.calls.filter((c) => c.endsWith('.OpenSession'))).toHaveLength(2);
@@ -136,7 +152,10 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
 
   it('refuses a locked keyring, which would make the library wait for an unlock prompt', async () => {
     const { result } = await timed((await fake('locked')).address, 10_000);
-    expect(result).toEqual({ status: 'unavailable', reason: 'the keyring is locked (unlock it, e.g. by signing in to the desktop)' });
+    expect(result).toEqual({
+      status: 'unavailable',
+      reason: 'the keyring is locked (unlock it, e.g. by signing in to the desktop)',
+    });
   });
 
   it('refuses a keyring without a default collection, where the first write would prompt to create one', async () => {
@@ -173,9 +192,18 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
       secret: Buffer.from(STORED_SECRET),
       writable: false,
     });
-    expect(bus.calls).toEqual([HELLO, GET, `${SERVICE}.SearchItems`, `${SERVICE}.OpenSession`, 'org.freedesktop.secrets org.freedesktop.Secret.Item.GetSecret']);
+    expect(bus.calls).toEqual([
+      HELLO,
+      GET,
+      `${SERVICE}.SearchItems`,
+      `${SERVICE}.OpenSession`,
+      'org.freedesktop.secrets org.freedesktop.Secret.Item.GetSecret',
+    ]);
     // Without an account to read, the default collection is looked at, and this one is locked.
-    expect(await probeSecretService({ env, service, timeoutMs: 10_000 })).toEqual({ status: 'unavailable', reason: LOCKED });
+    expect(await probeSecretService({ env, service, timeoutMs: 10_000 })).toEqual({
+      status: 'unavailable',
+      reason: LOCKED,
+    });
     expect(bus.calls.slice(5)).toEqual([HELLO, GET, `${SERVICE}.SearchItems`, `${SERVICE}.ReadAlias`, GET]);
   });
 
@@ -206,9 +234,16 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
     // record, sent with the first, would be refused, answered wrongly, or bring the service down.
     const bus = await fake('records-callers-late');
     const env = { DBUS_SESSION_BUS_ADDRESS: bus.address };
-    expect(await probeSecretService({ env, service, timeoutMs: 10_000, read: 'someone' })).toEqual({ status: 'ready', secret: null, writable: true });
+    expect(await probeSecretService({ env, service, timeoutMs: 10_000, read: 'someone' })).toEqual({
+      status: 'ready',
+      secret: null,
+      writable: true,
+    });
     expect(await probeSecretService({ env, service, timeoutMs: 10_000 })).toEqual({ status: 'ready', writable: true });
-    expect(await readSecretServiceSecret({ env, service, account: 'someone', timeoutMs: 10_000 })).toEqual({ status: 'done', secret: null });
+    expect(await readSecretServiceSecret({ env, service, account: 'someone', timeoutMs: 10_000 })).toEqual({
+      status: 'done',
+      secret: null,
+    });
     expect(await listSecretServiceAccounts({ env, service, timeoutMs: 10_000 })).toEqual([]);
     expect(bus.connections).toBe(4); // each answered the first time
     expect(bus.calls.filter((c) => c === HELLO)).toHaveLength(4);
@@ -224,7 +259,10 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
   it('tries the addresses in order, like libdbus, and names the socket it could not reach', async () => {
     const absent = join(dir.path, 'absent.sock');
     const bus = await fake('stalls-after-open-session');
-    expect((await timed(`unix:path=${absent};${bus.address}`, 10_000)).result).toEqual({ status: 'ready', writable: true });
+    expect((await timed(`unix:path=${absent};${bus.address}`, 10_000)).result).toEqual({
+      status: 'ready',
+      writable: true,
+    });
     expect((await timed(`unix:path=${absent}`, 10_000)).result).toEqual({
       status: 'unavailable',
       reason: `cannot connect to the D-Bus session bus at ${absent} (ENOENT)`,
@@ -245,14 +283,22 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
   it("lists accounts under the same timeout (the library's own listing has none)", async () => {
     const bus = await fake('hello-only');
     const started = Date.now();
-    const listed = await listSecretServiceAccounts({ env: { DBUS_SESSION_BUS_ADDRESS: bus.address }, service, timeoutMs: 400 });
+    const listed = await listSecretServiceAccounts({
+      env: { DBUS_SESSION_BUS_ADDRESS: bus.address },
+      service,
+      timeoutMs: 400,
+    });
     expect(listed).toEqual(timeout);
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('KeyringClient: a failed probe fails every later call at once, with the same exit-2 error', async () => {
     const bus = await fake('silent');
-    const client = new KeyringClient({ service, timeoutMs: 300, env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address } });
+    const client = new KeyringClient({
+      service,
+      timeoutMs: 300,
+      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address },
+    });
     const first = await client.ready().catch((err: unknown) => err);
     expect(first).toBeInstanceOf(IdcliError);
     expect((first as IdcliError).exitCode).toBe(ExitCode.USAGE);
@@ -264,9 +310,13 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
     expect(bus.connections).toBe(1);
   });
 
-  it('KeyringClient: refuses a healthy bus that is not the one the library would use (this process\'s own)', async () => {
+  it("KeyringClient: refuses a healthy bus that is not the one the library would use (this process's own)", async () => {
     const bus = await fake('stalls-after-open-session');
-    const client = new KeyringClient({ service, timeoutMs: 5000, env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address } });
+    const client = new KeyringClient({
+      service,
+      timeoutMs: 5000,
+      env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address },
+    });
     await expect(client.ready()).rejects.toThrow(/not this process's own/);
     expect(bus.calls.filter((c) => c.endsWith('OpenSession'))).toEqual([]); // the library never connected there
   });
@@ -276,7 +326,9 @@ describe.runIf(HAVE_KEYRING)('probeSecretService against the real session bus (g
   it('finds it ready, quickly', async () => {
     // Generous bounds for a loaded machine; on an idle one this takes a few milliseconds.
     const started = Date.now();
-    expect(await probeSecretService({ env: process.env, service: `idcli-probe-${process.pid}`, timeoutMs: 20_000 })).toEqual({ status: 'ready', writable: true });
+    expect(
+      await probeSecretService({ env: process.env, service: `idcli-probe-${process.pid}`, timeoutMs: 20_000 }),
+    ).toEqual({ status: 'ready', writable: true });
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });

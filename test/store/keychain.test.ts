@@ -31,7 +31,9 @@ describe.runIf(REQUIRE_KEYRING)('keychain requirement (IDCLI_REQUIRE_KEYCHAIN=1)
 /** Reads an entry the way any other program would: through the Secret Service, not through idcli. */
 async function secretTool(service: string, account: string): Promise<Buffer | null> {
   try {
-    const { stdout } = await exec('secret-tool', ['lookup', 'service', service, 'username', account], { encoding: 'buffer' });
+    const { stdout } = await exec('secret-tool', ['lookup', 'service', service, 'username', account], {
+      encoding: 'buffer',
+    });
     return stdout;
   } catch {
     return null; // secret-tool exits 1 when nothing matches
@@ -60,7 +62,13 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
   });
 
   it('is what auto mode picks, and its writes land in the keychain, not in files', async () => {
-    const opened = await openStore({ mode: 'auto', configDir: dir.path, service, warn: (m) => warnings.push(m), timeoutMs: TIMEOUT_MS });
+    const opened = await openStore({
+      mode: 'auto',
+      configDir: dir.path,
+      service,
+      warn: (m) => warnings.push(m),
+      timeoutMs: TIMEOUT_MS,
+    });
     expect(opened.kind).toBe('keychain');
     expect(opened.describe()).toBe(`OS keychain (service "${service}")`);
     expect(warnings).toEqual([]);
@@ -77,7 +85,13 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
   });
 
   it('keychain mode opens it too', async () => {
-    const opened = await openStore({ mode: 'keychain', configDir: dir.path, service, warn: (m) => warnings.push(m), timeoutMs: TIMEOUT_MS });
+    const opened = await openStore({
+      mode: 'keychain',
+      configDir: dir.path,
+      service,
+      warn: (m) => warnings.push(m),
+      timeoutMs: TIMEOUT_MS,
+    });
     expect(opened.kind).toBe('keychain');
     (opened as KeychainStore).close();
   });
@@ -105,7 +119,12 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
     fresh.close();
 
     const rawHead = await secretTool(service, account);
-    const head = JSON.parse(rawHead!.toString('utf8')) as { write: string; chunks: number; bytes: number; sha256: string };
+    const head = JSON.parse(rawHead!.toString('utf8')) as {
+      write: string;
+      chunks: number;
+      bytes: number;
+      sha256: string;
+    };
     expect(rawHead!.length).toBeLessThan(CHUNK_BYTES);
     expect(head.chunks).toBe(Math.ceil(head.bytes / CHUNK_BYTES));
     expect(head.chunks).toBeGreaterThanOrEqual(5);
@@ -118,7 +137,9 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
       joined = Buffer.concat([joined, chunk!]);
     }
     expect(JSON.parse(joined.toString('utf8'))).toEqual(record);
-    expect((await store.backend.list()).sort()).toEqual([account, ...Array.from({ length: head.chunks }, (_, i) => chunkAccount(account, head.write, i))].sort());
+    expect((await store.backend.list()).sort()).toEqual(
+      [account, ...Array.from({ length: head.chunks }, (_, i) => chunkAccount(account, head.write, i))].sort(),
+    );
   });
 
   it('removes the previous chunks after each commit', async () => {
@@ -180,19 +201,43 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
 
   it('reads the entries the library wrote straight from the Secret Service, byte for byte', async () => {
     // Bytes that are not UTF-8, a NUL, and the largest chunk: what the library stores must come back exactly.
-    const value = Buffer.concat([Buffer.from([0, 0xff, 0xfe, 0x80]), Buffer.from('é'.repeat(900), 'utf8'), Buffer.alloc(100, 7)]);
+    const value = Buffer.concat([
+      Buffer.from([0, 0xff, 0xfe, 0x80]),
+      Buffer.from('é'.repeat(900), 'utf8'),
+      Buffer.alloc(100, 7),
+    ]);
     expect(value.length).toBeLessThanOrEqual(CHUNK_BYTES);
     await store.backend.set('direct-read', value);
     const env = process.env;
-    expect(await readSecretServiceSecret({ env, service, account: 'direct-read', timeoutMs: TIMEOUT_MS })).toEqual({ status: 'done', secret: value });
-    expect(await readSecretServiceSecret({ env, service, account: 'nobody', timeoutMs: TIMEOUT_MS })).toEqual({ status: 'done', secret: null });
+    expect(await readSecretServiceSecret({ env, service, account: 'direct-read', timeoutMs: TIMEOUT_MS })).toEqual({
+      status: 'done',
+      secret: value,
+    });
+    expect(await readSecretServiceSecret({ env, service, account: 'nobody', timeoutMs: TIMEOUT_MS })).toEqual({
+      status: 'done',
+      secret: null,
+    });
     // The probe can fetch it in its own conversation; finding it, it leaves the checks a write needs to the first write.
-    expect(await probeSecretService({ env, service, timeoutMs: TIMEOUT_MS, read: 'direct-read' })).toEqual({ status: 'ready', secret: value, writable: false });
+    expect(await probeSecretService({ env, service, timeoutMs: TIMEOUT_MS, read: 'direct-read' })).toEqual({
+      status: 'ready',
+      secret: value,
+      writable: false,
+    });
     // An account with nothing stored: the probe goes on to those checks (auto's choice of store rests on them).
-    expect(await probeSecretService({ env, service, timeoutMs: TIMEOUT_MS, read: 'nobody' })).toEqual({ status: 'ready', secret: null, writable: true });
+    expect(await probeSecretService({ env, service, timeoutMs: TIMEOUT_MS, read: 'nobody' })).toEqual({
+      status: 'ready',
+      secret: null,
+      writable: true,
+    });
     // A second item with the same attributes (another program's): the lookup does not guess.
-    await exec('sh', ['-c', `printf other | secret-tool store --label=other service "${service}" username direct-read program other`]);
-    expect(await readSecretServiceSecret({ env, service, account: 'direct-read', timeoutMs: TIMEOUT_MS })).toEqual({ status: 'done', secret: 'ambiguous' });
+    await exec('sh', [
+      '-c',
+      `printf other | secret-tool store --label=other service "${service}" username direct-read program other`,
+    ]);
+    expect(await readSecretServiceSecret({ env, service, account: 'direct-read', timeoutMs: TIMEOUT_MS })).toEqual({
+      status: 'done',
+      secret: 'ambiguous',
+    });
     await exec('secret-tool', ['clear', 'service', service, 'username', 'direct-read']);
   });
 

@@ -70,7 +70,9 @@ describe('lock', () => {
     // All eight start by finding an abandoned lock: only one of them may remove it, and only once.
     await plantLock(lockPath, { pid: await deadPid(), host: hostname() });
     const iterations = 15;
-    const children = Array.from({ length: 8 }, () => waitForExit(runFixture('lock-counter', [lockPath, counter, marker, String(iterations)])));
+    const children = Array.from({ length: 8 }, () =>
+      waitForExit(runFixture('lock-counter', [lockPath, counter, marker, String(iterations)])),
+    );
     const results = await Promise.all(children);
     for (const r of results) expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect(Number(await readFile(counter, 'utf8'))).toBe(8 * iterations);

@@ -16,7 +16,13 @@ describe('openStore: file mode', () => {
     try {
       const warnings: string[] = [];
       const env = { ...process.env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(dir.path, 'absent.sock')}` };
-      const store = await openStore({ mode: 'file', configDir: dir.path, service: 'idcli-test', warn: (m) => warnings.push(m), env });
+      const store = await openStore({
+        mode: 'file',
+        configDir: dir.path,
+        service: 'idcli-test',
+        warn: (m) => warnings.push(m),
+        env,
+      });
       expect(store.kind).toBe('file');
       expect(warnings).toEqual([]);
     } finally {
@@ -40,7 +46,13 @@ describe.runIf(process.platform === 'linux')('openStore without a usable Secret 
     const env = () => ({ ...process.env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(dir.path, 'absent.sock')}` });
 
     it('auto falls back to the file store with exactly one warning saying why', async () => {
-      const store = await openStore({ mode: 'auto', configDir: dir.path, service, warn: (m) => warnings.push(m), env: env() });
+      const store = await openStore({
+        mode: 'auto',
+        configDir: dir.path,
+        service,
+        warn: (m) => warnings.push(m),
+        env: env(),
+      });
       expect(store.kind).toBe('file');
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/keychain unavailable/i);
@@ -51,7 +63,9 @@ describe.runIf(process.platform === 'linux')('openStore without a usable Secret 
     });
 
     it('keychain mode is a usage error (exit 2) pointing at IDCLI_CREDENTIAL_STORE=file', async () => {
-      const err = await rejection(openStore({ mode: 'keychain', configDir: dir.path, service, warn: (m) => warnings.push(m), env: env() }));
+      const err = await rejection(
+        openStore({ mode: 'keychain', configDir: dir.path, service, warn: (m) => warnings.push(m), env: env() }),
+      );
       expect(err.exitCode).toBe(ExitCode.USAGE);
       expect(err.message).toMatch(/^keychain unavailable: .+; set IDCLI_CREDENTIAL_STORE=file$/);
       expect(err.message).not.toContain('\n');
@@ -85,17 +99,35 @@ describe.runIf(process.platform === 'linux')('openStore without a usable Secret 
 
     it('keychain mode is cut by the timeout with exit 2', async () => {
       const started = Date.now();
-      const err = await rejection(openStore({ mode: 'keychain', configDir: dir.path, service, warn: (m) => warnings.push(m), timeoutMs: 1000, env }));
+      const err = await rejection(
+        openStore({
+          mode: 'keychain',
+          configDir: dir.path,
+          service,
+          warn: (m) => warnings.push(m),
+          timeoutMs: 1000,
+          env,
+        }),
+      );
       const elapsed = Date.now() - started;
       expect(err.exitCode).toBe(ExitCode.USAGE);
-      expect(err.message).toBe('keychain unavailable: keychain did not answer within 1 s; set IDCLI_CREDENTIAL_STORE=file');
+      expect(err.message).toBe(
+        'keychain unavailable: keychain did not answer within 1 s; set IDCLI_CREDENTIAL_STORE=file',
+      );
       expect(elapsed).toBeGreaterThanOrEqual(950);
       expect(elapsed).toBeLessThan(10_000);
       expect(sockets.length).toBeGreaterThan(0); // the helper really connected and was left waiting
     });
 
     it('auto falls back to the file store after the timeout, saying so once', async () => {
-      const store = await openStore({ mode: 'auto', configDir: dir.path, service, warn: (m) => warnings.push(m), timeoutMs: 1000, env });
+      const store = await openStore({
+        mode: 'auto',
+        configDir: dir.path,
+        service,
+        warn: (m) => warnings.push(m),
+        timeoutMs: 1000,
+        env,
+      });
       expect(store.kind).toBe('file');
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/did not answer within 1 s/);

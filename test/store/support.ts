@@ -37,7 +37,11 @@ export async function tempDir(prefix = 'idcli-store-'): Promise<{ path: string; 
 }
 
 /** Runs test/store/fixtures/<name>.ts with tsx, as a separate process (so it can be SIGKILLed or race others). */
-export function runFixture(name: string, args: string[], env: Record<string, string | undefined> = process.env): ChildProcess {
+export function runFixture(
+  name: string,
+  args: string[],
+  env: Record<string, string | undefined> = process.env,
+): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', join(FIXTURES, `${name}.ts`), ...args], {
     cwd: ROOT,
     env,
@@ -57,11 +61,15 @@ export function waitForLine(child: ChildProcess, line: string): Promise<void> {
       out += c.toString();
       if (out.split('\n').includes(line)) resolvePromise();
     });
-    child.on('exit', (code, signal) => reject(new Error(`fixture exited (${signal ?? code}) before "${line}": ${err}`)));
+    child.on('exit', (code, signal) =>
+      reject(new Error(`fixture exited (${signal ?? code}) before "${line}": ${err}`)),
+    );
   });
 }
 
-export function waitForExit(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+export function waitForExit(
+  child: ChildProcess,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
     let stdout = '';
     let stderr = '';

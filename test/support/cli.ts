@@ -45,8 +45,14 @@ export function baseEnv(extra: Record<string, string | undefined> = {}): Record<
 
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const env = Object.fromEntries(Object.entries(opts.env ?? baseEnv()).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
-    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: opts.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const env = Object.fromEntries(
+      Object.entries(opts.env ?? baseEnv()).filter(([, v]) => v !== undefined),
+    ) as NodeJS.ProcessEnv;
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env,
+      cwd: opts.cwd ?? ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
@@ -56,7 +62,13 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const stdoutBytes = Buffer.concat(out);
-      resolve({ code, signal, stdout: stdoutBytes.toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), stdoutBytes });
+      resolve({
+        code,
+        signal,
+        stdout: stdoutBytes.toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        stdoutBytes,
+      });
     });
     opts.onSpawn?.(child);
     child.stdin.end(opts.input ?? '');

@@ -39,15 +39,23 @@ describe('precedence: flag > env > config file > default', () => {
     expect(s.baseUrl).toBe('https://flag.example.com');
   });
   it('an empty env variable does not hide the file', () => {
-    expect(resolveSettings({}, { IDCLI_BASE_URL: '', IDCLI_CONFIG_DIR: '/c' }, file).baseUrl).toBe('https://file.example.com');
+    expect(resolveSettings({}, { IDCLI_BASE_URL: '', IDCLI_CONFIG_DIR: '/c' }, file).baseUrl).toBe(
+      'https://file.example.com',
+    );
   });
   it('the profile comes from the flag, then IDCLI_PROFILE', () => {
     expect(resolveSettings({}, { IDCLI_PROFILE: 'staging' }, file).baseUrl).toBe('https://staging.example.com');
-    expect(resolveSettings({ profile: 'default' }, { IDCLI_PROFILE: 'staging' }, file).baseUrl).toBe('https://file.example.com');
+    expect(resolveSettings({ profile: 'default' }, { IDCLI_PROFILE: 'staging' }, file).baseUrl).toBe(
+      'https://file.example.com',
+    );
     expect(resolveSettings({ profile: 'none' }, {}, file).baseUrl).toBeUndefined();
   });
   it('reads the store mode, keychain service and access token from env', () => {
-    const s = resolveSettings({}, { IDCLI_CREDENTIAL_STORE: 'file', IDCLI_KEYCHAIN_SERVICE: 'svc', IDCLI_ACCESS_TOKEN: 'tok' }, file);
+    const s = resolveSettings(
+      {},
+      { IDCLI_CREDENTIAL_STORE: 'file', IDCLI_KEYCHAIN_SERVICE: 'svc', IDCLI_ACCESS_TOKEN: 'tok' },
+      file,
+    );
     expect([s.credentialStore, s.keychainService, s.accessToken]).toEqual(['file', 'svc', 'tok']);
     usage(() => resolveSettings({}, { IDCLI_CREDENTIAL_STORE: 'vault' }, file));
   });
@@ -77,10 +85,21 @@ describe('validation', () => {
     usage(() => validateSetting('client-name', 'a"b'));
   });
   it('redirect-uri: loopback http with an explicit port, kept byte for byte', () => {
-    for (const ok of ['http://127.0.0.1:8765/callback', 'http://[::1]:8765/cb', 'http://localhost:0/callback', 'http://127.0.0.1:8765']) {
+    for (const ok of [
+      'http://127.0.0.1:8765/callback',
+      'http://[::1]:8765/cb',
+      'http://localhost:0/callback',
+      'http://127.0.0.1:8765',
+    ]) {
       expect(validateSetting('redirect-uri', ok)).toBe(ok);
     }
-    for (const bad of ['https://127.0.0.1:8765/cb', 'http://example.com:8765/cb', 'http://127.0.0.1/cb', 'http://127.0.0.1:99999/cb', 'http://127.0.0.1:1/cb#x']) {
+    for (const bad of [
+      'https://127.0.0.1:8765/cb',
+      'http://example.com:8765/cb',
+      'http://127.0.0.1/cb',
+      'http://127.0.0.1:99999/cb',
+      'http://127.0.0.1:1/cb#x',
+    ]) {
       usage(() => validateSetting('redirect-uri', bad));
     }
   });
