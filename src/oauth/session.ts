@@ -42,7 +42,6 @@ export async function openSession(ctx: SessionContext): Promise<Session> {
     service: ctx.settings.keychainService,
     warn: (msg) => ctx.deps.log.warn(msg),
     env: ctx.deps.env,
-    firstRead: key,
   });
   return new Session(ctx, store, key);
 }

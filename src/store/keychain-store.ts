@@ -45,9 +45,7 @@ interface ChunkedHead {
 
 type Head = InlineHead | ChunkedHead;
 
-export interface KeychainStoreOptions extends Omit<KeyringClientOptions, 'firstRead'> {
-  /** The record that will be read first (its head entry is fetched along with the probe). */
-  firstRead?: CredentialKey;
+export interface KeychainStoreOptions extends KeyringClientOptions {
   hooks?: CommitHooks;
   /** Another way to reach the keychain; defaults to @napi-rs/keyring in this process. */
   backend?: KeyringBackend;
@@ -61,9 +59,7 @@ export class KeychainStore implements CredentialStore {
 
   constructor(opts: KeychainStoreOptions) {
     this.service = opts.service;
-    const { firstRead, ...client } = opts;
-    this.backend =
-      opts.backend ?? new KeyringClient({ ...client, ...(firstRead ? { firstRead: accountName(firstRead) } : {}) });
+    this.backend = opts.backend ?? new KeyringClient(opts);
     this.#hooks = opts.hooks ?? {};
   }
 

@@ -13,9 +13,7 @@
  *   unlock or create-collection prompt does not: the library waits up to a year for the prompt's Completed signal.
  *   findCredentialsAsync goes through another D-Bus stack (zbus) that waits for a stalled service with no timeout.
  * Hence, on Linux, before the first entry exists, {@link probeSecretService} speaks D-Bus itself under the store's
- * timeout: it authenticates, says Hello, and looks up the account read first; found unlocked, its secret comes
- * back in the same conversation. Otherwise, and before the first write, it asks for idcli's items (a locked one
- * would prompt) and for the default collection (a missing or locked one would prompt on the first write). Only
+ * timeout: it authenticates, says Hello, and asks for idcli's items (a locked one would prompt) and for the default collection (a missing or locked one would prompt on the first write). Only
  * after clean answers does the library connect. Reads and listing go on directly: the library's listing is
  * unguardable, and its entries cost a D-Bus connection and a key exchange each on the main thread (~6 ms), while a
  * cached `idcli token` then never loads the library at all (~4 ms).
@@ -57,8 +55,6 @@ export interface KeyringClientOptions {
    * this process's own environment, so a different session bus is reported as unavailable rather than half used.
    */
   env?: Record<string, string | undefined>;
-  /** The account the first get() will ask for: on Linux it is read in the probe's own D-Bus conversation. */
-  firstRead?: string;
 }
 
 /** Raw byte access to entries of one keychain service. */
@@ -88,15 +84,11 @@ export class KeyringClient implements KeyringBackend {
   readonly #entries = new Map<string, AsyncEntry>();
   /** Set once the keychain failed in a way that makes further calls pointless (a timeout, no Secret Service). */
   #broken: IdcliError | null = null;
-  readonly #firstRead: string | undefined;
-  /** What the probe read for #firstRead, handed out once by get() unless a write came first. */
-  #prefetched: { account: string; secret: Buffer | null } | null = null;
 
   constructor(opts: KeyringClientOptions) {
     this.service = opts.service;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS;
     this.#env = opts.env ?? process.env;
-    this.#firstRead = opts.firstRead;
   }
 
   ready(): Promise<void> {
@@ -111,9 +103,6 @@ export class KeyringClient implements KeyringBackend {
    */
   async get(account: string): Promise<Buffer | null> {
     await this.ready();
-    const prefetched = this.#prefetched;
-    this.#prefetched = null;
-    if (prefetched?.account === account) return prefetched.secret;
     if (this.#direct) {
       const read = await readSecretServiceSecret({
         env: this.#env,
@@ -130,14 +119,12 @@ export class KeyringClient implements KeyringBackend {
   }
 
   async set(account: string, value: Buffer): Promise<void> {
-    this.#prefetched = null;
     await this.#checkWritable();
     // Bytes, not a password: on Windows a password is stored as UTF-16 and would halve the 2560-byte limit.
     await this.#guard((await this.#entry(account)).setSecret(value));
   }
 
   async delete(account: string): Promise<boolean> {
-    this.#prefetched = null;
     await this.#checkWritable();
     return (await this.#guard((await this.#entry(account)).deleteCredential())) === true;
   }
@@ -175,7 +162,6 @@ export class KeyringClient implements KeyringBackend {
         env: this.#env,
         service: this.service,
         timeoutMs: this.timeoutMs,
-        read: this.#firstRead,
       });
       if (probe.status === 'unavailable') throw this.#fail(keychainError(probe.reason));
       if (sessionBusOf(this.#env) !== sessionBusOf(process.env)) {
@@ -189,9 +175,6 @@ export class KeyringClient implements KeyringBackend {
         if (!bindingInstalled()) this.#loaded();
         this.#direct = true;
         if (probe.writable) this.#writable = Promise.resolve();
-        if (this.#firstRead !== undefined && probe.secret !== undefined && probe.secret !== 'ambiguous') {
-          this.#prefetched = { account: this.#firstRead, secret: probe.secret };
-        }
         return;
       }
     }

@@ -6,7 +6,6 @@ import { usageError } from '../errors.js';
 import { FileStore } from './file-store.js';
 import type { CredentialStore } from './interface.js';
 import type { KeychainStore } from './keychain-store.js';
-import type { CredentialKey } from './record.js';
 
 export interface OpenStoreOptions {
   mode: 'auto' | 'keychain' | 'file';
@@ -16,8 +15,6 @@ export interface OpenStoreOptions {
   timeoutMs?: number;
   /** Environment for reaching the keychain (D-Bus session address); defaults to this process's. */
   env?: Record<string, string | undefined>;
-  /** The record that will be read first: the keychain's probe fetches it in the same round trips. */
-  firstRead?: CredentialKey;
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore> {
@@ -50,14 +47,11 @@ export async function allStores(
 }
 
 /** Loaded only when asked for: `IDCLI_CREDENTIAL_STORE=file` runs never parse the keychain and D-Bus code. */
-async function newKeychain(
-  opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env' | 'firstRead'>,
-): Promise<KeychainStore> {
+async function newKeychain(opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env'>): Promise<KeychainStore> {
   const { KeychainStore } = await import('./keychain-store.js');
   return new KeychainStore({
     service: opts.service,
     timeoutMs: opts.timeoutMs,
     env: opts.env,
-    ...(opts.firstRead ? { firstRead: opts.firstRead } : {}),
   });
 }

@@ -1,6 +1,9 @@
-/** N processes refreshing the same sign-in at once: the lock serialises them, so no refresh token is sent twice. */
-import { afterEach, describe, expect, it } from 'vitest';
-import { expectNoSecrets, type Harness, harness, login, tokenForms } from './harness.js';
+/**
+ * N processes refreshing the same sign-in at once: the lock serialises them, so no refresh token is sent twice.
+ * With each credential store: a store that hands out a value read before the lock was taken burns the sign-in.
+ */
+import { afterEach, expect, it } from 'vitest';
+import { describeEachStore, expectNoSecrets, type Harness, harness, login, tokenForms } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -8,35 +11,48 @@ afterEach(async () => {
   h = undefined;
 });
 
-describe('concurrent refreshes', () => {
+/** N `token --refresh` at once: all succeed, the server saw N serial refreshes, no reuse, and one more works. */
+async function refreshAtOnce(hh: Harness, n: number): Promise<void> {
+  await login(hh);
+  const results = await Promise.all(
+    Array.from({ length: n }, () => hh.run(['token', '--refresh'], {}, { timeoutMs: 180_000 })),
+  );
+  for (const r of results) {
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^\S+\n$/);
+  }
+  const refreshes = hh.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
+  expect(refreshes).toHaveLength(n);
+  expect(refreshes.every((e) => e.ok && !e.reuse)).toBe(true);
+  const sent = tokenForms(hh.emu)
+    .filter((f) => f.grant_type === 'refresh_token')
+    .map((f) => f.refresh_token);
+  expect(new Set(sent).size).toBe(n); // no refresh token was sent twice
+  const printed = results.map((r) => r.stdout.trim());
+  expect(new Set(printed).size).toBe(n);
+  const rec = await hh.record();
+  expect(rec?.generation).toBe(1 + n);
+  expect(printed).toContain(rec?.accessToken);
+  // The family is alive: the next refresh proves the last stored verifier.
+  const after = await hh.run(['token', '--refresh']);
+  expect(after.code, after.stderr).toBe(0);
+  expect(hh.emu.tokenEvents.filter((e) => e.grant === 'refresh_token').every((e) => e.ok && !e.reuse)).toBe(true);
+  expectNoSecrets(hh, [...printed, after.stdout.trim()]);
+}
+
+describeEachStore('concurrent refreshes', (store) => {
   it('8 processes running `token --refresh` at once all succeed with 8 serial refreshes', async () => {
-    h = await harness();
-    await login(h);
-    const N = 8;
-    const results = await Promise.all(
-      Array.from({ length: N }, () => h!.run(['token', '--refresh'], {}, { timeoutMs: 120_000 })),
-    );
-    for (const r of results) {
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/^\S+\n$/);
-    }
-    const refreshes = h.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
-    expect(refreshes).toHaveLength(N);
-    expect(refreshes.every((e) => e.ok && !e.reuse)).toBe(true);
-    const sent = tokenForms(h.emu)
-      .filter((f) => f.grant_type === 'refresh_token')
-      .map((f) => f.refresh_token);
-    expect(new Set(sent).size).toBe(N); // no refresh token was sent twice
-    const printed = results.map((r) => r.stdout.trim());
-    expect(new Set(printed).size).toBe(N);
-    const rec = await h.record();
-    expect(rec?.generation).toBe(1 + N);
-    expect(printed).toContain(rec?.accessToken);
-    expectNoSecrets(h, printed);
-  });
+    h = await harness({ store });
+    await refreshAtOnce(h, 8);
+  }, 240_000);
+
+  it('16 processes running `token --refresh` at once all succeed with 16 serial refreshes', async () => {
+    h = await harness({ store });
+    await refreshAtOnce(h, 16);
+  }, 360_000);
 
   it('processes that need a token at once share one refresh', async () => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
     const rec = await h.record();
     // Age the stored access token: every process starts out needing a refresh.

@@ -4,15 +4,15 @@
  *
  * No test hook is compiled into idcli; the CLI is paused at real seams instead: a lock held by the test (before
  * the request), emulator latency (request in flight), the emulator's log of its answer (after the response), and
- * random delays (during the write).
+ * random delays (during the write). With each credential store.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { lockPathFor, withLock } from '../../src/store/lock.js';
 import type { CliResult } from '../support/cli.js';
-import { expectNoSecrets, type Harness, harness, login, until } from './harness.js';
+import { describeEachStore, expectNoSecrets, type Harness, harness, login, until } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -49,9 +49,9 @@ function tokenRequests(hh: Harness): number {
   return hh.emu.requests.filter((r) => r.path === '/oauth/token').length;
 }
 
-describe('kill -9 during a refresh', () => {
+describeEachStore('kill -9 during a refresh', (store) => {
   it('before the request (waiting for the lock): the next run works', async () => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
     const configDir = join(h.dir, 'config');
     const before = tokenRequests(h);
@@ -67,7 +67,7 @@ describe('kill -9 during a refresh', () => {
   });
 
   it('while the request is in flight: the next run recovers the dead lock and works or says to log in', async () => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
     const before = tokenRequests(h);
     h.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 1500 } });
@@ -89,7 +89,7 @@ describe('kill -9 during a refresh', () => {
   });
 
   it('after the response arrived: the next run works or says to log in', async () => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
     const okBefore = h.emu.tokenEvents.filter((e) => e.ok).length;
     const { child, done } = start(h, ['token', '--refresh']);
@@ -105,7 +105,7 @@ describe('kill -9 during a refresh', () => {
   });
 
   it('right after creating the lock file (still empty): the next run takes the lock over soon', async () => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
     const lockPath = lockPathFor(join(h.dir, 'config'), h.key());
     await mkdir(dirname(lockPath), { recursive: true });
@@ -117,7 +117,7 @@ describe('kill -9 during a refresh', () => {
   }, 60_000);
 
   it('at random moments, over and over: never a corrupt record', async () => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
     // Calibrate on this machine: how long does a whole refresh run take? The fastest of three, because the
     // first run is slowed by cold caches and kills timed from it would all come after the run had finished.

@@ -2,19 +2,40 @@
  * Shared set-up of the sign-in integration tests: a strict emulator on port 0, a fresh config directory, the
  * HTTP "browser" as $BROWSER, and helpers to run the BUILT CLI and to look for leaked secrets in its output.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { describe, expect } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
+import type { CredentialStore } from '../../src/store/interface.js';
+import { KeychainStore } from '../../src/store/keychain-store.js';
 import type { CredentialKey, CredentialRecord } from '../../src/store/record.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliOptions, type CliResult, ROOT, runCli, tempDir } from '../support/cli.js';
 
 export const HTTP_BROWSER = join(ROOT, 'test', 'support', 'http-browser.mjs');
 
+/** The credential stores every store-dependent behaviour is tested with. */
+export const STORE_KINDS = ['file', 'keychain'] as const;
+export type StoreKind = (typeof STORE_KINDS)[number];
+
+/**
+ * The real keychain is there inside `scripts/with-keyring.sh` (IDCLI_TEST_KEYRING=1); CI demands it
+ * (IDCLI_REQUIRE_KEYCHAIN=1), so there a missing keyring fails these tests instead of skipping them.
+ */
+export const KEYCHAIN_TESTABLE = process.env.IDCLI_TEST_KEYRING === '1' || process.env.IDCLI_REQUIRE_KEYCHAIN === '1';
+
+/** Declares the suite once per credential store, e.g. `concurrent refreshes (keychain store)`. */
+export function describeEachStore(name: string, suite: (store: StoreKind) => void): void {
+  for (const store of STORE_KINDS) {
+    describe.skipIf(store === 'keychain' && !KEYCHAIN_TESTABLE)(`${name} (${store} store)`, () => suite(store));
+  }
+}
+
 export interface Harness {
   emu: Emulator;
   dir: string;
+  /** Where the CLI keeps the sign-in: IDCLI_CREDENTIAL_STORE of every run. */
+  store: StoreKind;
   /** The CLI's environment: emulator settings, file store, the HTTP browser; `extra` overrides (undefined removes). */
   env(extra?: Record<string, string | undefined>): Record<string, string | undefined>;
   run(args: string[], extra?: Record<string, string | undefined>, opts?: Omit<CliOptions, 'env'>): Promise<CliResult>;
@@ -30,10 +51,12 @@ export interface Harness {
 export interface HarnessOptions extends EmulatorOptions {
   /** The redirect URI idcli is configured with; default a free port on 127.0.0.1. */
   redirectUri?: string;
+  /** The credential store of every run (default file); a keychain harness uses a service name of its own. */
+  store?: StoreKind;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
-  const { redirectUri = 'http://127.0.0.1:0/callback', ...emuOpts } = opts;
+  const { redirectUri = 'http://127.0.0.1:0/callback', store = 'file', ...emuOpts } = opts;
   const emu = await startEmulator({
     loopbackAnyPort: true,
     callbackUrl: redirectUri.replace(/:0\//, ':8765/'),
@@ -41,14 +64,21 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   });
   const tmp = await tempDir('idcli-auth-');
   const outputs: string[] = [];
+  const configDir = join(tmp.path, 'config');
+  const service = `idcli-auth-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  // The test reads and writes the record through the same store as the CLI, in this process; a patient timeout,
+  // because a loaded test machine can make gnome-keyring slow, and these tests are not about its timeout.
+  const records: CredentialStore =
+    store === 'keychain' ? new KeychainStore({ service, timeoutMs: 20_000 }) : new FileStore({ configDir });
   const env = (extra: Record<string, string | undefined> = {}) =>
     baseEnv({
       IDCLI_BASE_URL: emu.baseUrl,
       IDCLI_CLIENT_ID: emu.client.id,
       IDCLI_CLIENT_NAME: emu.client.name,
       IDCLI_REDIRECT_URI: redirectUri,
-      IDCLI_CONFIG_DIR: join(tmp.path, 'config'),
-      IDCLI_CREDENTIAL_STORE: 'file',
+      IDCLI_CONFIG_DIR: configDir,
+      IDCLI_CREDENTIAL_STORE: store,
+      IDCLI_KEYCHAIN_SERVICE: service,
       BROWSER: HTTP_BROWSER,
       HTTP_BROWSER_LOG: join(tmp.path, 'browser.log'),
       HTTP_BROWSER_COOKIES: join(tmp.path, 'cookies.json'),
@@ -58,6 +88,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
   return {
     emu,
     dir: tmp.path,
+    store,
     env,
     outputs,
     key,
@@ -66,10 +97,14 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
       outputs.push(r.stdout, r.stderr);
       return r;
     },
-    record: (profile) => new FileStore({ configDir: join(tmp.path, 'config') }).read(key(profile)),
-    writeRecord: (record, profile) =>
-      new FileStore({ configDir: join(tmp.path, 'config') }).write(key(profile), record),
+    record: (profile) => records.read(key(profile)),
+    writeRecord: (record, profile) => records.write(key(profile), record),
     async close() {
+      if (records instanceof KeychainStore) {
+        records.close();
+        // Every entry of this harness's service, whatever profile or chunk it belongs to.
+        await new Promise((resolve) => execFile('secret-tool', ['clear', 'service', service], resolve));
+      }
       await emu.close();
       await tmp.cleanup();
     },

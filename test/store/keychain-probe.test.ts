@@ -207,22 +207,21 @@ describe.runIf(process.platform === 'linux')('probeSecretService against fake bu
     expect(bus.calls.slice(5)).toEqual([HELLO, GET, `${SERVICE}.SearchItems`, `${SERVICE}.ReadAlias`, GET]);
   });
 
-  it('KeyringClient: hands out what the probe read, and makes the write checks before the first write', async () => {
+  it('KeyringClient: a locked default collection makes the keychain unavailable before anything is read', async () => {
     const bus = await fake('stores-item');
     // The library only ever uses this process's own session bus: this one, for this test.
     const saved = process.env.DBUS_SESSION_BUS_ADDRESS;
     process.env.DBUS_SESSION_BUS_ADDRESS = bus.address;
     try {
-      const client = new KeyringClient({ service, timeoutMs: 5000, firstRead: 'someone' });
-      expect(await client.get('someone')).toEqual(Buffer.from(STORED_SECRET));
-      expect(bus.connections).toBe(1);
-      const refused = await client.set('someone', Buffer.from('new secret')).catch((err: unknown) => err);
+      const client = new KeyringClient({ service, timeoutMs: 5000 });
+      // Nothing read at probe time is handed out later: the probe only checks, every read asks the keychain anew.
+      const refused = await client.get('someone').catch((err: unknown) => err);
       expect(refused).toBeInstanceOf(IdcliError);
       expect((refused as IdcliError).exitCode).toBe(ExitCode.USAGE);
       expect((refused as IdcliError).message).toBe(LOCKED);
       // The checks' own conversation, and nothing of the library's (it would open a session of its own).
-      expect(bus.calls.slice(5)).toEqual([HELLO, GET, `${SERVICE}.SearchItems`, `${SERVICE}.ReadAlias`, GET]);
-      expect(bus.connections).toBe(2);
+      expect(bus.calls).toEqual([HELLO, GET, `${SERVICE}.SearchItems`, `${SERVICE}.ReadAlias`, GET]);
+      expect(bus.connections).toBe(1);
     } finally {
       if (saved === undefined) delete process.env.DBUS_SESSION_BUS_ADDRESS;
       else process.env.DBUS_SESSION_BUS_ADDRESS = saved;

@@ -241,17 +241,22 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
     await exec('secret-tool', ['clear', 'service', service, 'username', 'direct-read']);
   });
 
-  it('a store told which record comes first reads it with the probe, and a write in between is not shadowed', async () => {
+  it('a read returns what is stored when it is made, not what was there when the store was opened', async () => {
     await store.write(KEY, sampleRecord({ generation: 4 }));
-    const first = new KeychainStore({ service, timeoutMs: TIMEOUT_MS, firstRead: KEY });
-    expect(await first.probe()).toBeNull();
-    expect(await first.read(KEY)).toEqual(sampleRecord({ generation: 4 }));
-    first.close();
-    // Probed (and prefetched), then written before the read: the read sees the write.
-    const second = new KeychainStore({ service, timeoutMs: TIMEOUT_MS, firstRead: KEY });
-    expect(await second.probe()).toBeNull();
-    await second.write(KEY, sampleRecord({ generation: 5 }));
-    expect(await second.read(KEY)).toEqual(sampleRecord({ generation: 5 }));
-    second.close();
+    // Two processes' stores: one opens (probes), the other writes, then the first reads, as a refresh that waited
+    // for the lock does. A value fetched before the write would be a refresh token already spent.
+    const waiting = new KeychainStore({ service, timeoutMs: TIMEOUT_MS });
+    const writer = new KeychainStore({ service, timeoutMs: TIMEOUT_MS });
+    try {
+      expect(await waiting.probe()).toBeNull();
+      expect(await writer.probe()).toBeNull();
+      await writer.write(KEY, sampleRecord({ generation: 5 }));
+      expect(await waiting.read(KEY)).toEqual(sampleRecord({ generation: 5 }));
+      await writer.write(KEY, sampleRecord({ generation: 6 }));
+      expect(await waiting.read(KEY)).toEqual(sampleRecord({ generation: 6 }));
+    } finally {
+      waiting.close();
+      writer.close();
+    }
   });
 });
