@@ -1,39 +1,18 @@
 /**
- * The OS keychain through @napi-rs/keyring, called in this process.
+ * The OS keychain through @napi-rs/keyring, called in this process: reads, writes, deletes and listing.
  *
- * A helper process per run cost 40-80 ms, most of a cached `idcli token`. In process, the price is that a library
- * call, once started, cannot be abandoned:
- * - On Linux, constructing an entry connects to the D-Bus session bus and opens a Secret Service session,
- *   synchronously, on the main thread. A bus that accepts the connection and never answers blocks it forever; one
- *   that authenticates but ignores Hello, for libdbus's default 25 s; a stalled Secret Service, for the library's
- *   2 s call timeout. No timer can fire meanwhile.
- * - getSecret/setSecret/deleteCredential/findCredentialsAsync run on libuv's thread pool. Their promises can be
- *   given up on, but process.exit() joins the pool's threads (Node calls uv_library_shutdown()), so the process
- *   cannot end before a stuck call returns. An entry's method call returns within the library's 2 s timeout; an
- *   unlock or create-collection prompt does not: the library waits up to a year for the prompt's Completed signal.
- *   findCredentialsAsync goes through another D-Bus stack (zbus) that waits for a stalled service with no timeout.
- * Hence, on Linux, before the first entry exists, {@link probeSecretService} speaks D-Bus itself under the store's
- * timeout: it authenticates, says Hello, and asks for idcli's items (a locked one would prompt) and for the default collection (a missing or locked one would prompt on the first write). Only
- * after clean answers does the library connect. Reads and listing go on directly: the library's listing is
- * unguardable, and its entries cost a D-Bus connection and a key exchange each on the main thread (~6 ms), while a
- * cached `idcli token` then never loads the library at all (~4 ms).
- * What remains is a race: the bus or the service stalling, or the keyring being locked, in the milliseconds
- * between the probe and the library's own calls — the former delays exit by up to 2 s, the latter until the
- * prompt is answered. A bus reached in a way the probe does not speak (tcp:, unixexec:, an authentication other
- * than EXTERNAL) goes unprobed; so do macOS and Windows, where a keychain dialog likewise holds the call.
+ * A library call, once started, cannot be abandoned. On Linux, constructing an entry connects to the D-Bus
+ * session bus and opens a Secret Service session synchronously on the main thread, and a locked item or
+ * collection makes the library wait for an unlock prompt with no limit; elsewhere, and for the calls that run on
+ * libuv's thread pool, a stuck call holds the process's exit (Node joins the pool before exiting). So on Linux a
+ * bounded check of the bus and the keyring (secret-service-check.ts) runs before the library's first call, and
+ * every call is given up on after the timeout. What remains is the bus or the service stalling, or the keyring
+ * being locked, in the moment between the check and the library's calls; and buses the check does not speak (tcp:,
+ * an authentication other than EXTERNAL), and macOS and Windows, where a keychain dialog likewise holds the call.
  */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ExitCode, IdcliError } from '../errors.js';
-import { sessionBusOf } from './dbus.js';
-import {
-  keychainTimeoutReason,
-  listSecretServiceAccounts,
-  probeSecretService,
-  readSecretServiceSecret,
-} from './secret-service.js';
+import { checkSecretService, keychainTimeoutReason, sessionBusOf } from './secret-service-check.js';
 
 type KeyringModule = typeof import('@napi-rs/keyring');
 type AsyncEntry = InstanceType<KeyringModule['AsyncEntry']>;
@@ -44,14 +23,14 @@ export const DEFAULT_KEYCHAIN_TIMEOUT_MS = 3000;
 // which forgets everything at logout/reboot — a silent data loss that must instead surface as "keychain
 // unavailable" so `auto` announces the file store.
 const ENTRY_OPTIONS = { linux: { store: 'secret-service' as const } };
-/** Read where no D-Bus probe tells whether the keychain works; normally it does not exist. */
+/** Read where no check tells whether the keychain works; normally it does not exist. */
 const PROBE_ACCOUNT = 'idcli-keychain-probe';
 
 export interface KeyringClientOptions {
   service: string;
   timeoutMs?: number;
   /**
-   * Environment whose D-Bus session bus the probe checks; defaults to this process's. The library only ever uses
+   * Environment whose D-Bus session bus the check looks at; defaults to this process's. The library only ever uses
    * this process's own environment, so a different session bus is reported as unavailable rather than half used.
    */
   env?: Record<string, string | undefined>;
@@ -73,14 +52,8 @@ export class KeyringClient implements KeyringBackend {
   readonly service: string;
   readonly timeoutMs: number;
   readonly #env: Record<string, string | undefined>;
-  /** Settles once the keychain is known to be usable for reading (see #prepare). */
-  #ready: Promise<void> | null = null;
-  #library: KeyringModule | null = null;
-  /** The probe spoke to the Secret Service itself, so listing can too (the library's listing has no timeout). */
-  #direct = false;
-  /** Settles once writing cannot make the library prompt: the probe's checks of the default collection passed. */
-  #writable: Promise<void> | null = null;
-  /** One entry per account: constructing one costs a D-Bus connection and a key exchange on Linux (~6 ms). */
+  #ready: Promise<KeyringModule> | null = null;
+  /** One entry per account: on Linux, constructing one costs a D-Bus connection and a key exchange. */
   readonly #entries = new Map<string, AsyncEntry>();
   /** Set once the keychain failed in a way that makes further calls pointless (a timeout, no Secret Service). */
   #broken: IdcliError | null = null;
@@ -91,57 +64,26 @@ export class KeyringClient implements KeyringBackend {
     this.#env = opts.env ?? process.env;
   }
 
-  ready(): Promise<void> {
-    if (this.#broken) return Promise.reject(this.#broken);
-    this.#ready ??= this.#prepare();
-    return this.#ready;
+  async ready(): Promise<void> {
+    await this.#library();
   }
 
-  /**
-   * On Linux, once the probe found the Secret Service healthy, reads go to it directly over D-Bus (see the top of
-   * this file). Writes, deletes and everything elsewhere go through the library.
-   */
   async get(account: string): Promise<Buffer | null> {
-    await this.ready();
-    if (this.#direct) {
-      const read = await readSecretServiceSecret({
-        env: this.#env,
-        service: this.service,
-        account,
-        timeoutMs: this.timeoutMs,
-      });
-      if (read.status === 'unavailable') throw this.#fail(keychainError(read.reason));
-      if (read.status === 'done' && read.secret !== 'ambiguous') return read.secret;
-      // Several items for the account, or a bus spoken to otherwise than the probe's: the library decides.
-    }
     const secret = await this.#guard((await this.#entry(account)).getSecret());
     return secret === null ? null : Buffer.from(secret);
   }
 
   async set(account: string, value: Buffer): Promise<void> {
-    await this.#checkWritable();
     // Bytes, not a password: on Windows a password is stored as UTF-16 and would halve the 2560-byte limit.
     await this.#guard((await this.#entry(account)).setSecret(value));
   }
 
   async delete(account: string): Promise<boolean> {
-    await this.#checkWritable();
     return (await this.#guard((await this.#entry(account)).deleteCredential())) === true;
   }
 
   async list(): Promise<string[]> {
-    await this.ready();
-    if (this.#direct) {
-      const listed = await listSecretServiceAccounts({
-        env: this.#env,
-        service: this.service,
-        timeoutMs: this.timeoutMs,
-      });
-      if (Array.isArray(listed)) return listed;
-      if (listed.status === 'unavailable') throw this.#fail(keychainError(listed.reason));
-    }
-    // Other systems, or a bus the probe could not speak to: the library lists.
-    const found = await this.#guard(this.#loaded().findCredentialsAsync(this.service));
+    const found = await this.#guard((await this.#library()).findCredentialsAsync(this.service));
     return found.map((c) => c.account).filter((a): a is string => typeof a === 'string');
   }
 
@@ -150,66 +92,35 @@ export class KeyringClient implements KeyringBackend {
     this.#entries.clear();
   }
 
-  /**
-   * On Linux, the probe (see the top of this file). When it reads the first account and finds it, that settles
-   * readiness; otherwise it also checks what a write needs, so that `auto` picks the keychain only where a sign-in
-   * can be stored. The library is loaded only where the probe does not vouch for the keychain, or when its binary
-   * cannot be seen (then loading it tells why there is no keychain); otherwise on the first call that needs it.
-   */
-  async #prepare(): Promise<void> {
+  /** The library, once the keychain is known to be usable; a failure marks it broken for the rest of the run. */
+  #library(): Promise<KeyringModule> {
+    if (this.#broken) return Promise.reject(this.#broken);
+    this.#ready ??= this.#prepare().catch((err: unknown) => {
+      throw this.#fail(err instanceof IdcliError ? err : libraryError(err));
+    });
+    return this.#ready;
+  }
+
+  async #prepare(): Promise<KeyringModule> {
     if (process.platform === 'linux') {
-      const probe = await probeSecretService({
-        env: this.#env,
-        service: this.service,
-        timeoutMs: this.timeoutMs,
-      });
-      if (probe.status === 'unavailable') throw this.#fail(keychainError(probe.reason));
+      const check = await checkSecretService({ env: this.#env, timeoutMs: this.timeoutMs });
+      if (check.status === 'unavailable') throw keychainError(check.reason);
       if (sessionBusOf(this.#env) !== sessionBusOf(process.env)) {
-        throw this.#fail(
-          keychainError(
-            "the D-Bus session asked for is not this process's own, the only one the keychain library uses",
-          ),
+        throw keychainError(
+          "the D-Bus session asked for is not this process's own, the only one the keychain library uses",
         );
       }
-      if (probe.status === 'ready') {
-        if (!bindingInstalled()) this.#loaded();
-        this.#direct = true;
-        if (probe.writable) this.#writable = Promise.resolve();
-        return;
-      }
+      if (check.status === 'ready') return loadKeyring();
     }
-    // Nothing probed (another OS, or a bus transport the probe does not speak): a real read tells, e.g. a macOS
-    // keychain that cannot show its dialog in an SSH session. What it could not tell, nothing here can.
-    this.#writable = Promise.resolve();
-    const entry = this.#construct(this.#loaded(), PROBE_ACCOUNT);
-    await this.#guard(entry.getSecret());
-  }
-
-  /** Before the first write: the probe's checks that reading an account found in the keychain did not need. */
-  async #checkWritable(): Promise<void> {
-    await this.ready();
-    this.#writable ??= probeSecretService({ env: this.#env, service: this.service, timeoutMs: this.timeoutMs }).then(
-      (probe) => {
-        if (probe.status === 'unavailable') throw this.#fail(keychainError(probe.reason));
-      },
-    );
-    await this.#writable;
-  }
-
-  /** The library, loaded on first use; a failure marks the keychain broken for the rest of the run. */
-  #loaded(): KeyringModule {
-    if (this.#broken) throw this.#broken;
-    try {
-      this.#library ??= loadKeyring();
-    } catch (err) {
-      throw this.#fail(err as IdcliError);
-    }
-    return this.#library;
+    // Nothing checked (another OS, or a bus the check does not speak): a real read tells, e.g. a macOS keychain
+    // that cannot show its dialog in an SSH session. What it could not tell, nothing here can.
+    const lib = loadKeyring();
+    await this.#guard(this.#construct(lib, PROBE_ACCOUNT).getSecret());
+    return lib;
   }
 
   async #entry(account: string): Promise<AsyncEntry> {
-    await this.ready();
-    const lib = this.#loaded();
+    const lib = await this.#library();
     let entry = this.#entries.get(account);
     if (!entry) {
       entry = this.#construct(lib, account);
@@ -218,7 +129,7 @@ export class KeyringClient implements KeyringBackend {
     return entry;
   }
 
-  /** Synchronous and unguardable on Linux (see the top of this file): only ever called after a clean probe. */
+  /** Synchronous and unguardable on Linux (see the top of this file): only ever called after a clean check. */
   #construct(lib: KeyringModule, account: string): AsyncEntry {
     try {
       return new lib.AsyncEntry(this.service, account, ENTRY_OPTIONS);
@@ -250,26 +161,6 @@ export class KeyringClient implements KeyringBackend {
   #fail(err: IdcliError): IdcliError {
     this.#broken ??= err;
     return err;
-  }
-}
-
-/**
- * Whether the library's native binary for Linux on this machine is installed, without loading it: loading costs
- * ~4 ms that a direct read does not need. It is looked for as Node's resolution would find the library's
- * platform package (@napi-rs/keyring-linux-<arch>-<abi>, a main file named after it) from here: in the
- * node_modules of every folder up from this one. Resolving through node:module costs ~2 ms more. The Linux binaries
- * link nothing but the C library, and npm installs only the package built for this machine's (glibc or musl), so a
- * binary that is there loads. Not seeing it only means loading the library to find out.
- */
-function bindingInstalled(): boolean {
-  // The library's own override of where the binary is: only loading it tells.
-  if (process.env.NAPI_RS_NATIVE_LIBRARY_PATH) return false;
-  const triples = ['gnu', 'musl', 'gnueabihf', 'musleabihf'].map((abi) => `linux-${process.arch}-${abi}`);
-  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
-    for (const triple of triples) {
-      if (existsSync(join(dir, 'node_modules', '@napi-rs', `keyring-${triple}`, `keyring.${triple}.node`))) return true;
-    }
-    if (dirname(dir) === dir) return false;
   }
 }
 

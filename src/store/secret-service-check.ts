@@ -1,0 +1,309 @@
+/**
+ * A bounded look at the Secret Service before the keychain library's first call on Linux. The library connects and
+ * opens its secret session synchronously on the main thread, and waits for an unlock prompt without a limit, so a
+ * bus that never answers, or a locked keyring, would hang idcli where no timer can end it. This check speaks just
+ * enough D-Bus (https://dbus.freedesktop.org/doc/dbus-specification.html) over a socket of its own, which can be
+ * dropped at any moment: authenticate, say Hello, and ask whether the default collection is locked. It reads no
+ * secret and knows nothing of how the library names its items.
+ */
+import { createConnection, type Socket } from 'node:net';
+
+export type CheckResult = { status: 'ready' } | { status: 'unavailable'; reason: string } | { status: 'unchecked' };
+
+export const LOCKED = 'the keyring is locked (unlock it, e.g. by signing in to the desktop)';
+const SECRETS = 'org.freedesktop.secrets';
+const PROPERTIES = 'org.freedesktop.DBus.Properties';
+/** Message types and header field codes ("Message Format"). */
+const METHOD_RETURN = 2;
+const ERROR = 3;
+const FIELD_ERROR_NAME = 4;
+const FIELD_REPLY_SERIAL = 5;
+const MAX_MESSAGE = 1 << 20;
+
+/** A reason for the user that the keychain cannot be used. */
+class Unusable extends Error {}
+/** The bus wants an authentication other than EXTERNAL: the library may still manage, this check cannot tell. */
+class NotExternal extends Error {}
+
+export function keychainTimeoutReason(timeoutMs: number): string {
+  return `keychain did not answer within ${Number((timeoutMs / 1000).toFixed(3))} s`;
+}
+
+/** Which session bus `env` names, comparable between environments. */
+export function sessionBusOf(env: Record<string, string | undefined>): string {
+  return env.DBUS_SESSION_BUS_ADDRESS || `runtime:${env.XDG_RUNTIME_DIR ?? ''}`;
+}
+
+/**
+ * The Unix socket libdbus would use ("Server Addresses"), or null for a transport not spoken here (tcp:, …).
+ * Without DBUS_SESSION_BUS_ADDRESS, libdbus looks at $XDG_RUNTIME_DIR/bus; undefined means no bus at all.
+ */
+export function sessionBusSocket(env: Record<string, string | undefined>): string | null | undefined {
+  const address = env.DBUS_SESSION_BUS_ADDRESS;
+  if (!address) return env.XDG_RUNTIME_DIR ? `${env.XDG_RUNTIME_DIR}/bus` : undefined;
+  const [transport, params = ''] = address.split(';')[0]!.split(/:(.*)/s);
+  if (transport !== 'unix') return null;
+  const values = new Map(
+    params.split(',').map((pair) => {
+      const eq = pair.indexOf('=');
+      return [pair.slice(0, eq), decodeAddressValue(pair.slice(eq + 1))] as const;
+    }),
+  );
+  const path = values.get('path');
+  const abstract = values.get('abstract');
+  // A Linux abstract socket's name starts with a NUL byte, which Node passes on to connect().
+  return path ?? (abstract === undefined ? null : `\0${abstract}`);
+}
+
+function decodeAddressValue(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+export async function checkSecretService(opts: {
+  env: Record<string, string | undefined>;
+  timeoutMs: number;
+}): Promise<CheckResult> {
+  const path = sessionBusSocket(opts.env);
+  if (path === undefined) return unavailable('no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)');
+  if (path === null) return { status: 'unchecked' };
+  const bus = new Connection(path);
+  const timer = setTimeout(() => bus.fail(new Unusable(keychainTimeoutReason(opts.timeoutMs))), opts.timeoutMs);
+  try {
+    await bus.authenticate();
+    bus.send(methodCall(1, 'org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus', 'Hello', []));
+    // gnome-keyring records a new caller only after its first message, and may answer a call that needs that
+    // record wrongly until then; a property of the service itself needs none, so it goes first, alone.
+    bus.send(methodCall(2, SECRETS, '/org/freedesktop/secrets', PROPERTIES, 'Get', [SECRETS_SERVICE, 'Collections']));
+    const first = await bus.reply(2);
+    if (first.error !== undefined) {
+      throw new Unusable(
+        first.error === 'org.freedesktop.DBus.Error.ServiceUnknown'
+          ? `no Secret Service on the D-Bus session bus (${first.error})`
+          : `the Secret Service failed a call (${first.error})`,
+      );
+    }
+    // The alias's Locked property: a missing default collection, or a locked one, would make the first write
+    // (or read) wait on a prompt.
+    bus.send(
+      methodCall(3, SECRETS, '/org/freedesktop/secrets/aliases/default', PROPERTIES, 'Get', [COLLECTION, 'Locked']),
+    );
+    const locked = await bus.reply(3);
+    if (locked.error !== undefined) throw new Unusable('the keyring has no default collection');
+    if (lockedValue(locked.body, locked.littleEndian)) throw new Unusable(LOCKED);
+    return { status: 'ready' };
+  } catch (err) {
+    if (err instanceof NotExternal) return { status: 'unchecked' };
+    if (err instanceof Unusable) return unavailable(err.message);
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    bus.close();
+  }
+}
+
+const SECRETS_SERVICE = 'org.freedesktop.Secret.Service';
+const COLLECTION = 'org.freedesktop.Secret.Collection';
+
+function unavailable(reason: string): CheckResult {
+  return { status: 'unavailable', reason };
+}
+
+/** The body of Properties.Get's reply, a VARIANT that must hold a BOOLEAN (marshalled as a UINT32 0 or 1). */
+function lockedValue(body: Buffer, littleEndian: boolean): boolean {
+  if (body.length < 8 || body.toString('latin1', 0, 3) !== '\x01b\0') {
+    throw new Unusable('the Secret Service answered an unexpected Locked property');
+  }
+  return (littleEndian ? body.readUInt32LE(4) : body.readUInt32BE(4)) !== 0;
+}
+
+interface Reply {
+  error?: string;
+  body: Buffer;
+  littleEndian: boolean;
+}
+
+/** One socket to the bus; every wait on it ends when the socket fails, closes or is failed by the caller. */
+class Connection {
+  readonly #socket: Socket;
+  #buffered = Buffer.alloc(0);
+  #failure: Error | null = null;
+  #wake: (() => void) | null = null;
+
+  constructor(path: string) {
+    this.#socket = createConnection(path);
+    this.#socket.on('data', (chunk: Buffer) => {
+      this.#buffered = Buffer.concat([this.#buffered, chunk]);
+      this.#wake?.();
+    });
+    this.#socket.on('error', (err: NodeJS.ErrnoException) => {
+      const where = path.startsWith('\0') ? `@${path.slice(1)}` : path;
+      this.fail(new Unusable(`cannot connect to the D-Bus session bus at ${where} (${err.code ?? err.message})`));
+    });
+    this.#socket.on('close', () => this.fail(new Unusable('the D-Bus session bus closed the connection')));
+  }
+
+  fail(err: Error): void {
+    this.#failure ??= err;
+    this.#wake?.();
+  }
+
+  send(message: Buffer): void {
+    this.#socket.write(message);
+  }
+
+  close(): void {
+    this.#socket.destroy();
+  }
+
+  /** SASL EXTERNAL with this process's uid ("Authentication Protocol"), then BEGIN. */
+  async authenticate(): Promise<void> {
+    const uid = Buffer.from(String(process.getuid?.() ?? 0)).toString('hex');
+    this.#socket.write(`\0AUTH EXTERNAL ${uid}\r\n`);
+    const line = await this.#until(() => {
+      const end = this.#buffered.indexOf('\r\n');
+      if (end < 0) return null;
+      const text = this.#buffered.toString('latin1', 0, end);
+      this.#buffered = this.#buffered.subarray(end + 2);
+      return text;
+    });
+    if (!line.startsWith('OK ')) throw new NotExternal();
+    this.#socket.write('BEGIN\r\n');
+  }
+
+  /** The reply to call `serial`; signals and other replies on the way are skipped. */
+  reply(serial: number): Promise<Reply> {
+    return this.#until(() => {
+      for (;;) {
+        const message = takeMessage(this.#buffered);
+        if (message === null) return null;
+        this.#buffered = this.#buffered.subarray(message.size);
+        if (message.replySerial === serial && (message.type === METHOD_RETURN || message.type === ERROR)) {
+          return { error: message.errorName ?? (message.type === ERROR ? 'an error' : undefined), ...message };
+        }
+      }
+    });
+  }
+
+  async #until<T>(take: () => T | null): Promise<T> {
+    for (;;) {
+      const value = take();
+      if (value !== null) return value;
+      if (this.#failure) throw this.#failure;
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = null;
+    }
+  }
+}
+
+interface Message {
+  size: number;
+  type: number;
+  replySerial?: number;
+  errorName?: string;
+  body: Buffer;
+  littleEndian: boolean;
+}
+
+/** The whole message at the start of `buf`, or null while it is incomplete. */
+function takeMessage(buf: Buffer): Message | null {
+  if (buf.length < 16) return null;
+  const littleEndian = buf[0] === 0x6c; // 'l'
+  const u32 = (at: number) => (littleEndian ? buf.readUInt32LE(at) : buf.readUInt32BE(at));
+  const fieldsEnd = 16 + u32(12);
+  const bodyStart = align(fieldsEnd, 8);
+  const size = bodyStart + u32(4);
+  if (size > MAX_MESSAGE) throw new Unusable('the D-Bus session bus sent a malformed message');
+  if (buf.length < size) return null;
+  const message: Message = { size, type: buf[1]!, body: buf.subarray(bodyStart, size), littleEndian };
+  try {
+    // Header fields: ARRAY of STRUCT(BYTE code, VARIANT value); only the reply serial and error name matter here.
+    for (let at = 16; at < fieldsEnd;) {
+      at = align(at, 8);
+      const code = buf[at]!;
+      const type = String.fromCharCode(buf[at + 2]!);
+      at += 3 + buf[at + 1]!;
+      if (type === 'g') {
+        at += buf[at]! + 2;
+        continue;
+      }
+      at = align(at, 4);
+      if (type === 'u') {
+        if (code === FIELD_REPLY_SERIAL) message.replySerial = u32(at);
+        at += 4;
+        continue;
+      }
+      const length = u32(at);
+      if (code === FIELD_ERROR_NAME) message.errorName = buf.toString('utf8', at + 4, at + 4 + length);
+      at += 4 + length + 1;
+    }
+  } catch {
+    throw new Unusable('the D-Bus session bus sent a malformed message');
+  }
+  return message;
+}
+
+/** A little-endian METHOD_CALL whose arguments are all STRINGs. */
+function methodCall(
+  serial: number,
+  destination: string,
+  path: string,
+  iface: string,
+  member: string,
+  args: string[],
+): Buffer {
+  const body = new Writer();
+  for (const arg of args) body.string(arg);
+  const head = new Writer();
+  head.bytes([0x6c, 1, 0, 1]);
+  head.u32(body.length);
+  head.u32(serial);
+  head.u32(0); // the fields' length, set below
+  const field = (code: number, type: string, write: () => void) => {
+    head.align(8);
+    head.bytes([code, 1, type.charCodeAt(0), 0]);
+    write();
+  };
+  field(1, 'o', () => head.string(path));
+  field(2, 's', () => head.string(iface));
+  field(3, 's', () => head.string(member));
+  field(6, 's', () => head.string(destination));
+  if (args.length > 0) field(8, 'g', () => head.bytes([args.length, ...Buffer.from('s'.repeat(args.length)), 0]));
+  const fieldsLength = head.length - 16;
+  head.align(8);
+  const out = Buffer.concat([head.buffer(), body.buffer()]);
+  out.writeUInt32LE(fieldsLength, 12);
+  return out;
+}
+
+class Writer {
+  readonly #bytes: number[] = [];
+  get length(): number {
+    return this.#bytes.length;
+  }
+  bytes(values: Iterable<number>): void {
+    for (const v of values) this.#bytes.push(v);
+  }
+  align(to: number): void {
+    while (this.#bytes.length % to !== 0) this.#bytes.push(0);
+  }
+  u32(value: number): void {
+    this.align(4);
+    this.bytes([value & 0xff, (value >>> 8) & 0xff, (value >>> 16) & 0xff, value >>> 24]);
+  }
+  string(value: string): void {
+    const utf8 = Buffer.from(value, 'utf8');
+    this.u32(utf8.length);
+    this.bytes([...utf8, 0]);
+  }
+  buffer(): Buffer {
+    return Buffer.from(this.#bytes);
+  }
+}
+
+function align(n: number, to: number): number {
+  return Math.ceil(n / to) * to;
+}
