@@ -3,12 +3,13 @@
  * HTTP "browser" as $BROWSER, and helpers to run the BUILT CLI and to look for leaked secrets in its output.
  */
 import { execFile, spawn } from 'node:child_process';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import type { CredentialStore } from '../../src/store/interface.js';
 import { KeychainStore } from '../../src/store/keychain-store.js';
-import type { CredentialKey, CredentialRecord } from '../../src/store/record.js';
+import { accountName, type CredentialKey, type CredentialRecord } from '../../src/store/record.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliOptions, type CliResult, ROOT, runCli, tempDir } from '../support/cli.js';
 
@@ -44,6 +45,8 @@ export interface Harness {
   record(profile?: string): Promise<CredentialRecord | null>;
   /** Replace the stored record, e.g. to make its access token look old. */
   writeRecord(record: CredentialRecord, profile?: string): Promise<void>;
+  /** Overwrite the stored record with cut-off bytes, as a store damaged outside idcli would hold it. */
+  damageRecord(): Promise<void>;
   key(profile?: string): CredentialKey;
   close(): Promise<void>;
 }
@@ -99,6 +102,15 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     },
     record: (profile) => records.read(key(profile)),
     writeRecord: (record, profile) => records.write(key(profile), record),
+    async damageRecord() {
+      if (records instanceof KeychainStore) {
+        await records.backend.set(accountName(key()), Buffer.from('{"format":"idcli-credential-head","v":1,"gen'));
+        return;
+      }
+      const dir = join(configDir, 'credentials');
+      const [file] = (await readdir(dir)).filter((f) => f.endsWith('.json'));
+      await writeFile(join(dir, file!), '{"version":1,"refreshTok');
+    },
     async close() {
       if (records instanceof KeychainStore) {
         records.close();

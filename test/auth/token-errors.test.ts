@@ -1,10 +1,11 @@
 /**
  * Malformed and hostile token endpoint answers, refused and expired grants, through the built CLI. The refresh
  * faults are injected for the next /oauth/token request only, so the emulator's own state stays the truth.
+ * What depends on the stored record runs with each credential store.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Fault } from '../emulator/index.js';
-import { expectNoSecrets, type Harness, harness, login } from './harness.js';
+import { describeEachStore, expectNoSecrets, type Harness, harness, login } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -72,9 +73,9 @@ describe('a broken token endpoint at sign-in', () => {
   });
 });
 
-describe('a broken token endpoint at refresh', () => {
+describeEachStore('a broken token endpoint at refresh', (store) => {
   it.each(BROKEN)('reports %s and keeps the stored sign-in', async (_what, fault, exit, message) => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
     const before = await h.record();
     h.emu.inject({ path: '/oauth/token', fault });
@@ -90,7 +91,7 @@ describe('a broken token endpoint at refresh', () => {
   });
 
   it('never prints a hostile error body that echoes the secrets sent', async () => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
     const rec = await h.record();
     const echo = `${rec?.refreshToken} ${rec?.codeVerifier}`;
@@ -106,9 +107,9 @@ describe('a broken token endpoint at refresh', () => {
   });
 });
 
-describe('refused refreshes', () => {
+describeEachStore('refused refreshes', (store) => {
   it('clears an expired or revoked sign-in and says to log in (exit 3)', async () => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
     h.emu.revokeAll();
     const r = await h.run(['token', '--refresh']);
@@ -125,7 +126,7 @@ describe('refused refreshes', () => {
   });
 
   it('refreshes an access token that is about to expire, without being asked', async () => {
-    h = await harness({ accessTokenTtl: 30 });
+    h = await harness({ store, accessTokenTtl: 30 });
     await login(h);
     const first = await h.record();
     const r = await h.run(['token']); // 30 s left is less than the default --min-ttl of 60 s
@@ -137,7 +138,7 @@ describe('refused refreshes', () => {
   });
 
   it('keeps the old refresh token when a refresh returns none, and exit 3 when it is then refused', async () => {
-    h = await harness({ refreshTokenOnRefresh: false });
+    h = await harness({ store, refreshTokenOnRefresh: false });
     await login(h);
     const first = await h.record();
     const ok = await h.run(['token', '--refresh']);
@@ -151,7 +152,7 @@ describe('refused refreshes', () => {
   });
 
   it('signs in without a refresh token, serves the access token, and needs a login to refresh', async () => {
-    h = await harness({ issueRefreshTokens: false });
+    h = await harness({ store, issueRefreshTokens: false });
     const r = await login(h);
     expect(r.stderr).toContain('warning: the server sent no refresh token');
     expect((await h.run(['token'])).code).toBe(0);
@@ -162,12 +163,9 @@ describe('refused refreshes', () => {
   });
 
   it('calls an unreadable record exit 3 and lets login replace it', async () => {
-    h = await harness();
+    h = await harness({ store });
     await login(h);
-    const { readdir, writeFile } = await import('node:fs/promises');
-    const dir = `${h.dir}/config/credentials`;
-    const [file] = (await readdir(dir)).filter((f) => f.endsWith('.json'));
-    await writeFile(`${dir}/${file}`, '{"version":1,"refreshTok');
+    await h.damageRecord();
     const r = await h.run(['token']);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('idcli login');
