@@ -63,7 +63,8 @@ describe('idcli list: the progress bar on a terminal', () => {
 
   it('is fitted again when the terminal gets narrower', async () => {
     slowCollection('/v1/slow', 'offset', 300);
-    const cmd = `${listCmd('/v1/slow')} & sleep 1.2; stty cols 40; wait $!`;
+    // Narrowed once the first page is written (so a wide bar has been drawn), with most of the walk still to come.
+    const cmd = `${listCmd('/v1/slow')} & until [ -s "${out}" ]; do sleep 0.05; done; sleep 0.3; stty cols 40; wait $!`;
     const r = await onTerminal(cmd, { env: cliEnv(env), columns: 100 });
     expect(r.code).toBe(0);
     const all = frames(r.raw);
