@@ -54,15 +54,6 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
   const concurrency = Math.max(1, opts.concurrency ?? 1);
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
   const http = createHttpClient({ log: deps.log, env: deps.env, maxSockets: concurrency + 1, now: () => deps.now() });
-  const style = stderrStyle(deps.stderr, deps.env);
-  const progress = createProgress({
-    stream: deps.stderr,
-    enabled: liveLineWanted(deps.stderr, deps.env, deps.log.isQuiet),
-    now: () => deps.now(),
-    ...(opts.limit === undefined ? {} : { limit: opts.limit }),
-    paint: { done: style.ok, todo: style.dim },
-    messages: deps.log,
-  });
   const fetchCtx: FetchContext = {
     http,
     bearer,
@@ -92,6 +83,16 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
       return;
     }
 
+    // Only for the walk: --count is one request with nothing to measure.
+    const style = stderrStyle(deps.stderr, deps.env);
+    const progress = createProgress({
+      stream: deps.stderr,
+      enabled: liveLineWanted(deps.stderr, deps.env, deps.log.isQuiet),
+      now: () => deps.now(),
+      ...(opts.limit === undefined ? {} : { limit: opts.limit }),
+      paint: { done: style.ok, todo: style.dim },
+      messages: deps.log,
+    });
     const started = deps.now();
     try {
       const result = await walk(
@@ -125,7 +126,6 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
       throw err.cause;
     }
   } finally {
-    progress.stop();
     http.close();
   }
 }
