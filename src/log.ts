@@ -6,6 +6,11 @@ export interface Logger {
   warn(msg: string): void;
   verbose(msg: string): void;
   addSecret(value: string | undefined): void;
+  /**
+   * A live line (progress, a countdown) below the messages: each message erases it first, so the two never
+   * mix on one row, and asks for it to be drawn again after. `undefined` detaches it.
+   */
+  setStatusLine(line: { clear(): void; invalidate(): void } | undefined): void;
   readonly isVerbose: boolean;
   readonly isQuiet: boolean;
 }
@@ -19,8 +24,11 @@ export interface LoggerOptions {
 
 export function createLogger(stderr: Pick<NodeJS.WritableStream, 'write'>, opts: LoggerOptions): Logger {
   const secrets = new Set<string>();
+  let status: { clear(): void; invalidate(): void } | undefined;
   const write = (line: string) => {
+    status?.clear();
     stderr.write(`${redactValues(line, secrets)}\n`);
+    status?.invalidate();
   };
   return {
     isVerbose: opts.verbose,
@@ -36,6 +44,9 @@ export function createLogger(stderr: Pick<NodeJS.WritableStream, 'write'>, opts:
     },
     addSecret(value) {
       if (value) secrets.add(value);
+    },
+    setStatusLine(line) {
+      status = line;
     },
   };
 }

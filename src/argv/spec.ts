@@ -106,7 +106,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'login',
     summary: 'sign in through the browser',
-    description: 'Sign in through the browser (OAuth 2.0 authorization code with PKCE) and store the credentials.',
+    description:
+      'Sign in through the browser (OAuth 2.0 authorization code with PKCE) and store the credentials.\n' +
+      'On a terminal, a line counts down the time left until --timeout while the browser is out; Ctrl-C cancels.',
     options: [
       {
         flag: '--prompt',
@@ -202,7 +204,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'list',
     summary: 'stream a paginated collection as NDJSON',
-    description: 'Stream every item of a paginated collection to stdout as NDJSON, one JSON object per line.',
+    description:
+      'Stream every item of a paginated collection to stdout as NDJSON, one JSON object per line.\n' +
+      'On a terminal, stderr shows the progress (a bar with the time left when totalItems or --limit gives the\n' +
+      'size) and a one-line summary at the end; nothing of it on a pipe, with CI set or with --quiet.',
     args: [{ name: 'path-or-url', description: 'collection path (resolved against api-base-url) or full URL' }],
     options: [
       {

@@ -5,11 +5,13 @@ import { createHttpClient } from '../http/client.js';
 import { createPageWriter } from '../output/page-writer.js';
 import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
+import { liveLineWanted } from '../output/status-line.js';
 import { createBearer } from '../paginate/bearer.js';
 import { type FetchContext, fetchPage } from '../paginate/fetch-page.js';
 import { firstPageUrl } from '../paginate/target.js';
 import { WalkFailure, walk } from '../paginate/walk.js';
 import { redactUrl } from '../redact.js';
+import { stderrStyle } from '../style.js';
 
 export interface ListOptions {
   target: string;
@@ -52,11 +54,6 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
   const concurrency = Math.max(1, opts.concurrency ?? 1);
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
   const http = createHttpClient({ log: deps.log, env: deps.env, maxSockets: concurrency + 1, now: () => deps.now() });
-  const progress = createProgress({
-    stream: deps.stderr,
-    enabled: deps.stderr.isTTY === true && !deps.log.isQuiet,
-    now: () => deps.now(),
-  });
   const fetchCtx: FetchContext = {
     http,
     bearer,
@@ -65,7 +62,6 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
     // A long Retry-After would otherwise look like a hang; short backoffs stay in --verbose.
     onRetry: ({ delayMs, reason, attempt }) => {
       if (delayMs < 2000) return;
-      progress.clear();
       deps.log.info(`${reason}; retrying in ${Math.round(delayMs / 1000)} s (retry ${attempt} of ${opts.maxRetries})`);
     },
   };
@@ -87,6 +83,16 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
       return;
     }
 
+    // Only for the walk: --count is one request with nothing to measure.
+    const style = stderrStyle(deps.stderr, deps.env);
+    const progress = createProgress({
+      stream: deps.stderr,
+      enabled: liveLineWanted(deps.stderr, deps.env, deps.log.isQuiet),
+      now: () => deps.now(),
+      ...(opts.limit === undefined ? {} : { limit: opts.limit }),
+      paint: { done: style.ok, todo: style.dim },
+      messages: deps.log,
+    });
     const started = deps.now();
     try {
       const result = await walk(
@@ -104,7 +110,7 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
             deps.log.info(`--concurrency ignored: ${reason}; fetching pages one by one`),
         },
       );
-      progress.clear();
+      progress.stop();
       if (deps.stderr.isTTY === true && !result.readerGone) {
         const seconds = ((deps.now() - started) / 1000).toFixed(1);
         deps.log.info(
@@ -112,7 +118,7 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
         );
       }
     } catch (err) {
-      progress.clear();
+      progress.stop();
       if (!(err instanceof WalkFailure)) throw err;
       // Shown even with --quiet: without it the user cannot tell a partial dump from a complete one.
       // Before the first page there is nothing partial, and the resume command would be the same command.

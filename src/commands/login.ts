@@ -13,6 +13,8 @@ import { uiLocalesFromEnv } from '../oauth/locale.js';
 import { createPkcePair, createState } from '../oauth/pkce.js';
 import { openSession } from '../oauth/session.js';
 import { codeGrantForm, postTokenRequest } from '../oauth/token-client.js';
+import { showLoginWait } from '../output/login-wait.js';
+import { liveLineWanted } from '../output/status-line.js';
 
 export interface LoginOptions {
   prompt?: Prompt;
@@ -63,9 +65,19 @@ export async function runLogin(opts: LoginOptions, ctx: CommandContext): Promise
         : `Open this URL in a browser on this machine to sign in:\n\n  ${url}\n\n`,
     );
     if (opts.browser) await openBrowser(url, { env: deps.env, warn: (m) => log.warn(m) });
-    log.info(`Waiting for the sign-in (up to ${opts.timeoutSec} s; Ctrl-C to cancel)…`);
 
-    const result = await server.wait(opts.timeoutSec * 1000, deps.signal);
+    const timeoutMs = opts.timeoutSec * 1000;
+    // On a terminal a countdown that goes away with the callback; elsewhere (a pipe, CI) one plain line.
+    const waiting = liveLineWanted(deps.stderr, deps.env, log.isQuiet)
+      ? showLoginWait({ stream: deps.stderr, deadline: deps.now() + timeoutMs, now: () => deps.now(), messages: log })
+      : undefined;
+    if (!waiting) log.info(`Waiting for the sign-in (up to ${opts.timeoutSec} s; Ctrl-C to cancel)…`);
+    let result: CallbackResult;
+    try {
+      result = await server.wait(timeoutMs, deps.signal);
+    } finally {
+      waiting?.stop();
+    }
     const code = authorizationCode(result, opts.prompt);
     log.addSecret(code);
 

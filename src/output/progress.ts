@@ -1,61 +1,143 @@
-export interface Progress {
-  /** Counts so far; redraws at most every intervalMs. */
-  update(pages: number, items: number): void;
-  /** The collection's size when known (raw integer text, may exceed 2^53). */
-  setTotal(total: string | undefined): void;
-  /** Erases the line, e.g. before an error message or at the end. */
-  clear(): void;
+/**
+ * `list`'s progress on a terminal: a bar with percentage, counts, rate and time left when the size of the walk is
+ * known (totalItems or --limit), else the count, pages, rate and elapsed time. The rendering is a pure function
+ * of the counts, the clock and the width; the live line around it is a StatusLine.
+ */
+import { compact, duration, group } from './human.js';
+import { createStatusLine, type StatusLineOptions, type TerminalStream } from './status-line.js';
+
+export interface ProgressState {
+  pages: number;
+  items: number;
+  /** totalItems as the server sent it (integer text, may exceed 2^53), when known. */
+  total?: string;
+  /** --limit, when given. */
+  limit?: number;
+  elapsedMs: number;
 }
 
-export interface ProgressOptions {
-  stream: NodeJS.WritableStream & { columns?: number };
-  enabled: boolean;
-  now: () => number;
-  intervalMs?: number;
+/** Colours for the two parts of the bar; identity functions when colour is off. */
+export interface BarPaint {
+  done(s: string): string;
+  todo(s: string): string;
 }
 
-const CLEAR_LINE = '\r\x1b[2K';
-/** Thousands separators without Intl: creating a NumberFormat costs ~20 ms of ICU start-up in every `list` run. */
-function group(n: number | bigint | string): string {
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+const PLAIN: BarPaint = { done: (s) => s, todo: (s) => s };
+const MIN_BAR = 10;
+const MAX_BAR = 30;
+const GAP = '  ';
+
+const plural = (n: number, word: string) => `${group(n)} ${word}${n === 1 ? '' : 's'}`;
+const keep = (parts: Array<string | undefined>) => parts.filter((p): p is string => p !== undefined);
+
+/** What the percentage is of: --limit, or totalItems when that is smaller (or there is no limit). */
+function target(total: string | undefined, limit: number | undefined): { value: number; text: string } | undefined {
+  // Number() of a total beyond 2^53 is approximate, which is plenty for a percentage and an ETA.
+  const t = total === undefined ? undefined : Number(total);
+  if (limit !== undefined && (t === undefined || !(t < limit))) return { value: limit, text: group(limit) };
+  if (total !== undefined && t !== undefined && Number.isFinite(t)) return { value: t, text: group(total) };
+  return undefined;
+}
+
+/** The first candidate that fits in `room` characters, or ''. */
+function firstFitting(candidates: string[][], room: number): string {
+  for (const parts of candidates) {
+    const text = parts.join(GAP);
+    if (text.length <= room) return text;
+  }
+  return '';
 }
 
 /**
- * One self-overwriting status line on stderr (terminal only: on a pipe the bytes would be noise in a
- * log). Plain \r + ANSI "erase line" instead of a spinner library, so `list` loads nothing extra.
+ * The progress line for a terminal `columns` wide. It stays shorter than the width (a full row would wrap on
+ * some terminals and \r would then redraw only its last row); on a narrow terminal the least useful parts go
+ * first: the rate, then the counts, then the bar itself.
  */
-export function createProgress(options: ProgressOptions): Progress {
-  const { stream, enabled, now } = options;
-  const interval = options.intervalMs ?? 100;
-  const started = now();
-  let lastDraw = -Infinity;
-  let drawn = false;
-  let total: string | undefined;
+export function renderProgress(state: ProgressState, columns: number, paint: BarPaint = PLAIN): string {
+  const room = columns - 1;
+  const seconds = state.elapsedMs / 1000;
+  const rate = state.items > 0 && seconds > 0 ? state.items / seconds : undefined;
+  const rateText = rate === undefined ? undefined : `${compact(rate)}/s`;
+  const of = target(state.total, state.limit);
 
+  if (of === undefined) {
+    const items = plural(state.items, 'item');
+    const elapsed = `${duration(state.elapsedMs, 'down')} elapsed`;
+    return firstFitting(
+      [
+        keep([items, plural(state.pages, 'page'), rateText, elapsed]),
+        keep([items, rateText, elapsed]),
+        [items, elapsed],
+        [items],
+        [group(state.items)],
+      ],
+      room,
+    );
+  }
+
+  const fraction = of.value <= 0 ? 1 : Math.min(1, state.items / of.value);
+  // Rounded down: 100% only once every item is there.
+  const percent = `${Math.floor(fraction * 100)}%`;
+  const counts = `${group(state.items)}/${of.text} items`;
+  const left = of.value - state.items;
+  const eta = rate !== undefined && left > 0 ? `ETA ${duration((left / rate) * 1000)}` : undefined;
+  for (const parts of [keep([counts, rateText, eta]), keep([counts, eta]), keep([eta]), []]) {
+    // " 5%" and "31%" keep one width, so the text after them does not jump as the percentage grows.
+    const text = [percent.padStart(3), ...parts].join(GAP);
+    const cells = Math.min(MAX_BAR, room - text.length - 3);
+    if (cells >= MIN_BAR) {
+      const done = Math.floor(fraction * cells);
+      return `[${paint.done('█'.repeat(done))}${paint.todo('░'.repeat(cells - done))}] ${text}`;
+    }
+  }
+  return firstFitting([keep([percent, eta]), [percent]], room);
+}
+
+export interface Progress {
+  /** Counts so far, after each page. */
+  update(pages: number, items: number): void;
+  /** The collection's size when known (raw integer text, may exceed 2^53). */
+  setTotal(total: string | undefined): void;
+  /** Erases the line for good (at the end, or before an error or the resume hint). */
+  stop(): void;
+}
+
+export interface ProgressOptions {
+  stream: TerminalStream;
+  /** A terminal, not --quiet, not CI: see liveLineWanted. */
+  enabled: boolean;
+  now: () => number;
+  limit?: number;
+  paint?: BarPaint;
+  messages?: StatusLineOptions['messages'];
+}
+
+const OFF: Progress = { update() {}, setTotal() {}, stop() {} };
+
+export function createProgress(options: ProgressOptions): Progress {
+  if (!options.enabled) return OFF;
+  const { now, limit, paint } = options;
+  const started = now();
+  const state: Omit<ProgressState, 'elapsedMs'> = { pages: 0, items: 0, ...(limit === undefined ? {} : { limit }) };
+  const line = createStatusLine({
+    stream: options.stream,
+    now,
+    // At most ten draws a second; the tick keeps the elapsed time and the rate moving while a page is slow.
+    intervalMs: 100,
+    tickMs: 500,
+    render: (columns) => renderProgress({ ...state, elapsedMs: now() - started }, columns, paint),
+    ...(options.messages === undefined ? {} : { messages: options.messages }),
+  });
   return {
-    setTotal(t) {
-      total = t;
-    },
     update(pages, items) {
-      if (!enabled) return;
-      const t = now();
-      if (t - lastDraw < interval) return;
-      lastDraw = t;
-      const seconds = (t - started) / 1000;
-      const rate = seconds > 0 ? Math.round(items / seconds) : 0;
-      const of = total !== undefined ? ` of ${group(total)}` : '';
-      let line = `${group(pages)} ${pages === 1 ? 'page' : 'pages'}, ${group(items)}${of} items, ${group(rate)} items/s`;
-      // A line wider than the terminal wraps and \r would then only redraw its last row.
-      const width = stream.columns;
-      if (width !== undefined && width > 1 && line.length >= width) line = line.slice(0, width - 1);
-      stream.write(CLEAR_LINE + line);
-      drawn = true;
+      state.pages = pages;
+      state.items = items;
+      line.invalidate();
     },
-    clear() {
-      if (!drawn) return;
-      stream.write(CLEAR_LINE);
-      drawn = false;
-      lastDraw = -Infinity;
+    setTotal(total) {
+      if (total === undefined) delete state.total;
+      else state.total = total;
     },
+    stop: () => line.stop(),
   };
 }

@@ -1,5 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { BIN } from '../support/cli.js';
@@ -212,34 +211,5 @@ describe('idcli list: the reader goes away', () => {
     expect(out.stderr).toBe('exit=0\n');
     const requests = emu.requests.slice(before).filter((q) => q.path === '/v1/big');
     expect(requests.length).toBeLessThanOrEqual(5);
-  }, 60_000);
-});
-
-describe('idcli list: progress on a terminal', () => {
-  // util-linux `script` gives the CLI a real pseudo-terminal for stderr; stdout goes to a file.
-  it('draws a live line on a terminal, clears it and sums up; nothing with --quiet or on a pipe', async () => {
-    emu.setCollection('/v1/slow', { type: 'offset', items: plainItems(300) });
-    emu.inject({ path: '/v1/slow', nth: 2, times: 2, fault: { kind: 'latency', ms: 150 } });
-    const out = join(env.configDir, 'out.ndjson');
-    const run = (flags: string) =>
-      shell(`script -qec 'node "${BIN}" list /v1/slow ${flags} > "${out}"' /dev/null`, {
-        ...cliEnv(env),
-        SHELL: '/bin/sh',
-        TERM: 'xterm',
-      });
-
-    const tty = await run('');
-    expect(tty.code).toBe(0);
-    expect(readFileSync(out, 'utf8')).toBe(ndjson(plainItems(300)));
-    expect(tty.stdout).toMatch(/\r\x1b\[2K1 page, 100 of 300 items, [\d,]+ items\/s/);
-    expect(tty.stdout).toMatch(/300 items in 3 pages \([\d.]+ s\)/);
-
-    const quiet = await run('--quiet');
-    expect(quiet.code).toBe(0);
-    expect(readFileSync(out, 'utf8')).toBe(ndjson(plainItems(300)));
-    expect(quiet.stdout).toBe('');
-
-    const piped = await list(env, ['/v1/slow']);
-    expect(piped.stderr).toBe('');
   }, 60_000);
 });

@@ -1,0 +1,41 @@
+/**
+ * `login`'s sign of life on a terminal while the browser is out: the time left until --timeout and how to cancel,
+ * counted down once a second and erased when the callback arrives.
+ */
+import { duration } from './human.js';
+import { createStatusLine, type StatusLine, type StatusLineOptions, type TerminalStream } from './status-line.js';
+
+/** The waiting line for a terminal `columns` wide: shorter forms on narrow terminals, '' when none fits. */
+export function renderLoginWait(msLeft: number, columns: number): string {
+  const left = `${duration(msLeft)} left`;
+  const candidates = [
+    `Waiting for the sign-in in the browser: ${left} (Ctrl-C to cancel)`,
+    `Waiting for the sign-in: ${left} (Ctrl-C to cancel)`,
+    `Waiting: ${left} (Ctrl-C cancels)`,
+    `Waiting: ${left}`,
+    left,
+  ];
+  return candidates.find((c) => c.length < columns) ?? '';
+}
+
+export interface LoginWaitOptions {
+  stream: TerminalStream;
+  /** When the wait ends by --timeout, on the `now` clock. */
+  deadline: number;
+  now: () => number;
+  messages?: StatusLineOptions['messages'];
+}
+
+export function showLoginWait(options: LoginWaitOptions): StatusLine {
+  const { deadline, now } = options;
+  const line = createStatusLine({
+    stream: options.stream,
+    now,
+    render: (columns) => renderLoginWait(deadline - now(), columns),
+    // Faster than the display changes, so each second is shown close to when it starts; unchanged text is not redrawn.
+    tickMs: 200,
+    ...(options.messages === undefined ? {} : { messages: options.messages }),
+  });
+  line.invalidate();
+  return line;
+}

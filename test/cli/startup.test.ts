@@ -1,0 +1,53 @@
+/**
+ * What `idcli token` with a cached token loads: scripts run it before every API call, so the terminal displays of
+ * `list` and `login` (progress bar, countdown) must stay out of its path.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, harness, login } from '../auth/harness.js';
+import { ROOT } from '../support/cli.js';
+
+const HOOK = join(ROOT, 'test', 'support', 'loaded-modules.cjs');
+const DIST = join(ROOT, 'dist');
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** The built chunks that hold the live terminal line. */
+function statusLineChunks(): string[] {
+  return readdirSync(DIST)
+    .filter((f) => f.endsWith('.cjs'))
+    .map((f) => join(DIST, f))
+    .filter((f) => readFileSync(f, 'utf8').includes('function createStatusLine('));
+}
+
+async function loadedBy(
+  args: string[],
+  extra: Record<string, string | undefined> = {},
+): Promise<{ code: number | null; stdout: string; files: string[] }> {
+  const file = join(h!.dir, `loaded-${args[0]}.txt`);
+  const r = await h!.run(args, { NODE_OPTIONS: `--require=${HOOK}`, LOADED_MODULES_FILE: file, ...extra });
+  return { code: r.code, stdout: r.stdout, files: readFileSync(file, 'utf8').split('\n') };
+}
+
+describe('idcli token with a cached token', () => {
+  it('loads none of the progress and countdown code', async () => {
+    h = await harness();
+    await login(h);
+    const chunks = statusLineChunks();
+    expect(chunks).toHaveLength(1);
+
+    const token = await loadedBy(['token']);
+    expect(token.code).toBe(0);
+    expect(token.stdout).toMatch(/^\S+\n$/);
+    expect(token.files).toContain(join(DIST, 'cli.cjs'));
+    expect(token.files).not.toContain(chunks[0]);
+    // The same probe does see the chunk where it is used.
+    const list = await loadedBy(['list', 'users', '--count'], { IDCLI_ACCESS_TOKEN: 'x', IDCLI_BASE_URL: undefined });
+    expect(list.files).toContain(chunks[0]);
+  }, 60_000);
+});
