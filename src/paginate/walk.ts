@@ -137,7 +137,14 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
   async function emit(page: Page, nextUrl: string | undefined): Promise<boolean> {
     const take = Math.min(page.itemCount, limit - items);
     const out = take > 0 ? buildNdjsonInPlace(page.body, page.items, take) : page.body.subarray(0, 0);
-    if (!(await ctx.writer.write(out, () => bodies.give(page.body)))) return false;
+    let written: boolean;
+    try {
+      written = await ctx.writer.write(out, () => bodies.give(page.body));
+    } catch (err) {
+      // The output failed (a full disk): this page is not in it, so the resume starts with it.
+      throw new WalkFailure(err, { items, pages }, page.url);
+    }
+    if (!written) return false;
     items += take;
     pages++;
     pacer.received(page.body.length);
