@@ -128,14 +128,16 @@ const HANDLERS: Record<string, (inv: Invocation) => Promise<void>> = {
     proc.stdout.write(completionScript(args[0] as 'bash' | 'zsh' | 'fish'));
   },
   async __profiles({ proc }) {
+    // Completion runs this on every Tab: a warning there would break the shell's line.
     const file = await loadConfigFile(configDirFor(proc.env));
     for (const name of Object.keys(file.profiles)) proc.stdout.write(`${name}\n`);
   },
 };
 
-function configTarget({ proc, globals }: Invocation) {
+function configTarget({ proc, globals, deps }: Invocation) {
   return {
     configDir: configDirFor(proc.env),
+    warn: (msg: string) => deps.log.warn(msg),
     flags: { profile: str(globals.profile) } as SettingFlags,
     env: proc.env,
     stdout: proc.stdout,
@@ -203,7 +205,7 @@ export async function main(proc: Process): Promise<number> {
     if (command !== 'token') proc.interrupt();
     deps = d;
     const context = async (): Promise<CommandContext> => {
-      const file = await loadConfigFile(configDirFor(proc.env));
+      const file = await loadConfigFile(configDirFor(proc.env), { warn: (msg) => log.warn(msg) });
       const settings = resolveSettings(settingFlags(globals, options), proc.env, file);
       const base = { deps: d, settings };
       return { ...base, tokens: () => openTokenSource(base) };
