@@ -12,6 +12,7 @@ import type { CommandContext } from './context.js';
 import type { Deps } from './deps.js';
 import { ExitCode, type ExitCodeValue, IdcliError, OutputError, outputError, usageError } from './errors.js';
 import { createLogger } from './log.js';
+import { printable } from './printable.js';
 import { stderrStyle, type Style } from './style.js';
 import { openTokenSource } from './tokens.js';
 // The one command imported up front: scripts run `idcli token` before every API call, so its cached-token path
@@ -231,7 +232,7 @@ async function flushed(proc: Process): Promise<void> {
 function report(err: unknown, proc: Process, style: Style, deps: Deps | undefined): number {
   const stop = proc.interrupt();
   if (stop.aborted) return STOP_SIGNALS[stop.reason as StopSignal] ?? ExitCode.INTERRUPTED;
-  const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${msg}\n`);
+  const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${printable(msg)}\n`);
   if (err instanceof IdcliError) {
     line(err.hint ? `${err.message}; ${err.hint}` : err.message);
     return err.exitCode;

@@ -218,13 +218,27 @@ export function resolveSettings(
     credentialStore: mode as Settings['credentialStore'],
     keychainService: env.IDCLI_KEYCHAIN_SERVICE || 'idcli',
   };
-  if (env.IDCLI_ACCESS_TOKEN) settings.accessToken = env.IDCLI_ACCESS_TOKEN;
+  if (env.IDCLI_ACCESS_TOKEN) {
+    // Sent as is in a header: a control character (a CR from a Windows file, say) would only fail the request.
+    if (!isTokenText(env.IDCLI_ACCESS_TOKEN)) {
+      throw usageError(
+        'IDCLI_ACCESS_TOKEN holds characters no access token has (control characters, spaces or non-ASCII)',
+        'set it to the token alone, without line breaks',
+      );
+    }
+    settings.accessToken = env.IDCLI_ACCESS_TOKEN;
+  }
   for (const [key, spec] of Object.entries(CONFIG_KEYS) as [ConfigKey, (typeof CONFIG_KEYS)[ConfigKey]][]) {
     const value = flags[spec.field] ?? nonEmpty(env[spec.env]) ?? fromFile[key];
     if (value === undefined) continue;
     settings[spec.field] = validateSetting(key, value);
   }
   return settings;
+}
+
+/** Visible ASCII only, as the token client also demands of the tokens it receives (RFC 6750 §2.1 b64token and more). */
+export function isTokenText(value: string): boolean {
+  return /^[\x21-\x7E]+$/.test(value);
 }
 
 function nonEmpty(v: string | undefined): string | undefined {

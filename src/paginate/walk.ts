@@ -10,6 +10,7 @@ import { type FetchContext, fetchRaw, parseRaw, type RawPage } from './fetch-pag
 import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
 import { setQueryParam } from './target.js';
+import { createVisitedPages } from './visited.js';
 
 export interface WalkOptions {
   firstUrl: string;
@@ -89,7 +90,7 @@ interface Step {
 export async function walk(options: WalkOptions, ctx: WalkContext): Promise<WalkResult> {
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const concurrency = Math.max(1, options.concurrency ?? 1);
-  const visited = new Set<string>();
+  const visited = createVisitedPages();
   let pages = 0;
   let items = 0;
   // Aborted when the walk ends however it ends: a prefetch or window fetch nobody will write is cancelled
