@@ -16,8 +16,13 @@ if (only === '--version' || only === '-V' || only === '--help' || only === '-h')
   try {
     writeSync(1, text);
   } catch (err) {
-    // A reader that went away (EPIPE) is not an error (cli-contract "Streams and exit codes").
-    if (err.code !== 'EPIPE') throw err;
+    // A reader that went away (EPIPE) is not an error; any other failed write is (cli-contract "Streams and exit codes").
+    if (err.code !== 'EPIPE') {
+      process.stderr.write(
+        `error: cannot write the output (${err.code ?? err.message}); check the disk or the file it goes to\n`,
+      );
+      process.exitCode = 1;
+    }
   }
 } else {
   require('../dist/cli.cjs').run();

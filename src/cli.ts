@@ -2,14 +2,17 @@
  * The entry point: argv → command, the one place where errors become exit codes, and the only module that
  * touches `process`. Command bodies are imported lazily so `idcli token` does not pay for `list` or `login`.
  */
-import { writeSync } from 'node:fs';
+import { fstatSync, writeSync } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { createFileOutput } from './output/file-output.js';
 import { commandHelp, rootHelp } from './argv/help.js';
 import { parseArgv, type Values } from './argv/parse.js';
 import { configDirFor, loadConfigFile, resolveSettings, type SettingFlags } from './config.js';
 import type { CommandContext } from './context.js';
 import type { Deps } from './deps.js';
-import { ExitCode, IdcliError, usageError } from './errors.js';
+import { ExitCode, type ExitCodeValue, IdcliError, OutputError, outputError, usageError } from './errors.js';
 import { createLogger } from './log.js';
+import { printable } from './printable.js';
 import { stderrStyle, type Style } from './style.js';
 import { openTokenSource } from './tokens.js';
 // The one command imported up front: scripts run `idcli token` before every API call, so its cached-token path
@@ -30,9 +33,21 @@ export interface Process {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   /** Writes a short, complete text to stdout (after anything already written to the stream). */
   print(text: string): void;
-  /** Takes over SIGINT (on the first call) and returns the signal that Ctrl-C aborts. */
+  /**
+   * Takes over SIGINT, SIGTERM and SIGHUP (on the first call) and returns the signal they abort; its `reason` is
+   * the name of the process signal that came.
+   */
   interrupt(): AbortSignal;
+  /**
+   * Resolves once stdout holds everything written to it, with the write error (never EPIPE) if there was one.
+   * Optional: a caller whose stdout cannot fail (the build rendering the help page into a string) leaves it out.
+   */
+  flush?(): Promise<unknown>;
 }
+
+/** The process signals handled like Ctrl-C, with the exit code each one ends the run with. */
+const STOP_SIGNALS = { SIGINT: ExitCode.INTERRUPTED, SIGTERM: ExitCode.TERMINATED, SIGHUP: ExitCode.HANGUP } as const;
+type StopSignal = keyof typeof STOP_SIGNALS;
 
 interface Invocation {
   args: string[];
@@ -114,14 +129,16 @@ const HANDLERS: Record<string, (inv: Invocation) => Promise<void>> = {
     proc.stdout.write(completionScript(args[0] as 'bash' | 'zsh' | 'fish'));
   },
   async __profiles({ proc }) {
+    // Completion runs this on every Tab: a warning there would break the shell's line.
     const file = await loadConfigFile(configDirFor(proc.env));
     for (const name of Object.keys(file.profiles)) proc.stdout.write(`${name}\n`);
   },
 };
 
-function configTarget({ proc, globals }: Invocation) {
+function configTarget({ proc, globals, deps }: Invocation) {
   return {
     configDir: configDirFor(proc.env),
+    warn: (msg: string) => deps.log.warn(msg),
     flags: { profile: str(globals.profile) } as SettingFlags,
     env: proc.env,
     stdout: proc.stdout,
@@ -147,12 +164,11 @@ export async function main(proc: Process): Promise<number> {
   let deps: Deps | undefined;
   try {
     const parsed = parseArgv(proc.argv.slice(2));
-    if (parsed.kind === 'version') {
-      proc.print(`${VERSION}\n`);
-      return ExitCode.OK;
-    }
-    if (parsed.kind === 'help') {
-      proc.print(parsed.path.length ? commandHelp(parsed.path) : rootHelp(VERSION));
+    if (parsed.kind === 'version' || parsed.kind === 'help') {
+      proc.print(
+        parsed.kind === 'version' ? `${VERSION}\n` : parsed.path.length ? commandHelp(parsed.path) : rootHelp(VERSION),
+      );
+      await flushed(proc);
       return ExitCode.OK;
     }
     const { globals, options } = parsed;
@@ -190,22 +206,33 @@ export async function main(proc: Process): Promise<number> {
     if (command !== 'token') proc.interrupt();
     deps = d;
     const context = async (): Promise<CommandContext> => {
-      const file = await loadConfigFile(configDirFor(proc.env));
+      const file = await loadConfigFile(configDirFor(proc.env), { warn: (msg) => log.warn(msg) });
       const settings = resolveSettings(settingFlags(globals, options), proc.env, file);
       const base = { deps: d, settings };
       return { ...base, tokens: () => openTokenSource(base) };
     };
     const handler = HANDLERS[command]!;
     await handler({ args: parsed.args, options, deps: d, context, proc, globals });
+    await flushed(proc);
     return ExitCode.OK;
   } catch (err) {
-    return report(err, proc, styled(), deps);
+    // Output that was lost outranks what the command said after writing it (`doctor` with failed checks, `status`
+    // when signed out): the reader of stdout must know it is not there.
+    const failure = err instanceof OutputError ? undefined : await proc.flush?.();
+    return report(failure === undefined ? err : outputError(failure), proc, styled(), deps);
   }
 }
 
+/** Success only once stdout really holds the output: a full disk found at the last write is still a failure. */
+async function flushed(proc: Process): Promise<void> {
+  const failure = await proc.flush?.();
+  if (failure !== undefined) throw outputError(failure);
+}
+
 function report(err: unknown, proc: Process, style: Style, deps: Deps | undefined): number {
-  if (proc.interrupt().aborted) return ExitCode.INTERRUPTED;
-  const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${msg}\n`);
+  const stop = proc.interrupt();
+  if (stop.aborted) return STOP_SIGNALS[stop.reason as StopSignal] ?? ExitCode.INTERRUPTED;
+  const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${printable(msg)}\n`);
   if (err instanceof IdcliError) {
     line(err.hint ? `${err.message}; ${err.hint}` : err.message);
     return err.exitCode;
@@ -218,16 +245,19 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
 /** Wires the real process into `main`; the only caller is bin/idcli.cjs. */
 export function run(): void {
   let controller: AbortController | undefined;
-  let stdout: NodeJS.WriteStream | undefined;
+  let stdout: (NodeJS.WritableStream & Writable & { isTTY?: boolean }) | undefined;
+  let writeFailure: unknown;
   const proc: Process = {
     argv: process.argv,
     env: process.env,
     get stdout() {
       if (stdout) return stdout;
-      stdout = process.stdout;
+      stdout = isRegularFile(1) ? createFileOutput(1) : process.stdout;
       // The reader went away (`idcli list … | head`): that is success, not a crash (cli-contract "Streams and exit codes").
+      // Any other write error is a failure, told by flush() once the command is done.
       stdout.on('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'EPIPE') process.exit(ExitCode.OK);
+        writeFailure ??= err;
       });
       return stdout;
     },
@@ -236,24 +266,41 @@ export function run(): void {
     },
     print(text) {
       if (stdout) stdout.write(text);
-      else printSync(text, () => proc.stdout);
+      else {
+        try {
+          printSync(text, () => proc.stdout);
+        } catch (err) {
+          writeFailure ??= err;
+        }
+      }
     },
     interrupt() {
       if (controller) return controller.signal;
       const c = (controller = new AbortController());
-      process.once('SIGINT', () => {
-        c.abort();
-        // A second Ctrl-C leaves at once, whatever is still pending.
-        process.once('SIGINT', () => process.exit(ExitCode.INTERRUPTED));
-      });
+      // CI runners cancel with SIGTERM and a closed terminal sends SIGHUP: both end the run like Ctrl-C, between
+      // pages, with the resume hint. A second signal of any kind leaves at once, whatever is still pending.
+      const onSignal = (name: StopSignal): void => {
+        if (!c.signal.aborted) c.abort(name);
+        else process.exit(STOP_SIGNALS[name]);
+      };
+      for (const name of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(name, onSignal);
       return c.signal;
     },
+    flush() {
+      const out = stdout;
+      return new Promise((resolve) => {
+        // setImmediate: a failed synchronous write (a file on a full disk) reports its 'error' on the next tick.
+        const done = (): void => void setImmediate(() => resolve(writeFailure));
+        if (!out || out.destroyed || out.writableLength === 0) done();
+        else out.write('', done);
+      });
+    },
   };
-  main(proc).then((code) => {
+  main(proc).then(async (code: ExitCodeValue | number) => {
     // Exit explicitly: a keychain call cut by its timeout may still hold a worker thread that would keep us alive.
     process.exitCode = code;
-    if (!stdout || stdout.writableLength === 0) process.exit(code);
-    else stdout.once('drain', () => process.exit(code));
+    await proc.flush!();
+    process.exit(code);
   });
 }
 
@@ -270,5 +317,13 @@ function printSync(text: string, stream: () => NodeJS.WritableStream): void {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EAGAIN') stream().write(bytes.subarray(done));
     else if (code !== 'EPIPE') throw err;
+  }
+}
+
+function isRegularFile(fd: number): boolean {
+  try {
+    return fstatSync(fd).isFile();
+  } catch {
+    return false;
   }
 }

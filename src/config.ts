@@ -2,7 +2,7 @@
  * Settings and their precedence: command-line flag > environment variable > the profile in the config file >
  * built-in default (cli-contract "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -75,19 +75,81 @@ export function configPath(configDir: string): string {
   return join(configDir, 'config.json');
 }
 
-export async function loadConfigFile(configDir: string): Promise<ConfigFile> {
+/** Far above any real config (a few profiles of a few URLs), far below what could exhaust memory. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+// O_NONBLOCK: a FIFO (or a device) put in the file's place must be refused, not wait forever for a writer.
+const O_NONBLOCK = process.platform === 'win32' ? 0 : constants.O_NONBLOCK;
+
+export interface ConfigFileOptions {
+  /** Told when the config directory was open to other users and got tightened. */
+  warn?: (msg: string) => void;
+}
+
+export async function loadConfigFile(configDir: string, opts: ConfigFileOptions = {}): Promise<ConfigFile> {
   const path = configPath(configDir);
   // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
   // Most users never create one; asking first spares the throw and catch of ENOENT.
   if (!existsSync(path)) return { profiles: {} };
-  let text: string;
+  checkConfigDir(configDir, opts.warn);
+  let fd: number;
   try {
-    text = readFileSync(path, 'utf8');
+    fd = openSync(path, constants.O_RDONLY | O_NONBLOCK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
     throw new IdcliError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.USAGE);
   }
-  return parseConfigFile(text, path);
+  try {
+    return parseConfigFile(readBounded(fd, path), path);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The whole file, refused unread when it is not a regular file or is over MAX_CONFIG_BYTES. */
+function readBounded(fd: number, path: string): string {
+  const fix = 'remove it, or replace it with a file written by `idcli config set`';
+  let size: number;
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw usageError(`${path} is not a regular file`, fix);
+    size = st.size;
+  } catch (err) {
+    if (err instanceof IdcliError) throw err;
+    throw new IdcliError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.USAGE);
+  }
+  const tooLarge = () => usageError(`${path} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB`, fix);
+  if (size > MAX_CONFIG_BYTES) throw tooLarge();
+  // One byte more than fstat said: a file that grew past the limit since is caught too.
+  const buf = Buffer.allocUnsafe(size + 1);
+  let length = 0;
+  try {
+    for (let n = 1; n > 0 && length < buf.length; length += n) n = readSync(fd, buf, length, buf.length - length, null);
+  } catch (err) {
+    throw new IdcliError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.USAGE);
+  }
+  if (length > MAX_CONFIG_BYTES) throw tooLarge();
+  return buf.toString('utf8', 0, length);
+}
+
+/**
+ * The config directory holds the file credential store: like the credentials directory (store/file-store.ts), it
+ * must be a directory closed to other users, and is tightened to 0700 with a warning when it is not.
+ */
+function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {}): void {
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(configDir);
+  } catch (err) {
+    throw new IdcliError(`cannot read ${configDir}: ${(err as Error).message}`, ExitCode.USAGE);
+  }
+  if (!st.isDirectory()) throw usageError(`${configDir} is not a directory`);
+  if (process.platform === 'win32' || (st.mode & 0o077) === 0) return;
+  try {
+    chmodSync(configDir, 0o700);
+  } catch {
+    // Not ours to change: the warning still tells the user.
+  }
+  warn(`${configDir} was accessible by other users (mode 0${(st.mode & 0o777).toString(8)}); tightened to 0700`);
 }
 
 export function parseConfigFile(text: string, path: string): ConfigFile {
@@ -122,8 +184,9 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
 }
 
 /** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
-export async function saveConfigFile(configDir: string, file: ConfigFile): Promise<void> {
+export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
   await mkdir(configDir, { recursive: true, mode: 0o700 });
+  checkConfigDir(configDir, opts.warn);
   const path = configPath(configDir);
   const tmp = `${path}.${process.pid}.tmp`;
   await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
@@ -155,13 +218,27 @@ export function resolveSettings(
     credentialStore: mode as Settings['credentialStore'],
     keychainService: env.IDCLI_KEYCHAIN_SERVICE || 'idcli',
   };
-  if (env.IDCLI_ACCESS_TOKEN) settings.accessToken = env.IDCLI_ACCESS_TOKEN;
+  if (env.IDCLI_ACCESS_TOKEN) {
+    // Sent as is in a header: a control character (a CR from a Windows file, say) would only fail the request.
+    if (!isTokenText(env.IDCLI_ACCESS_TOKEN)) {
+      throw usageError(
+        'IDCLI_ACCESS_TOKEN holds characters no access token has (control characters, spaces or non-ASCII)',
+        'set it to the token alone, without line breaks',
+      );
+    }
+    settings.accessToken = env.IDCLI_ACCESS_TOKEN;
+  }
   for (const [key, spec] of Object.entries(CONFIG_KEYS) as [ConfigKey, (typeof CONFIG_KEYS)[ConfigKey]][]) {
     const value = flags[spec.field] ?? nonEmpty(env[spec.env]) ?? fromFile[key];
     if (value === undefined) continue;
     settings[spec.field] = validateSetting(key, value);
   }
   return settings;
+}
+
+/** Visible ASCII only, as the token client also demands of the tokens it receives (RFC 6750 §2.1 b64token and more). */
+export function isTokenText(value: string): boolean {
+  return /^[\x21-\x7E]+$/.test(value);
 }
 
 function nonEmpty(v: string | undefined): string | undefined {

@@ -9,7 +9,11 @@ export const ExitCode = {
   AUTH: 3,
   NETWORK: 4,
   CONTRACT: 5,
+  /** SIGHUP, handled like SIGINT (128 + the signal's number, as shells report it). */
+  HANGUP: 129,
   INTERRUPTED: 130,
+  /** SIGTERM (what CI runners send on cancel or time-out), handled like SIGINT. */
+  TERMINATED: 143,
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
@@ -41,4 +45,23 @@ export function usageError(message: string, hint?: string): IdcliError {
 
 export function notLoggedIn(detail = 'not logged in'): IdcliError {
   return new IdcliError(detail, ExitCode.AUTH, { hint: 'run `idcli login`' });
+}
+
+/**
+ * stdout could not be written (a full disk, an I/O error): a failure, never a success (cli-contract "Streams and
+ * exit codes"). A reader that went away (EPIPE) is not this: that ends the run quietly with exit 0.
+ */
+export class OutputError extends IdcliError {
+  constructor(cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | null)?.code ?? (cause as Error | null)?.message ?? String(cause);
+    super(`cannot write the output (${code})`, ExitCode.INTERNAL, {
+      hint: 'check the disk or the file it goes to',
+      cause,
+    });
+    this.name = 'OutputError';
+  }
+}
+
+export function outputError(cause: unknown): OutputError {
+  return new OutputError(cause);
 }

@@ -1,3 +1,4 @@
+import { printable } from './printable.js';
 import { redactValues } from './redact.js';
 
 /** Messages go to stderr so stdout stays data only (the CLI contract's stream rule). */
@@ -25,9 +26,9 @@ export interface LoggerOptions {
 export function createLogger(stderr: Pick<NodeJS.WritableStream, 'write'>, opts: LoggerOptions): Logger {
   const secrets = new Set<string>();
   let status: { clear(): void; invalidate(): void } | undefined;
-  const write = (line: string) => {
+  const write = (line: string, prefix = '') => {
     status?.clear();
-    stderr.write(`${redactValues(line, secrets)}\n`);
+    stderr.write(`${prefix}${printable(redactValues(line, secrets))}\n`);
     status?.invalidate();
   };
   return {
@@ -37,7 +38,8 @@ export function createLogger(stderr: Pick<NodeJS.WritableStream, 'write'>, opts:
       if (!opts.quiet) write(msg);
     },
     warn(msg) {
-      write(`${opts.warnPrefix ?? 'warning:'} ${msg}`);
+      // The prefix may be coloured (ANSI): it is ours, so it is kept out of the control-character filter.
+      write(msg, `${opts.warnPrefix ?? 'warning:'} `);
     },
     verbose(msg) {
       if (opts.verbose) write(`* ${msg}`);

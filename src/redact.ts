@@ -3,6 +3,8 @@
  * in the callback, RFC 6749 §4.1.2) and form bodies, so URLs and forms are scrubbed by parameter name; values the
  * process has learned at run time (tokens it received) are scrubbed by value in the logger.
  */
+import { clip } from './printable.js';
+
 const SECRET_PARAMS = new Set([
   'code',
   'code_verifier',
@@ -28,7 +30,12 @@ export function redactParams(params: URLSearchParams): string {
   return parts.join('&');
 }
 
+/** The URL without credentials or secret parameters, cut to MAX_ECHO characters: a server's link can be huge. */
 export function redactUrl(url: string | URL): string {
+  return clip(redactWholeUrl(url));
+}
+
+function redactWholeUrl(url: string | URL): string {
   let u: URL;
   try {
     u = new URL(String(url));

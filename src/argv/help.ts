@@ -1,8 +1,9 @@
 /** Help pages rendered from the command table: purpose, usage, options with defaults and env, examples. */
 import { COMMANDS, type CommandSpec, GLOBAL_OPTIONS, type OptionSpec } from './spec.js';
 
-const EXIT_CODES = `Exit codes: 0 ok, 1 internal error, 2 usage or configuration, 3 sign-in needed,
-4 server or network failure, 5 server broke the contract, 130 interrupted.`;
+const EXIT_CODES = `Exit codes: 0 ok, 1 internal error or output not written, 2 usage or configuration,
+3 sign-in needed, 4 server or network failure, 5 server broke the contract, 129 hung up, 130 interrupted,
+143 terminated.`;
 
 function optionLabel(o: OptionSpec): string {
   return o.value ? `${o.flag} ${o.value}` : o.flag;

@@ -14,6 +14,7 @@ import {
   type StoreProbe,
 } from '../doctor/checks.js';
 import { createHttpClient } from '../http/client.js';
+import { printable } from '../printable.js';
 import { openStore } from '../store/select.js';
 import { stderrStyle } from '../style.js';
 
@@ -93,7 +94,8 @@ function render(checks: CheckResult[], style: ReturnType<typeof stderrStyle>): s
   const width = Math.max(...checks.map((c) => c.title.length));
   return checks
     .map((c) => {
-      const line = `${mark[c.status]}  ${c.title.padEnd(width)}  ${c.detail}`;
+      // Details may quote the server (a status line, an error): its control characters stay off the terminal.
+      const line = `${mark[c.status]}  ${c.title.padEnd(width)}  ${printable(c.detail)}`;
       return c.fix ? `${line}\n      ${' '.repeat(width)}  fix: ${c.fix}` : line;
     })
     .map((l) => `${l}\n`)

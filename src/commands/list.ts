@@ -1,5 +1,5 @@
 import type { Deps, TokenSource } from '../deps.js';
-import { ExitCode, IdcliError, usageError } from '../errors.js';
+import { ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
 import type { Settings } from '../config.js';
 import { createHttpClient } from '../http/client.js';
 import { createPageWriter } from '../output/page-writer.js';
@@ -121,8 +121,10 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
       progress.stop();
       if (!(err instanceof WalkFailure)) throw err;
       // Shown even with --quiet: without it the user cannot tell a partial dump from a complete one.
-      // Before the first page there is nothing partial, and the resume command would be the same command.
-      if (err.pages > 0) deps.stderr.write(stoppedMessage(err.written, err.resumeUrl));
+      // Before the first page there is nothing partial, and the resume command would be the same command; a lost
+      // output still says so, as a script reading stderr must not mistake it for an empty collection.
+      if (err.pages > 0 || err.cause instanceof OutputError)
+        deps.stderr.write(stoppedMessage(err.written, err.resumeUrl));
       throw err.cause;
     }
   } finally {

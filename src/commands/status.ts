@@ -4,6 +4,7 @@ import type { CommandContext } from '../context.js';
 import { notLoggedIn } from '../errors.js';
 import { describeIdentity, type Identity, identityFromIdToken } from '../oauth/jwt.js';
 import { openSession, secondsLeft } from '../oauth/session.js';
+import { printable } from '../printable.js';
 import type { CredentialRecord } from '../store/record.js';
 
 export interface StatusOptions {
@@ -97,7 +98,8 @@ function human(s: StatusReport): string {
   }
   rows.push(['Credentials', s.store]);
   const width = Math.max(...rows.map(([k]) => k.length)) + 2;
-  return `${rows.map(([k, v]) => `${`${k}:`.padEnd(width)}${v}`).join('\n')}\n`;
+  // Names and e-mail addresses come from the ID token, i.e. from the server: no control sequence reaches a terminal.
+  return `${rows.map(([k, v]) => `${`${k}:`.padEnd(width)}${printable(v)}`).join('\n')}\n`;
 }
 
 function accessLine(s: StatusReport): string {

@@ -1,24 +1,28 @@
-import { ExitCode, IdcliError } from '../errors.js';
+import { outputError } from '../errors.js';
 
 export interface PageWriter {
   /**
    * Writes one chunk (a whole page of NDJSON) and waits while the stream is over its high-water mark.
-   * Resolves false once the reader has gone away (EPIPE): the caller should stop quietly.
+   * Resolves false once the reader has gone away (EPIPE): the caller should stop quietly. Throws the exit-1 error
+   * when the chunk could not be written (a full disk, an I/O error): then it is not (wholly) in the output.
    * `onFlushed` runs once the stream is done with the chunk's memory (written or failed).
    */
   write(chunk: Buffer | string, onFlushed?: () => void): Promise<boolean>;
   readonly closed: boolean;
 }
 
-/** Errors that mean "nobody is reading any more" (`| head` exiting), which is a normal way to end. */
+/**
+ * Errors that mean "nobody is reading any more" (`| head` exiting), which is a normal way to end. Only EPIPE says
+ * so: ENOSPC, EIO and the like mean the output is lost, which must never end as a success.
+ */
 function isReaderGone(err: NodeJS.ErrnoException): boolean {
-  return err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED' || err.code === 'ECONNRESET';
+  return err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED';
 }
 
 /**
  * One write per page instead of one per item (per-item writes cost about 50% more), with backpressure
- * honoured through 'drain'. `onClosed` fires once when the reader goes, so in-flight fetches can be
- * cancelled at once rather than after they complete.
+ * honoured through 'drain'. `onClosed` fires once when the reader goes (not on a failed write, which
+ * throws), so in-flight fetches can be cancelled at once rather than after they complete.
  */
 export function createPageWriter(stream: NodeJS.WritableStream, onClosed: () => void = () => {}): PageWriter {
   let closed = false;
@@ -26,9 +30,10 @@ export function createPageWriter(stream: NodeJS.WritableStream, onClosed: () => 
 
   const onError = (err: NodeJS.ErrnoException): void => {
     if (closed || failure) return;
-    if (isReaderGone(err)) closed = true;
-    else failure = err;
-    onClosed();
+    if (isReaderGone(err)) {
+      closed = true;
+      onClosed();
+    } else failure = err; // thrown by the next write(), which ends the walk with the resume hint
   };
   // Stays attached for the life of the stream: an EPIPE reported after the walk must not surface as an
   // uncaught exception with a stack trace.
@@ -36,11 +41,7 @@ export function createPageWriter(stream: NodeJS.WritableStream, onClosed: () => 
   const destroyed = (): boolean => (stream as { destroyed?: boolean }).destroyed === true;
 
   const check = (probe: boolean): boolean => {
-    if (failure) {
-      throw new IdcliError(`cannot write the output: ${failure.code ?? failure.message}`, ExitCode.INTERNAL, {
-        cause: failure,
-      });
-    }
+    if (failure) throw outputError(failure);
     // A stream destroyed without an error (e.g. a child's stdin after it exited) is a reader that left too.
     if (probe && !closed && destroyed())
       onError(Object.assign(new Error('output closed'), { code: 'ERR_STREAM_DESTROYED' }));
@@ -61,7 +62,12 @@ export function createPageWriter(stream: NodeJS.WritableStream, onClosed: () => 
         if (err) onError(err);
         onFlushed?.();
       };
-      if (!stream.write(chunk, done) && !destroyed()) {
+      const more = stream.write(chunk, done);
+      // A synchronous stream (a file) that failed this very write reports it only on the next tick; ask it now,
+      // so the chunk is not counted as written.
+      const errored = (stream as { errored?: Error | null }).errored;
+      if (errored) onError(errored);
+      if (!more && !destroyed()) {
         await new Promise<void>((resolve) => {
           const done = (): void => {
             stream.off('drain', done);

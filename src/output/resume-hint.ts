@@ -1,3 +1,5 @@
+import { clip, MAX_ECHO, printable } from '../printable.js';
+
 /** Single-quotes a word for POSIX shells: the only character needing care inside '...' is ' itself. */
 export function shellQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
@@ -11,5 +13,24 @@ export function shellQuote(word: string): string {
 export function stoppedMessage(itemsWritten: number, resumeUrl: string | undefined): string {
   const items = `${itemsWritten} ${itemsWritten === 1 ? 'item' : 'items'}`;
   if (resumeUrl === undefined) return `idcli: stopped after ${items}\n`;
-  return `idcli: stopped after ${items}; resume with: idcli list ${shellQuote(resumeUrl)}\n`;
+  if (resumeUrl.length <= MAX_ECHO)
+    return `idcli: stopped after ${items}; resume with: idcli list ${shellQuote(resumeUrl)}\n`;
+  const where = printable(whereToResume(resumeUrl));
+  return `idcli: stopped after ${items}; the resume URL is too long to show (${resumeUrl.length} characters); ${where}\n`;
+}
+
+/**
+ * A resume URL too long to echo (a server's link can be megabytes), told by what selects its page: the page index
+ * of an offset collection, else the cursor-bearing query, cut.
+ */
+function whereToResume(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `it starts ${clip(url)}`;
+  }
+  const index = u.searchParams.get('pageIndex');
+  if (index !== null && /^\d{1,15}$/.test(index)) return `it continues at pageIndex ${index}`;
+  return u.search === '' ? `it starts ${clip(url)}` : `its query, cut: ${clip(u.search)}`;
 }

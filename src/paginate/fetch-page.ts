@@ -1,6 +1,7 @@
 import { ExitCode, IdcliError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import { headerValue } from '../http/types.js';
+import { clip, printable } from '../printable.js';
 import { redactUrl } from '../redact.js';
 import type { Bearer } from './bearer.js';
 import { type Page, parsePage } from './envelope.js';
@@ -37,7 +38,8 @@ export function parseRaw(raw: RawPage, table?: SpanTable): Page {
   } catch (err) {
     const type = raw.contentType;
     if (err instanceof IdcliError && type !== undefined && !/json/i.test(type)) {
-      throw new IdcliError(`${err.message} (content-type ${type.split(';')[0]})`, ExitCode.CONTRACT, { cause: err });
+      const shown = clip(printable(type.split(';')[0]!));
+      throw new IdcliError(`${err.message} (content-type ${shown})`, ExitCode.CONTRACT, { cause: err });
     }
     throw err;
   }

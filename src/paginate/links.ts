@@ -1,5 +1,7 @@
 import { ExitCode, IdcliError } from '../errors.js';
+import { clip } from '../printable.js';
 import { redactUrl } from '../redact.js';
+import type { VisitedPages } from './visited.js';
 
 /**
  * The key a page URL is remembered by for loop detection. The fragment is dropped because it is never
@@ -21,7 +23,7 @@ export function resolveNextLink(
   href: string,
   pageUrl: string,
   apiOrigin: string,
-  visited: ReadonlySet<string>,
+  visited: Pick<VisitedPages, 'has'>,
 ): string {
   const where = (): string => `page ${redactUrl(pageUrl)}`;
   let next: URL;
@@ -32,7 +34,7 @@ export function resolveNextLink(
   }
   if (next.origin !== apiOrigin) {
     throw new IdcliError(
-      `${where()}: links.next points to another origin (${next.origin}); the access token is only sent to ${apiOrigin}`,
+      `${where()}: links.next points to another origin (${clip(next.origin)}); the access token is only sent to ${apiOrigin}`,
       ExitCode.CONTRACT,
     );
   }

@@ -10,6 +10,7 @@ import { type FetchContext, fetchRaw, parseRaw, type RawPage } from './fetch-pag
 import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
 import { setQueryParam } from './target.js';
+import { createVisitedPages } from './visited.js';
 
 export interface WalkOptions {
   firstUrl: string;
@@ -89,7 +90,7 @@ interface Step {
 export async function walk(options: WalkOptions, ctx: WalkContext): Promise<WalkResult> {
   const limit = options.limit ?? Number.POSITIVE_INFINITY;
   const concurrency = Math.max(1, options.concurrency ?? 1);
-  const visited = new Set<string>();
+  const visited = createVisitedPages();
   let pages = 0;
   let items = 0;
   // Aborted when the walk ends however it ends: a prefetch or window fetch nobody will write is cancelled
@@ -137,7 +138,14 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
   async function emit(page: Page, nextUrl: string | undefined): Promise<boolean> {
     const take = Math.min(page.itemCount, limit - items);
     const out = take > 0 ? buildNdjsonInPlace(page.body, page.items, take) : page.body.subarray(0, 0);
-    if (!(await ctx.writer.write(out, () => bodies.give(page.body)))) return false;
+    let written: boolean;
+    try {
+      written = await ctx.writer.write(out, () => bodies.give(page.body));
+    } catch (err) {
+      // The output failed (a full disk): this page is not in it, so the resume starts with it.
+      throw new WalkFailure(err, { items, pages }, page.url);
+    }
+    if (!written) return false;
     items += take;
     pages++;
     pacer.received(page.body.length);

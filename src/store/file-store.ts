@@ -29,6 +29,8 @@ import {
 const IS_POSIX = process.platform !== 'win32';
 // O_NOFOLLOW makes open() fail with ELOOP on a symlink, so a planted link cannot redirect reads of the record.
 const O_NOFOLLOW = IS_POSIX ? constants.O_NOFOLLOW : 0;
+// O_NONBLOCK: a FIFO planted as the record must be refused by the fstat below, not wait forever for a writer.
+const O_NONBLOCK = IS_POSIX ? constants.O_NONBLOCK : 0;
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 /** Temp files left by a writer that died before its rename; old enough that no live writer still owns them. */
@@ -82,7 +84,7 @@ export class FileStore implements CredentialStore {
     if (!IS_POSIX) this.#refuseSymlink(path); // no O_NOFOLLOW there
     let fd: number;
     try {
-      fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW);
+      fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     } catch (err) {
       const code = errCode(err);
       if (code === 'ENOENT') return null;
@@ -149,8 +151,11 @@ export class FileStore implements CredentialStore {
 
   async delete(key: CredentialKey): Promise<boolean> {
     const path = await this.pathFor(key);
+    // The directory is checked exactly as reads check it: through a symlinked directory, unlink would remove a
+    // file in the link's target.
+    if (!this.#inspectDir()) return false;
     try {
-      // unlink removes a symlink itself, never its target, so no symlink check is needed here.
+      // unlink removes a symlink itself, never its target, so the record's own name needs no symlink check.
       await unlink(path);
     } catch (err) {
       if (errCode(err) === 'ENOENT') return false;

@@ -9,6 +9,7 @@
  * reaper: O_EXCL cannot overwrite.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
 import { link, mkdir, open, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -18,6 +19,8 @@ import { accountName, type CredentialKey } from './record.js';
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
 export const DEFAULT_LOCK_STALE_MS = 60_000;
+// O_NONBLOCK: a FIFO in the lock's place must be refused (see snapshot), not block a thread and the run forever.
+const O_NONBLOCK = process.platform === 'win32' ? 0 : constants.O_NONBLOCK;
 /** A reaper is held for two file operations; one this old belongs to a process that died inside them. */
 const REAPER_STALE_MS = 5_000;
 
@@ -144,23 +147,38 @@ async function createExclusive(path: string, content: object): Promise<Awaited<R
   }
 }
 
-/** Content and mtime of one and the same inode (read through one descriptor); null when there is no lock. */
+/**
+ * Content and mtime of one and the same inode (read through one descriptor); null when there is no lock. Anything
+ * but a regular file in its place is refused: it can be neither read as an owner nor ever turn stale.
+ */
 async function snapshot(path: string): Promise<Snapshot | null> {
   let fh: Awaited<ReturnType<typeof open>>;
   try {
-    fh = await open(path, 'r');
+    fh = await open(path, constants.O_RDONLY | O_NONBLOCK);
   } catch {
     return null;
   }
+  let snap: Snapshot | 'not a file' | null = null;
   try {
     const st = await fh.stat();
-    const text = await fh.readFile('utf8');
-    return { text, mtimeMs: st.mtimeMs, owner: parseOwner(text) };
+    if (!st.isFile()) snap = 'not a file';
+    else {
+      const text = await fh.readFile('utf8');
+      snap = { text, mtimeMs: st.mtimeMs, owner: parseOwner(text) };
+    }
   } catch {
-    return null;
+    // Gone or unreadable mid-way: as if there were no lock; the exclusive create decides.
   } finally {
     await fh.close().catch(() => {});
   }
+  if (snap === 'not a file') throw notRegular(path);
+  return snap;
+}
+
+function notRegular(path: string): IdcliError {
+  return new IdcliError(`${path} is not a regular file, so it cannot serve as a lock`, ExitCode.AUTH, {
+    hint: 'remove it (no idcli process creates it this way) and try again',
+  });
 }
 
 function parseOwner(text: string): Owner | null {

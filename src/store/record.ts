@@ -54,6 +54,7 @@ export function accountName(key: CredentialKey): string {
 }
 
 const STRING_FIELDS = ['refreshToken', 'codeVerifier', 'accessToken', 'tokenType', 'idToken', 'scope'] as const;
+const TOKEN_FIELDS = ['refreshToken', 'codeVerifier', 'accessToken'] as const;
 
 export function encodeRecord(r: CredentialRecord): string {
   return JSON.stringify(normalise(r));
@@ -83,6 +84,13 @@ export function validateRecord(data: unknown): CredentialRecord {
   for (const field of STRING_FIELDS) {
     if (obj[field] !== undefined && typeof obj[field] !== 'string')
       throw new CredentialRecordError(`${field} is not a string`);
+  }
+  // Tokens go into headers and request bodies as they are: visible ASCII only, as the token client demands of
+  // what it receives. A damaged record is refused here, not sent in a request that can only fail.
+  for (const field of TOKEN_FIELDS) {
+    const value = obj[field];
+    if (typeof value === 'string' && !/^[\x21-\x7E]+$/.test(value))
+      throw new CredentialRecordError(`${field} holds control characters or other characters no token has`);
   }
   if (obj.expiresAt !== undefined && !isFiniteNumber(obj.expiresAt))
     throw new CredentialRecordError('expiresAt is not a number');

@@ -1,0 +1,220 @@
+/**
+ * What a hostile server sends is echoed within bounds: URLs cut to 200 characters in messages, traces and the
+ * resume hint; the loop guard's memory does not grow with the links' length; control characters from servers never
+ * reach the terminal; a token with control characters is refused before any request.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileStore } from '../../src/store/file-store.js';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { cliEnv, list, listEnv, type ListEnv } from '../list/helpers.js';
+import { baseEnv, runCli, tempDir } from '../support/cli.js';
+
+/** Serves /v1/items pages as `route(query)` decides, accepting request lines of megabytes. */
+async function hostile(route: (url: URL) => { status?: number; body: string }): Promise<{
+  url: string;
+  requests: number;
+  close: () => Promise<void>;
+}> {
+  const state = { requests: 0 };
+  const server: Server = createServer({ maxHeaderSize: 8 * 1024 * 1024 }, (req, res) => {
+    state.requests++;
+    const { status = 200, body } = route(new URL(req.url ?? '/', 'http://x'));
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get requests() {
+      return state.requests;
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+function page(items: string[], next?: string): string {
+  const links: Record<string, string> = { self: '/v1/items', first: '/v1/items' };
+  if (next !== undefined) links.next = next;
+  return JSON.stringify({ items: items.map((i) => JSON.parse(i)), links });
+}
+
+async function run(base: string, args: string[], extra: Record<string, string> = {}) {
+  const dir = await tempDir();
+  try {
+    return await runCli(['list', ...args], {
+      env: baseEnv({
+        IDCLI_API_BASE_URL: base,
+        IDCLI_CONFIG_DIR: dir.path,
+        IDCLI_ACCESS_TOKEN: 'token-1234567890',
+        ...extra,
+      }),
+      timeoutMs: 60_000,
+    });
+  } finally {
+    await dir.cleanup();
+  }
+}
+
+const longest = (text: string) => Math.max(...text.split('\n').map((l) => l.length));
+
+describe('long links from the server', () => {
+  const PAD = 'x'.repeat(1024 * 1024);
+
+  it('a 1 MB link that loops: exit 5, every URL on stderr cut to 200 characters, --verbose too', async () => {
+    const loop = `/v1/items?cursor=${PAD}`;
+    const server = await hostile(() => ({ body: page(['{"n":1}'], loop) }));
+    try {
+      for (const verbose of [[], ['--verbose']]) {
+        const r = await run(server.url, [...verbose, '/v1/items']);
+        expect(r.code).toBe(5);
+        expect(r.stderr).toMatch(/pagination loop/);
+        expect(r.stderr).toMatch(/…/);
+        expect(longest(r.stderr)).toBeLessThan(700);
+        expect(r.stderr.length).toBeLessThan(verbose.length ? 8000 : 2000);
+      }
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('a resume URL over 200 characters is not echoed: the hint says so and gives the page index', async () => {
+    const server = await hostile((u) =>
+      u.searchParams.has('pageIndex')
+        ? { status: 500, body: '{}' }
+        : { body: page(['{"n":1}'], `/v1/items?filter=${PAD}&pageIndex=1&pageSize=1`) },
+    );
+    try {
+      const r = await run(server.url, ['--max-retries', '0', '/v1/items']);
+      expect(r.code).toBe(4);
+      expect(r.stdout).toBe('{"n":1}\n');
+      expect(r.stderr).toMatch(
+        /stopped after 1 item; the resume URL is too long to show \(\d{7} characters\); it continues at pageIndex 1\n/,
+      );
+      expect(longest(r.stderr)).toBeLessThan(400);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('a cursor resume URL over 200 characters: its query, cut', async () => {
+    const server = await hostile((u) =>
+      u.searchParams.has('cursor')
+        ? { status: 500, body: '{}' }
+        : { body: page(['{"n":1}'], `/v1/items?cursor=${PAD}`) },
+    );
+    try {
+      const r = await run(server.url, ['--max-retries', '0', '/v1/items']);
+      expect(r.code).toBe(4);
+      expect(r.stderr).toMatch(/the resume URL is too long to show \(\d+ characters\); its query, cut: \?cursor=x+…\n/);
+      expect(longest(r.stderr)).toBeLessThan(400);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('endless distinct 256 kB cursors do not pile up in memory (the loop guard keeps digests)', async () => {
+    // 200 pages of 256 kB links: 50 MB of URLs, more than the 32 MB heap the CLI is given here.
+    const big = 'y'.repeat(256 * 1024);
+    const server = await hostile((u) => {
+      const n = Number(u.searchParams.get('n') ?? '0');
+      return { body: page([`{"n":${n}}`], n < 199 ? `/v1/items?n=${n + 1}&pad=${big}` : undefined) };
+    });
+    try {
+      const r = await run(server.url, ['/v1/items'], { NODE_OPTIONS: '--max-old-space-size=32' });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout.split('\n')).toHaveLength(201);
+      expect(server.requests).toBe(200);
+    } finally {
+      await server.close();
+    }
+  }, 120_000);
+});
+
+describe('control characters from servers', () => {
+  let emu: Emulator;
+  let env: ListEnv & { cleanup: () => Promise<void> };
+
+  beforeEach(async () => {
+    emu = await startEmulator();
+    env = await listEnv(emu, emu.mintTokens().access_token);
+    emu.setCollection('/v1/items', { type: 'offset', items: ['{"id":1}'] });
+  });
+  afterEach(async () => {
+    await emu.close();
+    await env.cleanup();
+  });
+
+  it('C1 controls in a Content-Type never reach stderr', async () => {
+    emu.inject({
+      path: '/v1/items',
+      nth: 1,
+      fault: { kind: 'body', contentType: 'text/html\u009b2J\u009d0:owned\u009c', body: '<html>' },
+    });
+    const r = await list(env, ['/v1/items']);
+    expect(r.code).toBe(5);
+    expect(r.stderr).toMatch(/content-type text\/html2J0:owned\)/);
+    expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  }, 30_000);
+
+  it('ESC and BEL in the ID token name never reach the terminal through `status`', async () => {
+    const claims = { sub: 'u1', name: 'Ada\u001b]0;owned\u0007\u001b[2J', email: 'ada@example.com' };
+    const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const idToken = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64(claims)}.c2ln`;
+    await new FileStore({ configDir: env.configDir }).write(
+      { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' },
+      { version: 1, accessToken: 'abcdefgh', expiresAt: Date.now() + 600_000, idToken, updatedAt: 0, generation: 0 },
+    );
+    const r = await runCli(['status'], { env: cliEnv({ ...env, token: undefined }) });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Ada\]0;owned\[2J/);
+    expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  }, 30_000);
+});
+
+describe('tokens with control characters', () => {
+  let emu: Emulator;
+  let env: ListEnv & { cleanup: () => Promise<void> };
+
+  beforeEach(async () => {
+    emu = await startEmulator();
+    env = await listEnv(emu, undefined);
+    emu.setCollection('/v1/items', { type: 'offset', items: ['{"id":1}'] });
+  });
+  afterEach(async () => {
+    await emu.close();
+    await env.cleanup();
+  });
+
+  it('from IDCLI_ACCESS_TOKEN: exit 2 with a message, nothing sent', async () => {
+    for (const bad of [`${emu.mintTokens().access_token}\r`, 'abc\u0001def', 'abc\u0085def']) {
+      const r = await list({ ...env, token: bad }, ['/v1/items']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/IDCLI_ACCESS_TOKEN holds characters no access token has/);
+      expect(r.requests).toHaveLength(0);
+      const t = await runCli(['token'], { env: cliEnv({ ...env, token: bad }) });
+      expect(t.code).toBe(2);
+      expect(t.stdout).toBe('');
+    }
+  }, 30_000);
+
+  it('from the store: exit 3 with a message, nothing sent', async () => {
+    await new FileStore({ configDir: env.configDir }).write(
+      { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' },
+      { version: 1, accessToken: 'abc\u001bdef', expiresAt: Date.now() + 600_000, updatedAt: 0, generation: 0 },
+    );
+    const r = await list(env, ['/v1/items']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/accessToken holds control characters/);
+    expect(r.requests).toHaveLength(0);
+    const t = await runCli(['token'], { env: cliEnv(env) });
+    expect(t.code).toBe(3);
+    expect(t.stdout).toBe('');
+  }, 30_000);
+});

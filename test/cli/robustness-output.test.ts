@@ -1,0 +1,130 @@
+/**
+ * Output that cannot be written is a failure (cli-contract "Streams and exit codes"): stdout on /dev/full, or on a
+ * file that stops growing mid-walk, ends with exit 1 and one line saying so; only a reader that left (EPIPE) is
+ * success. Everything runs the BUILT CLI with its stdout redirected by a real shell.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { cliEnv, listEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell } from '../list/helpers.js';
+import { BIN, baseEnv } from '../support/cli.js';
+
+const idcli = `'${process.execPath}' '${BIN}'`;
+const NO_STACK = /^\s+at |node:internal|\.cjs:\d+/m;
+
+/** One `error:` line on stderr, no stack trace. */
+function expectOneErrorLine(stderr: string, pattern: RegExp): void {
+  const errors = stderr.split('\n').filter((l) => l.startsWith('error:'));
+  expect(errors).toHaveLength(1);
+  expect(errors[0]).toMatch(pattern);
+  expect(stderr).not.toMatch(NO_STACK);
+}
+
+describe('--version and --help on a full disk', () => {
+  for (const flag of ['--version', '--help', '-h', 'list --help']) {
+    it(`idcli ${flag} > /dev/full: exit 1, one line, no stack trace`, async () => {
+      const r = await shell(`${idcli} ${flag} > /dev/full`, baseEnv());
+      expect(r.code).toBe(1);
+      expectOneErrorLine(r.stderr, /cannot write the output \(ENOSPC\)/);
+    });
+  }
+
+  it('a reader that left before --version was written is still success (EPIPE)', async () => {
+    const r = await shell(`(sleep 0.3; ${idcli} --version; echo "idcli=$?" >&2) | true`, baseEnv());
+    expect(r.stderr).toContain('idcli=0');
+    expect(r.stderr).not.toMatch(/error/);
+  });
+});
+
+describe('every command writing to stdout fails on a full disk', () => {
+  let emu: Emulator;
+  let env: ListEnv & { cleanup: () => Promise<void> };
+
+  beforeEach(async () => {
+    emu = await startEmulator();
+    env = await listEnv(emu, emu.mintTokens().access_token);
+  });
+  afterEach(async () => {
+    await emu.close();
+    await env.cleanup();
+  });
+
+  const commands = [
+    'token',
+    'token --json',
+    'status',
+    'status --json',
+    'config list',
+    'config get scope',
+    'completion bash',
+    'doctor --json',
+  ];
+  for (const command of commands) {
+    it(`idcli ${command} > /dev/full: exit 1 with a message`, async () => {
+      const vars = cliEnv(env);
+      await shell(`${idcli} config set scope extra`, vars);
+      const r = await shell(`${idcli} ${command} > /dev/full`, vars);
+      expect(r.code).toBe(1);
+      expectOneErrorLine(r.stderr, /cannot write the output \(ENOSPC\); check the disk/);
+    }, 30_000);
+  }
+
+  it('the same commands still succeed on a writable file', async () => {
+    const vars = cliEnv(env);
+    await shell(`${idcli} config set scope extra`, vars);
+    const r = await shell(`${idcli} config list > "$OUT" && cat "$OUT"`, { ...vars, OUT: join(env.configDir, 'out') });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('scope=extra\n');
+  });
+});
+
+describe('idcli list to an output that fails', () => {
+  let emu: Emulator;
+  let env: ListEnv & { cleanup: () => Promise<void> };
+  const ITEMS = plainItems(5000);
+
+  beforeEach(async () => {
+    emu = await startEmulator();
+    env = await listEnv(emu, emu.mintTokens().access_token);
+    emu.setCollection('/v1/items', { type: 'offset', items: ITEMS });
+  });
+  afterEach(async () => {
+    await emu.close();
+    await env.cleanup();
+  });
+
+  it('> /dev/full: exit 1, the count (0) and the resume command', async () => {
+    const r = await shell(`${idcli} list /v1/items > /dev/full`, cliEnv(env));
+    expect(r.code).toBe(1);
+    expectOneErrorLine(r.stderr, /cannot write the output \(ENOSPC\)/);
+    expect(r.stderr).toMatch(/stopped after 0 items; resume with: idcli list '/);
+  }, 60_000);
+
+  it('a file that cannot grow past 40 kB mid-walk: exit 1, complete items counted, the resume fetches the rest', async () => {
+    const out = join(env.configDir, 'out.ndjson');
+    // RLIMIT_FSIZE makes write(2) short at the limit and then fail (EFBIG), as a disk that fills up does; SIGXFSZ
+    // is ignored so the write error reaches idcli instead of killing it.
+    const r = await shell(`trap '' XFSZ; ulimit -f 40; ${idcli} list /v1/items > "$OUT"`, { ...cliEnv(env), OUT: out });
+    expect(r.code).toBe(1);
+    expectOneErrorLine(r.stderr, /cannot write the output \(EFBIG\)/);
+    const written = Number(/stopped after (\d+) items/.exec(r.stderr)?.[1]);
+    expect(written).toBeGreaterThan(0);
+    expect(written % 100).toBe(0); // whole pages only
+    const text = await readFile(out, 'utf8');
+    // The file holds the complete items told, then at most a part of the page that failed.
+    expect(text.startsWith(ndjson(ITEMS.slice(0, written)))).toBe(true);
+    expect(text.length).toBe(40 * 1024);
+    const resume = resumeUrl(r.stderr);
+    expect(resume).toBe(`${emu.baseUrl}/v1/items?pageIndex=${written / 100}&pageSize=100`);
+    const rest = await shell(`${idcli} list "$URL"`, { ...cliEnv(env), URL: resume });
+    expect(rest.code).toBe(0);
+    expect(rest.stdout).toBe(ndjson(ITEMS.slice(written)));
+  }, 60_000);
+
+  it('a reader that leaves (| head) is still exit 0', async () => {
+    const r = await shell(`${idcli} list /v1/items | head -n 3; echo "idcli=\${PIPESTATUS[0]}" >&2`, cliEnv(env));
+    expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 3)));
+    expect(r.stderr).toContain('idcli=0');
+  }, 60_000);
+});
