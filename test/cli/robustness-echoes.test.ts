@@ -5,10 +5,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
-import { type Emulator, startEmulator } from '../emulator/index.js';
-import { cliEnv, list, listEnv, type ListEnv } from '../list/helpers.js';
+import type { Emulator } from '../emulator/index.js';
+import { cliEnv, list, type ListEnv, eachTest } from '../list/helpers.js';
 import { baseEnv, runCli, tempDir } from '../support/cli.js';
 
 /** Serves /v1/items pages as `route(query)` decides, accepting request lines of megabytes. */
@@ -141,14 +141,9 @@ describe('control characters from servers', () => {
   let emu: Emulator;
   let env: ListEnv & { cleanup: () => Promise<void> };
 
-  beforeEach(async () => {
-    emu = await startEmulator();
-    env = await listEnv(emu, emu.mintTokens().access_token);
-    emu.setCollection('/v1/items', { type: 'offset', items: ['{"id":1}'] });
-  });
-  afterEach(async () => {
-    await emu.close();
-    await env.cleanup();
+  eachTest(['{"id":1}'], (e, v) => {
+    emu = e;
+    env = v;
   });
 
   it('C1 controls in a Content-Type never reach stderr', async () => {
@@ -182,15 +177,14 @@ describe('tokens with control characters', () => {
   let emu: Emulator;
   let env: ListEnv & { cleanup: () => Promise<void> };
 
-  beforeEach(async () => {
-    emu = await startEmulator();
-    env = await listEnv(emu, undefined);
-    emu.setCollection('/v1/items', { type: 'offset', items: ['{"id":1}'] });
-  });
-  afterEach(async () => {
-    await emu.close();
-    await env.cleanup();
-  });
+  eachTest(
+    ['{"id":1}'],
+    (e, v) => {
+      emu = e;
+      env = v;
+    },
+    'stored',
+  );
 
   it('from IDCLI_ACCESS_TOKEN: exit 2 with a message, nothing sent', async () => {
     for (const bad of [`${emu.mintTokens().access_token}\r`, 'abc\u0001def', 'abc\u0085def']) {

@@ -8,27 +8,25 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import { lockPathFor } from '../../src/store/lock.js';
-import { type Emulator, startEmulator } from '../emulator/index.js';
-import { cliEnv, list, listEnv, type ListEnv } from '../list/helpers.js';
+import type { Emulator } from '../emulator/index.js';
+import { cliEnv, list, type ListEnv, eachTest } from '../list/helpers.js';
 import { runCli } from '../support/cli.js';
 import { storeSignIn } from '../support/sign-in.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
 
-beforeEach(async () => {
-  emu = await startEmulator();
-  env = await listEnv(emu, undefined);
-  emu.setCollection('/v1/items', { type: 'offset', items: ['{"id":1}'] });
-});
-
-afterEach(async () => {
-  await emu.close();
-  await env.cleanup();
-});
+eachTest(
+  ['{"id":1}'],
+  (e, v) => {
+    emu = e;
+    env = v;
+  },
+  'stored',
+);
 
 const key = () => ({ baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' });
 

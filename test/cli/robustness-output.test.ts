@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
-import { cliEnv, listEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell } from '../list/helpers.js';
+import { cliEnv, listEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from '../list/helpers.js';
 import { BIN, baseEnv } from '../support/cli.js';
 
 const idcli = `'${process.execPath}' '${BIN}'`;
@@ -84,14 +84,9 @@ describe('idcli list to an output that fails', () => {
   let env: ListEnv & { cleanup: () => Promise<void> };
   const ITEMS = plainItems(5000);
 
-  beforeEach(async () => {
-    emu = await startEmulator();
-    env = await listEnv(emu, emu.mintTokens().access_token);
-    emu.setCollection('/v1/items', { type: 'offset', items: ITEMS });
-  });
-  afterEach(async () => {
-    await emu.close();
-    await env.cleanup();
+  eachTest(ITEMS, (e, v) => {
+    emu = e;
+    env = v;
   });
 
   it('> /dev/full: exit 1, the count (0) and the resume command', async () => {

@@ -2,23 +2,17 @@
  * SIGTERM (what CI runners send on cancel or time-out) and SIGHUP (a closed terminal) end `list` like Ctrl-C:
  * whole pages only on stdout, the resume hint on stderr, exit 128 + the signal's number.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
-import { list, listEnv, type ListEnv, ndjson, plainItems, resumeUrl } from '../list/helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../emulator/index.js';
+import { list, type ListEnv, ndjson, plainItems, resumeUrl, eachTest } from '../list/helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
 
-beforeEach(async () => {
-  emu = await startEmulator();
-  env = await listEnv(emu, emu.mintTokens().access_token);
-  emu.setCollection('/v1/items', { type: 'offset', items: ITEMS });
-});
-
-afterEach(async () => {
-  await emu.close();
-  await env.cleanup();
+eachTest(ITEMS, (e, v) => {
+  emu = e;
+  env = v;
 });
 
 describe('idcli list stopped by a signal', () => {

@@ -1,22 +1,16 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
-import { list, listEnv, type ListEnv, ndjson, plainItems, resumeUrl } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../emulator/index.js';
+import { list, type ListEnv, ndjson, plainItems, resumeUrl, eachTest } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
 
-beforeEach(async () => {
-  emu = await startEmulator();
-  env = await listEnv(emu, emu.mintTokens().access_token);
-  emu.setCollection('/v1/items', { type: 'offset', items: ITEMS });
-});
-
-afterEach(async () => {
-  await emu.close();
-  await env.cleanup();
+eachTest(ITEMS, (e, v) => {
+  emu = e;
+  env = v;
 });
 
 /** A bystander server that records whatever reaches it. */

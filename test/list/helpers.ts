@@ -3,7 +3,8 @@
  * run as a child process, exactly as a user's shell would run it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Emulator } from '../emulator/index.js';
+import { afterEach, beforeEach } from 'vitest';
+import { type Emulator, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
 
 export interface ListRun extends CliResult {
@@ -24,6 +25,30 @@ export async function listEnv(
 ): Promise<ListEnv & { cleanup: () => Promise<void> }> {
   const dir = await tempDir('idcli-list-');
   return { emu, configDir: dir.path, token, cleanup: dir.cleanup };
+}
+
+/**
+ * Registers, for every test of the calling suite, a fresh emulator serving `items` at /v1/items and a list
+ * environment (with a minted access token, or `stored` for the sign-in in its config directory), handed to `use`
+ * before the test; both are closed after it.
+ */
+export function eachTest(
+  items: readonly string[],
+  use: (emu: Emulator, env: ListEnv & { cleanup: () => Promise<void> }) => void,
+  token: 'minted' | 'stored' = 'minted',
+): void {
+  let emu: Emulator;
+  let env: ListEnv & { cleanup: () => Promise<void> };
+  beforeEach(async () => {
+    emu = await startEmulator();
+    env = await listEnv(emu, token === 'minted' ? emu.mintTokens().access_token : undefined);
+    emu.setCollection('/v1/items', { type: 'offset', items: [...items] });
+    use(emu, env);
+  });
+  afterEach(async () => {
+    await emu.close();
+    await env.cleanup();
+  });
 }
 
 export function cliEnv(
