@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { ExitCode, IdcliError } from '../errors.js';
 import { buildNdjsonInPlace } from '../output/ndjson.js';
 import type { PageWriter } from '../output/page-writer.js';
@@ -94,6 +95,9 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
   // (one signal for the whole walk; a controller per page costs more than the page's bookkeeping).
   const finished = new AbortController();
   const walkSignal = AbortSignal.any([ctx.interrupt, ctx.readerGone, finished.signal]);
+  // Each request in flight (up to `concurrency` plus the prefetch) and each wait between its retries listens on
+  // it: above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
+  setMaxListeners(2 * (concurrency + 1) + 10, walkSignal);
   // Every page is parsed only when it is next to be written, so one span table serves the whole walk.
   const spans = createSpanTable();
   // Page bodies are recycled once written: in flight are at most `concurrency` pages plus one prefetch.
