@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: whole-process figures for `idcli list`, each as a ratio against a floor measured in the
- * same run on the same machine (issue "list", Budgets). Prints a table; asserts nothing.
+ * same run on the same machine (issues "list" and "own less", Budgets). Prints a table; asserts nothing.
  *
  *   floor     a plain Node script that downloads the same pages through a node:http keep-alive Agent, as idcli's
  *             direct transport does, and discards them
