@@ -3,8 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  // *.as.ts is AssemblyScript (see scripts/build-wasm.mjs), not TypeScript.
-  { ignores: ['dist/', 'dist.*/', 'node_modules/', 'coverage/', '.tmp/', 'src/**/*.as.ts'] },
+  { ignores: ['dist/', 'dist.*/', 'node_modules/', 'coverage/', '.tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

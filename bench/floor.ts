@@ -1,7 +1,7 @@
 /**
- * The raw-transfer floor of the budgets (issue "list"): a plain Node loop that downloads the same pages over
- * one keep-alive node:http connection and discards them. No parsing, no output. See floor-socket.ts for a
- * stricter one. Usage: node floor.mjs <collection-url> <totalItems> <pageSize>
+ * The raw-transfer floor of the budgets: a plain Node loop that downloads the same pages through a keep-alive
+ * node:http Agent, as idcli's direct transport does, and discards them. No parsing, no output.
+ * Usage: node floor.mjs <collection-url> <totalItems> <pageSize>
  * Bundled to plain JS by the bench so it starts exactly like the built CLI (no TypeScript loader).
  */
 import { Agent, get } from 'node:http';

@@ -1,5 +1,5 @@
 /**
- * Turns what node:net, node:tls and undici throw into a NetworkError whose message a user can act on. Only the
+ * Turns what node:http, node:https and undici throw into a NetworkError whose message a user can act on. Only the
  * error's code and the first line of the runtime's own message are used: those name hosts and ports, never
  * headers, bodies or proxy credentials.
  */
@@ -111,7 +111,8 @@ function describeCode(code: string, fallback: string): string {
     case 'EPIPE':
       return 'connection closed by the server';
     default:
-      return fallback;
+      // llhttp's codes: the server broke HTTP/1.1 framing (e.g. a Content-Length beside chunked coding).
+      return code.startsWith('HPE_') ? `invalid HTTP response (${fallback})` : fallback;
   }
 }
 

@@ -1,11 +1,11 @@
 /**
- * The one place that decides how idcli reaches the network: idcli's own HTTP/1.1 transport, or, when a proxy
- * variable is set, the undici-based one that honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY. NODE_EXTRA_CA_CERTS needs
- * nothing here: Node reads it at start-up into the default CA store that both transports verify against.
+ * The one place that decides how idcli reaches the network: node:http/node:https directly, or, when a proxy
+ * variable is set, the undici-based transport that honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY. NODE_EXTRA_CA_CERTS
+ * needs nothing here: Node reads it at start-up into the default CA store that both transports verify against.
  */
 import type { Logger } from '../log.js';
-import { createH1Transport } from './h1-transport.js';
 import { type Env, type ProxyEnv, readProxyEnv, showProxy, wantsProxy } from './proxy-env.js';
+import { createNodeTransport } from './node-transport.js';
 import { createProxyTransport } from './proxy-transport.js';
 import type { Transport } from './types.js';
 
@@ -16,7 +16,7 @@ export interface TransportOptions {
 }
 
 export function createTransport(env: Env, options: TransportOptions = {}): Transport {
-  if (!wantsProxy(env)) return createH1Transport({ maxSockets: options.maxSockets });
+  if (!wantsProxy(env)) return createNodeTransport({ maxSockets: options.maxSockets });
   let proxy: ProxyEnv | undefined;
   try {
     proxy = readProxyEnv(env);
@@ -25,7 +25,7 @@ export function createTransport(env: Env, options: TransportOptions = {}): Trans
     // callers such as `doctor` report failed requests as findings instead of stopping.
     return failingTransport(err);
   }
-  if (!proxy) return createH1Transport({ maxSockets: options.maxSockets });
+  if (!proxy) return createNodeTransport({ maxSockets: options.maxSockets });
   options.log?.verbose(describe(proxy));
   return createProxyTransport(proxy, { maxSockets: options.maxSockets });
 }

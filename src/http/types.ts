@@ -1,6 +1,6 @@
 /**
  * The transport seam. Everything above it (retries, tracing, the page walker, the token client) talks to
- * this interface only: the direct HTTP/1.1 transport and the proxy-aware undici one are interchangeable.
+ * this interface only: the direct node:http transport and the proxy-aware undici one are interchangeable.
  */
 
 export interface HttpRequest {

@@ -4,9 +4,7 @@
  * the server spelled them (big integers, number spelling, escapes and key order all survive, which
  * JSON.parse + JSON.stringify would lose). JSON's structural characters are all ASCII and UTF-8 never
  * uses ASCII bytes inside a multi-byte sequence, so scanning bytes without decoding is sound.
- * The `items` array, most of a page, goes to the WebAssembly scanner of wasm-items.ts first.
  */
-import { scanItemsWasm } from './wasm-items.js';
 
 export class JsonSyntaxError extends Error {
   /** Byte offset of the problem in the page. */
@@ -263,10 +261,7 @@ class Scanner {
   }
 
   /** The elements of the array at pos, with their spans; returns them and the index after the array. */
-  array(at: number, table: SpanTable, wasm: boolean): { spans: ItemSpans; end: number } {
-    const fast = wasm ? scanItemsWasm(this.buf, at, table) : null;
-    if (fast)
-      return { spans: { bounds: table.bounds, count: fast.count, firstNonObject: fast.firstNonObject }, end: fast.end };
+  array(at: number, table: SpanTable): { spans: ItemSpans; end: number } {
     const buf = this.buf;
     const spans: ItemSpans = { bounds: table.bounds, count: 0, firstNonObject: -1 };
     let pos = this.skipWs(at + 1);
@@ -302,14 +297,8 @@ class Scanner {
  * Validates the whole page as JSON and locates its top-level members and the elements of `items`.
  * Throws JsonSyntaxError on any grammar violation, including trailing bytes after the value.
  * UTF-8 validity is the caller's concern (node:buffer isUtf8 does it natively, much faster).
- * `wasm: false` scans `items` in JavaScript too (the reference the WebAssembly scanner is tested against).
  */
-export function scanPage(
-  buf: Buffer,
-  table: SpanTable = createSpanTable(),
-  options: { wasm?: boolean } = {},
-): ScannedPage {
-  const wasm = options.wasm ?? true;
+export function scanPage(buf: Buffer, table: SpanTable = createSpanTable()): ScannedPage {
   // RFC 8259 §8.1: a parser MAY ignore a byte order mark; some servers send one.
   const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
   const s = new Scanner(buf);
@@ -332,7 +321,7 @@ export function scanPage(
         pos = s.skipWs(pos + 1);
         const start = pos;
         if (key === 'items' && buf[start] === LBRACKET) {
-          const scanned = s.array(start, table, wasm);
+          const scanned = s.array(start, table);
           page.items = scanned.spans;
           pos = scanned.end;
         } else pos = s.value(start);

@@ -172,6 +172,15 @@ describe('idcli list: options', () => {
     expect(par.requests).toContain('/v1/many?pageSize=50&pageIndex=20');
   }, 60_000);
 
+  it('--concurrency 64, the most allowed, runs with nothing on stderr (no listener warning)', async () => {
+    const { raw, expected } = awkward(1037);
+    emu.setCollection('/v1/many', { type: 'offset', items: raw });
+    const r = await list(env, ['/v1/many', '--page-size', '10', '--concurrency', '64']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(ndjson(expected));
+  }, 60_000);
+
   it('a walk long enough for the periodic young-generation collections (over 2 MB) stays byte-exact', async () => {
     // ~8 MB of pretty-printed pages: several collections run mid-walk, sequentially and with --concurrency.
     const { raw, expected } = awkward(6000);

@@ -61,6 +61,14 @@ describe('scanPage', () => {
     expect(out).toBe('{}\n'.repeat(n));
   });
 
+  it('scans arrays of over a million items and pages over 8 MB', () => {
+    expect(scanPage(enc(`{"items":[${'0,'.repeat(1_100_000)}0]}`)).items!.count).toBe(1_100_001);
+    const item = `{"s":"${'x'.repeat(1000)}"}`;
+    const big = enc(`{"items":[${Array.from({ length: 8500 }, () => item).join(',')}]}`);
+    expect(big.length).toBeGreaterThan(8 * 1024 * 1024);
+    expect(scanPage(big).items!.count).toBe(8500);
+  });
+
   it('reuses one span table across pages, growing it when a page needs more', () => {
     const table = createSpanTable();
     for (const n of [3, 5000, 2, 9000, 0, 7]) {

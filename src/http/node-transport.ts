@@ -1,0 +1,135 @@
+/**
+ * The transport whenever no proxy variable is set: node:http and node:https, each with one keep-alive Agent.
+ * They are loaded on the first request, so a command that makes none (a cached `idcli token`) never pays for them.
+ */
+import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import { toNetworkError } from './network-errors.js';
+import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
+
+export interface NodeTransportOptions {
+  /** Upper bound on parallel connections per origin; the page walker needs concurrency + 1 (prefetch). */
+  maxSockets?: number;
+  /** A response larger than this is refused: a single page that big is a broken server, not data. */
+  maxBodyBytes?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_BODY = 256 * 1024 * 1024;
+
+interface Client {
+  request: typeof import('node:http').request;
+  agent: Agent;
+}
+
+export function createNodeTransport(options: NodeTransportOptions = {}): Transport {
+  const maxSockets = Math.max(1, options.maxSockets ?? 4);
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const clients = new Map<string, Client>();
+
+  async function load(protocol: string): Promise<Client> {
+    if (protocol !== 'http:' && protocol !== 'https:') {
+      throw new NetworkError(`unsupported URL scheme ${protocol}`, 'EPROTO', { retriable: false });
+    }
+    const mod = protocol === 'https:' ? await import('node:https') : await import('node:http');
+    let client = clients.get(protocol);
+    if (!client) {
+      // The Agent's timeout applies to idle sockets; Node shortens it to a second before the server's announced
+      // Keep-Alive timeout, so a request is not sent on a connection the server is about to close.
+      client = {
+        request: mod.request,
+        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: DEFAULT_TIMEOUT_MS }),
+      };
+      clients.set(protocol, client);
+    }
+    return client;
+  }
+
+  async function send(req: HttpRequest): Promise<HttpResponse> {
+    const url = typeof req.url === 'string' ? new URL(req.url) : req.url;
+    const client = clients.get(url.protocol) ?? (await load(url.protocol));
+    req.signal?.throwIfAborted();
+    const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
+    const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+    return new Promise<HttpResponse>((resolve, reject) => {
+      let outgoing: ClientRequest;
+      try {
+        outgoing = client.request(url, {
+          method: req.method,
+          headers: body === undefined ? req.headers : { ...req.headers, 'content-length': String(body.length) },
+          agent: client.agent,
+          // The socket's idle timeout: from connecting to the body's last byte, no byte for this long fails.
+          timeout: timeoutMs,
+        });
+      } catch (err) {
+        // Node refuses a method or header value that could smuggle in another field; its message names the header.
+        const why = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+        reject(new NetworkError(`invalid request (${why})`, 'EINVAL', { retriable: false }));
+        return;
+      }
+      let settled = false;
+      const onAbort = (): void => fail(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
+      const finish = (): void => {
+        settled = true;
+        req.signal?.removeEventListener('abort', onAbort);
+      };
+      // The request, and with it a connection that is mid-message and cannot carry another, is given up.
+      function fail(err: unknown): void {
+        if (settled) return;
+        finish();
+        outgoing.destroy();
+        reject(err);
+      }
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      outgoing.on('timeout', () =>
+        fail(new NetworkError(`no response within ${Math.round(timeoutMs / 1000)} s`, 'ETIMEDOUT')),
+      );
+      outgoing.on('error', (err) => fail(toNetworkError(err)));
+      outgoing.on('response', (res: IncomingMessage) => {
+        const declared = Number(res.headers['content-length']);
+        if (declared > maxBody) {
+          fail(new NetworkError(`response too large (${declared} bytes)`, 'ETOOBIG'));
+          return;
+        }
+        // With a declared length and a caller that recycles page buffers, the chunks go straight into one of those.
+        const into = declared > 0 && req.bodyBuffer ? req.bodyBuffer(declared).subarray(0, declared) : undefined;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (size + chunk.length > (into ? declared : maxBody)) {
+            fail(new NetworkError(`response too large (over ${into ? declared : maxBody} bytes)`, 'ETOOBIG'));
+            return;
+          }
+          if (into) chunk.copy(into, size);
+          else chunks.push(chunk);
+          size += chunk.length;
+        });
+        res.on('end', () => {
+          if (settled) return;
+          finish();
+          const whole = into
+            ? into.subarray(0, size)
+            : chunks.length === 1
+              ? (chunks[0] as Buffer)
+              : Buffer.concat(chunks, size);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: whole });
+        });
+        // Closed without its end: the server hung up before the framing was met, a truncated body.
+        res.on('close', () =>
+          fail(new NetworkError('connection closed before the response was complete', 'ECONNRESET')),
+        );
+        // The error that ends a cut body is reported by 'close' above.
+        res.on('error', () => {});
+      });
+      outgoing.end(body);
+    });
+  }
+
+  return {
+    send,
+    close() {
+      for (const client of clients.values()) client.agent.destroy();
+      clients.clear();
+    },
+  };
+}
