@@ -1,30 +1,35 @@
-// Builds dist/ with esbuild: the whole CLI as one CommonJS file, dist/cli.cjs. CommonJS because Node loads it
-// synchronously, without the ES module loader that an ES module entry (and every chunk of a split build) goes
-// through. One file because esbuild splits chunks only for ES modules; in the one file, each module's body runs
-// when first imported, so the modules of commands other than the one running cost only their parse.
+// Builds dist/ with esbuild: the CLI as CommonJS chunks. esbuild splits chunks only for ES modules, so it bundles
+// and splits to ES modules in memory, then converts each chunk to CommonJS. CommonJS because Node loads it
+// synchronously, without the ES module loader that ES modules (and import() of a CommonJS file) go through; chunks
+// because a cached `idcli token` then compiles only the code on its path, not every command's.
 // Dependencies (undici, open, @napi-rs/keyring) stay installed packages, imported where they are used.
 // The new build is written beside dist/ and swapped in with renames, so a process started from dist/ during a
 // rebuild never finds it half-deleted.
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
 
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
 const next = resolve(`dist.next-${process.pid}`);
 const old = `dist.old-${process.pid}`;
 
-await build({
+const TARGET = 'node20.18';
+const { outputFiles } = await build({
   entryPoints: ['src/cli.ts'],
-  outfile: `${next}/cli.cjs`,
+  outdir: next,
+  outExtension: { '.js': '.cjs' },
+  chunkNames: '[name]-[hash]',
   bundle: true,
-  format: 'cjs',
+  splitting: true,
+  format: 'esm',
+  write: false,
   platform: 'node',
-  target: 'node20.18',
+  target: TARGET,
   packages: 'external',
   define: { IDCLI_VERSION: JSON.stringify(pkg.version), 'import.meta.url': 'importMetaUrl' },
-  // CommonJS has no import.meta: the stand-in is this file's URL, computed once as it loads.
+  // CommonJS has no import.meta: the stand-in is the chunk's file URL (every chunk is in dist/).
   inject: [fileURLToPath(new URL('./import-meta-url.js', import.meta.url))],
   // Whitespace and syntax only: start-up compiles every byte, and names stay readable in the output.
   minifyWhitespace: true,
@@ -32,6 +37,26 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
+
+const chunks = outputFiles.map((f) => basename(f.path));
+await mkdir(next, { recursive: true });
+for (const file of outputFiles) {
+  // A chunk reached by import() is required inside a promise instead, as esbuild writes import() for CommonJS
+  // itself: import() of a file would start the ES module loader. Packages keep import(): open is an ES module.
+  let code = file.text;
+  for (const chunk of chunks) {
+    code = code.replaceAll(`import("./${chunk}")`, `Promise.resolve().then(()=>require("./${chunk}"))`);
+  }
+  const out = await transform(code, {
+    format: 'cjs',
+    platform: 'node',
+    target: TARGET,
+    minifyWhitespace: true,
+    minifySyntax: true,
+    sourcefile: basename(file.path),
+  });
+  await writeFile(file.path, out.code);
+}
 
 // The top-level help page is static: render it once here, so bin/idcli.cjs can print `idcli --help` without
 // loading the CLI (start-up budget). It comes from the same code path as any other help page.
@@ -49,6 +74,7 @@ const code = await main({
 if (code !== 0 || !help.startsWith('Usage: idcli')) throw new Error(`rendering the help page failed (exit ${code})`);
 await writeFile(`${next}/help.txt`, help);
 
+// Chunk names carry content hashes, so old chunks in the swapped-out tree are never referenced by the new entry.
 await rename('dist', old).catch((err) => {
   if (err.code !== 'ENOENT') throw err;
 });
