@@ -16,7 +16,7 @@ const DEFAULT_MAX_BODY = 256 * 1024 * 1024;
 /**
  * The transport used when a proxy variable is set: undici's EnvHttpProxyAgent, which tunnels https:// targets
  * through CONNECT, forwards http:// targets in absolute form (RFC 9112 §3.2.2) and sends the proxy URL's
- * credentials as Proxy-Authorization. undici costs ~120 ms to load, so it is imported on the first request and
+ * credentials as Proxy-Authorization. undici is large to load, so it is imported on the first request and
  * only by processes that have a proxy configured; the plain transport serves everyone else.
  *
  * Same contract as the plain transport: one attempt, no redirect followed (undici's dispatcher.request follows
@@ -30,9 +30,7 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
   let closed = false;
 
   function dispatcher(): Promise<Dispatcher> {
-    loading ??= import('undici').then((mod) => {
-      // undici is CommonJS: once bundled, its chunk exposes module.exports as the default export only.
-      const { EnvHttpProxyAgent } = ((mod as unknown as { default?: typeof mod }).default ?? mod) as typeof mod;
+    loading ??= import('undici').then(({ EnvHttpProxyAgent }) => {
       agent = new EnvHttpProxyAgent({
         // Passed explicitly (empty meaning "none") so undici never reads process.env on its own: the settings
         // come from the environment idcli was given, and both sides agree on which requests are proxied.

@@ -1,14 +1,16 @@
 /**
  * The BUILT CLI behind a forward proxy on loopback: HTTP_PROXY/HTTPS_PROXY route every request (the pages of
  * `list` and the token refresh), NO_PROXY bypasses it, the proxy's credentials are sent to it and printed nowhere,
- * and a proxy that is down is named in a one-line error. Also checks that undici stays out of start-up.
+ * and a proxy that is down is named in a one-line error. Also checks that only a proxied request loads undici.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, symlink } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { cliEnv, listEnv, type ListEnv } from '../list/helpers.js';
-import { BIN, type CliResult, ROOT, runCli } from '../support/cli.js';
+import { BIN, type CliResult, ROOT, runCli, tempDir } from '../support/cli.js';
 import { storeSignIn } from '../support/sign-in.js';
 import { closedPort, type ForwardProxy, STACK_FRAME, startForwardProxy } from './proxy-fixtures.js';
 
@@ -172,40 +174,44 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
   });
 });
 
-describe('start-up stays free of undici', () => {
+describe('undici and open stay out of the paths that do not use them', () => {
   /**
-   * The chunks a chunk requires as it loads, transitively (what loads before any lazy import runs). The build is
-   * CommonJS: a chunk loaded lazily is required inside `Promise.resolve().then(function(){return require(…)})`.
+   * The built CLI copied beside a node_modules that holds the keyring library only: a command whose path imported
+   * undici or open, even without calling it, fails to load there.
    */
-  function staticClosure(dist: string, entry: string): Set<string> {
-    const seen = new Set<string>();
-    const todo = [entry];
-    while (todo.length > 0) {
-      const file = todo.pop() as string;
-      if (seen.has(file)) continue;
-      seen.add(file);
-      const text = readFileSync(join(dist, file), 'utf8');
-      for (const m of text.matchAll(/(?<!return )\brequire\(\s*["']\.\/([^"']+)["']\s*\)/g)) todo.push(m[1] as string);
-    }
-    return seen;
+  async function withoutUndiciOrOpen(): Promise<{ bin: string; cleanup: () => Promise<void> }> {
+    const dir = await tempDir('idcli-no-deps-');
+    for (const part of ['bin', 'dist', 'package.json'])
+      await cp(join(ROOT, part), join(dir.path, part), { recursive: true });
+    await mkdir(join(dir.path, 'node_modules'));
+    await symlink(join(ROOT, 'node_modules', '@napi-rs'), join(dir.path, 'node_modules', '@napi-rs'));
+    const from = createRequire(join(dir.path, 'dist', 'cli.cjs'));
+    for (const dep of ['undici', 'open']) expect(() => from.resolve(dep), dep).toThrow();
+    return { bin: join(dir.path, 'bin', 'idcli.cjs'), cleanup: dir.cleanup };
   }
 
-  it('undici is bundled on its own and reached only by a dynamic import, never from the entry chunk', () => {
-    const dist = join(ROOT, 'dist');
-    expect(readFileSync(join(dist, 'vendor', 'undici.js'), 'utf8')).toContain('EnvHttpProxyAgent');
-    const files = readdirSync(dist).filter((f) => f.endsWith('.cjs'));
-    // The entry holds the whole cached-token path (`idcli token`), so this covers the token command too.
-    const closure = staticClosure(dist, 'cli.cjs');
-    expect(closure.has('cli.cjs')).toBe(true);
-    // The lazily loaded chunks are there, and not in the closure: the test sees the difference.
-    expect(files.some((f) => f.startsWith('list-'))).toBe(true);
-    expect([...closure].some((f) => f.startsWith('list-'))).toBe(false);
-    expect(closure.has('vendor/undici.js')).toBe(false);
-    const importers = files.filter((f) =>
-      /import\(\s*["']\.\/vendor\/undici\.js["']\s*\)/.test(readFileSync(join(dist, f), 'utf8')),
-    );
-    expect(importers).toHaveLength(1);
-    expect(files.some((f) => staticClosure(dist, f).has('vendor/undici.js'))).toBe(false);
-    expect(files.some((f) => /require\(\s*["']\.\/vendor\//.test(readFileSync(join(dist, f), 'utf8')))).toBe(false);
+  function runBin(bin: string, args: string[], extra: Record<string, string | undefined> = {}): Promise<CliResult> {
+    return runCli(args, { bin, env: cliEnv(env, extra), timeoutMs: 60_000 });
+  }
+
+  it('a cached token and a direct list run without undici or open installed; a proxied list needs undici', async () => {
+    const copy = await withoutUndiciOrOpen();
+    try {
+      await storeSignIn({ emu, configDir: env.configDir, ttlSec: 3600 });
+      const t = await runBin(copy.bin, ['token']);
+      expect(t.stderr).toBe('');
+      expect(t.code).toBe(0);
+      expect(t.stdout).toMatch(/^\S+\n$/);
+      const l = await runBin(copy.bin, ['list', '/v1/users', '--limit', '3']);
+      expect(l.stderr).toBe('');
+      expect(l.code).toBe(0);
+      expect(l.stdout.split('\n').filter(Boolean)).toHaveLength(3);
+      // The same copy with a proxy configured reaches for undici: the copy does lack it.
+      const p = await runBin(copy.bin, ['list', '/v1/users', '--limit', '3'], { HTTP_PROXY: proxy.url });
+      expect(p.code).not.toBe(0);
+      expect(proxy.hits).toEqual([]);
+    } finally {
+      await copy.cleanup();
+    }
   });
 });

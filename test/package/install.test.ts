@@ -5,6 +5,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { readdir, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,11 +76,11 @@ describe('the npm package', () => {
     expect(packedFiles).toContain('package.json');
     expect(packedFiles).toContain('README.md');
     expect(packedFiles).toContain('bin/idcli.cjs');
+    expect(packedFiles).toContain('LICENSE');
     expect(packedFiles).toContain('dist/cli.cjs');
+    // Dependencies are installed beside the package, not bundled into it.
     for (const f of packedFiles)
-      expect(f, f).toMatch(
-        /^(package\.json|README\.md|LICENSE|bin\/idcli\.cjs|dist\/[\w.-]+\.cjs|dist\/vendor\/[\w.-]+\.js|dist\/help\.txt)$/,
-      );
+      expect(f, f).toMatch(/^(package\.json|README\.md|LICENSE|bin\/idcli\.cjs|dist\/[\w.-]+\.cjs|dist\/help\.txt)$/);
   });
 
   it('installed into a fresh prefix: --version, --help, login and list through the installed binary', async () => {
@@ -92,6 +93,10 @@ describe('the npm package', () => {
     const help = await run(bin, ['--help'], env);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: idcli');
+    // undici and open come from the package's own dependencies, installed with it.
+    const installed = join(prefix, 'lib', 'node_modules', 'idcli');
+    const from = createRequire(join(installed, 'dist', 'cli.cjs'));
+    for (const dep of ['undici', 'open']) expect(from.resolve(dep), dep).toContain(installed);
 
     const login = await run(bin, ['login', '--timeout', '60'], env);
     expect(login.stderr).toContain('Signed in as');

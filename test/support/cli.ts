@@ -24,6 +24,8 @@ export interface CliOptions {
   input?: string;
   timeoutMs?: number;
   cwd?: string;
+  /** The bin script to run; the worktree's own unless given. */
+  bin?: string;
   /** Called once the child exists, e.g. to send it signals. */
   onSpawn?: (child: ChildProcess) => void;
 }
@@ -48,7 +50,7 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
     const env = Object.fromEntries(
       Object.entries(opts.env ?? baseEnv()).filter(([, v]) => v !== undefined),
     ) as NodeJS.ProcessEnv;
-    const child = spawn(process.execPath, [BIN, ...args], {
+    const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], {
       env,
       cwd: opts.cwd ?? ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
