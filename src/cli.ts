@@ -61,6 +61,7 @@ interface Invocation {
 
 const str = (v: Values[string]) => (typeof v === 'string' ? v : undefined);
 const int = (v: Values[string]) => (typeof v === 'number' ? v : undefined);
+const list = (v: Values[string]) => (Array.isArray(v) ? v : []);
 
 /** Each command: its module loads only when it runs. */
 const HANDLERS: Record<string, (inv: Invocation) => Promise<void>> = {
@@ -78,7 +79,26 @@ const HANDLERS: Record<string, (inv: Invocation) => Promise<void>> = {
     );
   },
   async token({ options: o, context }) {
-    await runToken({ refresh: o.refresh === true, json: o.json === true, minTtlSec: int(o.minTtl)! }, await context());
+    await runToken(
+      { refresh: o.refresh === true, json: o.json === true, header: o.header === true, minTtlSec: int(o.minTtl)! },
+      await context(),
+    );
+  },
+  async api({ args, options: o, context }) {
+    const { runApi } = await import('./commands/api.js');
+    await runApi(
+      {
+        target: args[0]!,
+        method: str(o.method),
+        headers: list(o.header),
+        fields: list(o.field),
+        input: str(o.input),
+        include: o.include === true,
+        maxRetries: int(o.maxRetries)!,
+      },
+      await context(),
+      { stdin: () => process.stdin },
+    );
   },
   async list({ args, options: o, context }) {
     const { runList } = await import('./commands/list.js');

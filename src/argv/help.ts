@@ -5,13 +5,17 @@ const EXIT_CODES = `Exit codes: 0 ok, 1 internal error or output not written, 2 
 3 sign-in needed, 4 server or network failure, 5 server broke the contract, 129 hung up, 130 interrupted,
 143 terminated.`;
 
-function optionLabel(o: OptionSpec): string {
-  return o.value ? `${o.flag} ${o.value}` : o.flag;
+function optionLabel(o: OptionSpec, aligned = false): string {
+  // In a list where some options have a one-letter alias, the long names line up.
+  const names = o.short ? `${o.short}, ${o.flag}` : aligned ? `    ${o.flag}` : o.flag;
+  return o.value ? `${names} ${o.value}` : names;
 }
 
 function optionText(o: OptionSpec): string {
   const notes: string[] = [];
   if (o.choices) notes.push(o.choices.join('|'));
+  else if (o.suggestions) notes.push(`e.g. ${o.suggestions.join('|')}`);
+  if (o.repeatable) notes.push('repeatable');
   if (o.defaultValue !== undefined) notes.push(`default: ${o.defaultValue}`);
   else if (o.defaultText) notes.push(`default: ${o.defaultText}`);
   if (o.env) notes.push(`env ${o.env}`);
@@ -51,7 +55,8 @@ Options (before or after the command):
 ${table(options)}${examples([
     'idcli login                         # sign in through the browser',
     'idcli token                         # print an access token for scripts',
-    'curl -H "Authorization: Bearer $(idcli token)" https://api.example.com/v1/me',
+    'idcli api users/123                 # one authenticated request, the token in no command line',
+    'idcli token --header | curl -H @- https://api.example.com/v1/me',
     'idcli list users > users.ndjson     # stream a collection as NDJSON',
   ])}
 
@@ -72,8 +77,9 @@ export function commandHelp(path: readonly CommandSpec[]): string {
   if (cmd.args?.length) {
     text += `\nArguments:\n${table(cmd.args.map((a) => [`<${a.name}>`, a.choices ? `${a.description} (${a.choices.join('|')})` : a.description]))}\n`;
   }
+  const aligned = cmd.options.some((o) => o.short);
   const own: [string, string][] = [
-    ...cmd.options.map((o): [string, string] => [optionLabel(o), optionText(o)]),
+    ...cmd.options.map((o): [string, string] => [optionLabel(o, aligned), optionText(o)]),
     ['-h, --help', 'show help'],
   ];
   text += `\nOptions:\n${table(own)}\n`;

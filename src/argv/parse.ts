@@ -6,7 +6,7 @@ import { usageError } from '../errors.js';
 import { suggest } from '../suggest.js';
 import { COMMANDS, type CommandSpec, GLOBAL_OPTIONS, type OptionSpec } from './spec.js';
 
-export type Values = Record<string, string | number | boolean | undefined>;
+export type Values = Record<string, string | number | boolean | string[] | undefined>;
 
 export type Parsed =
   | { kind: 'version' }
@@ -25,6 +25,7 @@ export function parseArgv(argv: readonly string[]): Parsed {
   let version = false;
   let positionalOnly = false;
   const current = () => path[path.length - 1];
+  const forCommand = () => (path.length ? ` for '${path.map((c) => c.name).join(' ')}'` : '');
 
   for (let i = 0; i < argv.length; i++) {
     const token = argv[i]!;
@@ -44,29 +45,36 @@ export function parseArgv(argv: readonly string[]): Parsed {
       version = true;
       continue;
     }
-    const eq = token.indexOf('=');
-    const flag = eq === -1 ? token : token.slice(0, eq);
-    const inline = eq === -1 ? undefined : token.slice(eq + 1);
-    const own = current()?.options.find((o) => o.flag === flag);
-    const global = GLOBAL_OPTIONS.find((o) => o.flag === flag);
+    // `--flag=value`, `--flag value`; `-X value` or `-Xvalue` for one-letter aliases.
+    const long = token.startsWith('--');
+    const eq = long ? token.indexOf('=') : -1;
+    const flag = long ? (eq === -1 ? token : token.slice(0, eq)) : token.slice(0, 2);
+    const stuck = long ? undefined : token.length > 2 ? token.slice(2) : undefined;
+    const inline = eq === -1 ? stuck : token.slice(eq + 1);
+    const matches = (o: OptionSpec) => o.flag === flag || o.short === flag;
+    const own = current()?.options.find(matches);
+    const global = GLOBAL_OPTIONS.find(matches);
     const spec = own ?? global;
     if (!spec) {
       const known = [...(current()?.options ?? []), ...GLOBAL_OPTIONS].map((o) => o.flag);
-      const elsewhere = path.length === 0 && COMMANDS.some((c) => c.options.some((o) => o.flag === flag));
+      const elsewhere = path.length === 0 && COMMANDS.some((c) => c.options.some(matches));
       if (elsewhere) throw usageError(`option '${flag}' belongs after its command`, `e.g. idcli <command> ${flag}`);
-      throw usage(
-        `unknown option '${flag}'${path.length ? ` for '${path.map((c) => c.name).join(' ')}'` : ''}`,
-        suggest(flag, known),
-      );
+      throw usage(`unknown option '${long ? flag : token}'${forCommand()}`, suggest(flag, known));
     }
     let raw: string | undefined;
     if (spec.type === 'boolean') {
-      if (inline !== undefined) throw usageError(`option '${flag}' takes no value`);
+      if (inline !== undefined) {
+        // `-ix` is not two switches: bundling is not supported, so say which word was not understood.
+        throw long ? usageError(`option '${flag}' takes no value`) : usage(`unknown option '${token}'${forCommand()}`);
+      }
     } else {
       raw = inline ?? argv[++i];
       if (raw === undefined) throw usageError(`option '${flag} ${spec.value ?? '<value>'}' needs a value`);
     }
-    (own ? options : globals)[spec.key] = convert(spec, raw);
+    const into = own ? options : globals;
+    const value = convert(spec, raw);
+    if (spec.repeatable) into[spec.key] = [...((into[spec.key] as string[] | undefined) ?? []), String(value)];
+    else into[spec.key] = value;
   }
 
   if (version) return { kind: 'version' };

@@ -6,6 +6,10 @@ export type OptionType = 'boolean' | 'string' | 'integer';
 
 export interface OptionSpec {
   flag: `--${string}`;
+  /** One-letter alias, e.g. `-X`; a value may follow in the same word (`-XPATCH`) or the next. */
+  short?: `-${string}`;
+  /** Given more than once, every value is kept, in order (a list of strings). */
+  repeatable?: boolean;
   /** Property name in the parsed options. */
   key: string;
   type: OptionType;
@@ -16,6 +20,8 @@ export interface OptionSpec {
   /** Shown in help when the default is not a literal value (e.g. "your locale"). */
   defaultText?: string;
   choices?: readonly string[];
+  /** Values offered by completion and help without refusing others (e.g. the common HTTP methods). */
+  suggestions?: readonly string[];
   min?: number;
   max?: number;
   env?: string;
@@ -87,7 +93,7 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
     key: 'apiBaseUrl',
     type: 'string',
     value: '<url>',
-    description: 'base URL for `list` paths',
+    description: 'base URL for `list` and `api` paths',
     env: 'IDCLI_API_BASE_URL',
     defaultText: 'base-url',
   },
@@ -185,6 +191,12 @@ export const COMMANDS: readonly CommandSpec[] = [
         description: 'print {access_token, token_type, expires_in, expires_at, scope, id_token}',
       },
       {
+        flag: '--header',
+        key: 'header',
+        type: 'boolean',
+        description: 'print "Authorization: Bearer <token>", for curl -H @-',
+      },
+      {
         flag: '--min-ttl',
         key: 'minTtl',
         type: 'integer',
@@ -196,9 +208,80 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     examples: [
       'idcli token',
-      'curl -H "Authorization: Bearer $(idcli token)" https://api.example.com/v1/me',
-      'TOKEN=$(idcli token --min-ttl 600) || exit   # in CI: valid for 10 more minutes, or fail',
+      'idcli token --header | curl -H @- https://api.example.com/v1/me   # the token in no command line',
+      'idcli token --min-ttl 600 > /dev/null || exit   # in CI: valid for 10 more minutes, or fail early',
       'idcli token --json | jq -r .expires_at',
+    ],
+  },
+  {
+    name: 'api',
+    summary: 'send one authenticated request',
+    description:
+      'Send one authenticated request to the API and print the response body exactly as received. The access token ' +
+      'travels in a header only, never in a command line, so no other user can read it through ps or /proc.',
+    args: [{ name: 'path-or-url', description: 'path (resolved against api-base-url) or full URL of that origin' }],
+    options: [
+      {
+        flag: '--method',
+        short: '-X',
+        key: 'method',
+        type: 'string',
+        value: '<verb>',
+        description: 'request method',
+        defaultText: 'GET, or POST with a body',
+        suggestions: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'],
+      },
+      {
+        flag: '--header',
+        short: '-H',
+        key: 'header',
+        type: 'string',
+        value: "'Name: value'",
+        description: 'add a request header, e.g. Accept; never Authorization',
+        repeatable: true,
+      },
+      {
+        flag: '--field',
+        short: '-f',
+        key: 'field',
+        type: 'string',
+        value: '<key=value>',
+        description: 'add a string field to a JSON object body',
+        repeatable: true,
+      },
+      {
+        flag: '--input',
+        key: 'input',
+        type: 'string',
+        value: '<file|->',
+        description: 'send this file (or stdin for -) as the body, as is',
+      },
+      {
+        flag: '--include',
+        short: '-i',
+        key: 'include',
+        type: 'boolean',
+        description: 'print the status line and headers before the body',
+      },
+      {
+        flag: '--max-retries',
+        key: 'maxRetries',
+        type: 'integer',
+        value: '<n>',
+        description: 'retries of GET, HEAD, OPTIONS for 429, 502, 503, 504 and network errors',
+        defaultValue: 5,
+        min: 0,
+        max: 100,
+      },
+    ],
+    examples: [
+      'idcli api users/123',
+      'idcli api -X PATCH users/123 -f name=Ada -f role=admin',
+      'idcli api -X POST users --input body.json',
+      'jq -n \'{name: "Ada"}\' | idcli api -X PUT users/123 --input -',
+      'idcli api -i users/123                      # status line and headers first',
+      'idcli api /v1/me --quiet > me.json           # in CI: with IDCLI_ACCESS_TOKEN set as a masked secret',
+      'idcli token --header | curl -H @- https://api.example.com/v1/me   # when it has to be curl',
     ],
   },
   {

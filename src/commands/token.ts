@@ -1,10 +1,13 @@
 /** `idcli token`: a valid access token on stdout for scripts, refreshed with Serial PKCE when needed. */
 import type { CommandContext } from '../context.js';
+import { usageError } from '../errors.js';
 import { openSession, secondsLeft } from '../oauth/session.js';
 
 export interface TokenOptions {
   refresh: boolean;
   json: boolean;
+  /** Print an HTTP header line instead, for `curl -H @-`. */
+  header?: boolean;
   minTtlSec: number;
 }
 
@@ -18,6 +21,7 @@ interface TokenJson {
 }
 
 export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise<void> {
+  if (opts.json && opts.header) throw usageError('--json and --header cannot be used together');
   const { deps, settings } = ctx;
   let out: TokenJson;
   if (settings.accessToken !== undefined) {
@@ -43,5 +47,7 @@ export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise
     };
   }
   // Never the refresh token or the verifier: they stay in the store (cli-contract "token").
-  deps.print(opts.json ? `${JSON.stringify(out, null, 2)}\n` : `${out.access_token}\n`);
+  // The header form lets a script hand the token to curl through a pipe (`curl -H @-`), never through argv.
+  if (opts.header) deps.print(`Authorization: Bearer ${out.access_token}\n`);
+  else deps.print(opts.json ? `${JSON.stringify(out, null, 2)}\n` : `${out.access_token}\n`);
 }

@@ -5,22 +5,77 @@
 import type { CommandSpec, OptionSpec, ProgramSpec } from './spec.js';
 
 const words = (list: readonly string[]) => list.join(' ');
-const valueOptions = (opts: OptionSpec[]) => opts.filter((o) => o.takesValue);
+const names = (o: OptionSpec) => (o.short ? [o.long, o.short] : [o.long]);
+
+/**
+ * Every option word that takes a value, with the commands where it does. A word that is a switch for one command
+ * and takes a value for another (`token --header` / `api --header`) is bound to those commands only.
+ */
+interface ValueWord {
+  words: string[];
+  option: OptionSpec;
+  /** undefined: takes a value wherever it is accepted. */
+  commands?: string[];
+}
+
+function valueWords(spec: ProgramSpec): ValueWord[] {
+  const byLong = new Map<string, { option: OptionSpec; words: Set<string>; commands: Set<string> }>();
+  const switches = new Set<string>();
+  const globals = new Set(spec.globals.map((o) => o.long));
+  const add = (o: OptionSpec, command: string | undefined) => {
+    const entry = byLong.get(o.long) ?? { option: o, words: new Set<string>(), commands: new Set<string>() };
+    for (const w of names(o)) entry.words.add(w);
+    if (command) entry.commands.add(command);
+    byLong.set(o.long, entry);
+  };
+  for (const o of spec.globals) if (o.takesValue) add(o, undefined);
+  for (const c of spec.commands) {
+    for (const o of c.options) {
+      if (o.takesValue) add(o, c.name);
+      else switches.add(o.long);
+    }
+  }
+  return [...byLong.entries()].map(([long, e]) => ({
+    words: [...e.words],
+    option: e.option,
+    ...(switches.has(long) && !globals.has(long) ? { commands: [...e.commands] } : {}),
+  }));
+}
+
+/** A bash case branch whose action applies only while completing one of `commands` (all when undefined). */
+function bashBranch(pattern: string[], action: string, commands: string[] | undefined): string {
+  if (!commands) return `    ${pattern.join('|')}) ${action} ;;`;
+  return `    ${pattern.join('|')}) case "$cmd" in ${commands.join('|')}) ${action} ;; esac ;;`;
+}
 
 export function bashScript(spec: ProgramSpec): string {
-  const allValueOpts = [...valueOptions(spec.globals), ...spec.commands.flatMap((c) => valueOptions(c.options))];
+  const values = valueWords(spec);
+  const fixed = values.filter((v) => !v.option.dynamic && !v.option.choices);
   const valueCases = [
     '    --profile) COMPREPLY=($(compgen -W "$(idcli __profiles 2>/dev/null)" -- "$cur")); return ;;',
-    ...dedupe(allValueOpts.filter((o) => o.choices)).map(
-      (o) => `    ${o.long}) COMPREPLY=($(compgen -W "${words(o.choices!)}" -- "$cur")); return ;;`,
+    ...values
+      .filter((v) => v.option.choices)
+      .map((v) =>
+        bashBranch(v.words, `COMPREPLY=($(compgen -W "${words(v.option.choices!)}" -- "$cur")); return`, v.commands),
+      ),
+    ...fixed.filter((v) => v.commands).map((v) => bashBranch(v.words, 'return', v.commands)),
+    bashBranch(
+      fixed.filter((v) => !v.commands).flatMap((v) => v.words),
+      'return',
+      undefined,
     ),
-    `    ${dedupe(allValueOpts.filter((o) => !o.choices && !o.dynamic))
-      .map((o) => o.long)
-      .join('|')}) return ;;`,
   ];
+  const skipCases = [
+    bashBranch(
+      values.filter((v) => !v.commands).flatMap((v) => v.words),
+      'skip=1',
+      undefined,
+    ),
+    ...values.filter((v) => v.commands).map((v) => bashBranch(v.words, 'skip=1', v.commands)),
+  ].map((line) => `  ${line}`);
   const globals = words(spec.globals.map((o) => o.long));
   const commandCases = spec.commands.map((c) => {
-    const opts = words([...c.options.map((o) => o.long), '--help']);
+    const opts = words([...c.options.flatMap(names), '--help']);
     if (c.positional) {
       const keys = c.keys
         ? `\n        if [ -n "$sub" ]; then [ -z "$extra" ] && [ "$sub" != list ] && COMPREPLY=($(compgen -W "${words(c.keys)}" -- "$cur")); return; fi`
@@ -40,13 +95,7 @@ _idcli() {
     w="\${COMP_WORDS[i]}"
     if [ -n "$skip" ]; then skip=""; continue; fi
     case "$w" in
-      ${
-        allValueOpts.length
-          ? dedupe(allValueOpts)
-              .map((o) => o.long)
-              .join('|')
-          : '--'
-      }) skip=1 ;;
+${skipCases.join('\n')}
       -*) ;;
       *) if [ -z "$cmd" ]; then cmd="$w"; elif [ -z "$sub" ]; then sub="$w"; else extra=1; fi ;;
     esac
@@ -65,9 +114,13 @@ complete -F _idcli idcli
 
 function zshOption(o: OptionSpec): string {
   const desc = o.description.replace(/[[\]:']/g, '');
-  if (!o.takesValue) return `'${o.long}[${desc}]'`;
   const action = o.dynamic === 'profiles' ? '_idcli_profiles' : o.choices ? `(${words(o.choices)})` : ' ';
-  return `'${o.long}=[${desc}]:value:${action}'`;
+  const tail = o.takesValue ? `[${desc}]:value:${action}'` : `[${desc}]'`;
+  // A repeatable option may appear again; any other excludes itself and its alias once given.
+  if (!o.short) return `'${o.repeatable ? '*' : ''}${o.long}${o.takesValue ? '=' : ''}${tail}`;
+  const group = o.repeatable ? "'*'" : `'(${o.short} ${o.long})'`;
+  const forms = o.takesValue ? `{${o.short}+,${o.long}=}` : `{${o.short},${o.long}}`;
+  return `${group}${forms}'${tail}`;
 }
 
 function zshCommand(c: CommandSpec, globals: OptionSpec[]): string {
@@ -76,8 +129,8 @@ function zshCommand(c: CommandSpec, globals: OptionSpec[]): string {
     args.push(`'1:subcommand:(${words(c.positional)})'`, `'2:key:(${words(c.keys)})'`, "'3:value: '");
   } else if (c.positional) {
     args.push(`'1:value:(${words(c.positional)})'`);
-  } else if (c.name === 'list') {
-    args.push("'1:path or URL: '");
+  } else if (c.argument) {
+    args.push(`'1:${c.argument}: '`);
   }
   return `    ${c.name}) _arguments -s \\\n      ${args.join(' \\\n      ')} ;;`;
 }
@@ -116,6 +169,7 @@ if [ "$funcstack[1]" = "_idcli" ]; then _idcli "$@"; else compdef _idcli idcli; 
 function fishOption(o: OptionSpec, condition: string): string {
   const name = o.long.replace(/^--/, '');
   const parts = [`complete -c idcli -n '${condition}' -l ${name}`];
+  if (o.short) parts.push(`-s ${o.short.slice(1)}`);
   if (o.takesValue) {
     if (o.dynamic === 'profiles') parts.push(`-x -a '(idcli __profiles 2>/dev/null)'`);
     else if (o.choices) parts.push(`-x -a '${words(o.choices)}'`);
@@ -147,10 +201,4 @@ export function fishScript(spec: ProgramSpec): string {
     }
   }
   return `${lines.join('\n')}\n`;
-}
-
-function dedupe(opts: OptionSpec[]): OptionSpec[] {
-  const seen = new Map<string, OptionSpec>();
-  for (const o of opts) if (!seen.has(o.long)) seen.set(o.long, o);
-  return [...seen.values()];
 }

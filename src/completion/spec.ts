@@ -4,6 +4,10 @@ import { CONFIG_KEYS } from '../config.js';
 /** What the shell scripts need to know of the program, read off the command table so the two never drift. */
 export interface OptionSpec {
   long: string;
+  /** One-letter alias such as `-X`. */
+  short?: string;
+  /** May be given more than once. */
+  repeatable?: boolean;
   description: string;
   takesValue: boolean;
   choices?: readonly string[];
@@ -19,6 +23,8 @@ export interface CommandSpec {
   positional?: readonly string[];
   /** Second positional: config keys after `config set|get|unset`. */
   keys?: readonly string[];
+  /** Name of a free first positional argument (a path or URL), for shells that describe it. */
+  argument?: string;
 }
 
 export interface ProgramSpec {
@@ -28,7 +34,11 @@ export interface ProgramSpec {
 
 function optionSpec(o: ArgvOption): OptionSpec {
   const spec: OptionSpec = { long: o.flag, description: o.description, takesValue: o.type !== 'boolean' };
-  if (o.choices) spec.choices = o.choices;
+  if (o.short) spec.short = o.short;
+  if (o.repeatable) spec.repeatable = true;
+  // Completion only offers values, so values that are suggested but not enforced complete the same way.
+  const values = o.choices ?? o.suggestions;
+  if (values) spec.choices = values;
   if (o.flag === '--profile') spec.dynamic = 'profiles';
   return spec;
 }
@@ -40,8 +50,9 @@ export function programSpec(): ProgramSpec {
       spec.positional = c.subcommands.map((s) => s.name);
       spec.keys = Object.keys(CONFIG_KEYS);
     }
-    const choices = c.args?.[0]?.choices;
-    if (choices) spec.positional = choices;
+    const first = c.args?.[0];
+    if (first?.choices) spec.positional = first.choices;
+    else if (first && !c.subcommands) spec.argument = first.name;
     return spec;
   });
   return { globals: GLOBAL_OPTIONS.map(optionSpec), commands };

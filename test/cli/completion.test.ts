@@ -60,6 +60,18 @@ describe('bash', () => {
     expect(await bashComplete('idcli completion ')).toEqual(['bash', 'fish', 'zsh']);
     expect(await bashComplete('idcli list users --page-size ')).toEqual([]);
   });
+  it('completes api: short and long flags, methods, and a header value is not taken for a command', async () => {
+    expect(await bashComplete('idcli api users -')).toEqual(
+      expect.arrayContaining(['-X', '--method', '-H', '--header', '-f', '--field', '--input', '-i', '--include']),
+    );
+    expect(await bashComplete('idcli api users -X P')).toEqual(['PATCH', 'POST', 'PUT']);
+    expect(await bashComplete('idcli api --method ')).toContain('DELETE');
+    expect(await bashComplete('idcli api users -H ')).toEqual([]);
+    // The header's value is skipped, so `api` stays the command and its options still complete.
+    expect(await bashComplete('idcli api -H X-A:1 users --inc')).toEqual(['--include']);
+    // For `token`, --header is a switch: the next word completes as an option again.
+    expect(await bashComplete('idcli token --header --j')).toEqual(['--json']);
+  });
 });
 
 describe.runIf(await hasShell('fish'))('fish', () => {
@@ -79,7 +91,11 @@ describe.runIf(await hasShell('fish'))('fish', () => {
     expect(await fish('idcli --profile ')).toEqual(['default', 'prod-eu', 'staging']);
     expect(await fish('idcli config ')).toEqual(['get', 'list', 'set', 'unset']);
     expect(await fish('idcli config get ')).toContain('redirect-uri');
-    expect(await fish('idcli token --')).toEqual(expect.arrayContaining(['--refresh', '--json', '--min-ttl']));
+    expect(await fish('idcli token --')).toEqual(
+      expect.arrayContaining(['--refresh', '--json', '--min-ttl', '--header']),
+    );
+    expect(await fish('idcli api users -X ')).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
+    expect(await fish('idcli api users -')).toEqual(expect.arrayContaining(['-X', '-H', '-f', '-i']));
   });
 });
 
@@ -95,10 +111,12 @@ describe.runIf(await hasShell('zsh'))('zsh', () => {
     expect(stdout.trim()).toBe('_idcli');
     const { readFile } = await import('node:fs/promises');
     const text = await readFile(file, 'utf8');
-    for (const c of ['login', 'token', 'list', 'status', 'logout', 'config', 'doctor', 'completion'])
+    for (const c of ['login', 'token', 'api', 'list', 'status', 'logout', 'config', 'doctor', 'completion'])
       expect(text).toContain(`'${c}:`);
     expect(text).toContain('(none login create)');
     expect(text).toContain('idcli __profiles');
+    expect(text).toContain("'*'{-H+,--header=}");
+    expect(text).toContain("'(-X --method)'{-X+,--method=}");
   });
 });
 

@@ -89,7 +89,7 @@ function nonNegative(p: Params, name: string, fallback: number): number {
 }
 
 /** RFC 6750 §3: no credentials → a bare challenge; bad credentials → error="invalid_token". */
-function authenticate(core: Core, ex: Exchange): Reply | null {
+export function authenticate(core: Core, ex: Exchange): Reply | null {
   const header = ex.req.headers.authorization;
   const unauthorized = (challenge: string, body: object) => json(401, body, { 'www-authenticate': challenge });
   if (header === undefined || !/^bearer(\s|$)/i.test(header)) {

@@ -4,6 +4,7 @@ import type { Collections } from './collections.js';
 import type { Directory } from './directory.js';
 import type { Grants } from './grants.js';
 import type { Locale } from './html.js';
+import type { Resources } from './resources.js';
 import type { LoggedRequest, RegisteredClient, TokenEvent } from './types.js';
 
 /** An authorization request waiting for the user to sign in (or up) in the browser. */
@@ -27,6 +28,7 @@ export interface Core {
   directory: Directory;
   grants: Grants;
   collections: Collections;
+  resources: Resources;
   transactions: Map<string, Transaction>;
   requests: LoggedRequest[];
   tokenEvents: TokenEvent[];

@@ -8,6 +8,7 @@ import { generateEvents, generateUsers } from './data.js';
 import { Directory } from './directory.js';
 import { FaultQueue } from './faults.js';
 import { Grants } from './grants.js';
+import { Resources } from './resources.js';
 import { isCodeChallenge } from './pkce.js';
 import { createHandler } from './server.js';
 import { verifyJwt } from './tokens.js';
@@ -16,6 +17,7 @@ import type { Emulator, EmulatorOptions, User } from './types.js';
 export { SSO_COOKIE } from './authorize.js';
 export { generateEvents, generateUsers } from './data.js';
 export { CODE_TTL_MS } from './grants.js';
+export { ECHO_PATH, SLOW_PATH, STATUS_PREFIX, UNAVAILABLE_PATH } from './resources.js';
 export { isCodeChallenge, isCodeVerifier, s256 } from './pkce.js';
 export type * from './types.js';
 
@@ -57,6 +59,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       remember: (s) => issued.add(s),
     }),
     collections,
+    resources: new Resources(),
     transactions: new Map(),
     requests: [],
     tokenEvents: [],
@@ -112,6 +115,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       directory.addUser(u);
     },
     setCollection: (path, c) => collections.set(path, c),
+    setResource: (path, body) => core.resources.set(path, body),
+    resource: (path) => core.resources.get(path),
     inject: (f) => faults.inject(f),
     clearFaults: () => faults.clear(),
     get requests() {

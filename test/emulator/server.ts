@@ -5,6 +5,7 @@ import { handleCollection } from './collections.js';
 import type { Core, Exchange } from './core.js';
 import type { FaultQueue } from './faults.js';
 import { formRecord, json, mediaType, methodNotAllowed, parseParams, readBody, type Reply } from './http-io.js';
+import { handleResource, servesResource } from './resources.js';
 import { handleToken } from './token-endpoint.js';
 import type { Fault, LoggedRequest } from './types.js';
 
@@ -21,6 +22,7 @@ async function route(core: Core, ex: Exchange): Promise<Reply> {
       return method === 'POST' ? handleToken(core, ex) : methodNotAllowed('POST');
     default: {
       const collection = core.collections.get(ex.pathname);
+      if (!collection && servesResource(core, ex.pathname)) return handleResource(core, ex);
       if (!collection) return json(404, { error: 'not_found', error_description: 'No such endpoint.' });
       return method === 'GET' ? handleCollection(core, ex, collection) : methodNotAllowed('GET');
     }

@@ -39,6 +39,8 @@ export interface LoggedRequest {
   headers: Record<string, string | string[] | undefined>;
   bearer: string | null;
   form?: Record<string, string>;
+  /** The body as received, for requests to the resource API. */
+  body?: Buffer;
   status?: number;
   /** By the emulator's (injectable) clock. */
   time: number;
@@ -115,6 +117,10 @@ export interface Emulator {
   registerClient(c: { name: string; callbackUrl: string; loopbackAnyPort?: boolean; id?: string }): RegisteredClient;
   addUser(u: User): void;
   setCollection(path: string, c: CollectionSpec): void; // path like '/v1/users'
+  /** Stores an item of the resource API, its bytes kept exactly (path like '/v1/users/42'). */
+  setResource(path: string, body: string | Buffer): void;
+  /** The item's current bytes, or undefined when there is none (never stored, or deleted). */
+  resource(path: string): Buffer | undefined;
   inject(f: FaultSpec): void; // queue a fault
   clearFaults(): void;
   requests: LoggedRequest[]; // every request, in order

@@ -82,3 +82,38 @@ describe('help pages', () => {
     expect(text).toContain('1.2.3');
   });
 });
+
+describe('short flags and repeatable options', () => {
+  it('takes -X value, -Xvalue and the long form alike, and keeps every value of a repeatable option in order', () => {
+    const a = run(['api', '-X', 'PATCH', 'users/1', '-H', 'Accept: text/csv', '--header=X-A: 1', '-Hx-b: 2']);
+    expect(a.args).toEqual(['users/1']);
+    expect(a.options).toMatchObject({ method: 'PATCH', header: ['Accept: text/csv', 'X-A: 1', 'x-b: 2'] });
+    expect(run(['api', 'u', '-XDELETE']).options.method).toBe('DELETE');
+    expect(run(['api', 'u', '-f', 'a=1', '--field', 'b=2', '-f=c']).options.field).toEqual(['a=1', 'b=2', '=c']);
+    expect(run(['api', 'u', '-i']).options).toMatchObject({ include: true, maxRetries: 5 });
+    expect(run(['api', 'u']).options.header).toBeUndefined();
+    // A value that looks like a flag is still the value of the option before it.
+    expect(run(['api', 'u', '-H', '-x: 1']).options.header).toEqual(['-x: 1']);
+  });
+  it('the same name is a switch for one command and takes a value for another', () => {
+    expect(run(['token', '--header']).options.header).toBe(true);
+    expect(usage(['token', '--header=x']).message).toContain('takes no value');
+  });
+  it('refuses unknown, misplaced and value-less short flags', () => {
+    expect(usage(['api', 'u', '-Z']).message).toBe("unknown option '-Z' for 'api'");
+    expect(usage(['api', 'u', '-ix']).message).toBe("unknown option '-ix' for 'api'");
+    expect(usage(['api', 'u', '-X']).message).toContain('needs a value');
+    expect(usage(['list', 'u', '-i']).message).toContain("unknown option '-i'");
+    expect(usage(['-X', 'GET', 'api', 'u']).message).toContain('belongs after its command');
+  });
+  it('help shows the aliases, the repeatable options and the suggested methods', () => {
+    const text = commandHelp([COMMANDS.find((c) => c.name === 'api')!]);
+    expect(text).toContain("  -H, --header 'Name: value'");
+    expect(text).toContain('      --input <file|->');
+    expect(text).toMatch(/--field <key=value> .*repeatable/);
+    expect(text).toContain('e.g. GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS');
+    expect(text).not.toContain('$(idcli token)');
+    expect(rootHelp('1.0.0')).not.toContain('$(idcli token)');
+    expect(commandHelp([COMMANDS.find((c) => c.name === 'token')!])).toContain('idcli token --header | curl -H @-');
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * `idcli api` flags → the request to send, checked before anything is read or sent: every mistake here is a usage
+ * error (exit 2). Pure, so the rules are unit-tested apart from the network.
+ */
+import { usageError } from '../errors.js';
+import { firstPageUrl } from '../paginate/target.js';
+
+export interface ApiFlags {
+  target: string;
+  method?: string;
+  /** `Name: value`, as given to -H. */
+  headers: readonly string[];
+  /** `key=value`, as given to -f. */
+  fields: readonly string[];
+  /** A file name, or `-` for stdin. */
+  input?: string;
+}
+
+export type BodySource = { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'file'; path: string | '-' };
+
+export interface ApiPlan {
+  method: string;
+  url: string;
+  /** Lower-case names; never `authorization`, which is added per attempt with the current token. */
+  headers: Record<string, string>;
+  body: BodySource;
+}
+
+// RFC 9110 §5.6.2 token: what a method or a field name may consist of.
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// A field value: no CR, LF or other controls but HTAB (RFC 9110 §5.5), which would let a value smuggle in a field.
+const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+/** Framing and connection fields the HTTP client writes itself; a second copy would make the message ambiguous. */
+const OWN_FIELDS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+]);
+
+export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
+  if (flags.fields.length > 0 && flags.input !== undefined) {
+    throw usageError('-f/--field and --input cannot be used together', 'send either fields or a file as the body');
+  }
+  if (flags.input === '') throw usageError('--input needs a file name, or - for stdin');
+  if (flags.target.trim() === '') throw usageError('api needs a path or URL, e.g. idcli api /v1/me');
+  const url = firstPageUrl(flags.target, apiBaseUrl);
+
+  const body: BodySource =
+    flags.input !== undefined
+      ? { kind: 'file', path: flags.input }
+      : flags.fields.length > 0
+        ? { kind: 'text', text: fieldsJson(flags.fields) }
+        : { kind: 'none' };
+
+  let method = body.kind === 'none' ? 'GET' : 'POST';
+  if (flags.method !== undefined) {
+    if (!TOKEN.test(flags.method)) throw usageError(`-X/--method: '${flags.method}' is not an HTTP method`);
+    // Methods are case-sensitive on the wire and every registered one is upper case (RFC 9110 §9.1).
+    method = flags.method.toUpperCase();
+  }
+
+  const given = parseHeaders(flags.headers);
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'idcli' };
+  if (body.kind !== 'none') headers['content-type'] = 'application/json';
+  return { method, url, headers: { ...headers, ...given }, body };
+}
+
+/** -f key=value pairs as a JSON object of strings, in the order given. */
+export function fieldsJson(fields: readonly string[]): string {
+  const out = new Map<string, string>();
+  for (const field of fields) {
+    const eq = field.indexOf('=');
+    if (eq <= 0) throw usageError(`-f/--field takes key=value, not '${field}'`);
+    const key = field.slice(0, eq);
+    if (out.has(key)) throw usageError(`-f/--field: '${key}' is given twice`);
+    out.set(key, field.slice(eq + 1));
+  }
+  // Object.fromEntries defines own properties, so even a key like __proto__ stays a plain field.
+  return JSON.stringify(Object.fromEntries(out));
+}
+
+/** -H values → lower-case names; a field given twice is combined with ", " (RFC 9110 §5.3). */
+export function parseHeaders(lines: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    const name = (colon === -1 ? line : line.slice(0, colon)).trim();
+    if (colon === -1 || !TOKEN.test(name)) {
+      throw usageError(`-H/--header takes 'Name: value', not '${line}'`);
+    }
+    const key = name.toLowerCase();
+    if (key === 'authorization') {
+      throw usageError(
+        'an Authorization header of your own is refused: idcli api sends the access token itself',
+        'drop -H Authorization; to call a service with another credential, use curl',
+      );
+    }
+    if (OWN_FIELDS.has(key)) throw usageError(`-H/--header: idcli sets ${name} itself`);
+    const value = line.slice(colon + 1).trim();
+    if (BAD_VALUE.test(value)) throw usageError(`-H/--header: the value of ${name} has a control character`);
+    out[key] = key in out ? `${out[key]}, ${value}` : value;
+  }
+  return out;
+}

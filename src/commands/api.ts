@@ -1,0 +1,155 @@
+/**
+ * `idcli api`: one authenticated request, its response body on stdout byte for byte. The token only ever travels in
+ * the Authorization header to the api-base-url origin, so scripts never need it in a command line.
+ */
+import { readFile } from 'node:fs/promises';
+import { type ApiFlags, type ApiPlan, planRequest } from '../api/plan.js';
+import { responseHead, statusError } from '../api/response.js';
+import type { CommandContext } from '../context.js';
+import { ExitCode, IdcliError, usageError } from '../errors.js';
+import { createHttpClient, type HttpClient, type RetriedResponse } from '../http/client.js';
+import { type HttpRequest, NetworkError } from '../http/types.js';
+import { createPageWriter } from '../output/page-writer.js';
+import { createBearer } from '../paginate/bearer.js';
+import { redactUrl } from '../redact.js';
+
+export interface ApiOptions extends ApiFlags {
+  include: boolean;
+  maxRetries: number;
+}
+
+export interface ApiIo {
+  /** The process's stdin, for `--input -`; opened only then. */
+  stdin: () => NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+/** Methods that are repeated after a transient failure (cli-contract "api"); any other is sent at most once more, after a 401. */
+const RETRIED_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export async function runApi(opts: ApiOptions, ctx: CommandContext, io: ApiIo): Promise<void> {
+  const { deps, settings } = ctx;
+  const apiBase = settings.apiBaseUrl ?? settings.baseUrl;
+  if (apiBase === undefined || apiBase === '') {
+    throw usageError('no API base URL is configured', 'set --api-base-url or --base-url (or IDCLI_BASE_URL)');
+  }
+  // Every flag is checked, and another origin refused, before anything is read or sent (exit 2).
+  const plan = planRequest(opts, apiBase);
+  const body = await readBody(plan, io, ctx);
+  if (deps.signal.aborted) throw interrupted();
+
+  const bearer = createBearer(await ctx.tokens(), () => deps.now());
+  // Fetched before any request so "not signed in" fails fast (exit 3); refreshed here when about to expire.
+  let token = await bearer.token();
+  deps.log.addSecret(token);
+
+  const http = createHttpClient({ log: deps.log, env: deps.env, maxSockets: 1, now: () => deps.now() });
+  const writer = createPageWriter(deps.stdout);
+  const output = async (res: RetriedResponse): Promise<void> => {
+    if (opts.include) await writer.write(responseHead(res));
+    await writer.write(res.body);
+  };
+  try {
+    deps.log.verbose(
+      `${plan.method} ${redactUrl(plan.url)}: headers ${[...Object.keys(plan.headers), 'authorization'].join(', ')} (values not shown)` +
+        (body ? `, a ${body.length}-byte body` : ', no body'),
+    );
+    let res = await send(http, plan, body, token, opts, ctx);
+    if (res.status === 401) {
+      // RFC 6750 §3.1 invalid_token: one refresh, then the request once more, whatever its method.
+      try {
+        token = await bearer.rejected(token);
+      } catch (err) {
+        await output(res);
+        throw err;
+      }
+      deps.log.addSecret(token);
+      deps.log.verbose('the access token was rejected (HTTP 401); repeating the request once with a fresh one');
+      res = await send(http, plan, body, token, opts, ctx);
+    }
+    await output(res);
+    if (res.status < 200 || res.status >= 300) throw statusError(plan.method, plan.url, res);
+  } catch (err) {
+    throw deps.signal.aborted ? interrupted() : err;
+  } finally {
+    http.close();
+  }
+}
+
+function interrupted(): IdcliError {
+  return new IdcliError('interrupted', ExitCode.INTERRUPTED);
+}
+
+async function send(
+  http: HttpClient,
+  plan: ApiPlan,
+  body: Buffer | undefined,
+  token: string,
+  opts: ApiOptions,
+  { deps }: CommandContext,
+): Promise<RetriedResponse> {
+  const req: HttpRequest = {
+    method: plan.method,
+    url: plan.url,
+    headers: { ...plan.headers, authorization: `Bearer ${token}` },
+    ...(body ? { body } : {}),
+    signal: deps.signal,
+  };
+  if (RETRIED_METHODS.has(plan.method)) {
+    return http.requestWithRetry(req, {
+      maxRetries: opts.maxRetries,
+      // A long Retry-After would otherwise look like a hang; short backoffs stay in --verbose.
+      onRetry: ({ delayMs, reason, attempt }) => {
+        if (delayMs >= 2000) {
+          deps.log.info(
+            `${reason}; retrying in ${Math.round(delayMs / 1000)} s (retry ${attempt} of ${opts.maxRetries})`,
+          );
+        }
+      },
+    });
+  }
+  try {
+    return { ...(await http.request(req)), retries: 0 };
+  } catch (err) {
+    if (!(err instanceof NetworkError)) throw err;
+    throw new IdcliError(
+      `${plan.method} ${redactUrl(plan.url)} failed: ${err.message}; not repeated, as it may have reached the server`,
+      ExitCode.NETWORK,
+      { cause: err },
+    );
+  }
+}
+
+/** The body as bytes, read whole before the first attempt so that a repeat after a 401 sends the same bytes. */
+async function readBody(plan: ApiPlan, io: ApiIo, { deps }: CommandContext): Promise<Buffer | undefined> {
+  const source = plan.body;
+  if (source.kind === 'none') return undefined;
+  if (source.kind === 'text') return Buffer.from(source.text, 'utf8');
+  if (source.path !== '-') {
+    try {
+      return await readFile(source.path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw usageError(`cannot read --input ${source.path}: ${code}`);
+    }
+  }
+  const stdin = io.stdin();
+  if (stdin.isTTY) deps.log.info('reading the request body from stdin; end it with Ctrl-D');
+  return readAll(stdin, deps.signal);
+}
+
+function readAll(stream: NodeJS.ReadableStream, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const onAbort = () => reject(interrupted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    stream.on('data', (c: Buffer | string) => chunks.push(typeof c === 'string' ? Buffer.from(c) : c));
+    stream.once('error', (err: Error) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(usageError(`cannot read stdin: ${(err as NodeJS.ErrnoException).code ?? err.message}`));
+    });
+    stream.once('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(Buffer.concat(chunks));
+    });
+  });
+}

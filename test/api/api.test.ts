@@ -1,0 +1,326 @@
+/**
+ * `idcli api` and `idcli token --header` through the BUILT CLI against the emulator's resource API, with a stored
+ * sign-in in the file store (so the token is in no environment variable or argument of any process).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expectNoSecrets, type Harness, harness, until } from '../auth/harness.js';
+import { shell } from '../list/helpers.js';
+import { BIN, type CliResult } from '../support/cli.js';
+import { storeSignIn } from '../support/sign-in.js';
+
+const ITEM = '{\n  "id": 9007199254740993,\n  "name": "Ada",\n  "note": "caf\\u00e9 \\"x\\""\n}\n';
+
+const CURL = await hasCurl();
+
+let h: Harness;
+/** Access tokens printed on purpose (by `token`), which the leak check allows. */
+let printed: string[];
+
+beforeEach(async () => {
+  h = await harness();
+  printed = [];
+  await storeSignIn({ emu: h.emu, configDir: join(h.dir, 'config'), ttlSec: 3600 });
+  h.emu.setResource('/v1/users/42', ITEM);
+});
+
+afterEach(async () => {
+  // No token, code or verifier in any output of the test, --verbose traces and error messages included.
+  expectNoSecrets(h, printed);
+  expect(h.emu.errors).toEqual([]);
+  await h.close();
+});
+
+function api(args: string[], extra: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
+  return h.run(['api', ...args], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra }, { input });
+}
+
+/** Requests the emulator saw outside /oauth/. */
+function calls(path?: string) {
+  return h.emu.requests.filter((r) => !r.path.startsWith('/oauth/') && (path === undefined || r.path === path));
+}
+
+function refreshes(): number {
+  return h.emu.tokenEvents.filter((e) => e.grant === 'refresh_token' && e.ok).length;
+}
+
+async function accessToken(): Promise<string> {
+  return (await h.record())!.accessToken!;
+}
+
+describe('idcli api: the response', () => {
+  it('prints the body exactly as received: pretty-printed, an integer beyond 2^53, escapes', async () => {
+    const r = await api(['users/42']);
+    expect(r.code).toBe(0);
+    expect(r.stdoutBytes.equals(Buffer.from(ITEM))).toBe(true);
+    expect(r.stderr).toBe('');
+    expect(calls()).toHaveLength(1);
+    expect(calls()[0]).toMatchObject({ method: 'GET', path: '/v1/users/42' });
+    expect(calls()[0]!.headers.accept).toBe('application/json');
+  });
+
+  it('-i prints the status line and the headers first, then the body', async () => {
+    const r = await api(['-i', 'users/42']);
+    expect(r.code).toBe(0);
+    const [head, ...rest] = r.stdout.split('\r\n\r\n');
+    const lines = head!.split('\r\n');
+    expect(lines[0]).toBe('HTTP/1.1 200 OK');
+    expect(lines).toContain('content-type: application/json; charset=utf-8');
+    expect(lines).toContain(`content-length: ${Buffer.byteLength(ITEM)}`);
+    expect(rest.join('\r\n\r\n')).toBe(ITEM);
+  });
+
+  it('DELETE answered 204: empty stdout, exit 0', async () => {
+    const r = await api(['-X', 'DELETE', 'users/42']);
+    expect(r.code).toBe(0);
+    expect(r.stdoutBytes.length).toBe(0);
+    expect(h.emu.resource('/v1/users/42')).toBeUndefined();
+  });
+
+  it('404: exit 4, the body on stdout, the status on stderr', async () => {
+    const r = await api(['users/nobody']);
+    expect(r.code).toBe(4);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'not_found' });
+    expect(r.stderr).toMatch(/^error: GET http:\/\/127\.0\.0\.1:\d+\/v1\/users\/nobody failed: HTTP 404 Not Found; /);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('a redirect is not followed: exit 4, the reason on stderr, nothing sent to Location', async () => {
+    const r = await api([`status/302?location=${encodeURIComponent(`${h.emu.baseUrl}/v1/echo`)}`]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('redirect (HTTP 302 Found)');
+    expect(r.stderr).toContain('which idcli does not follow');
+    expect(JSON.parse(r.stdout)).toEqual({ status: 302 });
+    expect(calls().map((c) => c.path)).toEqual(['/v1/status/302']);
+  });
+
+  it('a reader that leaves early (| head) is exit 0', async () => {
+    h.emu.setResource('/v1/big', JSON.stringify({ data: 'x'.repeat(4 * 1024 * 1024) }));
+    const r = await shell(`node "${BIN}" api big | head -c 10; echo " exit=\${PIPESTATUS[0]}"`, {
+      ...h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` }),
+    });
+    expect(r.stdout).toBe('{"data":"x exit=0\n');
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('idcli api: the request', () => {
+  it('-f fields: a JSON object of strings, Content-Type application/json, POST by default', async () => {
+    const r = await api(['echo', '-f', 'name=Ada', '--field', 'note=a=b', '-f', 'empty=']);
+    expect(r.code).toBe(0);
+    const echoed = JSON.parse(r.stdout) as { method: string; headers: Record<string, string>; body: string };
+    expect(echoed.method).toBe('POST');
+    expect(echoed.headers['content-type']).toBe('application/json');
+    expect(echoed.body).toBe('{"name":"Ada","note":"a=b","empty":""}');
+  });
+
+  it('-X PATCH with -f updates an item; -H adds headers and may set the content type', async () => {
+    const r = await api(['-X', 'PATCH', 'users/42', '-f', 'name=Grace', '-H', 'X-Request-Id: r1']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ name: 'Grace' });
+    expect(calls()[0]!.headers['x-request-id']).toBe('r1');
+    const e = await api(['-XPUT', 'echo', '--input', '-', '-H', 'Content-Type: text/plain'], {}, 'plain');
+    expect(JSON.parse(e.stdout)).toMatchObject({
+      method: 'PUT',
+      body: 'plain',
+      headers: { 'content-type': 'text/plain' },
+    });
+  });
+
+  it('--input - sends stdin byte for byte with PUT; the item then holds exactly those bytes', async () => {
+    const body = '{ "id" : 12345678901234567890123,\r\n\t"name":"Zoë", "esc":"\\u0041\\n" }  \n';
+    const r = await api(['-X', 'PUT', 'users/42', '--input', '-'], {}, body);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(body);
+    expect(h.emu.resource('/v1/users/42')!.equals(Buffer.from(body))).toBe(true);
+    expect(calls()[0]!.headers['content-type']).toBe('application/json');
+  });
+
+  it('--input file sends the file as is (POST when no -X)', async () => {
+    const file = join(h.dir, 'body.bin');
+    const bytes = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x31, 0x7d, 0x0a, 0xc3, 0xa9, 0x00, 0xff]);
+    await writeFile(file, bytes);
+    const r = await api(['echo', '--input', file]);
+    expect(r.code).toBe(0);
+    const echoed = JSON.parse(r.stdout) as { method: string; bodyBase64: string };
+    expect(echoed.method).toBe('POST');
+    expect(Buffer.from(echoed.bodyBase64, 'base64').equals(bytes)).toBe(true);
+    const missing = await api(['echo', '--input', join(h.dir, 'nope.json')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('cannot read --input');
+  });
+
+  it('refused before any request: -f with --input, another origin, an Authorization header of your own', async () => {
+    const both = await api(['echo', '-f', 'a=1', '--input', '-'], {}, '{}');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('-f/--field and --input cannot be used together');
+    const other = await api(['https://elsewhere.example.com/v1/users/42']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('is not the API origin');
+    const auth = await api(['users/42', '-H', 'Authorization: Bearer mine']);
+    expect(auth.code).toBe(2);
+    expect(auth.stderr).toContain('Authorization header of your own is refused');
+    expect(h.emu.requests).toHaveLength(0);
+    for (const r of [both, other, auth]) expect(r.stdout).toBe('');
+  });
+
+  it('IDCLI_ACCESS_TOKEN is sent as is, no store read', async () => {
+    const t = h.emu.mintTokens().access_token;
+    const r = await api(['users/42'], { IDCLI_ACCESS_TOKEN: t, IDCLI_CONFIG_DIR: join(h.dir, 'empty') });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ITEM);
+    expect(calls()[0]!.bearer).toBe(t);
+  });
+});
+
+describe('idcli api: retries and the token', () => {
+  it('a POST answered 503 is sent exactly once: exit 4, the body on stdout', async () => {
+    const r = await api(['-X', 'POST', 'unavailable?retryAfter=0', '-f', 'a=1']);
+    expect(r.code).toBe(4);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'unavailable' });
+    expect(r.stderr).toContain('failed: HTTP 503 Service Unavailable');
+    expect(calls()).toHaveLength(1);
+    // PUT and DELETE are not retried either, although they are idempotent: the contract retries GET, HEAD, OPTIONS.
+    h.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 503, retryAfter: '0' } });
+    expect((await api(['-X', 'DELETE', 'users/42'])).code).toBe(4);
+    expect(calls('/v1/users/42')).toHaveLength(1);
+  });
+
+  it('a GET answered 503 twice then 200 succeeds, waiting as Retry-After says', async () => {
+    h.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 503, retryAfter: '1' } });
+    h.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 503 } });
+    const r = await api(['users/42', '--verbose']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ITEM);
+    const seen = calls('/v1/users/42');
+    expect(seen.map((c) => c.status)).toEqual([503, 503, 200]);
+    expect(seen[1]!.wallTime - seen[0]!.wallTime).toBeGreaterThanOrEqual(950);
+    expect(r.stderr).toContain('retry 1 of 5');
+  });
+
+  it('--max-retries bounds the GET retries: exit 4 after them, naming the count', async () => {
+    const r = await api(['unavailable', '--max-retries', '2']);
+    expect(r.code).toBe(4);
+    expect(calls()).toHaveLength(3);
+    expect(r.stderr).toContain('HTTP 503 Service Unavailable after 2 retries');
+  });
+
+  it('a 401: one refresh, then the request once more, even a POST', async () => {
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 401 } });
+    const r = await api(['echo', '-f', 'a=1']);
+    expect(r.code).toBe(0);
+    expect(refreshes()).toBe(1);
+    const seen = calls('/v1/echo');
+    expect(seen.map((c) => [c.method, c.status])).toEqual([
+      ['POST', 401],
+      ['POST', 200],
+    ]);
+    expect(seen[1]!.bearer).not.toBe(seen[0]!.bearer);
+    expect(JSON.parse(r.stdout)).toMatchObject({ body: '{"a":"1"}' });
+  });
+
+  it('a 401 that remains after the refresh: exit 3, the body on stdout, no third try', async () => {
+    h.emu.inject({ path: '/v1/users/42', times: 2, fault: { kind: 'status', status: 401 } });
+    const r = await api(['-X', 'PATCH', 'users/42', '-f', 'a=1']);
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'injected_fault' });
+    expect(r.stderr).toContain('rejected (HTTP 401 Unauthorized) even after a refresh');
+    expect(calls()).toHaveLength(2);
+    expect(refreshes()).toBe(1);
+  });
+
+  it('refreshes first when the token is about to expire', async () => {
+    await storeSignIn({ emu: h.emu, configDir: join(h.dir, 'config'), ttlSec: 20 });
+    const r = await api(['users/42']);
+    expect(r.code).toBe(0);
+    expect(refreshes()).toBe(1);
+    expect(calls().map((c) => c.status)).toEqual([200]);
+  });
+
+  it('--verbose traces the request with every secret redacted', async () => {
+    const r = await api(['-X', 'PATCH', 'users/42', '-f', 'name=Grace', '--verbose']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/\* PATCH http:\/\/127\.0\.0\.1:\d+\/v1\/users\/42 -> 200 \(/);
+    expect(r.stderr).toContain('authorization (values not shown), a 16-byte body');
+    expect(r.stderr).not.toContain(await accessToken());
+  });
+});
+
+describe('the token stays out of every command line', () => {
+  /** Every process's arguments on this machine that contain `needle`, as far as /proc lets us read them. */
+  async function cmdlinesWith(needle: string): Promise<string[]> {
+    const found: string[] = [];
+    for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
+      const text = await readFile(`/proc/${pid}/cmdline`).then(
+        (b) => b.toString('utf8'),
+        () => '',
+      );
+      if (text.includes(needle)) found.push(pid);
+    }
+    return found;
+  }
+
+  it.runIf(process.platform === 'linux')(
+    'while idcli api waits on a slow endpoint, no /proc/<pid>/cmdline holds the token',
+    async () => {
+      const token = await accessToken();
+      // The scan itself works: a process with a marker in its arguments is found.
+      const marker = `marker-${Date.now()}-${process.pid}`;
+      const control: ChildProcess = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)', marker]);
+      try {
+        await until(async () => ((await cmdlinesWith(marker)).length > 0 ? true : undefined), 10_000, 'the control');
+      } finally {
+        control.kill();
+      }
+      const running = api(['slow?ms=3000']);
+      await until(() => (calls('/v1/slow').length > 0 ? true : undefined), 20_000, 'the slow request');
+      expect(await cmdlinesWith(token)).toEqual([]);
+      const r = await running;
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ slept: 3000 });
+      expect(calls('/v1/slow')[0]!.bearer).toBe(token);
+    },
+  );
+});
+
+describe('idcli token --header', () => {
+  it('prints exactly "Authorization: Bearer <token>" and a newline', async () => {
+    const token = await accessToken();
+    printed.push(token);
+    const r = await h.run(['token', '--header']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`Authorization: Bearer ${token}\n`);
+    expect(r.stderr).toBe('');
+    const t = h.emu.mintTokens().access_token;
+    printed.push(t);
+    expect((await h.run(['token', '--header'], { IDCLI_ACCESS_TOKEN: t })).stdout).toBe(`Authorization: Bearer ${t}\n`);
+  });
+
+  it('--header with --json is a usage error', async () => {
+    const r = await h.run(['token', '--header', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('--json and --header cannot be used together');
+  });
+
+  it.runIf(CURL)('piped into curl -H @-: the call works and a set -x trace shows no token', async () => {
+    const token = await accessToken();
+    const r = await shell(
+      `set -x; node "${BIN}" token --header | curl -sS -H @- "${h.emu.baseUrl}/v1/users/42"`,
+      h.env(),
+    );
+    h.outputs.push(r.stdout, r.stderr);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ITEM);
+    expect(r.stderr).toContain('+ curl -sS -H @-');
+    expect(r.stderr).not.toContain(token);
+    expect(calls()[0]!.bearer).toBe(token);
+  });
+});
+
+async function hasCurl(): Promise<boolean> {
+  const r = await shell('command -v curl', { PATH: process.env.PATH });
+  return r.code === 0;
+}

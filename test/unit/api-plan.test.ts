@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { type ApiFlags, fieldsJson, parseHeaders, planRequest } from '../../src/api/plan.js';
+import { thrown } from '../support/thrown.js';
+
+const BASE = 'https://api.example.com/v1';
+const flags = (f: Partial<ApiFlags>): ApiFlags => ({ target: 'users/1', headers: [], fields: [], ...f });
+const usage = (f: Partial<ApiFlags>) => thrown(() => planRequest(flags(f), BASE), 2);
+
+describe('planRequest', () => {
+  it('GET by default, resolved like list, with JSON accepted and no content type', () => {
+    expect(planRequest(flags({}), BASE)).toEqual({
+      method: 'GET',
+      url: 'https://api.example.com/v1/users/1',
+      headers: { accept: 'application/json', 'user-agent': 'idcli' },
+      body: { kind: 'none' },
+    });
+    expect(planRequest(flags({ target: '/other?q=a%20b#frag' }), BASE).url).toBe(
+      'https://api.example.com/other?q=a%20b',
+    );
+  });
+  it('POST when a body is given, unless -X says otherwise; the method upper-cased', () => {
+    const p = planRequest(flags({ fields: ['name=Ada', 'note=a=b'] }), BASE);
+    expect(p.method).toBe('POST');
+    expect(p.body).toEqual({ kind: 'text', text: '{"name":"Ada","note":"a=b"}' });
+    expect(p.headers['content-type']).toBe('application/json');
+    expect(planRequest(flags({ input: '-', method: 'put' }), BASE)).toMatchObject({
+      method: 'PUT',
+      body: { kind: 'file', path: '-' },
+    });
+  });
+  it('-H adds fields, overrides the defaults and combines repeats', () => {
+    const p = planRequest(
+      flags({ input: 'b.json', headers: ['Content-Type: text/plain', 'X-Tag: a', 'x-tag:b', 'Accept:  */*  '] }),
+      BASE,
+    );
+    expect(p.headers).toEqual({ accept: '*/*', 'user-agent': 'idcli', 'content-type': 'text/plain', 'x-tag': 'a, b' });
+  });
+  it('refuses conflicts and bad values before anything is sent', () => {
+    expect(usage({ fields: ['a=1'], input: 'x' }).message).toContain('cannot be used together');
+    expect(usage({ target: 'https://evil.example.com/v1/users' }).message).toContain('is not the API origin');
+    expect(usage({ headers: ['Authorization: Bearer x'] }).message).toContain('Authorization header of your own');
+    expect(usage({ headers: ['authorization:Basic eA=='] }).message).toContain('Authorization header of your own');
+    expect(usage({ headers: ['Host: elsewhere'] }).message).toContain('idcli sets Host itself');
+    expect(usage({ headers: ['no colon'] }).message).toContain("takes 'Name: value'");
+    expect(usage({ headers: ['X-A: 1\r\nAuthorization: x'] }).message).toContain('control character');
+    expect(usage({ method: 'GET /x' }).message).toContain('not an HTTP method');
+    expect(usage({ input: '' }).message).toContain('--input needs a file name');
+    expect(usage({ target: ' ' }).message).toContain('needs a path or URL');
+  });
+});
+
+describe('fieldsJson and parseHeaders', () => {
+  it('builds an object of strings in order; refuses a missing key or a key twice', () => {
+    expect(fieldsJson(['b=2', 'a=', '__proto__=x'])).toBe('{"b":"2","a":"","__proto__":"x"}');
+    expect(thrown(() => fieldsJson(['novalue']), 2).message).toContain('key=value');
+    expect(thrown(() => fieldsJson(['=v']), 2).message).toContain('key=value');
+    expect(thrown(() => fieldsJson(['a=1', 'a=2']), 2).message).toContain("'a' is given twice");
+  });
+  it('keeps an empty value', () => {
+    expect(parseHeaders(['X-Empty:'])).toEqual({ 'x-empty': '' });
+  });
+});
