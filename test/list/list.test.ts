@@ -65,13 +65,13 @@ describe('idcli list: lossless NDJSON', () => {
     expect(r.requests).toHaveLength(6);
   }, 60_000);
 
-  it('writes the same bytes without WebAssembly (node --jitless), through the JavaScript scanner alone', async () => {
+  it('writes the same bytes under node --jitless (interpreter only)', async () => {
     const { raw, expected } = awkward(57);
     emu.setCollection('/v1/awkward', { type: 'offset', items: raw, pretty: true });
     const r = await list(env, ['/v1/awkward', '--page-size', '10'], { extraEnv: { NODE_OPTIONS: '--jitless' } });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(expected));
-    // V8's own notice that --jitless turns WebAssembly off is all there is on stderr.
+    // V8's own notice that --jitless turns WebAssembly off is all there may be on stderr.
     expect(r.stderr.replace(/^Warning: disabling flag --expose_wasm due to conflicting flags\n/, '')).toBe('');
   }, 60_000);
 
@@ -181,8 +181,8 @@ describe('idcli list: options', () => {
     expect(r.stdout).toBe(ndjson(expected));
   }, 60_000);
 
-  it('a walk long enough for the periodic young-generation collections (over 2 MB) stays byte-exact', async () => {
-    // ~8 MB of pretty-printed pages: several collections run mid-walk, sequentially and with --concurrency.
+  it('a long walk through recycled page buffers (about 8 MB) stays byte-exact', async () => {
+    // Pretty-printed pages of varying sizes reuse the same few body buffers, sequentially and with --concurrency.
     const { raw, expected } = awkward(6000);
     const padded = raw.map((r, i) => r.replace('{', `{"pad":"${'x'.repeat(900)}${i}",`));
     const want = expected.map((e, i) => e.replace('{', `{"pad":"${'x'.repeat(900)}${i}",`));
