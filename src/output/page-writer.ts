@@ -20,7 +20,7 @@ function isReaderGone(err: NodeJS.ErrnoException): boolean {
 }
 
 /**
- * One write per page instead of one per item (per-item writes cost about 50% more), with backpressure
+ * One write per page instead of one per item (a stream write per item costs far more), with backpressure
  * honoured through 'drain'. `onClosed` fires once when the reader goes (not on a failed write, which
  * throws), so in-flight fetches can be cancelled at once rather than after they complete.
  */
