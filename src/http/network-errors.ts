@@ -57,6 +57,16 @@ export function toNetworkError(err: unknown, context: ErrorContext = {}): Error 
     });
   }
 
+  // llhttp's codes: the server broke HTTP/1.1 framing (e.g. a Content-Length beside chunked coding), which it will
+  // break the same way when asked again.
+  if (code.startsWith('HPE_')) {
+    const what = `invalid HTTP response (${first})`;
+    return new NetworkError(proxy ? `${what} (through the proxy ${proxy})` : what, code, {
+      cause: err,
+      retriable: false,
+    });
+  }
+
   const what = describeCode(code, first);
   if (proxy && CONNECT_CODES.has(code))
     return new NetworkError(`cannot connect to the proxy ${proxy}: ${what}`, code, { cause: err });
@@ -111,8 +121,7 @@ function describeCode(code: string, fallback: string): string {
     case 'EPIPE':
       return 'connection closed by the server';
     default:
-      // llhttp's codes: the server broke HTTP/1.1 framing (e.g. a Content-Length beside chunked coding).
-      return code.startsWith('HPE_') ? `invalid HTTP response (${fallback})` : fallback;
+      return fallback;
   }
 }
 
