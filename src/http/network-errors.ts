@@ -75,6 +75,8 @@ export function toNetworkError(err: unknown, context: ErrorContext = {}): Error 
 
 function codeOf(err: Error): string {
   const own = (err as NodeJS.ErrnoException).code;
+  // undici's parser errors carry no code of their own (their code lookup misses); they are llhttp's all the same.
+  if (own === undefined && err.name === 'HTTPParserError') return 'HPE_INVALID';
   // undici wraps the socket's error in some paths (e.g. a tunnel's TLS failure); the cause has the real code.
   const cause = (err as { cause?: unknown }).cause;
   const inner = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;

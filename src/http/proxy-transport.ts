@@ -105,7 +105,7 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
       timer.refresh();
       const bad = checkStatus(res.statusCode);
       if (bad) {
-        res.body.destroy();
+        discard(res);
         throw bad;
       }
       const body = await readBody(res, req, maxBody, () => timer.refresh());
@@ -139,7 +139,7 @@ async function readBody(
 ): Promise<Buffer> {
   const declared = Number(res.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBody) {
-    res.body.destroy();
+    discard(res);
     throw tooLargeError(`${declared} bytes`);
   }
   const known = Number.isFinite(declared) && declared > 0 ? declared : -1;
@@ -167,4 +167,10 @@ async function readBody(
   }
   if (fixed) return fixed.subarray(0, size);
   return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+}
+
+/** Gives up a body unread, and its connection with it; undici reports that as an error nobody needs to hear. */
+function discard(res: Dispatcher.ResponseData): void {
+  res.body.on('error', () => {});
+  res.body.destroy();
 }
