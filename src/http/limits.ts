@@ -21,9 +21,13 @@ export const MAX_INTERIM_RESPONSES = 10;
  * user chose how long an exchange may take, and repeating it would multiply that wait by the number of retries.
  */
 export function deadlineError(deadlineMs: number): NetworkError {
-  return new NetworkError(`no complete response within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT)`, 'EDEADLINE', {
-    retriable: false,
-  });
+  return new NetworkError(
+    `no complete response within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT; raise it if the server is only slow)`,
+    'EDEADLINE',
+    {
+      retriable: false,
+    },
+  );
 }
 
 /** The connection stayed silent: an ordinary network failure, worth another try. */
