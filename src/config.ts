@@ -7,6 +7,8 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
+import { DEFAULT_DEADLINE_MS } from './http/limits.js';
+import { clip, printable } from './printable.js';
 import { suggest } from './suggest.js';
 
 export interface Settings {
@@ -23,6 +25,8 @@ export interface Settings {
   credentialStore: 'auto' | 'keychain' | 'file';
   keychainService: string;
   accessToken?: string;
+  /** How long one HTTP exchange may take, from sending to the last byte (IDCLI_HTTP_TIMEOUT). */
+  httpTimeoutMs: number;
 }
 
 /** The keys a profile in config.json may hold, with the flag and environment variable that override each. */
@@ -217,6 +221,7 @@ export function resolveSettings(
     configDir: configDirFor(env),
     credentialStore: mode as Settings['credentialStore'],
     keychainService: env.IDCLI_KEYCHAIN_SERVICE || 'idcli',
+    httpTimeoutMs: httpTimeoutMs(env),
   };
   if (env.IDCLI_ACCESS_TOKEN) {
     // Sent as is in a header: a control character (a CR from a Windows file, say) would only fail the request.
@@ -234,6 +239,24 @@ export function resolveSettings(
     settings[spec.field] = validateSetting(key, value);
   }
   return settings;
+}
+
+/** The longest delay a Node timer keeps; a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** IDCLI_HTTP_TIMEOUT in milliseconds: a positive number of seconds (fractions allowed), 300 when unset or empty. */
+export function httpTimeoutMs(env: Record<string, string | undefined>): number {
+  const raw = nonEmpty(env.IDCLI_HTTP_TIMEOUT?.trim());
+  if (raw === undefined) return DEFAULT_DEADLINE_MS;
+  const sec = /^\d+(?:\.\d+)?$/.test(raw) ? Number(raw) : NaN;
+  if (!(sec > 0)) {
+    throw usageError(
+      `IDCLI_HTTP_TIMEOUT must be a positive number of seconds, not '${clip(printable(raw), 40)}'`,
+      `unset it for the default of ${DEFAULT_DEADLINE_MS / 1000} s`,
+    );
+  }
+  // Weeks are as good as forever here; clamped, not refused, so that a large value means what it says.
+  return Math.min(Math.ceil(sec * 1000), MAX_TIMER_MS);
 }
 
 /** Visible ASCII only, as the token client also demands of the tokens it receives (RFC 6750 §2.1 b64token and more). */

@@ -42,7 +42,13 @@ export async function runApi(opts: ApiOptions, ctx: CommandContext, io: ApiIo): 
   let token = await bearer.token();
   deps.log.addSecret(token);
 
-  const http = createHttpClient({ log: deps.log, env: deps.env, maxSockets: 1, now: () => deps.now() });
+  const http = createHttpClient({
+    log: deps.log,
+    env: deps.env,
+    deadlineMs: settings.httpTimeoutMs,
+    maxSockets: 1,
+    now: () => deps.now(),
+  });
   const writer = createPageWriter(deps.stdout);
   const output = async (res: RetriedResponse): Promise<void> => {
     if (opts.include) await writer.write(responseHead(res));

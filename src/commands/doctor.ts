@@ -39,7 +39,7 @@ export async function runDoctor(
   const ok = settings instanceof IdcliError ? undefined : settings;
 
   if (ok?.baseUrl) {
-    const http = createHttpClient({ log: deps.log, env: deps.env });
+    const http = createHttpClient({ log: deps.log, env: deps.env, deadlineMs: ok.httpTimeoutMs });
     try {
       const reach = await checkReachable(ok.baseUrl, http, deps.now, deps.signal);
       checks.push(reach.result, checkClockSkew(reach.serverDate, reach.localDate));

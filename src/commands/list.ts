@@ -53,7 +53,13 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
 
   const concurrency = Math.max(1, opts.concurrency ?? 1);
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
-  const http = createHttpClient({ log: deps.log, env: deps.env, maxSockets: concurrency + 1, now: () => deps.now() });
+  const http = createHttpClient({
+    log: deps.log,
+    env: deps.env,
+    deadlineMs: settings.httpTimeoutMs,
+    maxSockets: concurrency + 1,
+    now: () => deps.now(),
+  });
   const fetchCtx: FetchContext = {
     http,
     bearer,

@@ -96,6 +96,7 @@ export async function runLogin(opts: LoginOptions, ctx: CommandContext): Promise
       signal: deps.signal,
       log,
       env: deps.env,
+      deadlineMs: settings.httpTimeoutMs,
     });
     log.addSecret(tokens.accessToken);
     log.addSecret(tokens.refreshToken);

@@ -16,6 +16,11 @@ export interface HttpClientOptions {
   env?: Env;
   transport?: Transport;
   maxSockets?: number;
+  /**
+   * How long each attempt may take, from sending the request to the answer's last byte: settings.httpTimeoutMs
+   * (IDCLI_HTTP_TIMEOUT). Every retry gets a deadline of its own. Ignored when `transport` is given.
+   */
+  deadlineMs?: number;
   now?: () => number;
   random?: () => number;
 }
@@ -35,7 +40,8 @@ export interface HttpClient {
   request(req: HttpRequest): Promise<HttpResponse>;
   /**
    * Retries network errors and 429/502/503/504 for idempotent methods (never POST) with full-jitter
-   * backoff, honouring Retry-After. Resolves with the last response, whatever its status, so the caller
+   * backoff, honouring Retry-After. What cannot succeed is not retried (NetworkError.retriable false): a body over
+   * the size limit, a protocol violation, a deadline that ran out. Resolves with the last response, whatever its status, so the caller
    * maps statuses to its own messages; rejects with IdcliError (exit 4) when no response ever arrived.
    */
   requestWithRetry(req: HttpRequest, options?: RetryOptions): Promise<RetriedResponse>;
@@ -44,7 +50,12 @@ export interface HttpClient {
 
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   const transport =
-    options.transport ?? createTransport(options.env ?? {}, { maxSockets: options.maxSockets ?? 4, log: options.log });
+    options.transport ??
+    createTransport(options.env ?? {}, {
+      maxSockets: options.maxSockets ?? 4,
+      deadlineMs: options.deadlineMs,
+      log: options.log,
+    });
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   // Tracing is skipped entirely when nobody reads it: redacting a URL per page is measurable on long walks.
@@ -104,8 +115,10 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
 }
 
 /** A one-off request on its own short-lived client (no retries), for callers that make a single call. */
-export async function request(req: HttpRequest & { log?: Pick<Logger, 'verbose'>; env?: Env }): Promise<HttpResponse> {
-  const client = createHttpClient({ log: req.log, env: req.env, maxSockets: 1 });
+export async function request(
+  req: HttpRequest & { log?: Pick<Logger, 'verbose'>; env?: Env; deadlineMs?: number },
+): Promise<HttpResponse> {
+  const client = createHttpClient({ log: req.log, env: req.env, deadlineMs: req.deadlineMs, maxSockets: 1 });
   try {
     return await client.request(req);
   } finally {

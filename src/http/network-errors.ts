@@ -57,6 +57,16 @@ export function toNetworkError(err: unknown, context: ErrorContext = {}): Error 
     });
   }
 
+  // llhttp's codes: the server broke HTTP/1.1 framing (e.g. a Content-Length beside chunked coding), which it will
+  // break the same way when asked again.
+  if (code.startsWith('HPE_')) {
+    const what = `invalid HTTP response (${first})`;
+    return new NetworkError(proxy ? `${what} (through the proxy ${proxy})` : what, code, {
+      cause: err,
+      retriable: false,
+    });
+  }
+
   const what = describeCode(code, first);
   if (proxy && CONNECT_CODES.has(code))
     return new NetworkError(`cannot connect to the proxy ${proxy}: ${what}`, code, { cause: err });
@@ -65,6 +75,8 @@ export function toNetworkError(err: unknown, context: ErrorContext = {}): Error 
 
 function codeOf(err: Error): string {
   const own = (err as NodeJS.ErrnoException).code;
+  // undici's parser errors carry no code of their own (their code lookup misses); they are llhttp's all the same.
+  if (own === undefined && err.name === 'HTTPParserError') return 'HPE_INVALID';
   // undici wraps the socket's error in some paths (e.g. a tunnel's TLS failure); the cause has the real code.
   const cause = (err as { cause?: unknown }).cause;
   const inner = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
@@ -111,8 +123,7 @@ function describeCode(code: string, fallback: string): string {
     case 'EPIPE':
       return 'connection closed by the server';
     default:
-      // llhttp's codes: the server broke HTTP/1.1 framing (e.g. a Content-Length beside chunked coding).
-      return code.startsWith('HPE_') ? `invalid HTTP response (${fallback})` : fallback;
+      return fallback;
   }
 }
 

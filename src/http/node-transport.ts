@@ -3,6 +3,16 @@
  * They are loaded on the first request, so a command that makes none (a cached `idcli token`) never pays for them.
  */
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import {
+  checkStatus,
+  DEFAULT_DEADLINE_MS,
+  deadlineError,
+  IDLE_TIMEOUT_MS,
+  idleError,
+  interimCounter,
+  MAX_BODY_BYTES,
+  tooLargeError,
+} from './limits.js';
 import { toNetworkError } from './network-errors.js';
 import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
 
@@ -11,10 +21,9 @@ export interface NodeTransportOptions {
   maxSockets?: number;
   /** A response larger than this is refused: a single page that big is a broken server, not data. */
   maxBodyBytes?: number;
+  /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
+  deadlineMs?: number;
 }
-
-const DEFAULT_TIMEOUT_MS = 30_000;
-const DEFAULT_MAX_BODY = 256 * 1024 * 1024;
 
 interface Client {
   request: typeof import('node:http').request;
@@ -23,7 +32,8 @@ interface Client {
 
 export function createNodeTransport(options: NodeTransportOptions = {}): Transport {
   const maxSockets = Math.max(1, options.maxSockets ?? 4);
-  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const clients = new Map<string, Client>();
 
   async function load(protocol: string): Promise<Client> {
@@ -37,7 +47,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
       // Keep-Alive timeout, so a request is not sent on a connection the server is about to close.
       client = {
         request: mod.request,
-        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: DEFAULT_TIMEOUT_MS }),
+        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: IDLE_TIMEOUT_MS }),
       };
       clients.set(protocol, client);
     }
@@ -49,7 +59,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
     const client = clients.get(url.protocol) ?? (await load(url.protocol));
     req.signal?.throwIfAborted();
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
-    const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = req.timeoutMs ?? IDLE_TIMEOUT_MS;
 
     return new Promise<HttpResponse>((resolve, reject) => {
       let outgoing: ClientRequest;
@@ -69,8 +79,12 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
       }
       let settled = false;
       const onAbort = (): void => fail(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
+      // The idle timeout below is restarted by every byte, so a server sending one byte a second would never trip
+      // it; this one is not, and ends the exchange however the server dribbles its head, interim heads or body.
+      const deadline = setTimeout(() => fail(deadlineError(deadlineMs)), deadlineMs);
       const finish = (): void => {
         settled = true;
+        clearTimeout(deadline);
         req.signal?.removeEventListener('abort', onAbort);
       };
       // The request, and with it a connection that is mid-message and cannot carry another, is given up.
@@ -81,14 +95,23 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
         reject(err);
       }
       req.signal?.addEventListener('abort', onAbort, { once: true });
-      outgoing.on('timeout', () =>
-        fail(new NetworkError(`no response within ${Math.round(timeoutMs / 1000)} s`, 'ETIMEDOUT')),
-      );
+      outgoing.on('timeout', () => fail(idleError(timeoutMs)));
       outgoing.on('error', (err) => fail(toNetworkError(err)));
+      const interim = interimCounter();
+      outgoing.on('information', (info: { statusCode: number }) => {
+        const err = interim(info.statusCode);
+        if (err) fail(err);
+      });
       outgoing.on('response', (res: IncomingMessage) => {
+        // node:http hands a status below 100 over as a final response, one above 599 too.
+        const bad = checkStatus(res.statusCode ?? 0);
+        if (bad) {
+          fail(bad);
+          return;
+        }
         const declared = Number(res.headers['content-length']);
         if (declared > maxBody) {
-          fail(new NetworkError(`response too large (${declared} bytes)`, 'ETOOBIG'));
+          fail(tooLargeError(`${declared} bytes`));
           return;
         }
         // With a declared length and a caller that recycles page buffers, the chunks go straight into one of those.
@@ -97,7 +120,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
         let size = 0;
         res.on('data', (chunk: Buffer) => {
           if (size + chunk.length > (into ? declared : maxBody)) {
-            fail(new NetworkError(`response too large (over ${into ? declared : maxBody} bytes)`, 'ETOOBIG'));
+            fail(tooLargeError(`over ${into ? declared : maxBody} bytes`));
             return;
           }
           if (into) chunk.copy(into, size);

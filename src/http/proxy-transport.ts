@@ -1,4 +1,14 @@
 import type { Dispatcher } from 'undici';
+import {
+  checkStatus,
+  DEFAULT_DEADLINE_MS,
+  deadlineError,
+  IDLE_TIMEOUT_MS,
+  idleError,
+  interimCounter,
+  MAX_BODY_BYTES,
+  tooLargeError,
+} from './limits.js';
 import { toNetworkError } from './network-errors.js';
 import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
 import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
@@ -8,10 +18,9 @@ export interface ProxyTransportOptions {
   maxSockets?: number;
   /** A response larger than this is refused, as by the plain transport. */
   maxBodyBytes?: number;
+  /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
+  deadlineMs?: number;
 }
-
-const DEFAULT_TIMEOUT_MS = 30_000;
-const DEFAULT_MAX_BODY = 256 * 1024 * 1024;
 
 /**
  * The transport used when a proxy variable is set: undici's EnvHttpProxyAgent, which tunnels https:// targets
@@ -20,11 +29,12 @@ const DEFAULT_MAX_BODY = 256 * 1024 * 1024;
  * only by processes that have a proxy configured; the plain transport serves everyone else.
  *
  * Same contract as the plain transport: one attempt, no redirect followed (undici's dispatcher.request follows
- * none), idle timeout, abort by signal, the body as one Buffer, header names in lower case.
+ * none), idle timeout and deadline, abort by signal, the body as one Buffer, header names in lower case.
  */
 export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOptions = {}): Transport {
   const maxSockets = Math.max(1, options.maxSockets ?? 4);
-  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   let agent: Dispatcher | undefined;
   let loading: Promise<Dispatcher> | undefined;
   let closed = false;
@@ -57,16 +67,20 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
     const context = via ? { proxy: showProxy(via) } : {};
     const d = agent ?? (await dispatcher());
     req.signal?.throwIfAborted();
-    const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = req.timeoutMs ?? IDLE_TIMEOUT_MS;
 
-    // One controller carries both ways an attempt ends early: the caller's abort and the idle timeout, which
-    // (as in the plain transport) counts from the last byte received, connecting and the proxy's CONNECT included.
+    // One controller carries every way an attempt ends early: the caller's abort; the idle timeout, which (as in the
+    // plain transport) counts from the last byte received, connecting and the proxy's CONNECT included; the
+    // deadline, which nothing restarts; and a broken interim response.
     const controller = new AbortController();
-    let timedOut: NetworkError | undefined;
-    const timer = setTimeout(() => {
-      timedOut = new NetworkError(`no response within ${Math.round(timeoutMs / 1000)} s`, 'ETIMEDOUT');
-      controller.abort(timedOut);
-    }, timeoutMs);
+    let ended: NetworkError | undefined;
+    const end = (err: NetworkError): void => {
+      ended ??= err;
+      controller.abort(err);
+    };
+    const timer = setTimeout(() => end(idleError(timeoutMs)), timeoutMs);
+    const deadline = setTimeout(() => end(deadlineError(deadlineMs)), deadlineMs);
+    const interim = interimCounter();
     const onAbort = (): void => controller.abort(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
     req.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -78,19 +92,31 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
         headers: req.headers ?? {},
         body: req.body ?? null,
         signal: controller.signal,
-        // The timer above is the one that counts; undici's own would only fire later with other codes.
+        // The timers above are the ones that count; undici's own would only fire later with other codes.
         headersTimeout: 0,
         bodyTimeout: 0,
+        // undici hands a status below 100 over as an interim response too, and asserts on it later.
+        onInfo: ({ statusCode }) => {
+          timer.refresh();
+          const err = interim(statusCode);
+          if (err) end(err);
+        },
       });
       timer.refresh();
+      const bad = checkStatus(res.statusCode);
+      if (bad) {
+        discard(res);
+        throw bad;
+      }
       const body = await readBody(res, req, maxBody, () => timer.refresh());
       return { status: res.statusCode, headers: res.headers, body };
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason;
-      if (timedOut) throw timedOut;
+      if (ended) throw ended;
       throw toNetworkError(err, context);
     } finally {
       clearTimeout(timer);
+      clearTimeout(deadline);
       req.signal?.removeEventListener('abort', onAbort);
     }
   }
@@ -113,8 +139,8 @@ async function readBody(
 ): Promise<Buffer> {
   const declared = Number(res.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBody) {
-    res.body.destroy();
-    throw new NetworkError(`response too large (${declared} bytes)`, 'ETOOBIG');
+    discard(res);
+    throw tooLargeError(`${declared} bytes`);
   }
   const known = Number.isFinite(declared) && declared > 0 ? declared : -1;
   const chunks: Buffer[] = [];
@@ -124,13 +150,12 @@ async function readBody(
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       onData();
       if (known > 0) {
-        if (size + chunk.length > known) throw new NetworkError('response longer than its Content-Length', 'ETOOBIG');
+        if (size + chunk.length > known) throw tooLargeError('longer than its Content-Length');
         // With a declared length the chunks go straight into one buffer, the caller's when it recycles them.
         fixed ??= (req.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
         chunk.copy(fixed, size);
       } else {
-        if (size + chunk.length > maxBody)
-          throw new NetworkError(`response too large (over ${maxBody} bytes)`, 'ETOOBIG');
+        if (size + chunk.length > maxBody) throw tooLargeError(`over ${maxBody} bytes`);
         chunks.push(chunk);
       }
       size += chunk.length;
@@ -142,4 +167,10 @@ async function readBody(
   }
   if (fixed) return fixed.subarray(0, size);
   return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+}
+
+/** Gives up a body unread, and its connection with it; undici reports that as an error nobody needs to hear. */
+function discard(res: Dispatcher.ResponseData): void {
+  res.body.on('error', () => {});
+  res.body.destroy();
 }

@@ -11,12 +11,14 @@ import type { Transport } from './types.js';
 
 export interface TransportOptions {
   maxSockets?: number;
+  /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT, already validated). */
+  deadlineMs?: number;
   /** Told once which proxy is in effect. */
   log?: Pick<Logger, 'verbose'>;
 }
 
 export function createTransport(env: Env, options: TransportOptions = {}): Transport {
-  if (!wantsProxy(env)) return createNodeTransport({ maxSockets: options.maxSockets });
+  if (!wantsProxy(env)) return createNodeTransport({ maxSockets: options.maxSockets, deadlineMs: options.deadlineMs });
   let proxy: ProxyEnv | undefined;
   try {
     proxy = readProxyEnv(env);
@@ -25,9 +27,9 @@ export function createTransport(env: Env, options: TransportOptions = {}): Trans
     // callers such as `doctor` report failed requests as findings instead of stopping.
     return failingTransport(err);
   }
-  if (!proxy) return createNodeTransport({ maxSockets: options.maxSockets });
+  if (!proxy) return createNodeTransport({ maxSockets: options.maxSockets, deadlineMs: options.deadlineMs });
   options.log?.verbose(describe(proxy));
-  return createProxyTransport(proxy, { maxSockets: options.maxSockets });
+  return createProxyTransport(proxy, { maxSockets: options.maxSockets, deadlineMs: options.deadlineMs });
 }
 
 function describe(p: ProxyEnv): string {

@@ -40,7 +40,10 @@ export interface Transport {
 /** No complete response: refused, reset, dropped mid-body, timed out, DNS failure. Always safe to report. */
 export class NetworkError extends Error {
   readonly code: string;
-  /** False when trying again cannot help (an untrusted certificate, a proxy demanding credentials). */
+  /**
+   * False when trying again cannot help: an untrusted certificate, a proxy demanding credentials, a body over the
+   * size limit, an answer that is not HTTP, a spent deadline (see limits.ts).
+   */
   readonly retriable: boolean;
   constructor(message: string, code: string, options?: { cause?: unknown; retriable?: boolean }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });

@@ -48,6 +48,7 @@ beforeEach(async () => {
     configDir: dir.path,
     baseUrl: emu.baseUrl,
     clientId: emu.client.id,
+    httpTimeoutMs: 300_000,
     credentialStore: 'file',
     keychainService: 'unused',
   };
@@ -140,6 +141,7 @@ describe('openSession', () => {
       configDir: join(dir.path, 'x'),
       credentialStore: 'file',
       keychainService: 's',
+      httpTimeoutMs: 300_000,
       baseUrl: emu.baseUrl,
     };
     await expect(openSession({ deps: { ...deps, log }, settings })).rejects.toMatchObject({

@@ -1,0 +1,69 @@
+/**
+ * What one HTTP exchange may cost, the same for both transports, and the errors that end one that goes beyond.
+ * A broken or hostile server must end in a bounded time with a bounded amount of memory, never in a hang.
+ */
+import { NetworkError } from './types.js';
+
+/** No byte received for this long fails the attempt: a connection gone silent. */
+export const IDLE_TIMEOUT_MS = 30_000;
+/** The whole exchange, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT's default). */
+export const DEFAULT_DEADLINE_MS = 300_000;
+/** A response larger than this is refused: a single page that big is a broken server, not data. */
+export const MAX_BODY_BYTES = 256 * 1024 * 1024;
+/**
+ * Interim (1xx) responses before the final one. A real server sends one or two (100 Continue, 103 Early Hints);
+ * without a cap each one starts a fresh head, so a stream of them would never end.
+ */
+export const MAX_INTERIM_RESPONSES = 10;
+
+/**
+ * The deadline of one attempt ran out while the server was still answering, or not answering. Not retried: the
+ * user chose how long an exchange may take, and repeating it would multiply that wait by the number of retries.
+ */
+export function deadlineError(deadlineMs: number): NetworkError {
+  return new NetworkError(
+    `no complete response within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT; raise it if the server is only slow)`,
+    'EDEADLINE',
+    {
+      retriable: false,
+    },
+  );
+}
+
+/** The connection stayed silent: an ordinary network failure, worth another try. */
+export function idleError(idleMs: number): NetworkError {
+  return new NetworkError(`no data received for ${seconds(idleMs)} s`, 'ETIMEDOUT');
+}
+
+/** Over the size limit: the same server sends the same page again, so retrying only downloads it again. */
+export function tooLargeError(what: string): NetworkError {
+  return new NetworkError(`response too large (${what})`, 'ETOOBIG', { retriable: false });
+}
+
+/** The server broke HTTP itself; asking again gets the same broken answer. */
+export function protocolError(what: string): NetworkError {
+  return new NetworkError(`invalid HTTP response (${what})`, 'EPROTO', { retriable: false });
+}
+
+/** RFC 9110 §15: a status code is three digits from 100 to 599; anything else is not HTTP. */
+export function checkStatus(status: number): NetworkError | undefined {
+  return status >= 100 && status <= 599 ? undefined : protocolError(`status ${String(status).padStart(3, '0')}`);
+}
+
+/** Counts interim responses; returns the error that ends the exchange once there are too many, or a bad one. */
+export function interimCounter(): (status: number) => NetworkError | undefined {
+  let count = 0;
+  return (status) => {
+    // A status below 100 is not an interim response, though HTTP parsers hand it over as one.
+    const bad = checkStatus(status);
+    if (bad) return bad;
+    count++;
+    return count > MAX_INTERIM_RESPONSES
+      ? protocolError(`more than ${MAX_INTERIM_RESPONSES} interim responses`)
+      : undefined;
+  };
+}
+
+function seconds(ms: number): number {
+  return Number((ms / 1000).toFixed(3));
+}
