@@ -47,6 +47,9 @@ for (const file of outputFiles) {
   for (const chunk of chunks) {
     code = code.replaceAll(`import("./${chunk}")`, `Promise.resolve().then(()=>require("./${chunk}"))`);
   }
+  // The same for Node's builtins: an import() of one also builds its ES module facade, which reads every export,
+  // lazy ones included (node:http's WebSocket getter loads Node's own undici, which needs WebAssembly).
+  code = code.replace(/import\("(node:[a-z_/]+)"\)/g, 'Promise.resolve().then(()=>require("$1"))');
   const out = await transform(code, {
     format: 'cjs',
     platform: 'node',

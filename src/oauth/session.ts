@@ -186,6 +186,7 @@ export class Session implements TokenSource {
       log: this.ctx.deps.log,
       env: this.ctx.deps.env,
       timeoutMs: REFRESH_TIMEOUT_MS,
+      deadlineMs: this.ctx.settings.httpTimeoutMs,
     });
     this.rememberTokens(tokens);
     const saved = this.recordFrom(tokens, next.verifier, startedAt, record);

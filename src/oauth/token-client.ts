@@ -7,7 +7,6 @@
  * like token theft to the server (RFC 9700 §4.14.2) and revoke the whole sign-in.
  */
 import { ExitCode, IdcliError } from '../errors.js';
-import { httpTimeoutMs } from '../config.js';
 import type { Logger } from '../log.js';
 import { request as httpRequest } from '../http/client.js';
 import { headerValue, type HttpResponse, NetworkError } from '../http/types.js';
@@ -90,11 +89,8 @@ export interface PostOptions {
   timeoutMs?: number;
   /** deps.env, whose proxy variables route the request; the process's own environment when not given. */
   env: Record<string, string | undefined>;
-  /**
-   * settings.httpTimeoutMs. A caller that has only the environment (the refresh inside a session) gets the same
-   * value from it, through the same parser; resolveSettings has already refused an invalid one.
-   */
-  deadlineMs?: number;
+  /** settings.httpTimeoutMs: how long the exchange may take, from sending to the answer's last byte. */
+  deadlineMs: number;
 }
 
 /** One POST, no retry, no redirect followed (the HTTP layer never follows one). */
@@ -109,7 +105,7 @@ export async function postTokenRequest(o: PostOptions): Promise<TokenSet> {
       body: o.form.toString(),
       signal: o.signal,
       timeoutMs: o.timeoutMs ?? 30_000,
-      deadlineMs: o.deadlineMs ?? httpTimeoutMs(o.env),
+      deadlineMs: o.deadlineMs,
       log: o.log,
       env: o.env,
     });
