@@ -1,22 +1,36 @@
-import { writeSync } from 'node:fs';
+import { fstatSync, ftruncateSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
 
 /**
  * stdout when it is a regular file. Node's own stream for a file makes one write(2) per chunk and drops whatever a
  * short write left over, so a disk that fills in the middle of a page would lose the page's tail without an error.
- * This one writes until the chunk is out or the system refuses (ENOSPC, EFBIG, EIO): then the chunk counts as failed.
+ * This one writes until the chunk is out or the system refuses (ENOSPC, EFBIG, EIO): then the chunk counts as failed,
+ * and the part of it that did land is cut off again, so the file ends with the last whole chunk (a page is written
+ * whole or not at all).
  */
 export function createFileOutput(fd: number): Writable {
   return new Writable({
     decodeStrings: true,
     write(chunk: Buffer, _encoding, callback) {
+      const before = fstatSync(fd).size;
+      let done = 0;
       try {
-        for (let done = 0; done < chunk.length;) done += writeSync(fd, chunk, done, chunk.length - done);
+        while (done < chunk.length) done += writeSync(fd, chunk, done, chunk.length - done);
       } catch (err) {
+        rollBack(fd, before, done);
         callback(err as Error);
         return;
       }
       callback();
     },
   });
+}
+
+/** Only where the chunk's bytes are exactly the file's tail (`>` or `>>`), never into data that was there before. */
+function rollBack(fd: number, before: number, written: number): void {
+  try {
+    if (written > 0 && fstatSync(fd).size === before + written) ftruncateSync(fd, before);
+  } catch {
+    // The write error is what gets reported; a tail that cannot be cut is the most that is left of it.
+  }
 }

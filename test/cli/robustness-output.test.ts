@@ -3,7 +3,7 @@
  * file that stops growing mid-walk, ends with exit 1 and one line saying so; only a reader that left (EPIPE) is
  * success. Everything runs the BUILT CLI with its stdout redirected by a real shell.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
@@ -96,7 +96,7 @@ describe('idcli list to an output that fails', () => {
     expect(r.stderr).toMatch(/stopped after 0 items; resume with: idcli list '/);
   }, 60_000);
 
-  it('a file that cannot grow past 40 kB mid-walk: exit 1, complete items counted, the resume fetches the rest', async () => {
+  it('a file that cannot grow past 40 kB mid-walk: exit 1, whole pages only, the resume fetches the rest', async () => {
     const out = join(env.configDir, 'out.ndjson');
     // RLIMIT_FSIZE makes write(2) short at the limit and then fail (EFBIG), as a disk that fills up does; SIGXFSZ
     // is ignored so the write error reaches idcli instead of killing it.
@@ -106,15 +106,27 @@ describe('idcli list to an output that fails', () => {
     const written = Number(/stopped after (\d+) items/.exec(r.stderr)?.[1]);
     expect(written).toBeGreaterThan(0);
     expect(written % 100).toBe(0); // whole pages only
-    const text = await readFile(out, 'utf8');
-    // The file holds the complete items told, then at most a part of the page that failed.
-    expect(text.startsWith(ndjson(ITEMS.slice(0, written)))).toBe(true);
-    expect(text.length).toBe(40 * 1024);
+    // The file holds exactly the complete items told: what landed of the page that failed was cut off again.
+    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, written)));
     const resume = resumeUrl(r.stderr);
     expect(resume).toBe(`${emu.baseUrl}/v1/items?pageIndex=${written / 100}&pageSize=100`);
     const rest = await shell(`${idcli} list "$URL"`, { ...cliEnv(env), URL: resume });
     expect(rest.code).toBe(0);
     expect(rest.stdout).toBe(ndjson(ITEMS.slice(written)));
+  }, 60_000);
+
+  it('appending (>>) to a file that cannot grow: what was there stays, then whole pages only', async () => {
+    const out = join(env.configDir, 'out.ndjson');
+    const before = '{"kept":"from an earlier run"}\n';
+    await writeFile(out, before);
+    const r = await shell(`trap '' XFSZ; ulimit -f 40; ${idcli} list /v1/items >> "$OUT"`, {
+      ...cliEnv(env),
+      OUT: out,
+    });
+    expect(r.code).toBe(1);
+    const written = Number(/stopped after (\d+) items/.exec(r.stderr)?.[1]);
+    expect(written).toBeGreaterThan(0);
+    expect(await readFile(out, 'utf8')).toBe(before + ndjson(ITEMS.slice(0, written)));
   }, 60_000);
 
   it('a reader that leaves (| head) is still exit 0', async () => {
