@@ -215,23 +215,3 @@ describe('idcli list: links that must not be followed', () => {
     expect(r.requests).toHaveLength(1);
   }, 60_000);
 });
-
-describe('idcli list: SIGINT', () => {
-  it('finishes no partial line, exits 130 and says how to resume', async () => {
-    emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'latency', ms: 20_000 } });
-    const r = await list(env, ['/v1/items'], {
-      onSpawn: (child) => {
-        const timer = setInterval(() => {
-          if (emu.requests.filter((q) => q.path === '/v1/items').length >= 3) {
-            clearInterval(timer);
-            child.kill('SIGINT');
-          }
-        }, 10);
-        child.on('exit', () => clearInterval(timer));
-      },
-    });
-    expect(r.code).toBe(130);
-    expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
-    expect(resumeUrl(r.stderr)).toBe(`${emu.baseUrl}/v1/items?pageIndex=2&pageSize=100`);
-  }, 60_000);
-});
