@@ -8,6 +8,7 @@ import { responseHead, statusError } from '../api/response.js';
 import type { CommandContext } from '../context.js';
 import { ExitCode, IdcliError, usageError } from '../errors.js';
 import { createHttpClient, type HttpClient, type RetriedResponse } from '../http/client.js';
+import { announceLongWaits } from '../http/retry.js';
 import { type HttpRequest, NetworkError } from '../http/types.js';
 import { createPageWriter } from '../output/page-writer.js';
 import { createBearer } from '../paginate/bearer.js';
@@ -103,14 +104,7 @@ async function send(
   if (RETRIED_METHODS.has(plan.method)) {
     return http.requestWithRetry(req, {
       maxRetries: opts.maxRetries,
-      // A long Retry-After would otherwise look like a hang; short backoffs stay in --verbose.
-      onRetry: ({ delayMs, reason, attempt }) => {
-        if (delayMs >= 2000) {
-          deps.log.info(
-            `${reason}; retrying in ${Math.round(delayMs / 1000)} s (retry ${attempt} of ${opts.maxRetries})`,
-          );
-        }
-      },
+      onRetry: announceLongWaits((m) => deps.log.info(m), opts.maxRetries),
     });
   }
   try {

@@ -2,6 +2,7 @@ import type { Deps, TokenSource } from '../deps.js';
 import { ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
 import type { Settings } from '../config.js';
 import { createHttpClient } from '../http/client.js';
+import { announceLongWaits } from '../http/retry.js';
 import { createPageWriter } from '../output/page-writer.js';
 import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
@@ -65,11 +66,7 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
     bearer,
     maxRetries: opts.maxRetries,
     onToken: (t) => deps.log.addSecret(t),
-    // A long Retry-After would otherwise look like a hang; short backoffs stay in --verbose.
-    onRetry: ({ delayMs, reason, attempt }) => {
-      if (delayMs < 2000) return;
-      deps.log.info(`${reason}; retrying in ${Math.round(delayMs / 1000)} s (retry ${attempt} of ${opts.maxRetries})`);
-    },
+    onRetry: announceLongWaits((m) => deps.log.info(m), opts.maxRetries),
   };
 
   const readerGone = new AbortController();
