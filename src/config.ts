@@ -3,7 +3,6 @@
  * built-in default (cli-contract "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
  */
 import { chmodSync, closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
@@ -189,6 +188,8 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
 
 /** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
 export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
+  // Imported here: every command reads the config file, only `config set` and `config unset` write it.
+  const { mkdir, rename, writeFile } = await import('node:fs/promises');
   await mkdir(configDir, { recursive: true, mode: 0o700 });
   checkConfigDir(configDir, opts.warn);
   const path = configPath(configDir);

@@ -1,5 +1,5 @@
 import { fstatSync, ftruncateSync, writeSync } from 'node:fs';
-import { Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 
 /**
  * stdout when it is a regular file. Node's own stream for a file makes one write(2) per chunk and drops whatever a
@@ -9,6 +9,8 @@ import { Writable } from 'node:stream';
  * whole or not at all).
  */
 export function createFileOutput(fd: number): Writable {
+  // Loaded here, not at the top: the entry chunk imports this module, and `idcli token` never needs the streams.
+  const { Writable } = process.getBuiltinModule('node:stream');
   return new Writable({
     decodeStrings: true,
     write(chunk: Buffer, _encoding, callback) {

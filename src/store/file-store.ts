@@ -13,7 +13,6 @@ import {
   readFileSync,
   type Stats,
 } from 'node:fs';
-import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
@@ -45,6 +44,9 @@ export interface FileStoreOptions {
 
 /** Leaves room for the prefix, `.json` and a temp suffix within a 255-byte file name. */
 const MAX_PLAIN_NAME = 200;
+
+/** node:fs/promises on first use: only writes and deletes need it, and its load is a cost a cached read never pays. */
+const fsp = () => import('node:fs/promises');
 
 export class FileStore implements CredentialStore {
   readonly kind = 'file' as const;
@@ -126,6 +128,7 @@ export class FileStore implements CredentialStore {
     await this.#ensureDir();
     this.#refuseSymlink(path);
     await this.#removeOrphanTemps(path);
+    const { open, rename, unlink } = await fsp();
     const { randomBytes } = await import('node:crypto');
     const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     try {
@@ -156,7 +159,7 @@ export class FileStore implements CredentialStore {
     if (!this.#inspectDir()) return false;
     try {
       // unlink removes a symlink itself, never its target, so the record's own name needs no symlink check.
-      await unlink(path);
+      await (await fsp()).unlink(path);
     } catch (err) {
       if (errCode(err) === 'ENOENT') return false;
       throw fsError('cannot delete', path, err);
@@ -167,7 +170,7 @@ export class FileStore implements CredentialStore {
 
   async #ensureDir(): Promise<void> {
     try {
-      await mkdir(this.dir, { recursive: true, mode: DIR_MODE });
+      await (await fsp()).mkdir(this.dir, { recursive: true, mode: DIR_MODE });
     } catch (err) {
       // EEXIST here means something other than a directory is in the way; the checks below name it.
       if (errCode(err) !== 'EEXIST') throw fsError('cannot create', this.dir, err);
@@ -208,6 +211,7 @@ export class FileStore implements CredentialStore {
 
   async #removeOrphanTemps(path: string): Promise<void> {
     const prefix = `${path.slice(this.dir.length + 1)}.`;
+    const { lstat, readdir, unlink } = await fsp();
     let names: string[];
     try {
       names = await readdir(this.dir);
@@ -228,7 +232,7 @@ export class FileStore implements CredentialStore {
 async function syncDir(dir: string): Promise<void> {
   if (!IS_POSIX) return; // Windows cannot open a directory for fsync; NTFS journals the rename itself.
   try {
-    const fh = await open(dir, constants.O_RDONLY);
+    const fh = await (await fsp()).open(dir, constants.O_RDONLY);
     try {
       await fh.sync();
     } finally {

@@ -7,7 +7,6 @@
  * write, the chunk count and a SHA-256 of the whole — is written in ONE call, and only then are the previous
  * write's chunks deleted. A crash before the head write leaves the old head pointing at the old, intact chunks.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import type { CommitHooks, CredentialStore } from './interface.js';
 import { type KeyringBackend, KeyringClient, type KeyringClientOptions } from './keyring-client.js';
 import {
@@ -101,7 +100,7 @@ export class KeychainStore implements CredentialStore {
         continue;
       }
       const whole = Buffer.concat(parts as Buffer[]);
-      if (whole.length !== head.bytes || sha256(whole) !== head.sha256) {
+      if (whole.length !== head.bytes || (await sha256(whole)) !== head.sha256) {
         reason = 'checksum mismatch';
         continue;
       }
@@ -122,6 +121,7 @@ export class KeychainStore implements CredentialStore {
       await this.#commit(account, inline);
     } else {
       const whole = Buffer.from(body, 'utf8');
+      const { randomBytes } = await import('node:crypto');
       const write = `${record.generation}-${randomBytes(4).toString('hex')}`;
       const names: string[] = [];
       try {
@@ -141,7 +141,7 @@ export class KeychainStore implements CredentialStore {
         write,
         chunks: names.length,
         bytes: whole.length,
-        sha256: sha256(whole),
+        sha256: await sha256(whole),
       };
       // No cleanup if the commit fails: a timed-out head write may still have landed, and then these chunks are current.
       await this.#commit(account, Buffer.from(JSON.stringify(head), 'utf8'));
@@ -241,6 +241,8 @@ function chunkNames(account: string, head: ChunkedHead): string[] {
   return Array.from({ length: head.chunks }, (_, i) => chunkAccount(account, head.write, i));
 }
 
-function sha256(data: Buffer): string {
+/** node:crypto is loaded only for chunked records: a cached read of a small one never needs it. */
+async function sha256(data: Buffer): Promise<string> {
+  const { createHash } = await import('node:crypto');
   return createHash('sha256').update(data).digest('hex');
 }

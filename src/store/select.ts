@@ -3,7 +3,7 @@
  * allowed only out loud, because a user who expects the keychain must learn that a token now sits on disk.
  */
 import { usageError } from '../errors.js';
-import { FileStore } from './file-store.js';
+import type { FileStore } from './file-store.js';
 import type { CredentialStore } from './interface.js';
 import type { KeychainStore } from './keychain-store.js';
 
@@ -18,13 +18,13 @@ export interface OpenStoreOptions {
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore> {
-  const file = new FileStore({ configDir: opts.configDir, warn: opts.warn });
-  if (opts.mode === 'file') return file;
+  if (opts.mode === 'file') return newFileStore(opts);
   const keychain = await newKeychain(opts);
   const problem = await keychain.probe();
   if (problem === null) return keychain;
   keychain.close();
   if (opts.mode === 'keychain') throw usageError(`keychain unavailable: ${problem}; set IDCLI_CREDENTIAL_STORE=file`);
+  const file = await newFileStore(opts);
   opts.warn(
     `OS keychain unavailable (${problem}); storing credentials in ${file.dir} instead (set IDCLI_CREDENTIAL_STORE=file to choose this explicitly)`,
   );
@@ -42,11 +42,18 @@ export async function allStores(
   const keychain = await newKeychain(opts);
   if ((await keychain.probe()) === null) stores.push(keychain);
   else keychain.close();
-  stores.push(new FileStore({ configDir: opts.configDir, warn: opts.warn }));
+  stores.push(await newFileStore(opts));
   return stores;
 }
 
-/** Loaded only when asked for: `IDCLI_CREDENTIAL_STORE=file` runs never parse the keychain and D-Bus code. */
+/** Each store's code loads only when that store is asked for: a run uses one of them, and each costs start-up. */
+async function newFileStore(
+  opts: Pick<OpenStoreOptions, 'configDir'> & { warn?: (msg: string) => void },
+): Promise<FileStore> {
+  const { FileStore } = await import('./file-store.js');
+  return new FileStore({ configDir: opts.configDir, warn: opts.warn });
+}
+
 async function newKeychain(opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env'>): Promise<KeychainStore> {
   const { KeychainStore } = await import('./keychain-store.js');
   return new KeychainStore({

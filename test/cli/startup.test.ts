@@ -1,11 +1,12 @@
 /**
  * What `idcli token` with a cached token loads: scripts run it before every API call, so the terminal displays of
- * `list` and `login` (progress bar, countdown) must stay out of its path.
+ * `list` and `login` (progress bar, countdown) must stay out of its path, and so must the Node modules that only
+ * writes, refreshes and streams need: each costs milliseconds of start-up.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, harness, login } from '../auth/harness.js';
+import { describeEachStore, type Harness, harness, login } from '../auth/harness.js';
 import { ROOT } from '../support/cli.js';
 
 const HOOK = join(ROOT, 'test', 'support', 'loaded-modules.cjs');
@@ -49,5 +50,20 @@ describe('idcli token with a cached token', () => {
     // The same probe does see the chunk where it is used.
     const list = await loadedBy(['list', 'users', '--count'], { IDCLI_ACCESS_TOKEN: 'x', IDCLI_BASE_URL: undefined });
     expect(list.files).toContain(chunks[0]);
+  }, 60_000);
+});
+
+describeEachStore('idcli token with a cached token', (store) => {
+  it('loads no Node module that only writes, refreshes or streams need', async () => {
+    h = await harness({ store });
+    await login(h);
+    const token = await loadedBy(['token']);
+    expect(token.code).toBe(0);
+    expect(token.files).toContain('node:fs'); // the probe sees builtins
+    // node:fs/promises serves writes and deletes, node:crypto the refresh (PKCE) and chunked keychain records.
+    const unneeded = ['node:fs/promises', 'node:crypto'];
+    // The keychain's bus check speaks over node:net, which brings the streams; the file store needs neither.
+    if (store === 'file') unneeded.push('node:net', 'node:stream');
+    expect(token.files.filter((f) => unneeded.includes(f))).toEqual([]);
   }, 60_000);
 });
