@@ -22,8 +22,6 @@ const MAX_MESSAGE = 1 << 20;
 
 /** A reason for the user that the keychain cannot be used. */
 class Unusable extends Error {}
-/** The bus wants an authentication other than EXTERNAL: the library may still manage, this check cannot tell. */
-class NotExternal extends Error {}
 
 export function keychainTimeoutReason(timeoutMs: number): string {
   return `keychain did not answer within ${Number((timeoutMs / 1000).toFixed(3))} s`;
@@ -73,11 +71,20 @@ export async function checkSecretService(opts: {
   const bus = new Connection(path);
   const timer = setTimeout(() => bus.fail(new Unusable(keychainTimeoutReason(opts.timeoutMs))), opts.timeoutMs);
   try {
-    await bus.authenticate();
-    bus.send(methodCall(1, 'org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus', 'Hello', []));
-    // gnome-keyring records a new caller only after its first message, and may answer a call that needs that
-    // record wrongly until then; a property of the service itself needs none, so it goes first, alone.
-    bus.send(methodCall(2, SECRETS, '/org/freedesktop/secrets', PROPERTIES, 'Get', [SECRETS_SERVICE, 'Collections']));
+    // SASL EXTERNAL with this process's uid ("Authentication Protocol"). A client may send BEGIN and its first
+    // messages right behind AUTH ("BEGIN command"), so the opening costs one round trip; a bus that turns EXTERNAL
+    // down answers REJECTED before anything else, and this check then cannot tell.
+    const uid = Buffer.from(String(process.getuid?.() ?? 0)).toString('hex');
+    bus.send(
+      Buffer.concat([
+        Buffer.from(`\0AUTH EXTERNAL ${uid}\r\nBEGIN\r\n`, 'latin1'),
+        methodCall(1, 'org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus', 'Hello', []),
+        // gnome-keyring records a new caller only after its first message, and may answer a call that needs that
+        // record wrongly until then; a property of the service itself needs none, so it goes first, alone.
+        methodCall(2, SECRETS, '/org/freedesktop/secrets', PROPERTIES, 'Get', [SECRETS_SERVICE, 'Collections']),
+      ]),
+    );
+    if (!(await bus.line()).startsWith('OK ')) return { status: 'unchecked' };
     const first = await bus.reply(2);
     if (first.error !== undefined) {
       throw new Unusable(
@@ -96,7 +103,6 @@ export async function checkSecretService(opts: {
     if (lockedValue(locked.body, locked.littleEndian)) throw new Unusable(LOCKED);
     return { status: 'ready' };
   } catch (err) {
-    if (err instanceof NotExternal) return { status: 'unchecked' };
     if (err instanceof Unusable) return unavailable(err.message);
     throw err;
   } finally {
@@ -151,27 +157,23 @@ class Connection {
     this.#wake?.();
   }
 
-  send(message: Buffer): void {
-    this.#socket.write(message);
+  send(bytes: Buffer): void {
+    this.#socket.write(bytes);
   }
 
   close(): void {
     this.#socket.destroy();
   }
 
-  /** SASL EXTERNAL with this process's uid ("Authentication Protocol"), then BEGIN. */
-  async authenticate(): Promise<void> {
-    const uid = Buffer.from(String(process.getuid?.() ?? 0)).toString('hex');
-    this.#socket.write(`\0AUTH EXTERNAL ${uid}\r\n`);
-    const line = await this.#until(() => {
+  /** The next line of the authentication exchange, without its CRLF. */
+  line(): Promise<string> {
+    return this.#until(() => {
       const end = this.#buffered.indexOf('\r\n');
       if (end < 0) return null;
       const text = this.#buffered.toString('latin1', 0, end);
       this.#buffered = this.#buffered.subarray(end + 2);
       return text;
     });
-    if (!line.startsWith('OK ')) throw new NotExternal();
-    this.#socket.write('BEGIN\r\n');
   }
 
   /** The reply to call `serial`; signals and other replies on the way are skipped. */
