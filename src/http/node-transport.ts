@@ -138,9 +138,10 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: whole });
         });
         // Closed without its end: the server hung up before the framing was met, a truncated body.
-        res.on('close', () =>
-          fail(new NetworkError('connection closed before the response was complete', 'ECONNRESET')),
-        );
+        res.on('close', () => {
+          // 'close' follows every 'end' too; an Error (with its stack) is built only when it means something.
+          if (!settled) fail(new NetworkError('connection closed before the response was complete', 'ECONNRESET'));
+        });
         // The error that ends a cut body is reported by 'close' above.
         res.on('error', () => {});
       });

@@ -1,19 +1,27 @@
-import { createHash } from 'node:crypto';
-
 /** The pages a walk has fetched, for loop detection (see resolveNextLink). */
 export interface VisitedPages {
   has(url: string): boolean;
   add(url: string): void;
 }
 
+/** Up to this length a URL is its own key: memory per page stays bounded either way. */
+const MAX_PLAIN_URL = 256;
+
 /**
- * Remembers each page by a 128-bit digest of its URL instead of the URL itself: a server's links can be megabytes
+ * Remembers each page by its URL, or by a 128-bit digest of it when it is long: a server's links can be megabytes
  * long, and a walk of endless distinct cursors must not hold every one of them. A false "already fetched" needs a
- * SHA-256 collision on the first 16 bytes, which no real walk will meet.
+ * SHA-256 collision on the first 16 bytes, which no real walk will meet. node:crypto loads only for the first long
+ * URL, so the usual walk never pays for it.
  */
 export function createVisitedPages(): VisitedPages {
   const seen = new Set<string>();
-  const key = (url: string): string => createHash('sha256').update(url).digest().toString('base64', 0, 16);
+  let hash: typeof import('node:crypto').createHash | undefined;
+  // A digest key starts with a space, which no absolute URL does, so the two kinds of key never meet.
+  const key = (url: string): string => {
+    if (url.length <= MAX_PLAIN_URL) return url;
+    hash ??= process.getBuiltinModule('node:crypto').createHash;
+    return ` ${hash('sha256').update(url).digest().toString('base64', 0, 16)}`;
+  };
   return {
     has: (url) => seen.has(key(url)),
     add: (url) => void seen.add(key(url)),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pageKey, resolveNextLink } from '../../src/paginate/links.js';
+import { createVisitedPages } from '../../src/paginate/visited.js';
 import { thrown } from '../support/thrown.js';
 
 const ORIGIN = 'http://127.0.0.1:8080';
@@ -46,5 +47,22 @@ describe('resolveNextLink', () => {
     const e = error(() => resolveNextLink('http://[::1', PAGE, ORIGIN, new Set()));
     expect(e.exitCode).toBe(5);
     expect(e.message).toMatch(/not a valid URL/);
+  });
+});
+
+describe('createVisitedPages', () => {
+  it('remembers short and long URLs, each apart from every other', () => {
+    const visited = createVisitedPages();
+    const short = `${ORIGIN}/v1/events?cursor=a`;
+    const long = `${ORIGIN}/v1/events?cursor=${'x'.repeat(10_000)}`;
+    const longToo = `${long.slice(0, -1)}y`;
+    visited.add(short);
+    visited.add(long);
+    expect(visited.has(short)).toBe(true);
+    expect(visited.has(long)).toBe(true);
+    expect(visited.has(longToo)).toBe(false);
+    expect(visited.has(`${short}b`)).toBe(false);
+    // A long URL is stepped on by its loop check like a short one.
+    expect(error(() => resolveNextLink(long, PAGE, ORIGIN, visited)).message).toMatch(/loop/);
   });
 });
