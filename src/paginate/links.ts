@@ -38,7 +38,8 @@ export function resolveNextLink(
       ExitCode.CONTRACT,
     );
   }
-  next.hash = '';
+  // Setting the fragment reserializes the URL; without a '#' in the link there is none to drop.
+  if (href.includes('#')) next.hash = '';
   const key = next.href;
   if (visited.has(key)) {
     throw new IdcliError(

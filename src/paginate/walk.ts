@@ -174,7 +174,7 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
     if (self === undefined || visited.has(self)) return;
     try {
       const u = new URL(self, url);
-      u.hash = '';
+      if (self.includes('#')) u.hash = '';
       if (u.origin === options.apiOrigin) visited.add(u.href);
     } catch {
       // An unparseable self link is not needed for the walk.

@@ -23,6 +23,7 @@ describe('resolveNextLink', () => {
 
   it('drops the fragment, which is never sent', () => {
     expect(resolveNextLink('/v1/e?c=1#frag', PAGE, ORIGIN, new Set())).toBe(`${ORIGIN}/v1/e?c=1`);
+    expect(resolveNextLink('/v1/e?c=1#', PAGE, ORIGIN, new Set())).toBe(`${ORIGIN}/v1/e?c=1`);
   });
 
   it.each([
