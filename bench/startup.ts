@@ -3,9 +3,12 @@
  * (file store and OS keychain), each as a median over interleaved runs next to an empty Node start (`node -e 0`)
  * measured in the same loop, plus the peak RSS of `idcli token`. The peer is `gh auth token` reading a hosts.yml
  * written here (a config dir of its own, so the user's is never read): the file-store figure must not be slower.
+ * Beside the keychain figure, the keychain library alone: `node -e` loading @napi-rs/keyring and reading one
+ * secret of a record's size, which is what any keychain read through the library costs before idcli's own work.
  * Prints figures; asserts nothing.
  */
 import { execFile, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -47,6 +50,18 @@ function login(env: NodeJS.ProcessEnv): Promise<void> {
       err ? reject(new Error(`login failed: ${stderr.trim().split('\n').pop()}`)) : resolve(),
     );
   });
+}
+
+/**
+ * A `node -e` script that stores, reads or deletes one 800-byte secret (about the size of a record) through @napi-rs/keyring, pinned to the Secret
+ * Service on Linux as idcli's entries are: reading it is the library's own cost of a cached keychain read.
+ */
+function keyringScript(op: 'set' | 'get' | 'delete'): string {
+  const lib = JSON.stringify(createRequire(import.meta.url).resolve('@napi-rs/keyring'));
+  const entry = `new (require(${lib}).AsyncEntry)('idcli-bench-library-${process.pid}', 'floor', { linux: { store: 'secret-service' } })`;
+  if (op === 'set') return `${entry}.setSecret(Buffer.alloc(800, 120))`;
+  if (op === 'delete') return `${entry}.deleteCredential()`;
+  return `${entry}.getSecret().then((s) => { if (!s || s.length !== 800) process.exit(1); })`;
 }
 
 function median(xs: number[]): number {
@@ -113,6 +128,8 @@ export async function benchStartup(): Promise<void> {
       await login(keyEnv);
       cases.push({ name: 'idcli token (OS keychain)', args: [bin, 'token'], env: keyEnv, budget: 1.6 });
       keychain = true;
+      cases.push({ name: 'keychain library alone (ref.)', args: ['-e', keyringScript('get')], env: keyEnv });
+      once({ name: 'keychain library: store', args: ['-e', keyringScript('set')], env: keyEnv });
     } catch (err) {
       console.log(`(no OS keychain here, keychain figure skipped: ${(err as Error).message.split('\n')[0]})`);
     }
@@ -153,6 +170,7 @@ export async function benchStartup(): Promise<void> {
       if (krss !== undefined)
         console.log(`peak RSS idcli token (OS keychain): ${krss.toFixed(1)} MB${krss < 60 ? '  ok' : '  OVER'}`);
       spawnSync(process.execPath, [bin, 'logout'], { env: keyEnv });
+      spawnSync(process.execPath, ['-e', keyringScript('delete')], { env: keyEnv });
     }
   } finally {
     await emulator.close();
