@@ -211,12 +211,15 @@ describe('idcli list: options', () => {
 
 describe('idcli list: the reader goes away', () => {
   it('| head -n 5: exit 0, five lines, no error and only a few requests', async () => {
-    emu.setCollection('/v1/big', { type: 'offset', items: plainItems(5000) });
+    // A page of about 100 kB, more than a pipe holds (64 kB on Linux): whether `head` gets the CPU early or late,
+    // idcli cannot run ahead of its reader by more than a page and the one being fetched behind it.
+    const items = plainItems(5000).map((item) => item.replace(/}$/, `,"pad":"${'x'.repeat(1000)}"}`));
+    emu.setCollection('/v1/big', { type: 'offset', items });
     const before = emu.requests.length;
     const script = `node "${BIN}" list /v1/big --page-size 100 | head -n 5; echo "exit=\${PIPESTATUS[0]}" >&2`;
     // Async: the emulator lives in this process and must keep serving while the pipeline runs.
     const out = await shell(script, cliEnv(env));
-    expect(out.stdout.split('\n')).toEqual([...plainItems(5), '']);
+    expect(out.stdout.split('\n')).toEqual([...items.slice(0, 5), '']);
     expect(out.stderr).toBe('exit=0\n');
     const requests = emu.requests.slice(before).filter((q) => q.path === '/v1/big');
     expect(requests.length).toBeLessThanOrEqual(5);
