@@ -5,9 +5,9 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
-import { cliEnv, listEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from '../list/helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../emulator/index.js';
+import { cliEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from '../list/helpers.js';
 import { BIN, baseEnv } from '../support/cli.js';
 
 const idcli = `'${process.execPath}' '${BIN}'`;
@@ -38,16 +38,10 @@ describe('--version and --help on a full disk', () => {
 });
 
 describe('every command writing to stdout fails on a full disk', () => {
-  let emu: Emulator;
   let env: ListEnv & { cleanup: () => Promise<void> };
 
-  beforeEach(async () => {
-    emu = await startEmulator();
-    env = await listEnv(emu, emu.mintTokens().access_token);
-  });
-  afterEach(async () => {
-    await emu.close();
-    await env.cleanup();
+  eachTest([], (_emu, v) => {
+    env = v;
   });
 
   const commands = [
