@@ -5,10 +5,10 @@
 // Dependencies (undici, open, @napi-rs/keyring) stay installed packages, imported where they are used.
 // The new build is written beside dist/ and swapped in with renames, so a process started from dist/ during a
 // rebuild never finds it half-deleted.
+import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { build, transform } from 'esbuild';
 
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
@@ -28,9 +28,7 @@ const { outputFiles } = await build({
   platform: 'node',
   target: TARGET,
   packages: 'external',
-  define: { IDCLI_VERSION: JSON.stringify(pkg.version), 'import.meta.url': 'importMetaUrl' },
-  // CommonJS has no import.meta: the stand-in is the chunk's file URL (every chunk is in dist/).
-  inject: [fileURLToPath(new URL('./import-meta-url.js', import.meta.url))],
+  define: { IDCLI_VERSION: JSON.stringify(pkg.version) },
   // Whitespace and syntax only: start-up compiles every byte, and names stay readable in the output.
   minifyWhitespace: true,
   minifySyntax: true,
@@ -47,9 +45,12 @@ for (const file of outputFiles) {
   for (const chunk of chunks) {
     code = code.replaceAll(`import("./${chunk}")`, `Promise.resolve().then(()=>require("./${chunk}"))`);
   }
-  // The same for Node's builtins: an import() of one also builds its ES module facade, which reads every export,
-  // lazy ones included (node:http's WebSocket getter loads Node's own undici, which needs WebAssembly).
-  code = code.replace(/import\("(node:[a-z_/]+)"\)/g, 'Promise.resolve().then(()=>require("$1"))');
+  // The same for Node's builtins and CommonJS packages: an import() of one goes through the ES module loader and
+  // builds a facade that reads every export, lazy ones included (node:http's WebSocket getter loads Node's own
+  // undici, which needs WebAssembly).
+  code = code.replace(/import\("([^".][^"]*)"\)/g, (call, specifier) =>
+    isCommonJs(specifier) ? `Promise.resolve().then(()=>require("${specifier}"))` : call,
+  );
   const out = await transform(code, {
     format: 'cjs',
     platform: 'node',
@@ -58,7 +59,20 @@ for (const file of outputFiles) {
     minifySyntax: true,
     sourcefile: basename(file.path),
   });
+  // e.g. import.meta, which CommonJS has not: esbuild would leave an empty object in its place.
+  if (out.warnings.length > 0) throw new Error(`${basename(file.path)}: ${out.warnings[0].text}`);
   await writeFile(file.path, out.code);
+}
+
+/** A builtin, or an installed package that is not an ES module (open is one: it keeps import()). */
+function isCommonJs(specifier) {
+  if (specifier.startsWith('node:')) return true;
+  const name = specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
+  const manifest = JSON.parse(readFileSync(new URL(`../node_modules/${name}/package.json`, import.meta.url), 'utf8'));
+  return manifest.type !== 'module';
 }
 
 // The top-level help page is static: render it once here, so bin/idcli.cjs can print `idcli --help` without

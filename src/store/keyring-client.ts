@@ -10,7 +10,6 @@
  * being locked, in the moment between the check and the library's calls; and buses the check does not speak (tcp:,
  * an authentication other than EXTERNAL), and macOS and Windows, where a keychain dialog likewise holds the call.
  */
-import { createRequire } from 'node:module';
 import { ExitCode, IdcliError } from '../errors.js';
 import { checkSecretService, keychainTimeoutReason, sessionBusOf } from './secret-service-check.js';
 
@@ -110,11 +109,11 @@ export class KeyringClient implements KeyringBackend {
           "the D-Bus session asked for is not this process's own, the only one the keychain library uses",
         );
       }
-      if (check.status === 'ready') return loadKeyring();
+      if (check.status === 'ready') return await loadKeyring();
     }
     // Nothing checked (another OS, or a bus the check does not speak): a real read tells, e.g. a macOS keychain
     // that cannot show its dialog in an SSH session. What it could not tell, nothing here can.
-    const lib = loadKeyring();
+    const lib = await loadKeyring();
     await this.#guard(this.#construct(lib, PROBE_ACCOUNT).getSecret());
     return lib;
   }
@@ -164,11 +163,11 @@ export class KeyringClient implements KeyringBackend {
   }
 }
 
-function loadKeyring(): KeyringModule {
+async function loadKeyring(): Promise<KeyringModule> {
   try {
-    // createRequire: the binding is CommonJS with a native part, and stays outside the bundle. A missing optional
-    // platform package (no prebuilt binary for this machine) fails here, which just means "no keychain".
-    return createRequire(import.meta.url)('@napi-rs/keyring') as KeyringModule;
+    // The binding stays outside the bundle: a CommonJS package with a native part. A missing optional platform
+    // package (no prebuilt binary for this machine) fails here, which just means "no keychain".
+    return await import('@napi-rs/keyring');
   } catch (err) {
     throw keychainError(`cannot load @napi-rs/keyring (${firstLine(messageOf(err))})`);
   }

@@ -63,8 +63,9 @@ describeEachStore('idcli token with a cached token', (store) => {
     expect(token.code).toBe(0);
     expect(token.files).toContain('node:fs'); // the probe sees builtins
     // node:fs/promises serves writes and deletes, node:crypto the refresh (PKCE) and chunked keychain records, the
-    // HTTP modules requests, which a cached token makes none of.
-    const unneeded = ['node:fs/promises', 'node:crypto', 'node:http', 'node:https'];
+    // HTTP modules requests, which a cached token makes none of. The keychain library is required like a chunk,
+    // without node:module and the ES module loader it brings.
+    const unneeded = ['node:fs/promises', 'node:crypto', 'node:http', 'node:https', 'node:module'];
     // The keychain's bus check speaks over node:net, which brings the streams; the file store needs neither.
     if (store === 'file') unneeded.push('node:net', 'node:stream');
     expect(token.files.filter((f) => unneeded.includes(f))).toEqual([]);
