@@ -65,9 +65,9 @@ export class FileStore implements CredentialStore {
   }
 
   /**
-   * One file per account, named by the account's base64url spelling: injective and safe on every filesystem,
-   * and it spares the cached-token path the load of node:crypto (several ms of start-up). An account too long
-   * for a file name (255 bytes) is named by its SHA-256 instead; the prefixes keep the two spaces apart.
+   * One file per account, named by the account's base64url spelling: injective and safe on every filesystem, and
+   * it spares the cached-token path a load of node:crypto on every run. An account too long for a file name
+   * (255 bytes) is named by its SHA-256 instead; the prefixes keep the two spaces apart.
    */
   async pathFor(key: CredentialKey): Promise<string> {
     const name = Buffer.from(accountName(key), 'utf8').toString('base64url');
