@@ -1,4 +1,5 @@
 import { usageError } from '../errors.js';
+import { clip, printable } from '../printable.js';
 
 export interface FirstPageOptions {
   pageSize?: number;
@@ -10,15 +11,17 @@ export interface FirstPageOptions {
 /**
  * The URL of the first request. A bare path is resolved against api-base-url, which is treated as a
  * directory (`users` under `https://api.example.com/v1` is `/v1/users`) while `/v1/users` is
- * origin-absolute as in RFC 3986 §5.2. A full URL must be of the api-base-url origin: that is the only
- * origin the token is sent to, so anything else is refused before any request (exit 2).
+ * origin-absolute as in RFC 3986 §5.2. Whatever the target looks like, the resolved URL must be of the
+ * api-base-url origin: that is the only origin the token is sent to. The WHATWG parser reads `//host`,
+ * `\\host`, `/\host` (tabs and newlines dropped first) as scheme-relative, so a "path" can name another host;
+ * only the resolved origin tells, and anything else is refused before any request (exit 2).
  */
 export function firstPageUrl(target: string, apiBaseUrl: string, options: FirstPageOptions = {}): string {
   let base: URL;
   try {
     base = new URL(apiBaseUrl);
   } catch {
-    throw usageError(`api-base-url is not a valid URL: ${apiBaseUrl}`);
+    throw usageError(`api-base-url is not a valid URL: ${clip(apiBaseUrl)}`);
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') {
     throw usageError(`api-base-url must be an http or https URL: ${base.origin}`);
@@ -26,25 +29,12 @@ export function firstPageUrl(target: string, apiBaseUrl: string, options: FirstP
   const trimmed = target.trim();
   if (trimmed === '') throw usageError('list needs a collection path or URL, e.g. idcli list /v1/users');
 
-  let url: URL;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(trimmed)) {
-    try {
-      url = new URL(trimmed);
-    } catch {
-      throw usageError(`not a valid URL: ${trimmed}`);
-    }
-    if (url.origin !== base.origin) {
-      throw usageError(
-        `${url.origin} is not the API origin ${base.origin}; the access token is only sent there`,
-        'pass a path, or set --api-base-url to the API you mean',
-      );
-    }
-  } else {
-    const dir = new URL(base.href);
-    if (!dir.pathname.endsWith('/')) dir.pathname += '/';
-    dir.search = '';
-    dir.hash = '';
-    url = new URL(trimmed, dir);
+  const url = resolveTarget(trimmed, base);
+  if (url.origin !== base.origin) {
+    throw usageError(
+      `${clip(printable(trimmed))} resolves to ${clip(`${url.protocol}//${url.host}`)}, which is not the API origin ${base.origin}; the access token is only sent there`,
+      'pass a path under the API, or set --api-base-url to the API you mean',
+    );
   }
   if (options.count) setQueryParam(url, 'pageSize', '0');
   else if (options.pageSize !== undefined) setQueryParam(url, 'pageSize', String(options.pageSize));
@@ -69,6 +59,19 @@ export function setQueryParam(url: URL, name: string, value: string): void {
   }
   if (!placed) out.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
   url.search = out.join('&');
+}
+
+/** A full URL as it is; anything else relative to api-base-url taken as a directory. */
+function resolveTarget(target: string, base: URL): URL {
+  const dir = new URL(base.href);
+  if (!dir.pathname.endsWith('/')) dir.pathname += '/';
+  dir.search = '';
+  dir.hash = '';
+  try {
+    return new URL(target, dir);
+  } catch {
+    throw usageError(`not a valid URL or path: ${clip(printable(target))}`);
+  }
 }
 
 function paramName(part: string): string {

@@ -28,6 +28,40 @@ describe('firstPageUrl', () => {
     expect(usage(() => firstPageUrl('users', 'not a url')).exitCode).toBe(2);
   });
 
+  it('refuses every path that the URL parser reads as scheme-relative, whatever the base', () => {
+    const variants = [
+      '//evil.example:4000/m/ok',
+      '\\\\evil.example:4000\\m\\ok',
+      '/\\evil.example:4000/m/ok',
+      '\\/evil.example:4000/m/ok',
+      '/\t/evil.example:4000/m/ok',
+      '/\n/evil.example:4000/m/ok',
+      ' //evil.example:4000/m/ok',
+      '\t//evil.example:4000/m/ok',
+      '///evil.example:4000/m/ok',
+      '////evil.example:4000/m/ok',
+      '//user@evil.example:4000/m/ok',
+      'https:evil.example:4000/m/ok', // not the base's scheme, so a full URL (see below for the base's own)
+      'HTTP://evil.example:4000/m/ok',
+    ];
+    for (const base of [BASE, `${BASE}/v1`, 'https://api.example.com/v1/']) {
+      for (const v of variants.map((v) => (base.startsWith('https:') ? v.replace(/^https:/, 'http:') : v))) {
+        const e = usage(() => firstPageUrl(v, base));
+        expect(e.exitCode, `${JSON.stringify(v)} against ${base}`).toBe(2);
+        expect(e.message).toMatch(/resolves to \S*evil\.example:4000, which is not the API origin/);
+        expect(e.message).not.toMatch(/[\t\n]/);
+      }
+    }
+  });
+
+  it('still accepts paths that only look odd but stay on the API origin', () => {
+    expect(firstPageUrl('/%2F%2Fevil.example/x', BASE)).toBe(`${BASE}/%2F%2Fevil.example/x`);
+    expect(firstPageUrl('./users', `${BASE}/v1`)).toBe(`${BASE}/v1/users`);
+    expect(firstPageUrl('?q=1', `${BASE}/v1`)).toBe(`${BASE}/v1/?q=1`);
+    // A scheme without slashes is relative when it is the base's own scheme (WHATWG URL), so it stays here.
+    expect(firstPageUrl('http:evil.example:4000/m/ok', BASE)).toBe(`${BASE}/evil.example:4000/m/ok`);
+  });
+
   it('sets pageSize, pageIndex and the count query without touching other parameters', () => {
     expect(firstPageUrl('/v1/users?q=a%20b&pageSize=5', BASE, { pageSize: 50, pageIndex: 2 })).toBe(
       `${BASE}/v1/users?q=a%20b&pageSize=50&pageIndex=2`,
