@@ -2,6 +2,7 @@
  * Settings and their precedence: command-line flag > environment variable > the profile in the config file >
  * built-in default (cli-contract "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
  */
+import { compressionWanted } from './http/content-coding.js';
 import { chmodSync, closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -224,6 +225,8 @@ export function resolveSettings(
     keychainService: env.IDCLI_KEYCHAIN_SERVICE || 'idcli',
     httpTimeoutMs: httpTimeoutMs(env),
   };
+  // The transport reads it per client; checked here so that a malformed value is refused before any request.
+  compressionWanted(env);
   if (env.IDCLI_ACCESS_TOKEN) {
     // Sent as is in a header: a control character (a CR from a Windows file, say) would only fail the request.
     if (!isTokenText(env.IDCLI_ACCESS_TOKEN)) {

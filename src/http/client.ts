@@ -1,10 +1,11 @@
 import { ExitCode, IdcliError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { clip, printable } from '../printable.js';
 import { redactUrl } from '../redact.js';
 import type { Env } from './proxy-env.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF, isIdempotent, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
 import { createTransport } from './transport.js';
-import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
+import { headerValue, type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
 
 export interface HttpClientOptions {
   /** Verbose tracing goes here; the URL is redacted and headers are never logged (they carry the token). */
@@ -27,7 +28,16 @@ export interface HttpClientOptions {
 
 export interface RetryOptions extends Partial<BackoffPolicy> {
   /** Called before each wait, e.g. to tell the user why nothing is happening. */
-  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+  onRetry?: (info: RetryInfo) => void;
+}
+
+export interface RetryInfo {
+  attempt: number;
+  delayMs: number;
+  /** e.g. "HTTP 429" or a network error's message; never a secret. */
+  reason: string;
+  /** The status that is retried, when a response came. */
+  status?: number;
 }
 
 export interface RetriedResponse extends HttpResponse {
@@ -67,10 +77,12 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
     const label = `${req.method} ${redactUrl(req.url)}`;
     try {
       const res = await transport.send(req);
-      log.verbose(`${label} -> ${res.status} (${elapsed(started)} ms, ${res.body.length} bytes)`);
+      const coding = headerValue(res.headers, 'content-encoding');
+      const wire = coding === undefined ? '' : `, ${clip(printable(coding), 20)}`;
+      log.verbose(`${label} -> ${res.status} (${elapsed(started)} ms, ${res.body.length} bytes${wire})`);
       return res;
     } catch (err) {
-      const what = err instanceof NetworkError ? err.code : 'aborted';
+      const what = err instanceof NetworkError ? err.code : err instanceof IdcliError ? 'refused' : 'aborted';
       log.verbose(`${label} -> ${what} (${elapsed(started)} ms)`);
       throw err;
     }
@@ -103,7 +115,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
         reason = err.message;
       }
       const delayMs = retryDelay(attempt, res, policy, now(), random);
-      retry.onRetry?.({ attempt: attempt + 1, delayMs, reason });
+      retry.onRetry?.({ attempt: attempt + 1, delayMs, reason, ...(res ? { status: res.status } : {}) });
       log?.verbose(
         `retrying ${req.method} ${redactUrl(req.url)} in ${delayMs} ms (${reason}, retry ${attempt + 1} of ${policy.maxRetries})`,
       );

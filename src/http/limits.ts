@@ -8,8 +8,11 @@ import { NetworkError } from './types.js';
 export const IDLE_TIMEOUT_MS = 30_000;
 /** The whole exchange, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT's default). */
 export const DEFAULT_DEADLINE_MS = 300_000;
-/** A response larger than this is refused: a single page that big is a broken server, not data. */
-export const MAX_BODY_BYTES = 256 * 1024 * 1024;
+/**
+ * A response larger than this, counted after decoding, is refused: a single page that big is a broken server, not
+ * data. It also bounds the memory of a compressed body that inflates without end (a "zip bomb").
+ */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /**
  * Interim (1xx) responses before the final one. A real server sends one or two (100 Continue, 103 Early Hints);
  * without a cap each one starts a fresh head, so a stream of them would never end.

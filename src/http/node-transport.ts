@@ -3,6 +3,8 @@
  * They are loaded on the first request, so a command that makes none (a cached `idcli token`) never pays for them.
  */
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import { type BodySink, createBodySink } from './body.js';
+import { acceptEncoding } from './content-coding.js';
 import {
   checkStatus,
   DEFAULT_DEADLINE_MS,
@@ -11,7 +13,6 @@ import {
   idleError,
   interimCounter,
   MAX_BODY_BYTES,
-  tooLargeError,
 } from './limits.js';
 import { toNetworkError } from './network-errors.js';
 import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
@@ -23,6 +24,8 @@ export interface NodeTransportOptions {
   maxBodyBytes?: number;
   /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
   deadlineMs?: number;
+  /** Ask for compressed bodies and decode them (IDCLI_HTTP_COMPRESSION); default true. */
+  compress?: boolean;
 }
 
 interface Client {
@@ -34,6 +37,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
   const maxSockets = Math.max(1, options.maxSockets ?? 4);
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const compress = options.compress ?? true;
   const clients = new Map<string, Client>();
 
   async function load(protocol: string): Promise<Client> {
@@ -60,13 +64,16 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
     req.signal?.throwIfAborted();
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
     const timeoutMs = req.timeoutMs ?? IDLE_TIMEOUT_MS;
+    // Negotiated here unless the caller asked for a coding itself; then the body is handed over as sent.
+    const accepted = req.headers?.['accept-encoding'] === undefined ? acceptEncoding(compress) : undefined;
+    const headers = accepted === undefined ? req.headers : { ...req.headers, 'accept-encoding': accepted };
 
     return new Promise<HttpResponse>((resolve, reject) => {
       let outgoing: ClientRequest;
       try {
         outgoing = client.request(url, {
           method: req.method,
-          headers: body === undefined ? req.headers : { ...req.headers, 'content-length': String(body.length) },
+          headers: body === undefined ? headers : { ...headers, 'content-length': String(body.length) },
           agent: client.agent,
           // The socket's idle timeout: from connecting to the body's last byte, no byte for this long fails.
           timeout: timeoutMs,
@@ -109,38 +116,28 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
           fail(bad);
           return;
         }
-        const declared = Number(res.headers['content-length']);
-        if (declared > maxBody) {
-          fail(tooLargeError(`${declared} bytes`));
+        let sink: BodySink;
+        try {
+          sink = createBodySink({ headers: res.headers, accepted, maxBody, bodyBuffer: req.bodyBuffer, fail });
+        } catch (err) {
+          fail(err);
           return;
         }
-        // With a declared length and a caller that recycles page buffers, the chunks go straight into one of those.
-        const into = declared > 0 && req.bodyBuffer ? req.bodyBuffer(declared).subarray(0, declared) : undefined;
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          if (size + chunk.length > (into ? declared : maxBody)) {
-            fail(tooLargeError(`over ${into ? declared : maxBody} bytes`));
-            return;
-          }
-          if (into) chunk.copy(into, size);
-          else chunks.push(chunk);
-          size += chunk.length;
-        });
+        let ended = false;
+        res.on('data', (chunk: Buffer) => sink.write(chunk));
         res.on('end', () => {
-          if (settled) return;
-          finish();
-          const whole = into
-            ? into.subarray(0, size)
-            : chunks.length === 1
-              ? (chunks[0] as Buffer)
-              : Buffer.concat(chunks, size);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: whole });
+          ended = true;
+          sink.end().then((whole) => {
+            if (settled) return;
+            finish();
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: whole });
+          }, fail);
         });
         // Closed without its end: the server hung up before the framing was met, a truncated body.
         res.on('close', () => {
           // 'close' follows every 'end' too; an Error (with its stack) is built only when it means something.
-          if (!settled) fail(new NetworkError('connection closed before the response was complete', 'ECONNRESET'));
+          if (!settled && !ended)
+            fail(new NetworkError('connection closed before the response was complete', 'ECONNRESET'));
         });
         // The error that ends a cut body is reported by 'close' above.
         res.on('error', () => {});

@@ -7,8 +7,9 @@ import {
   idleError,
   interimCounter,
   MAX_BODY_BYTES,
-  tooLargeError,
 } from './limits.js';
+import { type BodySink, createBodySink } from './body.js';
+import { acceptEncoding } from './content-coding.js';
 import { toNetworkError } from './network-errors.js';
 import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
 import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
@@ -20,6 +21,8 @@ export interface ProxyTransportOptions {
   maxBodyBytes?: number;
   /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
   deadlineMs?: number;
+  /** Ask for compressed bodies and decode them (IDCLI_HTTP_COMPRESSION); default true. */
+  compress?: boolean;
 }
 
 /**
@@ -29,12 +32,14 @@ export interface ProxyTransportOptions {
  * only by processes that have a proxy configured; the plain transport serves everyone else.
  *
  * Same contract as the plain transport: one attempt, no redirect followed (undici's dispatcher.request follows
- * none), idle timeout and deadline, abort by signal, the body as one Buffer, header names in lower case.
+ * none), idle timeout and deadline, abort by signal, compressed bodies decoded, the body as one Buffer, header
+ * names in lower case.
  */
 export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOptions = {}): Transport {
   const maxSockets = Math.max(1, options.maxSockets ?? 4);
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const compress = options.compress ?? true;
   let agent: Dispatcher | undefined;
   let loading: Promise<Dispatcher> | undefined;
   let closed = false;
@@ -68,13 +73,15 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
     const d = agent ?? (await dispatcher());
     req.signal?.throwIfAborted();
     const timeoutMs = req.timeoutMs ?? IDLE_TIMEOUT_MS;
+    // Negotiated here unless the caller asked for a coding itself; then the body is handed over as sent.
+    const accepted = req.headers?.['accept-encoding'] === undefined ? acceptEncoding(compress) : undefined;
 
     // One controller carries every way an attempt ends early: the caller's abort; the idle timeout, which (as in the
     // plain transport) counts from the last byte received, connecting and the proxy's CONNECT included; the
     // deadline, which nothing restarts; and a broken interim response.
     const controller = new AbortController();
-    let ended: NetworkError | undefined;
-    const end = (err: NetworkError): void => {
+    let ended: Error | undefined;
+    const end = (err: Error): void => {
       ended ??= err;
       controller.abort(err);
     };
@@ -89,7 +96,7 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: req.method as Dispatcher.HttpMethod,
-        headers: req.headers ?? {},
+        headers: accepted === undefined ? (req.headers ?? {}) : { ...req.headers, 'accept-encoding': accepted },
         body: req.body ?? null,
         signal: controller.signal,
         // The timers above are the ones that count; undici's own would only fire later with other codes.
@@ -108,7 +115,16 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
         discard(res);
         throw bad;
       }
-      const body = await readBody(res, req, maxBody, () => timer.refresh());
+      let sink: BodySink;
+      try {
+        sink = createBodySink({ headers: res.headers, accepted, maxBody, bodyBuffer: req.bodyBuffer, fail: end });
+      } catch (err) {
+        discard(res);
+        // Kept as it is: an unasked coding is the server's contract error, not a network failure.
+        end(err as Error);
+        throw err;
+      }
+      const body = await readBody(res, sink, () => timer.refresh());
       return { status: res.statusCode, headers: res.headers, body };
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason;
@@ -131,42 +147,19 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
   };
 }
 
-async function readBody(
-  res: Dispatcher.ResponseData,
-  req: HttpRequest,
-  maxBody: number,
-  onData: () => void,
-): Promise<Buffer> {
-  const declared = Number(res.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBody) {
-    discard(res);
-    throw tooLargeError(`${declared} bytes`);
-  }
-  const known = Number.isFinite(declared) && declared > 0 ? declared : -1;
-  const chunks: Buffer[] = [];
-  let fixed: Buffer | undefined;
-  let size = 0;
+/** Reads the body into the sink; an early failure (the limit, a corrupt coding) ends the download through `end`. */
+async function readBody(res: Dispatcher.ResponseData, sink: BodySink, onData: () => void): Promise<Buffer> {
   try {
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       onData();
-      if (known > 0) {
-        if (size + chunk.length > known) throw tooLargeError('longer than its Content-Length');
-        // With a declared length the chunks go straight into one buffer, the caller's when it recycles them.
-        fixed ??= (req.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
-        chunk.copy(fixed, size);
-      } else {
-        if (size + chunk.length > maxBody) throw tooLargeError(`over ${maxBody} bytes`);
-        chunks.push(chunk);
-      }
-      size += chunk.length;
+      sink.write(chunk);
     }
   } catch (err) {
     if (err instanceof NetworkError || (err instanceof Error && err.name === 'AbortError')) throw err;
     // undici ends the body with an error when the server hung up before the framing was met: a truncated page.
     throw new NetworkError('connection closed before the response was complete', 'ECONNRESET', { cause: err });
   }
-  if (fixed) return fixed.subarray(0, size);
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+  return sink.end();
 }
 
 /** Gives up a body unread, and its connection with it; undici reports that as an error nobody needs to hear. */

@@ -2,8 +2,10 @@
  * The one place that decides how idcli reaches the network: node:http/node:https directly, or, when a proxy
  * variable is set, the undici-based transport that honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY. NODE_EXTRA_CA_CERTS
  * needs nothing here: Node reads it at start-up into the default CA store that both transports verify against.
+ * IDCLI_HTTP_COMPRESSION is read here too, for the same reason: it is about the route, not about any one request.
  */
 import type { Logger } from '../log.js';
+import { compressionWanted } from './content-coding.js';
 import { type Env, type ProxyEnv, readProxyEnv, showProxy, wantsProxy } from './proxy-env.js';
 import { createNodeTransport } from './node-transport.js';
 import { createProxyTransport } from './proxy-transport.js';
@@ -18,7 +20,8 @@ export interface TransportOptions {
 }
 
 export function createTransport(env: Env, options: TransportOptions = {}): Transport {
-  if (!wantsProxy(env)) return createNodeTransport({ maxSockets: options.maxSockets, deadlineMs: options.deadlineMs });
+  const limits = { maxSockets: options.maxSockets, deadlineMs: options.deadlineMs, compress: compressionWanted(env) };
+  if (!wantsProxy(env)) return createNodeTransport(limits);
   let proxy: ProxyEnv | undefined;
   try {
     proxy = readProxyEnv(env);
@@ -27,9 +30,9 @@ export function createTransport(env: Env, options: TransportOptions = {}): Trans
     // callers such as `doctor` report failed requests as findings instead of stopping.
     return failingTransport(err);
   }
-  if (!proxy) return createNodeTransport({ maxSockets: options.maxSockets, deadlineMs: options.deadlineMs });
+  if (!proxy) return createNodeTransport(limits);
   options.log?.verbose(describe(proxy));
-  return createProxyTransport(proxy, { maxSockets: options.maxSockets, deadlineMs: options.deadlineMs });
+  return createProxyTransport(proxy, limits);
 }
 
 function describe(p: ProxyEnv): string {

@@ -1,0 +1,117 @@
+/**
+ * Assembles a response body as it arrives, for both transports: the size limit (on the decoded bytes when the body
+ * is compressed), decoding as the bytes stream in, and recycled page buffers. Failures go to `fail` as they happen,
+ * so an inflating body stops within the chunk that crosses the limit instead of after the download.
+ */
+import type { Transform } from 'node:stream';
+import { decoderFor } from './content-coding.js';
+import { MAX_BODY_BYTES, tooLargeError } from './limits.js';
+import { type HttpHeaders, type HttpRequest, headerValue, NetworkError } from './types.js';
+
+export interface BodySink {
+  /** A chunk of the body as received on the wire. */
+  write(chunk: Buffer): void;
+  /** The body on the wire is complete: resolves with the whole body, decoded; rejects as `fail` was told. */
+  end(): Promise<Buffer>;
+}
+
+export interface BodyOptions {
+  headers: HttpHeaders;
+  /** The Accept-Encoding the transport sent itself, or undefined when the caller chose one (no decoding then). */
+  accepted: string | undefined;
+  maxBody?: number;
+  bodyBuffer?: HttpRequest['bodyBuffer'];
+  /** Ends the exchange; called at most once, with a NetworkError or an IdcliError. */
+  fail: (err: Error) => void;
+}
+
+/**
+ * Throws (before any byte is read) when the declared length is over the limit, or the coding was not asked for.
+ */
+export function createBodySink(o: BodyOptions): BodySink {
+  const maxBody = o.maxBody ?? MAX_BODY_BYTES;
+  const declared = Number(headerValue(o.headers, 'content-length'));
+  if (declared > maxBody) throw tooLargeError(`${declared} bytes`);
+  const decoder =
+    o.accepted === undefined ? undefined : decoderFor(headerValue(o.headers, 'content-encoding'), o.accepted);
+  return decoder ? decodingSink(decoder, maxBody, o) : identitySink(declared, maxBody, o);
+}
+
+function identitySink(declared: number, maxBody: number, o: BodyOptions): BodySink {
+  // With a declared length and a caller that recycles page buffers, the chunks go straight into one of those.
+  const known = declared > 0 ? declared : undefined;
+  const limit = known ?? maxBody;
+  let into: Buffer | undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let failed = false;
+  return {
+    write(chunk) {
+      if (failed) return;
+      if (size + chunk.length > limit) {
+        failed = true;
+        o.fail(tooLargeError(known ? 'longer than its Content-Length' : `over ${maxBody} bytes`));
+        return;
+      }
+      if (known !== undefined) {
+        into ??= (o.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
+        chunk.copy(into, size);
+      } else chunks.push(chunk);
+      size += chunk.length;
+    },
+    end: () => Promise.resolve(into ? into.subarray(0, size) : join(chunks, size)),
+  };
+}
+
+function decodingSink(decoder: Transform, maxBody: number, o: BodyOptions): BodySink {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let failed = false;
+  let reject: (err: Error) => void = () => {};
+  const failOnce = (err: Error): void => {
+    if (failed) return;
+    failed = true;
+    decoder.destroy();
+    reject(err);
+    o.fail(err);
+  };
+  const done = new Promise<Buffer>((resolve, rejectDone) => {
+    reject = rejectDone;
+    decoder.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      // The limit is on what the body inflates to: a small compressed body may hold gigabytes.
+      if (size > maxBody) {
+        failOnce(tooLargeError(`over ${maxBody} bytes decoded`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    decoder.on('end', () => {
+      if (failed) return;
+      const whole = o.bodyBuffer ? o.bodyBuffer(size).subarray(0, size) : Buffer.allocUnsafeSlow(size);
+      let at = 0;
+      for (const c of chunks) at += c.copy(whole, at);
+      resolve(whole);
+    });
+    // A corrupt or truncated stream is a body cut short: retried like a connection closed mid-body.
+    decoder.on('error', (err: Error) =>
+      failOnce(new NetworkError(`the response body could not be decoded (${err.message})`, 'EDECODE', { cause: err })),
+    );
+  });
+  // A failure before end() is reported through o.fail; the promise must not count as unhandled then.
+  done.catch(() => {});
+  return {
+    write(chunk) {
+      if (!failed) decoder.write(chunk);
+    },
+    end() {
+      if (!failed) decoder.end();
+      return done;
+    },
+  };
+}
+
+function join(chunks: Buffer[], size: number): Buffer {
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+}
