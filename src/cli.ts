@@ -108,7 +108,7 @@ const HANDLERS: Record<string, (inv: Invocation) => Promise<void>> = {
         pageSize: int(o.pageSize),
         pageIndex: int(o.pageIndex),
         limit: int(o.limit),
-        concurrency: int(o.concurrency),
+        concurrency: o.concurrency === 'auto' ? 'auto' : int(o.concurrency)!,
         count: o.count === true,
         maxRetries: int(o.maxRetries)!,
       },

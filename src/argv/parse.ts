@@ -141,7 +141,11 @@ function convert(spec: OptionSpec, raw: string | undefined): string | number | b
   if (spec.type === 'boolean') return !spec.negates;
   const value = raw!;
   if (spec.type === 'integer') {
-    if (!/^\d+$/.test(value)) throw usageError(`${spec.flag} must be a whole number, not '${value}'`);
+    if (spec.keywords?.includes(value)) return value;
+    if (!/^\d+$/.test(value)) {
+      const or = spec.keywords ? ` or ${spec.keywords.join(', ')}` : '';
+      throw usageError(`${spec.flag} must be a whole number${or}, not '${value}'`);
+    }
     const n = Number(value);
     const min = spec.min ?? 0;
     const max = spec.max ?? Number.MAX_SAFE_INTEGER;

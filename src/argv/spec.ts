@@ -20,6 +20,8 @@ export interface OptionSpec {
   /** Shown in help when the default is not a literal value (e.g. "your locale"). */
   defaultText?: string;
   choices?: readonly string[];
+  /** Words an integer option takes besides numbers, e.g. `auto` for --concurrency. */
+  keywords?: readonly string[];
   /** Values offered by completion and help without refusing others (e.g. the common HTTP methods). */
   suggestions?: readonly string[];
   min?: number;
@@ -322,9 +324,11 @@ export const COMMANDS: readonly CommandSpec[] = [
         flag: '--concurrency',
         key: 'concurrency',
         type: 'integer',
-        value: '<n>',
-        description: 'fetch this many pages at once (offset-based, totalItems known)',
-        defaultValue: 1,
+        value: '<n>|auto',
+        description:
+          'pages in flight at once (offset-based, totalItems known); auto: up to 4, one at a time after a 429 or 503',
+        defaultValue: 'auto',
+        keywords: ['auto'],
         min: 1,
         max: 64,
       },
@@ -344,7 +348,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'idcli list users > users.ndjson',
       "idcli list '/v1/users?filter=active' --limit 10 | jq -r .email",
       'idcli list users --count                  # totalItems only',
-      'idcli list users --concurrency 4 > users.ndjson',
+      'idcli list users --concurrency 1 > users.ndjson  # strictly one page after the other',
       'IDCLI_ACCESS_TOKEN=$CI_TOKEN idcli list events --quiet > events.ndjson   # in CI, with a token from elsewhere',
     ],
   },

@@ -19,10 +19,17 @@ export interface ListOptions {
   pageSize?: number;
   pageIndex?: number;
   limit?: number;
-  concurrency?: number;
+  /** Pages in flight; `auto` is AUTO_CONCURRENCY until the server throttles. */
+  concurrency: number | 'auto';
   count?: boolean;
   maxRetries: number;
 }
+
+/**
+ * Pages in flight under `--concurrency auto`: enough to hide a link's round trips behind one another, few enough
+ * that a server sees no more than a browser's handful of connections.
+ */
+export const AUTO_CONCURRENCY = 4;
 
 export interface ListContext {
   deps: Deps;
@@ -52,7 +59,8 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
   // The first token is fetched before any request so "not signed in" fails fast (exit 3).
   deps.log.addSecret(await bearer.token());
 
-  const concurrency = Math.max(1, opts.concurrency ?? 1);
+  const auto = opts.concurrency === 'auto';
+  const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
   const http = createHttpClient({
     log: deps.log,
@@ -99,7 +107,7 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
     const started = deps.now();
     try {
       const result = await walk(
-        { firstUrl, apiOrigin, limit: opts.limit, concurrency },
+        { firstUrl, apiOrigin, limit: opts.limit, concurrency, yieldToThrottling: auto },
         {
           fetch: fetchCtx,
           writer,
@@ -109,8 +117,14 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
             if (pages === 1) progress.setTotal(page.totalItems);
             progress.update(pages, items);
           },
-          onSequentialFallback: (reason) =>
-            deps.log.info(`--concurrency ignored: ${reason}; fetching pages one by one`),
+          // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
+          onSequentialFallback: (reason) => {
+            const message = `--concurrency ignored: ${reason}; fetching pages one by one`;
+            if (auto) deps.log.verbose(message);
+            else deps.log.info(message);
+          },
+          onThrottled: (reason) =>
+            deps.log.verbose(`--concurrency auto: the server answered ${reason}; one page at a time from now on`),
         },
       );
       progress.stop();

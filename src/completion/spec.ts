@@ -37,7 +37,7 @@ function optionSpec(o: ArgvOption): OptionSpec {
   if (o.short) spec.short = o.short;
   if (o.repeatable) spec.repeatable = true;
   // Completion only offers values, so values that are suggested but not enforced complete the same way.
-  const values = o.choices ?? o.suggestions;
+  const values = o.choices ?? o.suggestions ?? o.keywords;
   if (values) spec.choices = values;
   if (o.flag === '--profile') spec.dynamic = 'profiles';
   return spec;

@@ -1,5 +1,5 @@
 import { ExitCode, IdcliError } from '../errors.js';
-import type { HttpClient } from '../http/client.js';
+import type { HttpClient, RetryInfo } from '../http/client.js';
 import { headerValue } from '../http/types.js';
 import { clip, printable } from '../printable.js';
 import { redactUrl } from '../redact.js';
@@ -15,8 +15,8 @@ export interface FetchContext {
   onToken?: (token: string) => void;
   /** Recycled memory for page bodies (see BufferPool). */
   bodyBuffer?: (size: number) => Buffer;
-  /** Told before each wait between retries (reason is e.g. "HTTP 429", never a secret). */
-  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
+  /** Told before each wait between retries. */
+  onRetry?: (info: RetryInfo) => void;
 }
 
 /** A 2xx response body, not yet validated. */

@@ -16,6 +16,11 @@ export interface WalkOptions {
   apiOrigin: string;
   limit?: number;
   concurrency?: number;
+  /**
+   * `--concurrency auto`: the first 429 or 503 of the walk (a server asking for less) drops it to one page in
+   * flight for the rest of the walk.
+   */
+  yieldToThrottling?: boolean;
 }
 
 export interface WalkContext {
@@ -28,6 +33,8 @@ export interface WalkContext {
   onPage?: (pages: number, items: number, page: Page) => void;
   /** Why --concurrency could not be used for this collection. */
   onSequentialFallback?: (reason: string) => void;
+  /** The walk dropped to one page in flight (yieldToThrottling), and why. */
+  onThrottled?: (reason: string) => void;
 }
 
 export interface WalkResult {
@@ -55,6 +62,8 @@ export class WalkFailure extends Error {
 }
 
 class ReaderGone extends Error {}
+
+const NOTHING_VISITED = { has: () => false };
 
 /** Resolves after the callbacks already queued with process.nextTick have run. */
 function nextTick(): Promise<void> {
@@ -103,7 +112,19 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
   const spans = createSpanTable();
   // Page bodies are recycled once written: in flight are at most `concurrency` pages plus one prefetch.
   const bodies = createBufferPool(concurrency + 2);
-  const fetchCtx: FetchContext = { ...ctx.fetch, bodyBuffer: (size) => bodies.take(size) };
+  // Pages the parallel window may hold in flight; lowered to 1 for good when the server throttles (auto).
+  let window = concurrency;
+  const fetchCtx: FetchContext = {
+    ...ctx.fetch,
+    bodyBuffer: (size) => bodies.take(size),
+    onRetry: (info) => {
+      if (options.yieldToThrottling && window > 1 && (info.status === 429 || info.status === 503)) {
+        window = 1;
+        ctx.onThrottled?.(info.reason);
+      }
+      ctx.fetch.onRetry?.(info);
+    },
+  };
 
   function startRaw(url: string): Pending<RawPage> {
     return track({ url, promise: fetchRaw(fetchCtx, url, walkSignal) });
@@ -260,7 +281,8 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
       return pageKey(u);
     };
     const fill = (): void => {
-      while (nextIndex <= lastIndex && queue.length < concurrency) {
+      // Once the reader has gone or the walk is interrupted, no new request starts.
+      while (nextIndex <= lastIndex && queue.length < window && !walkSignal.aborted) {
         const url = urlFor(nextIndex);
         visited.add(url);
         queue.push(track({ url, index: nextIndex++, promise: fetchRaw(fetchCtx, url, walkSignal) }));
@@ -294,13 +316,28 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
         if (p.index === lastIndex && page.next !== undefined && wantsMoreAfter(page))
           return await sequentialFrom(stepFrom(page, p.url));
         const more = page.next !== undefined && wantsMoreAfter(page);
-        if (more) fill();
+        // Pages come by pageIndex here, yet a link to another origin is the server breaking the contract all the
+        // same, and says so as the sequential walk would: after this page, with nothing to resume from.
+        const linkError = foreignLink(page.next, p.url);
+        if (more && !linkError) fill();
         else cancelAll(); // a shrunken collection or the limit: nothing after this page is wanted
         if (!(await emit(page, queue[0]?.url))) throw new ReaderGone();
+        if (linkError) throw new WalkFailure(linkError, { items, pages }, undefined);
         if (!more) return;
       }
     } finally {
       cancelAll();
+    }
+  }
+
+  /** The error a links.next to another origin raises, or undefined; whether it was visited does not matter here. */
+  function foreignLink(next: string | undefined, url: string): unknown {
+    if (next === undefined) return undefined;
+    try {
+      resolveNextLink(next, url, options.apiOrigin, NOTHING_VISITED);
+      return undefined;
+    } catch (error) {
+      return error;
     }
   }
 

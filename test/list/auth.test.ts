@@ -49,7 +49,8 @@ describe('idcli list: the access token', () => {
   it('expiring mid-walk (401): refreshed once, the page retried, the output complete', async () => {
     await signIn(3600);
     emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'latency', ms: 1000 } });
-    const r = await list(env, ['/v1/items', '--verbose'], {
+    // Request order decides which request the faults hit: one page at a time, as the walk follows its links.
+    const r = await list(env, ['/v1/items', '--verbose', '--concurrency', '1'], {
       onSpawn: (child) => {
         const timer = setInterval(() => {
           if (emu.requests.filter((q) => q.path === '/v1/items').length >= 2) {
@@ -89,7 +90,7 @@ describe('idcli list: the access token', () => {
   it('rejected even after a refresh: exit 3 with the pages before on stdout', async () => {
     await signIn(3600);
     emu.inject({ path: '/v1/items', nth: 2, times: 2, fault: { kind: 'status', status: 401 } });
-    const r = await list(env, ['/v1/items']);
+    const r = await list(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
     expect(r.stderr).toMatch(/rejected \(HTTP 401\) even after a refresh/);

@@ -165,7 +165,7 @@ describe('idcli list: links that must not be followed', () => {
         nth: 2,
         fault: { kind: 'next', href: `${other.url}/v1/items?pageIndex=2&pageSize=100` },
       });
-      const r = await list(env, ['/v1/items']);
+      const r = await list(env, ['/v1/items', '--concurrency', '1']);
       expect(r.code).toBe(5);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
       expect(r.stderr).toMatch(/another origin/);
@@ -200,7 +200,7 @@ describe('idcli list: links that must not be followed', () => {
       nth: 2,
       fault: { kind: 'next', href: `${emu.baseUrl}/v1/items?pageIndex=0&pageSize=100` },
     });
-    const r = await list(env, ['/v1/items']);
+    const r = await list(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
     expect(r.stderr).toMatch(/pagination loop/);
@@ -209,7 +209,7 @@ describe('idcli list: links that must not be followed', () => {
 
   it('a page linking to itself (relative): exit 5', async () => {
     emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: '/v1/items' } });
-    const r = await list(env, ['/v1/items']);
+    const r = await list(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
     expect(r.requests).toHaveLength(1);

@@ -22,7 +22,8 @@ describe('parseArgv', () => {
   it('converts integers, applies defaults, and negates --no-*', () => {
     const l = run(['list', 'users', '--page-size', '0', '--limit=5']);
     expect(l.args).toEqual(['users']);
-    expect(l.options).toMatchObject({ pageSize: 0, limit: 5, maxRetries: 5, concurrency: 1 });
+    expect(l.options).toMatchObject({ pageSize: 0, limit: 5, maxRetries: 5, concurrency: 'auto' });
+    expect(run(['list', 'users', '--concurrency', '3']).options.concurrency).toBe(3);
     expect(run(['login', '--no-browser']).options).toMatchObject({ browser: false, timeout: 300 });
     expect(run(['login']).options.browser).toBeUndefined();
   });
