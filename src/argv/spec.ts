@@ -220,7 +220,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'send one authenticated request',
     description:
       'Send one authenticated request to the API and print the response body exactly as received. The access token ' +
-      'travels in a header only, never in a command line, so no other user can read it through ps or /proc.',
+      'travels in a header only, never in a command line, so no other user can read it through ps or /proc.\n' +
+      'The body is transferred compressed (gzip, br) and printed decoded; IDCLI_HTTP_COMPRESSION=0 asks for it ' +
+      'uncompressed.',
     args: [{ name: 'path-or-url', description: 'path (resolved against api-base-url) or full URL of that origin' }],
     options: [
       {
@@ -292,7 +294,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     description:
       'Stream every item of a paginated collection to stdout as NDJSON, one JSON object per line.\n' +
       'On a terminal, stderr shows the progress (a bar with the time left when totalItems or --limit gives the\n' +
-      'size) and a one-line summary at the end; nothing of it on a pipe, with CI set or with --quiet.',
+      'size) and a one-line summary at the end; nothing of it on a pipe, with CI set or with --quiet.\n' +
+      'Pages are transferred compressed (gzip, br; IDCLI_HTTP_COMPRESSION=0 asks for them uncompressed) and, with\n' +
+      '--concurrency auto, up to 4 are in flight at once when the collection is offset-based with totalItems.',
     args: [{ name: 'path-or-url', description: 'collection path (resolved against api-base-url) or full URL' }],
     options: [
       {
