@@ -101,11 +101,18 @@ function decodingSink(decoder: Transform, maxBody: number, o: BodyOptions): Body
   });
   // A failure before end() is reported through o.fail; the promise must not count as unhandled then.
   done.catch(() => {});
+  let received = 0;
   return {
     write(chunk) {
+      received += chunk.length;
       if (!failed) decoder.write(chunk);
     },
     end() {
+      // No body at all (HEAD, 204, 304) is empty whatever its declared coding; a decoder would call it truncated.
+      if (received === 0 && !failed) {
+        decoder.destroy();
+        return Promise.resolve(Buffer.alloc(0));
+      }
       if (!failed) decoder.end();
       return done;
     },
