@@ -1,7 +1,25 @@
-// `npm run bench`: every benchmark of the project — start-up, then the `list` pipeline. Start-up goes first: after
-// the multi-million-item walks the machine is still settling, Node's own start is slower, and every start-up ratio
-// then reads lower than it is. Run inside scripts/with-keyring.sh (npm run bench does that) so the keychain figure
-// reads a real Secret Service.
-const { benchStartup } = await import('./startup.js');
-await benchStartup();
-await import('./list.js');
+// `npm run bench`: every benchmark of the project — start-up, then the `list` pipeline on loopback, then `list`
+// over a shaped link. Start-up goes first: after the multi-million-item walks the machine is still settling, Node's
+// own start is slower, and every start-up ratio then reads lower than it is. Run inside scripts/with-keyring.sh
+// (npm run bench does that) so the keychain figure reads a real Secret Service.
+// `--only startup|list|link` runs one section (see bench/harness.ts for every flag).
+import { benchFlags } from './harness.js';
+
+const SECTIONS = ['startup', 'list', 'link'] as const;
+const { only } = benchFlags();
+if (only !== undefined && !(SECTIONS as readonly string[]).includes(only)) {
+  throw new Error(`--only takes one of ${SECTIONS.join(', ')}`);
+}
+const runs = (section: (typeof SECTIONS)[number]) => only === undefined || only === section;
+if (runs('startup')) {
+  const { benchStartup } = await import('./startup.js');
+  await benchStartup();
+}
+if (runs('list')) {
+  const { benchList } = await import('./list.js');
+  await benchList();
+}
+if (runs('link')) {
+  const { benchLink } = await import('./link.js');
+  await benchLink();
+}

@@ -11,29 +11,19 @@
  * comes from /usr/bin/time (%M), or from a preloaded exit hook reading process.resourceUsage() without it.
  * Flags: --quick (3 runs, no 1M/2M items, no curl+jq), --runs <n>.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import { build } from 'esbuild';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const BIN = join(ROOT, 'bin', 'idcli.cjs');
-const TIME = '/usr/bin/time';
-
-interface Sample {
-  ms: number;
-  rssKb: number | undefined;
-}
-
-interface Emu {
-  baseUrl: string;
-  stop(): Promise<void>;
-}
+import {
+  BIN,
+  benchFlags,
+  cliEnv,
+  createHarness,
+  type EmulatorChild,
+  median,
+  type Sample,
+  startEmu,
+  writeCurlJqScript,
+} from './harness.js';
 
 interface Row {
   name: string;
@@ -44,117 +34,22 @@ interface Row {
   note?: string;
 }
 
-const { values: flags } = parseArgs({ options: { quick: { type: 'boolean' }, runs: { type: 'string' } } });
+const flags = benchFlags();
 const RUNS = Number(flags.runs ?? (flags.quick ? 3 : 5));
 const BIG_RUNS = flags.quick ? 0 : 3;
-
-async function startEmu(items: number, latencyMs = 0): Promise<Emu> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--max-old-space-size=4096', '--import', 'tsx', join(ROOT, 'bench', 'emulator-child.ts')],
-    {
-      cwd: ROOT,
-      env: { ...process.env, BENCH_ITEMS: String(items), BENCH_LATENCY_MS: String(latencyMs) },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    },
-  );
-  const line = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.once('line', (l) => {
-      rl.close();
-      resolve(l);
-    });
-    child.once('exit', (code) => reject(new Error(`emulator exited with ${code}`)));
-  });
-  const { baseUrl } = JSON.parse(line) as { baseUrl: string };
-  return {
-    baseUrl,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.stdin!.end();
-      }),
-  };
-}
-
-let work = '';
-let rssHook = '';
-
-/** Runs one command with stdout to `out` (default /dev/null); wall time around the whole process. */
-async function measure(cmd: string[], env: NodeJS.ProcessEnv, out = '/dev/null'): Promise<Sample> {
-  const rssFile = join(work, 'rss.txt');
-  await rm(rssFile, { force: true });
-  const useTime = existsSync(TIME);
-  const argv = useTime ? [TIME, '-f', '%M', '-o', rssFile, ...cmd] : cmd;
-  const childEnv = useTime ? env : { ...env, NODE_OPTIONS: `--import=${rssHook}`, BENCH_RSS_FILE: rssFile };
-  const fh = await open(out, 'w');
-  const started = performance.now();
-  const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
-    const child = spawn(argv[0]!, argv.slice(1), { env: childEnv, cwd: ROOT, stdio: ['ignore', fh.fd, 'pipe'] });
-    let err = '';
-    child.stderr?.on('data', (b: Buffer) => {
-      err += b.toString();
-    });
-    child.on('error', reject);
-    child.on('close', (c) => resolve({ code: c, stderr: err }));
-  });
-  const ms = performance.now() - started;
-  await fh.close();
-  if (code !== 0) throw new Error(`${cmd.join(' ')} exited with ${code}: ${stderr.slice(0, 500)}`);
-  let rssKb: number | undefined;
-  try {
-    const text = (await readFile(rssFile, 'utf8')).trim().split('\n').pop() ?? '';
-    rssKb = /^\d+$/.test(text) ? Number(text) : undefined;
-  } catch {
-    rssKb = undefined;
-  }
-  return { ms, rssKb };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
 
 const medMs = (r: Row) => median(r.samples.map((s) => s.ms));
 const peakRss = (r: Row) => Math.max(...r.samples.map((s) => s.rssKb ?? 0));
 
-/** Measures the commands interleaved (a, b, a, b, ...) so drift on a shared machine hits both alike. */
-async function interleaved(
-  runs: number,
-  cmds: Array<{ row: Row; cmd: string[]; env: NodeJS.ProcessEnv }>,
-): Promise<void> {
-  for (let i = 0; i < runs; i++) {
-    for (const c of cmds) c.row.samples.push(await measure(c.cmd, c.env));
-  }
-}
-
-async function main(): Promise<void> {
-  if (!existsSync(join(ROOT, 'dist', 'cli.cjs'))) throw new Error('build first: npm run build');
-  work = await mkdtemp(join(tmpdir(), 'idcli-bench-'));
-  rssHook = join(work, 'rss-hook.mjs');
-  await writeFile(
-    rssHook,
-    "import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => { if (process.env.BENCH_RSS_FILE) writeFileSync(process.env.BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); });\n",
-  );
-  const floorJs = join(work, 'floor.mjs');
-  await build({
-    entryPoints: [join(ROOT, 'bench', 'floor.ts')],
-    outfile: floorJs,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    logLevel: 'warning',
-  });
-  const configDir = join(work, 'config');
-  const cliEnv = (baseUrl: string): NodeJS.ProcessEnv => ({
-    PATH: process.env['PATH'],
-    HOME: process.env['HOME'],
-    IDCLI_BASE_URL: baseUrl,
-    IDCLI_ACCESS_TOKEN: 'bench',
-    IDCLI_CONFIG_DIR: configDir,
-  });
+export async function benchList(): Promise<void> {
+  const { work, measure, bundle, close } = await createHarness();
+  /** Measures the commands interleaved (a, b, a, b, ...) so drift on a shared machine hits both alike. */
+  const interleaved = async (runs: number, cmds: Array<{ row: Row; cmd: string[]; env: NodeJS.ProcessEnv }>) => {
+    for (let i = 0; i < runs; i++) {
+      for (const c of cmds) c.row.samples.push(await measure(c.cmd, c.env));
+    }
+  };
+  const floorJs = await bundle('floor.ts');
   const idcli = (...args: string[]) => [process.execPath, BIN, 'list', ...args];
   const floor = (baseUrl: string, total: number, pageSize: number) => [
     process.execPath,
@@ -167,9 +62,9 @@ async function main(): Promise<void> {
   const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 
   // ---- 100k items ---------------------------------------------------------------------------------
-  let emu = await startEmu(100_000);
+  let emu: EmulatorChild = await startEmu({ items: 100_000 });
   try {
-    const env = cliEnv(emu.baseUrl);
+    const env = cliEnv(work, emu.baseUrl);
     // Sanity: the CLI really writes every item.
     const check = join(work, 'check.ndjson');
     await measure(idcli('/v1/bench', '--page-size', '1000'), env, check);
@@ -220,19 +115,7 @@ async function main(): Promise<void> {
 
     if (!flags.quick) {
       const script = join(work, 'curl-jq.sh');
-      await writeFile(
-        script,
-        `#!/usr/bin/env bash
-# What users write by hand without idcli.
-set -euo pipefail
-url="$1"
-while [ -n "$url" ]; do
-  page=$(curl -sf -H "Authorization: Bearer bench" "$url")
-  printf '%s' "$page" | jq -c '.items[]'
-  url=$(printf '%s' "$page" | jq -r '.links.next.href // empty')
-done
-`,
-      );
+      await writeCurlJqScript(script);
       for (const pageSize of [100, 1000]) {
         log(`curl + jq loop, 100k items, pageSize ${pageSize} (one run; slow by nature)`);
         const out = join(work, 'curl.ndjson');
@@ -264,9 +147,9 @@ done
       : [];
   for (const [label, count] of big) {
     log(`starting the emulator with ${count.toLocaleString('en')} items`);
-    emu = await startEmu(count);
+    emu = await startEmu({ items: count });
     try {
-      const env = cliEnv(emu.baseUrl);
+      const env = cliEnv(work, emu.baseUrl);
       const f: Row = { name: `floor      ${label} items, pageSize 1000`, samples: [] };
       const c: Row = {
         name: `idcli      ${label} items, pageSize 1000`,
@@ -294,9 +177,9 @@ done
 
   // ---- 20 ms latency per page ---------------------------------------------------------------------
   log('20 ms latency per page, 20k items, pageSize 100');
-  emu = await startEmu(20_000, 20);
+  emu = await startEmu({ items: 20_000, latencyMs: 20 });
   try {
-    const env = cliEnv(emu.baseUrl);
+    const env = cliEnv(work, emu.baseUrl);
     const seq: Row = { name: 'idcli      20k items, 20 ms/page, sequential', samples: [] };
     const par: Row = { name: 'idcli -c 8 20k items, 20 ms/page', samples: [], floor: seq };
     await interleaved(Math.min(RUNS, 3), [
@@ -348,7 +231,7 @@ done
     );
   }
   process.stdout.write(`${out.join('\n')}\n`);
-  await rm(work, { recursive: true, force: true });
+  await close();
 }
 
-await main();
+if (import.meta.url === `file://${process.argv[1]}`) await benchList();

@@ -1,13 +1,16 @@
 // `npm run emulator`: the contract emulator as a standalone server for trying idcli by hand.
 import { parseArgs } from 'node:util';
-import { generateUsers, startEmulator } from '../test/emulator/index.js';
+import { generateUsers, MIN_COMPRESSED_BODY, startEmulator } from '../test/emulator/index.js';
 
-const USAGE = `usage: npm run emulator -- [--port <n>] [--callback <url>] [--any-port] [--latency <ms>] [--items <n>]
+const USAGE = `usage: npm run emulator -- [--port <n>] [--callback <url>] [--any-port] [--items <n>] [--records <n>]
+                            [--bandwidth <Mbit/s>] [--latency <ms>]
   --port       port to listen on (default: IDCLI_EMULATOR_PORT, else a free one)
   --callback   registered callback of the client (default http://127.0.0.1:8765/callback)
   --any-port   accept any loopback port on the callback (RFC 8252 §7.3), for redirect-uri port 0
-  --latency    milliseconds added to every collection response
-  --items      number of items in /v1/users (default 250)`;
+  --items      number of items in /v1/users (default 250)
+  --records    number of realistic user records in /v1/records (default 1000)
+  --bandwidth  Mbit/s shared by every response, as on a link (default: unlimited); compressed bytes count as sent
+  --latency    milliseconds paid before every response, as on a link (default 0)`;
 
 function fail(message: string): never {
   process.stderr.write(`emulator: ${message}\n${USAGE}\n`);
@@ -20,6 +23,12 @@ function integer(name: string, raw: string | undefined, fallback: number, max = 
   return Number(raw);
 }
 
+function positive(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+(\.\d+)?$/.test(raw) || !(Number(raw) > 0)) fail(`${name} must be a positive number`);
+  return Number(raw);
+}
+
 function parseFlags() {
   try {
     return parseArgs({
@@ -29,6 +38,8 @@ function parseFlags() {
         'any-port': { type: 'boolean' },
         latency: { type: 'string' },
         items: { type: 'string' },
+        records: { type: 'string' },
+        bandwidth: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -48,12 +59,15 @@ if (values.help) {
 const port = integer('--port', values.port ?? process.env['IDCLI_EMULATOR_PORT'], 0, 65535);
 const latencyMs = integer('--latency', values.latency, 0);
 const items = integer('--items', values.items, 250, 10_000_000);
+const records = integer('--records', values.records, 1000, 10_000_000);
+const bandwidthMbps = positive('--bandwidth', values.bandwidth);
 
 let emu: Awaited<ReturnType<typeof startEmulator>>;
 try {
   emu = await startEmulator({
     port,
-    latencyMs,
+    link: { latencyMs, ...(bandwidthMbps === undefined ? {} : { bandwidthMbps }) },
+    recordItems: records,
     ...(values.callback === undefined ? {} : { callbackUrl: values.callback }),
     loopbackAnyPort: values['any-port'] ?? false,
   });
@@ -71,7 +85,9 @@ client    name ${client.name}
           secret ${client.secret}   (never needed: idcli is a public client)
           callback ${client.callbackUrl}${client.loopbackAnyPort ? '   (any loopback port accepted)' : ''}
 user      ${user.email} / ${user.password} (${user.name})
-data      /v1/users offset-based, ${items} items; /v1/events cursor-based, 230 items${latencyMs ? `; +${latencyMs} ms per page` : ''}
+data      /v1/users offset-based, ${items} items; /v1/records offset-based, ${records} realistic records;
+          /v1/events cursor-based, 230 items; gzip and br when asked (bodies of ${MIN_COMPRESSED_BODY} bytes and more)
+link      ${bandwidthMbps === undefined ? 'unlimited bandwidth' : `${bandwidthMbps} Mbit/s shared by all responses`}, ${latencyMs} ms before each response
 
 export IDCLI_BASE_URL=${emu.baseUrl}
 export IDCLI_CLIENT_ID=${client.id}
@@ -85,7 +101,8 @@ let closing = false;
 async function shutdown(signal: string): Promise<void> {
   if (closing) return;
   closing = true;
-  process.stderr.write(`emulator: ${signal}, closing\n`);
+  const sent = (emu.wireBytes() / 1e6).toFixed(1);
+  process.stderr.write(`emulator: ${signal}, closing (${sent} MB sent)\n`);
   await emu.close();
   process.exit(0);
 }

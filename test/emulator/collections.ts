@@ -7,6 +7,8 @@ import type { CollectionSpec } from './types.js';
 
 export interface StoredCollection {
   path: string;
+  /** Distinct for every setCollection, so cached encodings of a replaced collection never match. */
+  id: number;
   type: 'offset' | 'cursor';
   count: number;
   totalKnown: boolean;
@@ -44,6 +46,7 @@ export class Collections {
   private readonly map = new Map<string, StoredCollection>();
   /** Signs cursors, so a forged or edited one is refused instead of silently serving another position. */
   readonly cursorSecret = Buffer.from(randomToken(), 'utf8');
+  private sets = 0;
 
   set(path: string, c: CollectionSpec): void {
     if (!path.startsWith('/') || /[?#]/.test(path) || path.startsWith('/oauth/')) {
@@ -52,6 +55,7 @@ export class Collections {
     const pretty = c.pretty ?? false;
     this.map.set(path, {
       path,
+      id: ++this.sets,
       type: c.type,
       count: c.items.length,
       totalKnown: c.type === 'offset' || (c.totalKnown ?? false),
@@ -239,5 +243,10 @@ export async function handleCollection(core: Core, ex: Exchange, c: StoredCollec
   const { head, tail } = envelopeFrame({ ...page, hasItems: page.to > page.from, links }, c.pretty);
   const body = [Buffer.from(head), c.slice(page.from, page.to), Buffer.from(tail)];
   if (core.latencyMs > 0) await core.sleep(core.latencyMs);
-  return { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body };
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body,
+    cacheKey: `${c.id}\n${page.from}\n${page.to}\n${head}\n${tail}`,
+  };
 }

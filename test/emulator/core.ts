@@ -1,9 +1,12 @@
 // The state every handler shares, and the per-request view handlers receive.
 import type { IncomingMessage } from 'node:http';
+import type { Bombs } from './coding-faults.js';
 import type { Collections } from './collections.js';
+import type { EncodedCache } from './compression.js';
 import type { Directory } from './directory.js';
 import type { Grants } from './grants.js';
 import type { Locale } from './html.js';
+import type { Link } from './link.js';
 import type { Resources } from './resources.js';
 import type { LoggedRequest, RegisteredClient, TokenEvent } from './types.js';
 
@@ -25,6 +28,10 @@ export interface Core {
   now(): number;
   sendIss: boolean;
   latencyMs: number;
+  link: Link;
+  /** Encoded collection pages, reused across requests for the same page. */
+  encoded: EncodedCache;
+  bombs: Bombs;
   directory: Directory;
   grants: Grants;
   collections: Collections;

@@ -1,5 +1,6 @@
 // Helpers for the emulator's own tests: plain fetch calls, as an honest client would make them.
 import { randomBytes } from 'node:crypto';
+import { type IncomingHttpHeaders, request } from 'node:http';
 import { type Emulator, s256 } from './index.js';
 
 export interface PkcePair {
@@ -141,4 +142,28 @@ export function href(link: unknown): string | undefined {
     return (link as { href: string }).href;
   }
   return undefined;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The body exactly as it came off the wire, not decoded. */
+  body: Buffer;
+}
+
+/**
+ * A GET through node:http, which neither adds an Accept-Encoding nor decodes: the test sees the bytes the
+ * emulator sent. `method` may be HEAD.
+ */
+export function rawGet(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

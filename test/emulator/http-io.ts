@@ -6,6 +6,8 @@ export interface Reply {
   headers?: Record<string, string | string[]>;
   /** Chunks are written in order without being joined (large pages go to the socket without a copy). */
   body?: string | Buffer | Buffer[];
+  /** Names the body's bytes exactly, so an encoded copy can be reused for the same body. */
+  cacheKey?: string;
 }
 
 export interface Params {

@@ -2,20 +2,27 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Bombs } from './coding-faults.js';
 import { Collections } from './collections.js';
+import { EncodedCache } from './compression.js';
 import type { Core } from './core.js';
 import { generateEvents, generateUsers } from './data.js';
 import { Directory } from './directory.js';
 import { FaultQueue } from './faults.js';
 import { Grants } from './grants.js';
+import { Link } from './link.js';
+import { generateRecords } from './records.js';
 import { Resources } from './resources.js';
 import { isCodeChallenge } from './pkce.js';
 import { createHandler } from './server.js';
 import { verifyJwt } from './tokens.js';
 import type { Emulator, EmulatorOptions, User } from './types.js';
+import { WireMeter } from './wire.js';
 
 export { SSO_COOKIE } from './authorize.js';
 export { generateEvents, generateUsers } from './data.js';
+export { MIN_COMPRESSED_BODY } from './compression.js';
+export { generateRecords } from './records.js';
 export { CODE_TTL_MS } from './grants.js';
 export { ECHO_PATH, SLOW_PATH, STATUS_PREFIX, UNAVAILABLE_PATH } from './resources.js';
 export { isCodeChallenge, isCodeVerifier, s256 } from './pkce.js';
@@ -43,11 +50,23 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   const directory = new Directory();
   const collections = new Collections();
   const faults = new FaultQueue();
+  const wire = new WireMeter();
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.add(timer);
+    });
   const core: Core = {
     baseUrl: '',
     now: () => clock(),
     sendIss: opts.sendIss ?? false,
     latencyMs: opts.latencyMs ?? 0,
+    link: new Link(opts.link ?? {}, sleep),
+    encoded: new EncodedCache(),
+    bombs: new Bombs(),
     directory,
     grants: new Grants({
       issuer: () => core.baseUrl,
@@ -65,14 +84,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     tokenEvents: [],
     errors: [],
     remember: (s) => issued.add(s),
-    sleep: (ms) =>
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          resolve();
-        }, ms);
-        timers.add(timer);
-      }),
+    sleep,
   };
 
   const client = directory.registerClient({
@@ -83,8 +95,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   directory.addUser(DEFAULT_USER);
   collections.set('/v1/users', { type: 'offset', items: generateUsers(opts.userItems ?? 250) });
   collections.set('/v1/events', { type: 'cursor', items: generateEvents(230) });
+  collections.set('/v1/records', { type: 'offset', items: generateRecords(opts.recordItems ?? 1000) });
 
   const server = createServer(createHandler(core, faults));
+  server.on('connection', (socket) => wire.track(socket));
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -134,6 +148,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     get errors() {
       return core.errors;
     },
+    wireBytes: () => wire.bytes(),
     secrets: () => [...issued],
     expireAccessTokens: () => core.grants.expireAccessTokens(),
     revokeAll: () => core.grants.revokeAll(),

@@ -6,7 +6,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('scripts/emulator.ts', { timeout: 60_000 }, () => {
   it('prints the base URL, client and user, serves, and closes cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/emulator.ts', '--port', '0', '--items', '7'], {
+    const args = ['--port', '0', '--items', '7', '--records', '3', '--bandwidth', '50', '--latency', '5'];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/emulator.ts', ...args], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -24,6 +25,8 @@ describe('scripts/emulator.ts', { timeout: 60_000 }, () => {
     expect(banner).toMatch(/id [0-9a-f-]{36}/);
     expect(banner).toContain('callback http://127.0.0.1:8765/callback');
     expect(banner).toContain('alice@example.com / correct-horse-battery');
+    expect(banner).toContain('/v1/records offset-based, 3 realistic records');
+    expect(banner).toContain('50 Mbit/s shared by all responses, 5 ms before each response');
     const res = await fetch(`${baseUrl}/v1/users`);
     expect(res.status).toBe(401);
     child.kill('SIGTERM');
@@ -31,10 +34,31 @@ describe('scripts/emulator.ts', { timeout: 60_000 }, () => {
   });
 
   it('exits 2 on a bad flag', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/emulator.ts', '--latency', 'soon'], {
+    for (const flag of [
+      ['--latency', 'soon'],
+      ['--bandwidth', '0'],
+      ['--bandwidth', 'fast'],
+    ]) {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/emulator.ts', ...flag], {
+        cwd: ROOT,
+        stdio: 'ignore',
+      });
+      expect(await new Promise((resolve) => child.on('close', resolve))).toBe(2);
+    }
+  });
+
+  it('--help lists the link and data options', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/emulator.ts', '--help'], {
       cwd: ROOT,
-      stdio: 'ignore',
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
-    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(2);
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
+    for (const option of ['--bandwidth <Mbit/s>', '--latency <ms>', '--records <n>', '--items <n>', '--port <n>']) {
+      expect(out).toContain(option);
+    }
   });
 });

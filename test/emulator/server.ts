@@ -1,11 +1,14 @@
-// Routing, the request log, fault application and writing replies.
+// Routing, the request log, content negotiation and fault application.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { handleAuthorize, handleLogin, handleSignup } from './authorize.js';
+import { type CodingFault, withCodingFault } from './coding-faults.js';
 import { handleCollection } from './collections.js';
+import { type Coding, negotiate } from './compression.js';
 import type { Core, Exchange } from './core.js';
 import type { FaultQueue } from './faults.js';
 import { formRecord, json, mediaType, methodNotAllowed, parseParams, readBody, type Reply } from './http-io.js';
 import { handleResource, servesResource } from './resources.js';
+import { send } from './send.js';
 import { handleToken } from './token-endpoint.js';
 import type { Fault, LoggedRequest } from './types.js';
 
@@ -61,29 +64,6 @@ function faultReply(fault: Fault & { kind: 'status' | 'body' }): Reply {
   return { status: fault.status, headers, body };
 }
 
-function chunks(body: Reply['body']): Buffer[] {
-  if (body === undefined) return [];
-  if (Array.isArray(body)) return body;
-  return [Buffer.from(body)];
-}
-
-function send(res: ServerResponse, reply: Reply, truncate: boolean): void {
-  const parts = chunks(reply.body);
-  const length = parts.reduce((sum, b) => sum + b.length, 0);
-  res.writeHead(reply.status, { ...reply.headers, 'content-length': String(length) });
-  if (!truncate) {
-    // cork/uncork: the chunks leave in one writev instead of one packet per chunk.
-    res.cork();
-    for (const part of parts) res.write(part);
-    res.end();
-    res.uncork();
-    return;
-  }
-  // Announce the full length, deliver part of it, then cut the connection: a premature close mid-body.
-  res.flushHeaders();
-  res.write(Buffer.concat(parts).subarray(0, Math.floor(length / 2)), () => res.destroy());
-}
-
 async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const raw = req.url ?? '/';
   const qi = raw.indexOf('?');
@@ -100,8 +80,15 @@ async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res:
   };
   core.requests.push(log);
   const ex: Exchange = { req, pathname, query: qi < 0 ? '' : raw.slice(qi + 1), log };
+  const negotiated = negotiate(req.headers['accept-encoding']);
+  const coding: Coding = 'coding' in negotiated ? negotiated.coding : 'identity';
+  const reply = async (r: Reply, truncate = false) => {
+    log.status = r.status;
+    await send(res, r, { link: core.link, cache: core.encoded, coding, truncate });
+  };
   const fault = faults.take(pathname);
   let truncate = false;
+  let codingFault: CodingFault | null = null;
   if (fault) {
     switch (fault.kind) {
       case 'drop':
@@ -109,13 +96,9 @@ async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res:
         req.socket.destroy();
         return;
       case 'status':
-      case 'body': {
+      case 'body':
         await absorb(core, ex, fault);
-        const reply = faultReply(fault);
-        log.status = reply.status;
-        send(res, reply, false);
-        return;
-      }
+        return reply(faultReply(fault));
       case 'latency':
         await core.sleep(fault.ms);
         break;
@@ -125,11 +108,19 @@ async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res:
       case 'drop-mid-body':
         truncate = true;
         break;
+      case 'encoding':
+      case 'gzip-bomb':
+      case 'corrupt-gzip':
+        codingFault = fault;
+        break;
     }
   }
-  const reply = await route(core, ex);
-  log.status = reply.status;
-  send(res, reply, truncate);
+  if ('refused' in negotiated) {
+    const error = negotiated.refused === 406 ? 'not_acceptable' : 'invalid_request';
+    return reply(json(negotiated.refused, { error, error_description: negotiated.description }), truncate);
+  }
+  const routed = await route(core, ex);
+  return reply(codingFault ? await withCodingFault(routed, codingFault, core.bombs) : routed, truncate);
 }
 
 export function createHandler(core: Core, faults: FaultQueue): (req: IncomingMessage, res: ServerResponse) => void {
@@ -138,7 +129,10 @@ export function createHandler(core: Core, faults: FaultQueue): (req: IncomingMes
       // An emulator bug must show up as a 500 in the test that hit it, never as a crash of the test run.
       core.errors.push(err);
       if (res.headersSent) res.destroy();
-      else send(res, json(500, { error: 'server_error', error_description: 'Emulator failure.' }), false);
+      else {
+        const failure = json(500, { error: 'server_error', error_description: 'Emulator failure.' });
+        void send(res, failure, { link: core.link, cache: core.encoded, coding: 'identity' });
+      }
     });
   };
 }

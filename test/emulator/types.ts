@@ -10,12 +10,23 @@ export interface EmulatorOptions {
   refreshTokenOnRefresh?: boolean;
   sendIss?: boolean; // add RFC 9207 `iss` to the authorize redirect, default false
   latencyMs?: number; // added to every collection response (benchmarks), default 0
+  /** The network to the clients: one shared bandwidth for all responses, and a latency before each. */
+  link?: LinkOptions;
   /** Callback of the default client, default 'http://127.0.0.1:8765/callback'. */
   callbackUrl?: string;
   /** Whether the default client accepts any loopback port (RFC 8252 §7.3). Default false: byte-for-byte. */
   loopbackAnyPort?: boolean;
   /** Number of generated items in the default /v1/users collection, default 250. */
   userItems?: number;
+  /** Number of realistic records (generateRecords) in the default /v1/records collection, default 1000. */
+  recordItems?: number;
+}
+
+export interface LinkOptions {
+  /** Bandwidth shared by every response, head and body as sent, in Mbit/s (10^6 bit/s). Default: unlimited. */
+  bandwidthMbps?: number;
+  /** Milliseconds paid before each response is sent, default 0. */
+  latencyMs?: number;
 }
 
 export interface RegisteredClient {
@@ -73,7 +84,16 @@ export type Fault =
   | { kind: 'body'; status?: number; contentType?: string; body: string; headers?: Record<string, string> }
   /** Collection paths only: replaces links.next of the page with this value (undefined removes it). */
   | { kind: 'next'; href: unknown }
-  | { kind: 'drop-mid-body' };
+  | { kind: 'drop-mid-body' }
+  /**
+   * The endpoint's reply labelled `Content-Encoding: <coding>` whatever the request accepted: gzip and br are
+   * really encoded, any other coding (e.g. x-snappy) leaves the bytes as they are.
+   */
+  | { kind: 'encoding'; coding: string }
+  /** The endpoint's status and headers with a gzip body of about 1 MB that inflates to 1 GiB of zeros (or to `inflatedBytes`). */
+  | { kind: 'gzip-bomb'; inflatedBytes?: number }
+  /** The endpoint's reply as a gzip body whose first half decodes and whose rest is damaged. */
+  | { kind: 'corrupt-gzip' };
 
 export interface FaultSpec {
   /** Pathname to match ('/v1/users', '/oauth/token', ...); '*' matches every path. */
@@ -127,6 +147,8 @@ export interface Emulator {
   tokenEvents: TokenEvent[]; // every /oauth/token call with its outcome
   /** Exceptions the emulator hit while answering (each answered 500); empty unless the emulator has a bug. */
   readonly errors: unknown[];
+  /** Bytes written to the emulator's sockets so far: heads and bodies as sent, compressed when compressed. */
+  wireBytes(): number;
   secrets(): string[]; // every code, token issued and every code_verifier received (for leak tests)
   expireAccessTokens(): void; // all issued access tokens now answer 401
   revokeAll(): void; // every code, access and refresh token issued so far is revoked (SSO sessions survive)

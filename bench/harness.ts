@@ -1,0 +1,206 @@
+/**
+ * What the whole-process benchmarks share: the flags of `npm run bench`, the emulator in a child process, a
+ * scratch directory, scripts bundled to plain JS, and timing a command (wall time around the process, peak RSS
+ * from /usr/bin/time %M or, without it, from a preloaded exit hook reading process.resourceUsage()).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'idcli.cjs');
+const TIME = '/usr/bin/time';
+
+/**
+ * --quick: fewer runs, no 1M/2M items, no curl+jq on loopback; --runs <n>; --only startup|list|link runs one
+ * section; --records <n>: the record count of the link section (default 100000).
+ */
+export function benchFlags() {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean' },
+      runs: { type: 'string' },
+      only: { type: 'string' },
+      records: { type: 'string' },
+    },
+  });
+  return values;
+}
+
+export interface Sample {
+  ms: number;
+  rssKb: number | undefined;
+}
+
+export interface EmulatorChild {
+  baseUrl: string;
+  /** Bytes the emulator has written to its sockets so far. */
+  wireBytes(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface EmulatorSetup {
+  /** Items in /v1/bench (benchItems). */
+  items: number;
+  /** Added to every collection response. */
+  latencyMs?: number;
+  /** Realistic records in /v1/records. */
+  records?: number;
+  link?: { bandwidthMbps: number; latencyMs: number };
+}
+
+/** The emulator in a process of its own (bench/emulator-child.ts), so it never shares the measured event loop. */
+export async function startEmu(setup: EmulatorSetup): Promise<EmulatorChild> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    BENCH_ITEMS: String(setup.items),
+    BENCH_LATENCY_MS: String(setup.latencyMs ?? 0),
+    BENCH_RECORDS: String(setup.records ?? 0),
+  };
+  if (setup.link) {
+    env['BENCH_LINK_MBPS'] = String(setup.link.bandwidthMbps);
+    env['BENCH_LINK_LATENCY_MS'] = String(setup.link.latencyMs);
+  }
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--max-old-space-size=4096', '--import', 'tsx', join(ROOT, 'bench', 'emulator-child.ts')],
+    { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: child.stdout! });
+  const waiting: Array<{ resolve: (line: string) => void; reject: (err: Error) => void }> = [];
+  let exited: Error | null = null;
+  lines.on('line', (l) => waiting.shift()?.resolve(l));
+  child.once('exit', (code) => {
+    exited = new Error(`emulator exited with ${code}`);
+    for (const w of waiting.splice(0)) w.reject(exited);
+  });
+  const nextLine = () =>
+    new Promise<string>((resolve, reject) => {
+      if (exited) reject(exited);
+      else waiting.push({ resolve, reject });
+    });
+  const { baseUrl } = JSON.parse(await nextLine()) as { baseUrl: string };
+  return {
+    baseUrl,
+    wireBytes: async () => {
+      const answer = nextLine();
+      child.stdin!.write('wire\n');
+      return (JSON.parse(await answer) as { wireBytes: number }).wireBytes;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        lines.close();
+        child.once('exit', () => resolve());
+        child.stdin!.end();
+      }),
+  };
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+export interface Harness {
+  /** A scratch directory, removed by close(). */
+  work: string;
+  /** Runs one command with stdout to `out` (default /dev/null); wall time around the whole process. */
+  measure(cmd: string[], env: NodeJS.ProcessEnv, out?: string): Promise<Sample>;
+  /** Bundles a bench script to plain JS, so it starts exactly like the built CLI (no TypeScript loader). */
+  bundle(entry: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function createHarness(): Promise<Harness> {
+  if (!existsSync(join(ROOT, 'dist', 'cli.cjs'))) throw new Error('build first: npm run build');
+  const work = await mkdtemp(join(tmpdir(), 'idcli-bench-'));
+  const rssHook = join(work, 'rss-hook.mjs');
+  await writeFile(
+    rssHook,
+    "import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => { if (process.env.BENCH_RSS_FILE) writeFileSync(process.env.BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); });\n",
+  );
+
+  async function measure(cmd: string[], env: NodeJS.ProcessEnv, out = '/dev/null'): Promise<Sample> {
+    const rssFile = join(work, 'rss.txt');
+    await rm(rssFile, { force: true });
+    const useTime = existsSync(TIME);
+    const argv = useTime ? [TIME, '-f', '%M', '-o', rssFile, ...cmd] : cmd;
+    const childEnv = useTime ? env : { ...env, NODE_OPTIONS: `--import=${rssHook}`, BENCH_RSS_FILE: rssFile };
+    const fh = await open(out, 'w');
+    const started = performance.now();
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(argv[0]!, argv.slice(1), { env: childEnv, cwd: ROOT, stdio: ['ignore', fh.fd, 'pipe'] });
+      let err = '';
+      child.stderr?.on('data', (b: Buffer) => {
+        err += b.toString();
+      });
+      child.on('error', reject);
+      child.on('close', (c) => resolve({ code: c, stderr: err }));
+    });
+    const ms = performance.now() - started;
+    await fh.close();
+    if (code !== 0) throw new Error(`${cmd.join(' ')} exited with ${code}: ${stderr.slice(0, 500)}`);
+    let rssKb: number | undefined;
+    try {
+      const text = (await readFile(rssFile, 'utf8')).trim().split('\n').pop() ?? '';
+      rssKb = /^\d+$/.test(text) ? Number(text) : undefined;
+    } catch {
+      rssKb = undefined;
+    }
+    return { ms, rssKb };
+  }
+
+  async function bundle(entry: string): Promise<string> {
+    const outfile = join(work, `${entry.replace(/\.ts$/, '')}.mjs`);
+    await build({
+      entryPoints: [join(ROOT, 'bench', entry)],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      logLevel: 'warning',
+    });
+    return outfile;
+  }
+
+  return { work, measure, bundle, close: () => rm(work, { recursive: true, force: true }) };
+}
+
+/** The environment idcli runs in: a token as is, a config directory of the bench's own, nothing of the user's. */
+export function cliEnv(work: string, baseUrl: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env['PATH'],
+    HOME: process.env['HOME'],
+    IDCLI_BASE_URL: baseUrl,
+    IDCLI_ACCESS_TOKEN: 'bench',
+    IDCLI_CONFIG_DIR: join(work, 'config'),
+  };
+}
+
+/**
+ * What users write by hand without idcli: curl | jq -c '.items[]' and jq -r '.links.next.href' in a loop.
+ * `curlFlags` go to every curl (e.g. --compressed).
+ */
+export async function writeCurlJqScript(path: string, curlFlags = ''): Promise<void> {
+  const flags = curlFlags === '' ? '' : `${curlFlags} `;
+  await writeFile(
+    path,
+    `#!/usr/bin/env bash
+# What users write by hand without idcli.
+set -euo pipefail
+url="$1"
+while [ -n "$url" ]; do
+  page=$(curl -sf ${flags}-H "Authorization: Bearer bench" "$url")
+  printf '%s' "$page" | jq -c '.items[]'
+  url=$(printf '%s' "$page" | jq -r '.links.next.href // empty')
+done
+`,
+  );
+}
