@@ -76,6 +76,36 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
     expect(proxy.hits.map((h) => `${h.method} ${h.target}`).sort()).toEqual(seen.map((u) => `GET ${u}`).sort());
   });
 
+  it('list through the proxy decodes br and gzip as a direct run does, and stops a bomb after one request', async () => {
+    env.token = emu.mintTokens().access_token;
+    const identity = await run(['list', '/v1/users', '--page-size', '40'], { IDCLI_HTTP_COMPRESSION: '0' });
+    expect(identity.code).toBe(0);
+    const proxied = { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url };
+    const br = await run(['list', '/v1/users', '--page-size', '40', '--verbose'], proxied);
+    expect(br.code).toBe(0);
+    expect(br.stderr).toMatch(/ -> 200 \(\d+ ms, \d+ bytes, br\)/);
+    expect(br.stdout).toBe(identity.stdout);
+    emu.inject({
+      path: '/v1/users',
+      nth: 1,
+      times: Number.POSITIVE_INFINITY,
+      fault: { kind: 'encoding', coding: 'gzip' },
+    });
+    const gzip = await run(['list', '/v1/users', '--page-size', '40', '--verbose'], proxied);
+    expect(gzip.code).toBe(0);
+    expect(gzip.stderr).toMatch(/ -> 200 \(\d+ ms, \d+ bytes, gzip\)/);
+    expect(gzip.stdout).toBe(identity.stdout);
+
+    emu.clearFaults();
+    emu.inject({ path: '/v1/users', nth: 1, fault: { kind: 'gzip-bomb' } });
+    const before = proxy.hits.length;
+    const bomb = await run(['list', '/v1/users'], proxied);
+    expect(bomb.code).toBe(4);
+    expect(bomb.stderr).toMatch(/response too large \(over \d+ bytes decoded\)/);
+    expect(proxy.hits.length - before).toBe(1);
+    expectClean(bomb);
+  });
+
   it('a token refresh (POST /oauth/token) goes through the proxy too, with the proxy credentials, printed nowhere', async () => {
     await storeExpiredSignIn();
     const r = await run(['token', '--verbose'], { http_proxy: withCredentials(authProxy) });
