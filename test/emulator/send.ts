@@ -28,7 +28,8 @@ async function encoded(reply: Reply, coding: Coding, cache: EncodedCache) {
   const headers: Record<string, string | string[]> = { ...reply.headers, vary: 'accept-encoding' };
   const parts = chunks(reply.body);
   const length = parts.reduce((sum, b) => sum + b.length, 0);
-  if (coding === 'identity' || 'content-encoding' in headers || length < MIN_COMPRESSED_BODY) {
+  const labelled = Object.keys(headers).some((name) => name.toLowerCase() === 'content-encoding');
+  if (coding === 'identity' || labelled || length < MIN_COMPRESSED_BODY) {
     return { headers, parts, length };
   }
   const whole = () => (parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, length));
