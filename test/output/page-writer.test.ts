@@ -8,30 +8,35 @@ describe('createPageWriter', () => {
   it('waits for drain when the reader is slow (backpressure)', async () => {
     const out = new PassThrough({ highWaterMark: 16 });
     const w = createPageWriter(out);
-    let resolved = false;
+    const events: string[] = [];
+    out.on('drain', () => events.push('drain'));
     const p = w.write(Buffer.alloc(64, 'a')).then((ok) => {
-      resolved = true;
+      events.push('resolved');
       return ok;
     });
-    await new Promise((r) => setTimeout(r, 50));
-    expect(resolved).toBe(false);
+    expect(out.writableNeedDrain).toBe(true);
     out.resume();
     expect(await p).toBe(true);
+    // Resolved by the stream's drain, not before it.
+    expect(events).toEqual(['drain', 'resolved']);
   });
 
   it('tells when the stream is done with a chunk, only after it was consumed', async () => {
     const out = new PassThrough({ highWaterMark: 4 });
     const w = createPageWriter(out);
-    let flushed = 0;
-    const p = w.write(Buffer.from('0123456789'), () => flushed++);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(flushed).toBe(0);
+    let resumed = false;
+    const flushedAt: boolean[] = [];
+    const p = w.write(Buffer.from('0123456789'), () => flushedAt.push(resumed));
+    // The paused stream holds the chunk through a full turn of the event loop: no callback may come yet.
+    await new Promise((r) => setImmediate(r));
+    expect(flushedAt).toEqual([]);
+    resumed = true;
     out.resume();
     await p;
     await new Promise((r) => setImmediate(r));
-    expect(flushed).toBe(1);
-    await w.write(Buffer.alloc(0), () => flushed++);
-    expect(flushed).toBe(2);
+    expect(flushedAt).toEqual([true]);
+    await w.write(Buffer.alloc(0), () => flushedAt.push(resumed));
+    expect(flushedAt).toEqual([true, true]);
   });
 
   it('reports the reader going away (EPIPE) as closed, once, without throwing', async () => {
@@ -68,10 +73,11 @@ describe('createPageWriter', () => {
     const w = createPageWriter(head.stdin);
     expect(await w.write('x')).toBe(true);
     await exited;
-    let ok = true;
-    for (let i = 0; i < 50 && ok; i++) {
-      ok = await w.write(Buffer.alloc(65536, 'x'));
-      await new Promise((r) => setTimeout(r, 5));
+    // The kernel reports the closed pipe on a later write: keep writing until it does, within a deadline.
+    const deadline = Date.now() + 15_000;
+    while (!w.closed && Date.now() < deadline) {
+      if (!(await w.write(Buffer.alloc(65536, 'x')))) break;
+      await new Promise((r) => setImmediate(r));
     }
     expect(w.closed).toBe(true);
   }, 20_000);
