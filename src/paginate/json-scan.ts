@@ -117,7 +117,7 @@ function scanString(buf: Buffer, words: DataView, pos: number, len: number): num
     // Hot loop (most of a page is string content): four bytes per step while none of them is '"', '\\' or
     // a control byte, tested together with the classic SWAR tricks ("has a zero byte" on the word XORed
     // with the quote/backslash pattern, "has a byte below 0x20"); both are exact as yes/no answers, and
-    // on a yes the byte loop below finds which byte it was. About a quarter faster than bytes alone.
+    // on a yes the byte loop below finds which byte it was. bench/list.ts measures what it buys.
     while (p + 4 <= len) {
       const v = words.getInt32(p, true);
       const q = v ^ 0x22222222;

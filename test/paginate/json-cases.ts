@@ -1,5 +1,5 @@
 /**
- * Inputs shared by the tests of the two JSON scanners (json-scan.ts and its WebAssembly fast path).
+ * Inputs shared by the tests of the JSON scanner (json-scan.ts) and of what is built on it.
  */
 
 /** A small deterministic generator: rand(n) is an integer in [0, n). */
