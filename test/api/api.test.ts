@@ -33,8 +33,20 @@ afterEach(async () => {
   await h.close();
 });
 
-function api(args: string[], extra: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
-  return h.run(['api', ...args], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra }, { input });
+function api(
+  args: string[],
+  extra: Record<string, string | undefined> = {},
+  input?: string,
+  timeoutMs?: number,
+): Promise<CliResult> {
+  return h.run(
+    ['api', ...args],
+    { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra },
+    {
+      input,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    },
+  );
 }
 
 /** Requests the emulator saw outside /oauth/. */
@@ -164,6 +176,18 @@ describe('idcli api: the request', () => {
     expect(auth.stderr).toContain('Authorization header of your own is refused');
     expect(h.emu.requests).toHaveLength(0);
     for (const r of [both, other, auth]) expect(r.stdout).toBe('');
+  });
+
+  it('-X CONNECT and -X TRACE are refused: exit 2 at once, nothing sent', async () => {
+    for (const method of ['CONNECT', 'connect', 'TRACE']) {
+      const r = await api(['-X', method, 'users/42'], {}, undefined, 10_000);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(
+        /^error: -X\/--method (CONNECT|TRACE) is not supported: .*; use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS\n$/,
+      );
+    }
+    expect(h.emu.requests).toHaveLength(0);
   });
 
   it('IDCLI_ACCESS_TOKEN is sent as is, no store read', async () => {
