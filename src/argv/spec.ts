@@ -217,8 +217,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'api',
     summary: 'send one authenticated request',
     description:
-      'Send one authenticated request to the API and print the response body exactly as received. The access token ' +
-      'travels in a header only, never in a command line, so no other user can read it through ps or /proc.',
+      'Send one authenticated request to the API and print the response body exactly as received (on a terminal,\n' +
+      'control characters other than newline and tab are shown escaped). The access token travels in a header only,\n' +
+      'never in a command line, so no other user can read it through ps or /proc.',
     args: [{ name: 'path-or-url', description: 'path (resolved against api-base-url) or full URL of that origin' }],
     options: [
       {

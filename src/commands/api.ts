@@ -12,6 +12,7 @@ import { announceLongWaits } from '../http/retry.js';
 import { type HttpRequest, NetworkError } from '../http/types.js';
 import { createPageWriter } from '../output/page-writer.js';
 import { createBearer } from '../paginate/bearer.js';
+import { escapeControls } from '../printable.js';
 import { redactUrl } from '../redact.js';
 
 export interface ApiOptions extends ApiFlags {
@@ -51,9 +52,11 @@ export async function runApi(opts: ApiOptions, ctx: CommandContext, io: ApiIo): 
     now: () => deps.now(),
   });
   const writer = createPageWriter(deps.stdout);
+  // Byte for byte into a pipe or a file; on a terminal a body must not be able to drive it (cli-contract "api").
+  const shown = deps.stdout.isTTY === true ? escapeControls : (bytes: Buffer) => bytes;
   const output = async (res: RetriedResponse): Promise<void> => {
-    if (opts.include) await writer.write(responseHead(res));
-    await writer.write(res.body);
+    if (opts.include) await writer.write(shown(Buffer.from(responseHead(res))));
+    await writer.write(shown(res.body));
   };
   try {
     deps.log.verbose(

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectNoSecrets, type Harness, harness, until } from '../auth/harness.js';
 import { shell } from '../list/helpers.js';
 import { BIN, type CliResult } from '../support/cli.js';
+import { onTerminal } from '../support/pty.js';
 import { storeSignIn } from '../support/sign-in.js';
 
 const ITEM = '{\n  "id": 9007199254740993,\n  "name": "Ada",\n  "note": "caf\\u00e9 \\"x\\""\n}\n';
@@ -106,6 +107,30 @@ describe('idcli api: the response', () => {
     expect(r.stderr).toContain('which idcli does not follow');
     expect(JSON.parse(r.stdout)).toEqual({ status: 302 });
     expect(calls().map((c) => c.path)).toEqual(['/v1/status/302']);
+  });
+
+  it('on a terminal, control characters but newline and tab are shown escaped; into a pipe or a file, byte for byte', async () => {
+    // Clear the screen, retitle the window, overwrite a line, delete, C1 CSI (as UTF-8), NUL; then plain text.
+    const body = Buffer.from(
+      'a\x1b[2Jb \x1b]0;pwned\x07 ok\rFAKE \x7f\u009b31m\x00\x08\x0c end\tcafé ✓\nline 2\n',
+      'utf8',
+    );
+    h.emu.setResource('/v1/odd', body);
+    const env = h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` });
+    const tty = await onTerminal(`node "${BIN}" api odd`, { env });
+    h.outputs.push(tty.raw);
+    expect(tty.code).toBe(0);
+    // The terminal's line discipline turns each \n into \r\n; nothing else reaches it but the escaped text.
+    expect(tty.raw).toBe(
+      'a\\u001b[2Jb \\u001b]0;pwned\\u0007 ok\\rFAKE \\u007f\\u009b31m\\u0000\\b\\f end\tcafé ✓\r\nline 2\r\n',
+    );
+    const piped = await api(['odd']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdoutBytes.equals(body)).toBe(true);
+    const file = join(h.dir, 'odd.out');
+    const toFile = await shell(`node "${BIN}" api odd > "${file}"`, env);
+    expect(toFile.code).toBe(0);
+    expect((await readFile(file)).equals(body)).toBe(true);
   });
 
   it('a reader that leaves early (| head) is exit 0', async () => {
