@@ -17,7 +17,7 @@ import type { Emulator, EmulatorOptions, User } from './types.js';
 export { SSO_COOKIE } from './authorize.js';
 export { generateEvents, generateUsers } from './data.js';
 export { CODE_TTL_MS } from './grants.js';
-export { ECHO_PATH, SLOW_PATH, STATUS_PREFIX, UNAVAILABLE_PATH } from './resources.js';
+export { ECHO_PATH, SLOW_PATH, STATUS_PREFIX, UNAVAILABLE_PATH, UPLOAD_PATH } from './resources.js';
 export { isCodeChallenge, isCodeVerifier, s256 } from './pkce.js';
 export type * from './types.js';
 
