@@ -255,7 +255,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         key: 'input',
         type: 'string',
         value: '<file|->',
-        description: 'send this file (or stdin for -) as the body, as is',
+        description: 'send this file (or stdin for -) as the body, as is, read as it is sent',
       },
       {
         flag: '--include',

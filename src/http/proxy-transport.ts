@@ -11,7 +11,7 @@ import {
 } from './limits.js';
 import { toNetworkError } from './network-errors.js';
 import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
-import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
+import { type HttpRequest, type HttpResponse, NetworkError, outgoingBody, type Transport } from './types.js';
 
 export interface ProxyTransportOptions {
   /** Upper bound on parallel connections per origin (per proxy when proxied). */
@@ -83,14 +83,20 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
     const interim = interimCounter();
     const onAbort = (): void => controller.abort(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
     req.signal?.addEventListener('abort', onAbort, { once: true });
+    const sent = outgoingBody(req.body);
+    // A body that cannot be read ends the attempt with the source's own error, whatever undici makes of it.
+    let unreadable: unknown;
+    sent.stream?.on('error', (err) => (unreadable ??= err));
 
     try {
       const res = await d.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: req.method as Dispatcher.HttpMethod,
-        headers: req.headers ?? {},
-        body: req.body ?? null,
+        // undici frames a body of unknown size as chunked itself, and refuses to be told so.
+        headers:
+          sent.length === undefined ? (req.headers ?? {}) : { ...req.headers, 'content-length': String(sent.length) },
+        body: sent.stream ?? sent.bytes ?? null,
         signal: controller.signal,
         // The timers above are the ones that count; undici's own would only fire later with other codes.
         headersTimeout: 0,
@@ -113,11 +119,13 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason;
       if (ended) throw ended;
+      if (unreadable !== undefined) throw unreadable;
       throw toNetworkError(err, context);
     } finally {
       clearTimeout(timer);
       clearTimeout(deadline);
       req.signal?.removeEventListener('abort', onAbort);
+      sent.stream?.destroy();
     }
   }
 
