@@ -10,6 +10,34 @@ export function printable(text: string): string {
   return text.replace(CONTROLS, '');
 }
 
+/** How JSON writes a control character: its short escape where it has one, `\u00XX` otherwise. */
+const SHORT_ESCAPES: Readonly<Record<number, string>> = { 0x08: '\\b', 0x0c: '\\f', 0x0d: '\\r' };
+
+/**
+ * Bytes bound for a terminal with each control character other than newline and tab shown escaped, the way JSON
+ * writes it (`\u001b`, `\r`): the C0 bytes, DEL, and C1 as UTF-8 encodes it (0xC2 0x80–0x9F). Every other byte is
+ * passed as it is, so text reads exactly as sent and nothing in it can move the cursor, clear the screen or retitle
+ * the window. Returns `bytes` itself when there is nothing to escape.
+ */
+export function escapeControls(bytes: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    const next = bytes[i + 1] ?? 0;
+    let code: number;
+    if (b < 0x20 ? b !== 0x09 && b !== 0x0a : b === 0x7f) code = b;
+    else if (b === 0xc2 && next >= 0x80 && next <= 0x9f) code = next;
+    else continue;
+    parts.push(bytes.subarray(from, i), Buffer.from(SHORT_ESCAPES[code] ?? `\\u${code.toString(16).padStart(4, '0')}`));
+    if (code >= 0x80) i++;
+    from = i + 1;
+  }
+  if (parts.length === 0) return bytes;
+  parts.push(bytes.subarray(from));
+  return Buffer.concat(parts);
+}
+
 /** The most characters of a URL or a server's string echoed in one message or trace. */
 export const MAX_ECHO = 200;
 

@@ -30,6 +30,15 @@ export interface ApiPlan {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // A field value: no CR, LF or other controls but HTAB (RFC 9110 §5.5), which would let a value smuggle in a field.
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+/**
+ * Methods that are not a request for a resource, refused with the reason. CONNECT turns the connection into a tunnel
+ * (RFC 9110 §9.3.6) and answers no request of its own; TRACE has the server echo the request back, and a client must
+ * not send credentials in one (RFC 9110 §9.3.8).
+ */
+const REFUSED_METHODS: ReadonlyMap<string, string> = new Map([
+  ['CONNECT', 'it opens a tunnel to another host instead of requesting a resource'],
+  ['TRACE', 'the server would echo the request back, access token included'],
+]);
 /** Framing and connection fields the HTTP client writes itself; a second copy would make the message ambiguous. */
 const OWN_FIELDS = new Set([
   'host',
@@ -62,6 +71,13 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
     if (!TOKEN.test(flags.method)) throw usageError(`-X/--method: '${flags.method}' is not an HTTP method`);
     // Methods are case-sensitive on the wire and every registered one is upper case (RFC 9110 §9.1).
     method = flags.method.toUpperCase();
+    const refused = REFUSED_METHODS.get(method);
+    if (refused !== undefined) {
+      throw usageError(
+        `-X/--method ${method} is not supported: ${refused}`,
+        'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS',
+      );
+    }
   }
 
   const given = parseHeaders(flags.headers);

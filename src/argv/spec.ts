@@ -219,8 +219,9 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'api',
     summary: 'send one authenticated request',
     description:
-      'Send one authenticated request to the API and print the response body exactly as received. The access token ' +
-      'travels in a header only, never in a command line, so no other user can read it through ps or /proc.\n' +
+      'Send one authenticated request to the API and print the response body exactly as received (on a terminal,\n' +
+      'control characters other than newline and tab are shown escaped). The access token travels in a header only,\n' +
+      'never in a command line, so no other user can read it through ps or /proc.\n' +
       'The body is transferred compressed (gzip, br) and printed decoded; IDCLI_HTTP_COMPRESSION=0 asks for it ' +
       'uncompressed.',
     args: [{ name: 'path-or-url', description: 'path (resolved against api-base-url) or full URL of that origin' }],
@@ -258,7 +259,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         key: 'input',
         type: 'string',
         value: '<file|->',
-        description: 'send this file (or stdin for -) as the body, as is',
+        description: 'send this file (or stdin for -) as the body, as is, read as it is sent',
       },
       {
         flag: '--include',

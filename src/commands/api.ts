@@ -2,16 +2,17 @@
  * `idcli api`: one authenticated request, its response body on stdout byte for byte. The token only ever travels in
  * the Authorization header to the api-base-url origin, so scripts never need it in a command line.
  */
-import { readFile } from 'node:fs/promises';
-import { type ApiFlags, type ApiPlan, planRequest } from '../api/plan.js';
+import { openInput, REPLAY_CAP } from '../api/body.js';
+import { type ApiFlags, type ApiPlan, type BodySource, planRequest } from '../api/plan.js';
 import { responseHead, statusError } from '../api/response.js';
 import type { CommandContext } from '../context.js';
 import { ExitCode, IdcliError, usageError } from '../errors.js';
 import { createHttpClient, type HttpClient, type RetriedResponse } from '../http/client.js';
 import { announceLongWaits } from '../http/retry.js';
-import { type HttpRequest, NetworkError } from '../http/types.js';
+import { canResend, type HttpRequest, NetworkError, type StreamedBody } from '../http/types.js';
 import { createPageWriter } from '../output/page-writer.js';
 import { createBearer } from '../paginate/bearer.js';
+import { escapeControls } from '../printable.js';
 import { redactUrl } from '../redact.js';
 
 export interface ApiOptions extends ApiFlags {
@@ -22,6 +23,13 @@ export interface ApiOptions extends ApiFlags {
 export interface ApiIo {
   /** The process's stdin, for `--input -`; opened only then. */
   stdin: () => NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+/** The body to send; `what` names where it comes from in messages, `close` lets go of it. */
+interface Body {
+  body: Buffer | StreamedBody;
+  what: string;
+  close(): void;
 }
 
 /** Methods that are repeated after a transient failure (cli-contract "api"); any other is sent at most once more, after a 401. */
@@ -35,9 +43,19 @@ export async function runApi(opts: ApiOptions, ctx: CommandContext, io: ApiIo): 
   }
   // Every flag is checked, and another origin refused, before anything is read or sent (exit 2).
   const plan = planRequest(opts, apiBase);
-  const body = await readBody(plan, io, ctx);
-  if (deps.signal.aborted) throw interrupted();
+  const input = await requestBody(plan.body, io, ctx);
+  try {
+    if (deps.signal.aborted) throw interrupted();
+    await call(plan, input, opts, ctx);
+  } finally {
+    input?.close();
+  }
+}
 
+/** The request with the current token, once more after a 401 with a fresh one, and the response on stdout. */
+async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ctx: CommandContext): Promise<void> {
+  const { deps, settings } = ctx;
+  const body = input?.body;
   const bearer = createBearer(await ctx.tokens(), () => deps.now());
   // Fetched before any request so "not signed in" fails fast (exit 3); refreshed here when about to expire.
   let token = await bearer.token();
@@ -51,14 +69,15 @@ export async function runApi(opts: ApiOptions, ctx: CommandContext, io: ApiIo): 
     now: () => deps.now(),
   });
   const writer = createPageWriter(deps.stdout);
+  // Byte for byte into a pipe or a file; on a terminal a body must not be able to drive it (cli-contract "api").
+  const shown = deps.stdout.isTTY === true ? escapeControls : (bytes: Buffer) => bytes;
   const output = async (res: RetriedResponse): Promise<void> => {
-    if (opts.include) await writer.write(responseHead(res));
-    await writer.write(res.body);
+    if (opts.include) await writer.write(shown(Buffer.from(responseHead(res))));
+    await writer.write(shown(res.body));
   };
   try {
     deps.log.verbose(
-      `${plan.method} ${redactUrl(plan.url)}: headers ${[...Object.keys(plan.headers), 'authorization'].join(', ')} (values not shown)` +
-        (body ? `, a ${body.length}-byte body` : ', no body'),
+      `${plan.method} ${redactUrl(plan.url)}: headers ${[...Object.keys(plan.headers), 'authorization'].join(', ')} (values not shown), ${describeBody(body)}`,
     );
     let res = await send(http, plan, body, token, opts, ctx);
     if (res.status === 401) {
@@ -70,6 +89,10 @@ export async function runApi(opts: ApiOptions, ctx: CommandContext, io: ApiIo): 
         throw err;
       }
       deps.log.addSecret(token);
+      if (input && !canResend(input.body)) {
+        await output(res);
+        throw notRepeated(plan, input.what);
+      }
       deps.log.verbose('the access token was rejected (HTTP 401); repeating the request once with a fresh one');
       res = await send(http, plan, body, token, opts, ctx);
     }
@@ -82,6 +105,24 @@ export async function runApi(opts: ApiOptions, ctx: CommandContext, io: ApiIo): 
   }
 }
 
+/** A 401 for a body that went out as it was read: the fresh token is stored, but the body cannot go out again. */
+function notRepeated(plan: ApiPlan, what: string): IdcliError {
+  return new IdcliError(
+    `${plan.method} ${redactUrl(plan.url)}: the access token was rejected (HTTP 401 Unauthorized), and the request ` +
+      `was not repeated: its body from ${what} was sent as it was read and cannot be sent again`,
+    ExitCode.AUTH,
+    { hint: 'the token is refreshed now; run the command again' },
+  );
+}
+
+function describeBody(body: HttpRequest['body']): string {
+  if (body === undefined) return 'no body';
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  return length === undefined
+    ? `a body over ${REPLAY_CAP / 1024 / 1024} MB, sent chunked as it is read`
+    : `a ${length}-byte body`;
+}
+
 function interrupted(): IdcliError {
   return new IdcliError('interrupted', ExitCode.INTERRUPTED);
 }
@@ -89,7 +130,7 @@ function interrupted(): IdcliError {
 async function send(
   http: HttpClient,
   plan: ApiPlan,
-  body: Buffer | undefined,
+  body: HttpRequest['body'],
   token: string,
   opts: ApiOptions,
   { deps }: CommandContext,
@@ -119,37 +160,18 @@ async function send(
   }
 }
 
-/** The body as bytes, read whole before the first attempt so that a repeat after a 401 sends the same bytes. */
-async function readBody(plan: ApiPlan, io: ApiIo, { deps }: CommandContext): Promise<Buffer | undefined> {
-  const source = plan.body;
+/** The request body: the -f fields as bytes, or --input opened to be read as it is sent. */
+async function requestBody(
+  source: BodySource,
+  io: ApiIo,
+  { deps, settings }: CommandContext,
+): Promise<Body | undefined> {
   if (source.kind === 'none') return undefined;
-  if (source.kind === 'text') return Buffer.from(source.text, 'utf8');
-  if (source.path !== '-') {
-    try {
-      return await readFile(source.path);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      throw usageError(`cannot read --input ${source.path}: ${code}`);
-    }
-  }
-  const stdin = io.stdin();
-  if (stdin.isTTY) deps.log.info('reading the request body from stdin; end it with Ctrl-D');
-  return readAll(stdin, deps.signal);
-}
-
-function readAll(stream: NodeJS.ReadableStream, signal: AbortSignal): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const onAbort = () => reject(interrupted());
-    signal.addEventListener('abort', onAbort, { once: true });
-    stream.on('data', (c: Buffer | string) => chunks.push(typeof c === 'string' ? Buffer.from(c) : c));
-    stream.once('error', (err: Error) => {
-      signal.removeEventListener('abort', onAbort);
-      reject(usageError(`cannot read stdin: ${(err as NodeJS.ErrnoException).code ?? err.message}`));
-    });
-    stream.once('end', () => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(Buffer.concat(chunks));
-    });
+  if (source.kind === 'text') return { body: Buffer.from(source.text, 'utf8'), what: '-f', close() {} };
+  return openInput(source.path, {
+    signal: deps.signal,
+    deadlineMs: settings.httpTimeoutMs,
+    log: deps.log,
+    stdin: io.stdin,
   });
 }

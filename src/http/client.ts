@@ -5,7 +5,7 @@ import { redactUrl } from '../redact.js';
 import type { Env } from './proxy-env.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF, isIdempotent, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
 import { createTransport } from './transport.js';
-import { headerValue, type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
+import { canResend, headerValue, type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
 
 export interface HttpClientOptions {
   /** Verbose tracing goes here; the URL is redacted and headers are never logged (they carry the token). */
@@ -50,9 +50,10 @@ export interface HttpClient {
   request(req: HttpRequest): Promise<HttpResponse>;
   /**
    * Retries network errors and 429/502/503/504 for idempotent methods (never POST) with full-jitter
-   * backoff, honouring Retry-After. What cannot succeed is not retried (NetworkError.retriable false): a body over
-   * the size limit, a protocol violation, a deadline that ran out. Resolves with the last response, whatever its status, so the caller
-   * maps statuses to its own messages; rejects with IdcliError (exit 4) when no response ever arrived.
+   * backoff, honouring Retry-After; never a request whose body can be sent only once. What cannot succeed is not
+   * retried (NetworkError.retriable false): a body over the size limit, a protocol violation, a deadline that ran out.
+   * Resolves with the last response, whatever its status, so the caller maps statuses to its own messages; rejects
+   * with IdcliError (exit 4) when no response ever arrived.
    */
   requestWithRetry(req: HttpRequest, options?: RetryOptions): Promise<RetriedResponse>;
   close(): void;
@@ -95,7 +96,8 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
       maxDelayMs: retry.maxDelayMs ?? DEFAULT_BACKOFF.maxDelayMs,
       maxRetryAfterMs: retry.maxRetryAfterMs ?? DEFAULT_BACKOFF.maxRetryAfterMs,
     };
-    const retriable = isIdempotent(req.method);
+    // A body that can be read only once cannot go out a second time, whatever the method.
+    const retriable = isIdempotent(req.method) && canResend(req.body);
     for (let attempt = 0; ; attempt++) {
       const canRetry = retriable && attempt < policy.maxRetries;
       let res: HttpResponse | undefined;

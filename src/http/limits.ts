@@ -67,6 +67,7 @@ export function interimCounter(): (status: number) => NetworkError | undefined {
   };
 }
 
-function seconds(ms: number): number {
+/** Milliseconds as the seconds a message names, e.g. 1.5. */
+export function seconds(ms: number): number {
   return Number((ms / 1000).toFixed(3));
 }

@@ -15,7 +15,7 @@ import {
   MAX_BODY_BYTES,
 } from './limits.js';
 import { toNetworkError } from './network-errors.js';
-import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
+import { type HttpRequest, type HttpResponse, NetworkError, outgoingBody, type Transport } from './types.js';
 
 export interface NodeTransportOptions {
   /** Upper bound on parallel connections per origin; the page walker needs concurrency + 1 (prefetch). */
@@ -62,7 +62,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
     const url = typeof req.url === 'string' ? new URL(req.url) : req.url;
     const client = clients.get(url.protocol) ?? (await load(url.protocol));
     req.signal?.throwIfAborted();
-    const body = req.body === undefined ? undefined : typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
+    const body = outgoingBody(req.body);
     const timeoutMs = req.timeoutMs ?? IDLE_TIMEOUT_MS;
     // Negotiated here unless the caller asked for a coding itself; then the body is handed over as sent.
     const accepted = req.headers?.['accept-encoding'] === undefined ? acceptEncoding(compress) : undefined;
@@ -73,7 +73,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
       try {
         outgoing = client.request(url, {
           method: req.method,
-          headers: body === undefined ? headers : { ...headers, 'content-length': String(body.length) },
+          headers: framed(headers, body),
           agent: client.agent,
           // The socket's idle timeout: from connecting to the body's last byte, no byte for this long fails.
           timeout: timeoutMs,
@@ -81,6 +81,7 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
       } catch (err) {
         // Node refuses a method or header value that could smuggle in another field; its message names the header.
         const why = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
+        body.stream?.destroy();
         reject(new NetworkError(`invalid request (${why})`, 'EINVAL', { retriable: false }));
         return;
       }
@@ -93,6 +94,11 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
         settled = true;
         clearTimeout(deadline);
         req.signal?.removeEventListener('abort', onAbort);
+        // A body the server answered before reading it all is read no further; its connection cannot be reused.
+        if (body.stream && !body.stream.readableEnded) {
+          body.stream.destroy();
+          outgoing.destroy();
+        }
       };
       // The request, and with it a connection that is mid-message and cannot carry another, is given up.
       function fail(err: unknown): void {
@@ -142,7 +148,11 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
         // The error that ends a cut body is reported by 'close' above.
         res.on('error', () => {});
       });
-      outgoing.end(body);
+      if (body.stream) {
+        // A body that cannot be read (the source's own error) ends the attempt with that error.
+        body.stream.on('error', fail);
+        body.stream.pipe(outgoing);
+      } else outgoing.end(body.bytes);
     });
   }
 
@@ -153,4 +163,13 @@ export function createNodeTransport(options: NodeTransportOptions = {}): Transpo
       clients.clear();
     },
   };
+}
+
+/**
+ * The request's framing: Content-Length when the body's size is known, chunked otherwise. Node would send a GET,
+ * DELETE or OPTIONS body of unknown size unframed, so chunked is asked for by name.
+ */
+function framed(headers: HttpRequest['headers'], body: ReturnType<typeof outgoingBody>): HttpRequest['headers'] {
+  if (body.length !== undefined) return { ...headers, 'content-length': String(body.length) };
+  return body.stream ? { ...headers, 'transfer-encoding': 'chunked' } : headers;
 }

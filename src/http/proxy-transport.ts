@@ -12,7 +12,7 @@ import { type BodySink, createBodySink } from './body.js';
 import { acceptEncoding } from './content-coding.js';
 import { toNetworkError } from './network-errors.js';
 import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
-import { type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
+import { type HttpRequest, type HttpResponse, NetworkError, outgoingBody, type Transport } from './types.js';
 
 export interface ProxyTransportOptions {
   /** Upper bound on parallel connections per origin (per proxy when proxied). */
@@ -90,14 +90,23 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
     const interim = interimCounter();
     const onAbort = (): void => controller.abort(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
     req.signal?.addEventListener('abort', onAbort, { once: true });
+    const sent = outgoingBody(req.body);
+    // A body that cannot be read ends the attempt with the source's own error, whatever undici makes of it.
+    let unreadable: unknown;
+    sent.stream?.on('error', (err) => (unreadable ??= err));
 
     try {
       const res = await d.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: req.method as Dispatcher.HttpMethod,
-        headers: accepted === undefined ? (req.headers ?? {}) : { ...req.headers, 'accept-encoding': accepted },
-        body: req.body ?? null,
+        // undici frames a body of unknown size as chunked itself, and refuses to be told so.
+        headers: {
+          ...req.headers,
+          ...(accepted === undefined ? {} : { 'accept-encoding': accepted }),
+          ...(sent.length === undefined ? {} : { 'content-length': String(sent.length) }),
+        },
+        body: sent.stream ?? sent.bytes ?? null,
         signal: controller.signal,
         // The timers above are the ones that count; undici's own would only fire later with other codes.
         headersTimeout: 0,
@@ -129,11 +138,13 @@ export function createProxyTransport(proxy: ProxyEnv, options: ProxyTransportOpt
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason;
       if (ended) throw ended;
+      if (unreadable !== undefined) throw unreadable;
       throw toNetworkError(err, context);
     } finally {
       clearTimeout(timer);
       clearTimeout(deadline);
       req.signal?.removeEventListener('abort', onAbort);
+      sent.stream?.destroy();
     }
   }
 

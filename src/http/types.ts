@@ -3,11 +3,25 @@
  * this interface only: the direct node:http transport and the proxy-aware undici one are interchangeable.
  */
 
+import type { Readable } from 'node:stream';
+
+/**
+ * A request body read as it is sent instead of held whole. A file can be read again from its start, so an attempt
+ * can be repeated; a pipe cannot, and its body goes out once.
+ */
+export interface StreamedBody {
+  /** A stream of the whole body, from its first byte; a new one for each attempt when `replayable`. */
+  open(): Readable;
+  /** The size when known before sending (Content-Length); without it the body is sent chunked. */
+  length?: number;
+  replayable: boolean;
+}
+
 export interface HttpRequest {
   method: string;
   url: string | URL;
   headers?: Record<string, string>;
-  body?: string | Buffer;
+  body?: string | Buffer | StreamedBody;
   signal?: AbortSignal;
   /** Socket idle timeout: no byte received for this long fails the attempt as a network error. */
   timeoutMs?: number;
@@ -57,4 +71,19 @@ export class NetworkError extends Error {
 export function headerValue(headers: HttpHeaders, name: string): string | undefined {
   const v = headers[name.toLowerCase()];
   return Array.isArray(v) ? v[0] : v;
+}
+
+/** Whether the request can be sent again as it is: anything but a streamed body that can be read only once. */
+export function canResend(body: HttpRequest['body']): boolean {
+  return body === undefined || typeof body === 'string' || Buffer.isBuffer(body) || body.replayable;
+}
+
+/** What one attempt sends: bytes, or a freshly opened stream, and the length for Content-Length when known. */
+export function outgoingBody(body: HttpRequest['body']): { bytes?: Buffer; stream?: Readable; length?: number } {
+  if (body === undefined) return {};
+  if (typeof body === 'string' || Buffer.isBuffer(body)) {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    return { bytes, length: bytes.length };
+  }
+  return { stream: body.open(), ...(body.length === undefined ? {} : { length: body.length }) };
 }

@@ -3,12 +3,13 @@
  * sign-in in the file store (so the token is in no environment variable or argument of any process).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectNoSecrets, type Harness, harness, until } from '../auth/harness.js';
 import { shell } from '../list/helpers.js';
-import { BIN, type CliResult } from '../support/cli.js';
+import { baseEnv, BIN, type CliOptions, type CliResult } from '../support/cli.js';
+import { onTerminal } from '../support/pty.js';
 import { storeSignIn } from '../support/sign-in.js';
 
 const ITEM = '{\n  "id": 9007199254740993,\n  "name": "Ada",\n  "note": "caf\\u00e9 \\"x\\""\n}\n';
@@ -33,8 +34,12 @@ afterEach(async () => {
   await h.close();
 });
 
-function api(args: string[], extra: Record<string, string | undefined> = {}, input?: string): Promise<CliResult> {
-  return h.run(['api', ...args], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra }, { input });
+function api(
+  args: string[],
+  extra: Record<string, string | undefined> = {},
+  opts: Omit<CliOptions, 'env'> = {},
+): Promise<CliResult> {
+  return h.run(['api', ...args], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra }, opts);
 }
 
 /** Requests the emulator saw outside /oauth/. */
@@ -96,6 +101,30 @@ describe('idcli api: the response', () => {
     expect(calls().map((c) => c.path)).toEqual(['/v1/status/302']);
   });
 
+  it('on a terminal, control characters but newline and tab are shown escaped; into a pipe or a file, byte for byte', async () => {
+    // Clear the screen, retitle the window, overwrite a line, delete, C1 CSI (as UTF-8), NUL; then plain text.
+    const body = Buffer.from(
+      'a\x1b[2Jb \x1b]0;pwned\x07 ok\rFAKE \x7f\u009b31m\x00\x08\x0c end\tcafé ✓\nline 2\n',
+      'utf8',
+    );
+    h.emu.setResource('/v1/odd', body);
+    const env = h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` });
+    const tty = await onTerminal(`node "${BIN}" api odd`, { env });
+    h.outputs.push(tty.raw);
+    expect(tty.code).toBe(0);
+    // The terminal's line discipline turns each \n into \r\n; nothing else reaches it but the escaped text.
+    expect(tty.raw).toBe(
+      'a\\u001b[2Jb \\u001b]0;pwned\\u0007 ok\\rFAKE \\u007f\\u009b31m\\u0000\\b\\f end\tcafé ✓\r\nline 2\r\n',
+    );
+    const piped = await api(['odd']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdoutBytes.equals(body)).toBe(true);
+    const file = join(h.dir, 'odd.out');
+    const toFile = await shell(`node "${BIN}" api odd > "${file}"`, env);
+    expect(toFile.code).toBe(0);
+    expect((await readFile(file)).equals(body)).toBe(true);
+  });
+
   it('a reader that leaves early (| head) is exit 0', async () => {
     h.emu.setResource('/v1/big', JSON.stringify({ data: 'x'.repeat(4 * 1024 * 1024) }));
     const r = await shell(`node "${BIN}" api big | head -c 10; echo " exit=\${PIPESTATUS[0]}"`, {
@@ -121,7 +150,7 @@ describe('idcli api: the request', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ name: 'Grace' });
     expect(calls()[0]!.headers['x-request-id']).toBe('r1');
-    const e = await api(['-XPUT', 'echo', '--input', '-', '-H', 'Content-Type: text/plain'], {}, 'plain');
+    const e = await api(['-XPUT', 'echo', '--input', '-', '-H', 'Content-Type: text/plain'], {}, { input: 'plain' });
     expect(JSON.parse(e.stdout)).toMatchObject({
       method: 'PUT',
       body: 'plain',
@@ -131,7 +160,7 @@ describe('idcli api: the request', () => {
 
   it('--input - sends stdin byte for byte with PUT; the item then holds exactly those bytes', async () => {
     const body = '{ "id" : 12345678901234567890123,\r\n\t"name":"Zoë", "esc":"\\u0041\\n" }  \n';
-    const r = await api(['-X', 'PUT', 'users/42', '--input', '-'], {}, body);
+    const r = await api(['-X', 'PUT', 'users/42', '--input', '-'], {}, { input: body });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(body);
     expect(h.emu.resource('/v1/users/42')!.equals(Buffer.from(body))).toBe(true);
@@ -153,7 +182,7 @@ describe('idcli api: the request', () => {
   });
 
   it('refused before any request: -f with --input, another origin, an Authorization header of your own', async () => {
-    const both = await api(['echo', '-f', 'a=1', '--input', '-'], {}, '{}');
+    const both = await api(['echo', '-f', 'a=1', '--input', '-'], {}, { input: '{}' });
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('-f/--field and --input cannot be used together');
     const other = await api(['https://elsewhere.example.com/v1/users/42']);
@@ -164,6 +193,18 @@ describe('idcli api: the request', () => {
     expect(auth.stderr).toContain('Authorization header of your own is refused');
     expect(h.emu.requests).toHaveLength(0);
     for (const r of [both, other, auth]) expect(r.stdout).toBe('');
+  });
+
+  it('-X CONNECT and -X TRACE are refused: exit 2 at once, nothing sent', async () => {
+    for (const method of ['CONNECT', 'connect', 'TRACE']) {
+      const r = await api(['-X', method, 'users/42'], {}, { timeoutMs: 10_000 });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(
+        /^error: -X\/--method (CONNECT|TRACE) is not supported: .*; use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS\n$/,
+      );
+    }
+    expect(h.emu.requests).toHaveLength(0);
   });
 
   it('IDCLI_ACCESS_TOKEN is sent as is, no store read', async () => {
@@ -246,6 +287,191 @@ describe('idcli api: retries and the token', () => {
     expect(r.stderr).toContain('authorization (values not shown), a 16-byte body');
     expect(r.stderr).not.toContain(await accessToken());
   });
+});
+
+describe('idcli api --input: streamed, and every wait can be ended', () => {
+  const MiB = 1024 * 1024;
+  /**
+   * The most resident memory a run may reach: the runtime's own, plus up to 64 MiB kept of a body that can be read
+   * only once. A body read whole would pass it within the first few hundred megabytes.
+   */
+  const MAX_PEAK_MIB = 224;
+  const LINUX = process.platform === 'linux';
+
+  /** The child's peak resident memory so far (VmHWM) in MiB, or undefined once it has gone. */
+  async function peakMiB(pid: number | undefined): Promise<number | undefined> {
+    const status = pid === undefined ? undefined : await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
+    const kb = status === undefined ? undefined : /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
+    return kb === undefined ? undefined : Number(kb) / 1024;
+  }
+
+  /** Whether the process has `path` open. */
+  async function holds(pid: number | undefined, path: string): Promise<boolean> {
+    if (pid === undefined) return false;
+    const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+    const targets = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+    return targets.includes(path);
+  }
+
+  function received(): number {
+    return calls('/v1/upload')[0]?.received ?? 0;
+  }
+
+  /** Starts `idcli api args`; once the upload endpoint has `bytes` of the body, the child's peak memory then. */
+  async function uploading(args: string[], bytes: number) {
+    let child: ChildProcess | undefined;
+    const running = api(args, {}, { onSpawn: (c) => (child = c), timeoutMs: 120_000 });
+    const peak = await until(
+      async () => (received() >= bytes ? ((await peakMiB(child?.pid)) ?? -1) : undefined),
+      90_000,
+      `${bytes} bytes at the server`,
+    ).catch(stopped(() => child));
+    return { child: child!, running, peak };
+  }
+
+  /** Rethrows a failed wait once the child is killed, so no process is left behind blocked on its input. */
+  function stopped(child: () => ChildProcess | undefined): (err: unknown) => never {
+    return (err) => {
+      child()?.kill('SIGKILL');
+      throw err;
+    };
+  }
+
+  async function fifo(): Promise<string> {
+    const path = join(h.dir, 'body.fifo');
+    expect((await shell(`mkfifo "${path}"`, baseEnv())).code).toBe(0);
+    return path;
+  }
+
+  /** Starts `idcli api args` and waits until it has the FIFO open, reading from it. */
+  async function readingFifo(path: string, args: string[], extra: Record<string, string | undefined> = {}) {
+    let child: ChildProcess | undefined;
+    const running = api(args, extra, { onSpawn: (c) => (child = c) });
+    await until(async () => ((await holds(child?.pid, path)) ? true : undefined), 20_000, 'the FIFO opened').catch(
+      stopped(() => child),
+    );
+    return { child: child!, running };
+  }
+
+  it.runIf(LINUX)(
+    'a large file goes out with its Content-Length as it is read, in bounded memory',
+    async () => {
+      const file = join(h.dir, 'big.bin');
+      await writeFile(file, '');
+      await truncate(file, 512 * MiB);
+      const { running, peak } = await uploading(['-X', 'PUT', 'upload', '--input', file], 256 * MiB);
+      const r = await running;
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ received: 512 * MiB });
+      expect(r.stderr).toBe('');
+      expect(calls('/v1/upload')[0]!.headers['content-length']).toBe(String(512 * MiB));
+      expect(peak).toBeGreaterThan(0);
+      expect(peak).toBeLessThan(MAX_PEAK_MIB);
+    },
+    120_000,
+  );
+
+  it.runIf(LINUX)(
+    '/dev/zero: past the cap it is sent chunked once, in bounded memory; the first SIGTERM ends it within 2 s (143)',
+    async () => {
+      const { child, running, peak } = await uploading(['-X', 'POST', 'upload', '--input', '/dev/zero'], 384 * MiB);
+      const stoppedAt = Date.now();
+      child.kill('SIGTERM');
+      const r = await running;
+      expect(Date.now() - stoppedAt).toBeLessThan(2000);
+      expect(r.code).toBe(143);
+      expect(peak).toBeGreaterThan(0);
+      expect(peak).toBeLessThan(MAX_PEAK_MIB);
+      expect(r.stderr).toBe(
+        '--input /dev/zero is over 64 MB: it is sent as it is read, and the request is not repeated (no retry, no second try after a 401)\n',
+      );
+      expect(calls('/v1/upload')).toHaveLength(1);
+      expect(calls('/v1/upload')[0]!.headers['transfer-encoding']).toBe('chunked');
+    },
+    120_000,
+  );
+
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    it.runIf(LINUX)(`a FIFO nobody writes to: ${signal} ends the wait within 2 s (${code}), nothing sent`, async () => {
+      const path = await fifo();
+      const { child, running } = await readingFifo(path, ['-X', 'POST', 'upload', '--input', path]);
+      const stoppedAt = Date.now();
+      child.kill(signal);
+      const r = await running;
+      expect(Date.now() - stoppedAt).toBeLessThan(2000);
+      expect(r.code).toBe(code);
+      expect(r.stdout).toBe('');
+      expect(calls()).toHaveLength(0);
+    });
+  }
+
+  it.runIf(LINUX)('a FIFO nobody writes to: IDCLI_HTTP_TIMEOUT ends the wait (exit 4), nothing sent', async () => {
+    const path = await fifo();
+    const started = Date.now();
+    const { running } = await readingFifo(path, ['-X', 'POST', 'upload', '--input', path], {
+      IDCLI_HTTP_TIMEOUT: '1',
+    });
+    const r = await running;
+    expect(r.code).toBe(4);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(r.stderr).toBe(
+      `error: the request body from --input ${path} did not arrive within 1 s (IDCLI_HTTP_TIMEOUT); check that something writes it and closes it, or raise IDCLI_HTTP_TIMEOUT\n`,
+    );
+    expect(calls()).toHaveLength(0);
+  });
+
+  it.runIf(LINUX)('a FIFO written to: the body is kept and sent again whole after a 401', async () => {
+    const path = await fifo();
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 401 } });
+    const { running } = await readingFifo(path, ['echo', '--input', path]);
+    await writeFile(path, '{"from":"a fifo"}');
+    const r = await running;
+    expect(r.code).toBe(0);
+    expect(calls('/v1/echo').map((c) => c.status)).toEqual([401, 200]);
+    expect(JSON.parse(r.stdout)).toMatchObject({ method: 'POST', body: '{"from":"a fifo"}' });
+    expect(calls('/v1/echo')[1]!.headers['content-length']).toBe('17');
+  });
+
+  it('a file is read again for a retry and for the repeat after a 401; stdin within the cap is kept for it', async () => {
+    const file = join(h.dir, 'body.json');
+    await writeFile(file, '{"from":"a file"}');
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 503, retryAfter: '0' } });
+    const get = await api(['-X', 'GET', 'echo', '--input', file]);
+    expect(get.code).toBe(0);
+    expect(JSON.parse(get.stdout)).toMatchObject({ method: 'GET', body: '{"from":"a file"}' });
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 401 } });
+    const post = await api(['echo', '--input', file]);
+    expect(post.code).toBe(0);
+    expect(JSON.parse(post.stdout)).toMatchObject({ method: 'POST', body: '{"from":"a file"}' });
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 401 } });
+    const piped = await api(['echo', '--input', '-'], {}, { input: '{"from":"stdin"}' });
+    expect(piped.code).toBe(0);
+    expect(JSON.parse(piped.stdout)).toMatchObject({ body: '{"from":"stdin"}' });
+    expect(calls('/v1/echo').map((c) => c.status)).toEqual([503, 200, 401, 200, 401, 200]);
+    expect(refreshes()).toBe(2);
+  });
+
+  it('stdin over the cap goes out once: a 401 refreshes the token but does not repeat it (exit 3)', async () => {
+    h.emu.inject({ path: '/v1/upload', fault: { kind: 'status', status: 401 } });
+    const r = await shell(
+      `head -c ${70 * MiB} /dev/zero | node "${BIN}" api -X POST upload --input -`,
+      h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` }),
+    );
+    h.outputs.push(r.stdout, r.stderr);
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'injected_fault' });
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain('stdin is over 64 MB: it is sent as it is read, and the request is not repeated');
+    expect(lines[1]).toMatch(
+      /^error: POST http:\/\/127\.0\.0\.1:\d+\/v1\/upload: the access token was rejected \(HTTP 401 Unauthorized\), and the request was not repeated: its body from stdin was sent as it was read and cannot be sent again; the token is refreshed now; run the command again$/,
+    );
+    expect(calls('/v1/upload')).toHaveLength(1);
+    expect(refreshes()).toBe(1);
+  }, 60_000);
 });
 
 describe('the token stays out of every command line', () => {

@@ -1,4 +1,6 @@
+import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { until } from '../auth/harness.js';
 import { bearer } from './helpers.js';
 import { type Emulator, startEmulator } from './index.js';
 
@@ -110,6 +112,22 @@ describe('resource API', { timeout: 30_000 }, () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     expect(await slow.json()).toEqual({ slept: 300 });
     expect((await call('/v1/slow?ms=abc')).status).toBe(400);
+  });
+
+  it('upload counts a body of any size without keeping it; a client that hangs up mid-body is no error', async () => {
+    const size = 3 * 1024 * 1024 + 7;
+    const res = await call('/v1/upload', { method: 'POST', body: Buffer.alloc(size, 0x61) });
+    expect(await res.json()).toEqual({ received: size });
+    expect(emu.requests.at(-1)).toMatchObject({ received: size, status: 200 });
+    expect(emu.requests.at(-1)!.body).toBeUndefined();
+
+    const cut = request(`${emu.baseUrl}/v1/upload`, { method: 'POST', headers: auth });
+    cut.on('error', () => {});
+    cut.write(Buffer.alloc(64 * 1024));
+    const logged = () => emu.requests[1];
+    await until(() => ((logged()?.received ?? 0) >= 64 * 1024 ? true : undefined), 10_000, 'the bytes');
+    cut.destroy();
+    await until(() => (logged()!.status === 400 ? true : undefined), 10_000, 'the end of the upload');
   });
 
   it('refuses resource paths that would shadow a fixed endpoint or the OAuth ones', () => {

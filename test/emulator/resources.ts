@@ -1,5 +1,6 @@
 // The resource API `idcli api` is tested against: single items (GET, HEAD, PUT, PATCH, DELETE), an echo of what
-// arrived, chosen statuses, an endpoint that is always unavailable and a slow one. Bearer-checked like collections.
+// arrived, an upload sink that counts bytes, chosen statuses, an endpoint that is always unavailable and a slow one.
+// Bearer-checked like collections.
 import { authenticate } from './collections.js';
 import type { Core, Exchange } from './core.js';
 import { json, mediaType, parseParams, readBody, type Reply } from './http-io.js';
@@ -9,6 +10,7 @@ export const ECHO_PATH = '/v1/echo';
 export const STATUS_PREFIX = '/v1/status/';
 export const UNAVAILABLE_PATH = '/v1/unavailable';
 export const SLOW_PATH = '/v1/slow';
+export const UPLOAD_PATH = '/v1/upload';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -32,7 +34,13 @@ export class Resources {
 }
 
 function isFixed(path: string): boolean {
-  return path === ECHO_PATH || path === UNAVAILABLE_PATH || path === SLOW_PATH || path.startsWith(STATUS_PREFIX);
+  return (
+    path === ECHO_PATH ||
+    path === UNAVAILABLE_PATH ||
+    path === SLOW_PATH ||
+    path === UPLOAD_PATH ||
+    path.startsWith(STATUS_PREFIX)
+  );
 }
 
 /** Whether the resource API answers this path (a fixed endpoint or a stored item). */
@@ -42,6 +50,7 @@ export function servesResource(core: Core, path: string): boolean {
 
 export async function handleResource(core: Core, ex: Exchange): Promise<Reply> {
   const refusal = authenticate(core, ex);
+  if (ex.pathname === UPLOAD_PATH) return upload(ex, refusal);
   // The body is read even when refused, so the request log shows what was sent.
   const body = (await readBody(ex.req)) ?? Buffer.alloc(0);
   ex.log.body = body;
@@ -67,6 +76,20 @@ function echo(ex: Exchange, body: Buffer): Reply {
     body: body.toString('utf8'),
     bodyBase64: body.toString('base64'),
   });
+}
+
+/**
+ * Reads a body of any size without keeping it, counting its bytes in the request log as they arrive, and answers
+ * `{"received": n}`. A client that hangs up mid-body ends the exchange quietly: that is what it is there to see.
+ */
+async function upload(ex: Exchange, refusal: Reply | null): Promise<Reply> {
+  ex.log.received = 0;
+  try {
+    for await (const chunk of ex.req) ex.log.received += (chunk as Buffer).length;
+  } catch {
+    return { status: 400 };
+  }
+  return refusal ?? json(200, { received: ex.log.received });
 }
 
 /** 503 every time; `?retryAfter=N` adds a Retry-After. */

@@ -52,6 +52,8 @@ export interface LoggedRequest {
   form?: Record<string, string>;
   /** The body as received, for requests to the resource API. */
   body?: Buffer;
+  /** Bytes of the body read so far, for the upload endpoint, which keeps none of them. */
+  received?: number;
   status?: number;
   /** By the emulator's (injectable) clock. */
   time: number;

@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IdcliError } from '../../src/errors.js';
 import { createHttpClient, type HttpClient, request } from '../../src/http/client.js';
-import { NetworkError } from '../../src/http/types.js';
+import { NetworkError, type StreamedBody } from '../../src/http/types.js';
 import { listenLoopback } from '../support/listen.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
@@ -10,6 +11,8 @@ type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 interface TestServer {
   url: string;
   hits: number;
+  /** Each request's body, as text. */
+  bodies: string[];
   connections: number;
   close(): Promise<void>;
 }
@@ -18,12 +21,16 @@ const servers: TestServer[] = [];
 const clients: HttpClient[] = [];
 
 async function serve(handler: Handler): Promise<TestServer> {
-  const state = { hits: 0, connections: 0 };
+  const state = { hits: 0, connections: 0, bodies: [] as string[] };
   const server: Server = createServer((req, res) => {
     state.hits++;
-    // Drain the request body before answering, as a real server would.
-    req.resume();
-    req.on('end', () => handler(req, res, state.hits));
+    // Read the request body before answering, as a real server would.
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      state.bodies.push(Buffer.concat(chunks).toString());
+      handler(req, res, state.hits);
+    });
   });
   server.on('connection', () => state.connections++);
   const listening = await listenLoopback(server);
@@ -35,6 +42,7 @@ async function serve(handler: Handler): Promise<TestServer> {
     get connections() {
       return state.connections;
     },
+    bodies: state.bodies,
     close: listening.close,
   };
   servers.push(t);
@@ -155,6 +163,32 @@ describe('http client over real sockets', () => {
     });
     expect((await c.requestWithRetry({ method: 'GET', url: `${e.url}/x` }, fast)).status).toBe(500);
     expect(e.hits).toBe(1);
+  });
+
+  it('retries a GET whose streamed body can be read again, whole; never one that can be read only once', async () => {
+    const c = client();
+    const s = await serve((_req, res, n) => {
+      res.statusCode = n === 1 ? 503 : 200;
+      res.end();
+    });
+    const again: StreamedBody = {
+      replayable: true,
+      length: 5,
+      open: () => Readable.from([Buffer.from('ab'), Buffer.from('cde')], { objectMode: false }),
+    };
+    expect((await c.requestWithRetry({ method: 'GET', url: `${s.url}/x`, body: again }, fast)).status).toBe(200);
+    expect(s.bodies).toEqual(['abcde', 'abcde']);
+    // Of unknown length, so chunked, which a GET gets only when asked for by name.
+    const t = await serve((_req, res) => {
+      res.statusCode = 503;
+      res.end();
+    });
+    const once: StreamedBody = {
+      replayable: false,
+      open: () => Readable.from([Buffer.from('xy'), Buffer.from('z')], { objectMode: false }),
+    };
+    expect((await c.requestWithRetry({ method: 'GET', url: `${t.url}/x`, body: once }, fast)).status).toBe(503);
+    expect(t.bodies).toEqual(['xyz']);
   });
 
   it('retries a connection dropped before the response and one dropped mid-body', async () => {

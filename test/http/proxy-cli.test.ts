@@ -4,7 +4,7 @@
  * and a proxy that is down is named in a one-line error. Also checks that only a proxied request loads undici.
  */
 import { existsSync } from 'node:fs';
-import { cp, mkdir, symlink } from 'node:fs/promises';
+import { cp, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -128,6 +128,31 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
     expect(l.code).toBe(0);
     expect(l.stdout.split('\n').filter(Boolean)).toHaveLength(3);
     expect(authProxy.hits.slice(1).map((h) => h.target.split('?')[0])).toEqual([`${emu.baseUrl}/v1/users`]);
+  });
+
+  it('api --input through the proxy: a file with its Content-Length, over 64 MB of stdin chunked, both whole', async () => {
+    env.token = emu.mintTokens().access_token;
+    const file = join(env.configDir, 'body.json');
+    await writeFile(file, '{"from":"a file"}');
+    const r = await run(['api', '/v1/echo', '--input', file], { HTTP_PROXY: proxy.url });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ body: '{"from":"a file"}', headers: { 'content-length': '17' } });
+
+    const size = 70 * 1024 * 1024;
+    const big = await runCli(['api', '-X', 'PUT', '/v1/upload', '--input', '-'], {
+      env: cliEnv(env, { HTTP_PROXY: proxy.url }),
+      input: 'x'.repeat(size),
+      timeoutMs: 60_000,
+    });
+    expect(big.code).toBe(0);
+    expect(JSON.parse(big.stdout)).toEqual({ received: size });
+    expect(big.stderr).toContain('stdin is over 64 MB');
+    expect(emu.requests.at(-1)?.headers['transfer-encoding']).toBe('chunked');
+    expect(proxy.hits.map((h) => `${h.method} ${h.target}`)).toEqual([
+      `POST ${emu.baseUrl}/v1/echo`,
+      `PUT ${emu.baseUrl}/v1/upload`,
+    ]);
   });
 
   it('NO_PROXY=127.0.0.1 bypasses the proxy for list and for the refresh', async () => {

@@ -44,6 +44,8 @@ describe('planRequest', () => {
     expect(usage({ headers: ['no colon'] }).message).toContain("takes 'Name: value'");
     expect(usage({ headers: ['X-A: 1\r\nAuthorization: x'] }).message).toContain('control character');
     expect(usage({ method: 'GET /x' }).message).toContain('not an HTTP method');
+    expect(usage({ method: 'CONNECT' }).message).toContain('CONNECT is not supported: it opens a tunnel');
+    expect(usage({ method: 'trace' }).message).toContain('TRACE is not supported: the server would echo');
     expect(usage({ input: '' }).message).toContain('--input needs a file name');
     expect(usage({ target: ' ' }).message).toContain('needs a path or URL');
   });

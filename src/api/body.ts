@@ -1,0 +1,212 @@
+/**
+ * `idcli api --input`: the request body from a file, stdin, a pipe or a device, sent as it is read instead of held
+ * whole. A regular file is read again from its start for each attempt. What can be read only once is kept in memory
+ * up to REPLAY_CAP, so that a retry or the repeat after a 401 can send it again; a longer one goes out once.
+ */
+import { close, constants, createReadStream, fstat, open, type Stats } from 'node:fs';
+import { Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import { isatty, ReadStream } from 'node:tty';
+import { ExitCode, IdcliError, usageError } from '../errors.js';
+import { seconds } from '../http/limits.js';
+import type { StreamedBody } from '../http/types.js';
+import type { Logger } from '../log.js';
+
+/** The most of a body that can be read only once (stdin, a pipe, a device) kept for a second attempt. */
+export const REPLAY_CAP = 64 * 1024 * 1024;
+
+export interface InputBody {
+  body: StreamedBody;
+  /** Where the body comes from, as messages name it: `stdin` or `--input <path>`. */
+  what: string;
+  /** Lets go of the file or stream; nothing is read after. */
+  close(): void;
+}
+
+export interface InputOptions {
+  /** Ends the wait for the body (SIGINT, SIGTERM, SIGHUP). */
+  signal: AbortSignal;
+  /** How long a body that can be read only once may take to arrive (IDCLI_HTTP_TIMEOUT). */
+  deadlineMs: number;
+  log: Pick<Logger, 'info'>;
+  /** The process's stdin, for `-`; opened only then. */
+  stdin: () => NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+/** The body of `--input <path>`, or of stdin for `-`. A source that cannot be opened or read is a usage error. */
+export async function openInput(path: string, o: InputOptions): Promise<InputBody> {
+  if (path === '-') return keepOrStream(o.stdin() as Readable, 'stdin', o);
+  const what = `--input ${path}`;
+  let fd: number | undefined;
+  let stats: Stats;
+  try {
+    fd = await openWithoutWaiting(path);
+    stats = await statOf(fd);
+    if (stats.isDirectory()) throw Object.assign(new Error('a directory'), { code: 'EISDIR' });
+  } catch (err) {
+    if (fd !== undefined) close(fd, () => {});
+    throw cannotRead(what, err);
+  }
+  // A file that says it is empty may still have content to read (those under /proc do): read it like a pipe.
+  if (stats.isFile() && stats.size > 0) return fileBody(fd, stats.size, path, what);
+  return keepOrStream(streamOf(fd, stats, path), what, o);
+}
+
+/**
+ * O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, inside a thread of the pool where no signal
+ * and no timer can end the wait. Reads from the descriptor then go through streams that poll it.
+ */
+function openWithoutWaiting(path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    open(path, constants.O_RDONLY | constants.O_NONBLOCK, (err, fd) => (err ? reject(err) : resolve(fd)));
+  });
+}
+
+function statOf(fd: number): Promise<Stats> {
+  return new Promise((resolve, reject) => fstat(fd, (err, stats) => (err ? reject(err) : resolve(stats))));
+}
+
+/** A stream that owns `fd`: a FIFO and a terminal are polled from the event loop, anything else read as a file. */
+function streamOf(fd: number, stats: Stats, path: string): Readable {
+  if (stats.isFIFO()) return new Socket({ fd, readable: true, writable: false });
+  if (isatty(fd)) return new ReadStream(fd);
+  return createReadStream(path, { fd });
+}
+
+/** A regular file: its size is known (Content-Length), and each attempt reads it again from the first byte. */
+function fileBody(fd: number, size: number, path: string, what: string): InputBody {
+  return {
+    what,
+    body: {
+      length: size,
+      replayable: true,
+      open: () => {
+        const bytes = createReadStream(path, { fd, start: 0, end: size - 1, autoClose: false });
+        return Readable.from(exactly(bytes, size, what), { objectMode: false });
+      },
+    },
+    close: () => close(fd, () => {}),
+  };
+}
+
+/** The file's bytes, failing when it turns out shorter than announced: a Content-Length must be met. */
+async function* exactly(bytes: Readable, size: number, what: string): AsyncGenerator<Buffer> {
+  let sent = 0;
+  try {
+    for await (const chunk of bytes) {
+      sent += (chunk as Buffer).length;
+      yield chunk as Buffer;
+    }
+  } catch (err) {
+    throw cannotRead(what, err);
+  }
+  if (sent !== size) throw usageError(`${what} changed while it was being sent`, 'send a file nothing else writes to');
+}
+
+/**
+ * Reads a source that can be read only once until it ends or passes REPLAY_CAP. Whole within the cap, it is kept and
+ * can be sent any number of times; beyond, the part read so far and the rest go out once, as they are read. Until
+ * then the wait ends on a signal, and (but for a person typing at a terminal) after IDCLI_HTTP_TIMEOUT.
+ */
+async function keepOrStream(source: Readable & { isTTY?: boolean }, what: string, o: InputOptions): Promise<InputBody> {
+  if (source.isTTY === true) o.log.info(`reading the request body from ${what}; end it with Ctrl-D`);
+  const chunks = source[Symbol.asyncIterator]();
+  const kept: Buffer[] = [];
+  let size = 0;
+  const stop = stopOnSignalOrDeadline(source, what, o);
+  try {
+    while (size <= REPLAY_CAP) {
+      const next = await chunks.next();
+      if (next.done) {
+        return { what, body: keptBody(kept, size), close: () => source.destroy() };
+      }
+      const chunk = toBuffer(next.value);
+      kept.push(chunk);
+      size += chunk.length;
+    }
+  } catch (err) {
+    source.destroy();
+    throw stop.reason() ?? cannotRead(what, err);
+  } finally {
+    stop.clear();
+  }
+  o.log.info(
+    `${what} is over ${REPLAY_CAP / 1024 / 1024} MB: it is sent as it is read, and the request is not repeated ` +
+      '(no retry, no second try after a 401)',
+  );
+  return { what, body: onceBody(kept, chunks, what), close: () => source.destroy() };
+}
+
+function keptBody(kept: Buffer[], size: number): StreamedBody {
+  return { length: size, replayable: true, open: () => Readable.from(kept, { objectMode: false }) };
+}
+
+function onceBody(kept: Buffer[], rest: AsyncIterator<unknown>, what: string): StreamedBody {
+  let opened = false;
+  return {
+    replayable: false,
+    open() {
+      if (opened) throw new Error(`${what} can be sent only once`);
+      opened = true;
+      return Readable.from(keptThenRest(kept, rest, what), { objectMode: false });
+    },
+  };
+}
+
+async function* keptThenRest(kept: Buffer[], rest: AsyncIterator<unknown>, what: string): AsyncGenerator<Buffer> {
+  // Each kept chunk is let go once it is handed on, so memory falls back as the body goes out.
+  for (let chunk = kept.shift(); chunk !== undefined; chunk = kept.shift()) yield chunk;
+  for (;;) {
+    let next: IteratorResult<unknown>;
+    try {
+      next = await rest.next();
+    } catch (err) {
+      throw cannotRead(what, err);
+    }
+    if (next.done) return;
+    yield toBuffer(next.value);
+  }
+}
+
+function stopOnSignalOrDeadline(
+  source: Readable & { isTTY?: boolean },
+  what: string,
+  o: InputOptions,
+): { reason: () => IdcliError | undefined; clear: () => void } {
+  let reason: IdcliError | undefined;
+  const stop = (err: IdcliError): void => {
+    reason ??= err;
+    source.destroy(err);
+  };
+  const onAbort = (): void => stop(new IdcliError('interrupted', ExitCode.INTERRUPTED));
+  // A person typing the body ends it with Ctrl-D or gives up with Ctrl-C; no timer hurries them.
+  const timer = source.isTTY === true ? undefined : setTimeout(() => stop(timedOut(what, o.deadlineMs)), o.deadlineMs);
+  if (o.signal.aborted) onAbort();
+  else o.signal.addEventListener('abort', onAbort, { once: true });
+  return {
+    reason: () => reason,
+    clear() {
+      clearTimeout(timer);
+      o.signal.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** Exit 4 like any exchange that outlasts IDCLI_HTTP_TIMEOUT: the body is the first part of the request. */
+function timedOut(what: string, deadlineMs: number): IdcliError {
+  return new IdcliError(
+    `the request body from ${what} did not arrive within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT)`,
+    ExitCode.NETWORK,
+    { hint: 'check that something writes it and closes it, or raise IDCLI_HTTP_TIMEOUT' },
+  );
+}
+
+function toBuffer(chunk: unknown): Buffer {
+  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+}
+
+function cannotRead(what: string, err: unknown): IdcliError {
+  if (err instanceof IdcliError) return err;
+  const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+  return usageError(`cannot read ${what}: ${code}`);
+}
