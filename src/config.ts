@@ -9,6 +9,7 @@ import { IdcliError, ExitCode, usageError } from './errors.js';
 import { DEFAULT_DEADLINE_MS } from './http/limits.js';
 import { clip, printable } from './printable.js';
 import { suggest } from './suggest.js';
+import { isTokenText } from './token-rules.js';
 
 export interface Settings {
   profile: string;
@@ -258,11 +259,6 @@ export function httpTimeoutMs(env: Record<string, string | undefined>): number {
   }
   // Weeks are as good as forever here; clamped, not refused, so that a large value means what it says.
   return Math.min(Math.ceil(sec * 1000), MAX_TIMER_MS);
-}
-
-/** Visible ASCII only, as the token client also demands of the tokens it receives (RFC 6750 §2.1 b64token and more). */
-export function isTokenText(value: string): boolean {
-  return /^[\x21-\x7E]+$/.test(value);
 }
 
 function nonEmpty(v: string | undefined): string | undefined {

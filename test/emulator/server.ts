@@ -61,6 +61,19 @@ function faultReply(fault: Fault & { kind: 'status' | 'body' }): Reply {
   return { status: fault.status, headers, body };
 }
 
+/** The reply with `fields` put into its JSON object; any other reply is left as it is. */
+function patched(reply: Reply, fields: Record<string, unknown>): Reply {
+  if (typeof reply.body !== 'string') return reply;
+  let value: unknown;
+  try {
+    value = JSON.parse(reply.body);
+  } catch {
+    return reply;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return reply;
+  return { ...reply, body: JSON.stringify({ ...value, ...fields }) };
+}
+
 function chunks(body: Reply['body']): Buffer[] {
   if (body === undefined) return [];
   if (Array.isArray(body)) return body;
@@ -102,6 +115,7 @@ async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res:
   const ex: Exchange = { req, pathname, query: qi < 0 ? '' : raw.slice(qi + 1), log };
   const fault = faults.take(pathname);
   let truncate = false;
+  let patch: Record<string, unknown> | undefined;
   if (fault) {
     switch (fault.kind) {
       case 'drop':
@@ -125,9 +139,13 @@ async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res:
       case 'drop-mid-body':
         truncate = true;
         break;
+      case 'patch':
+        patch = fault.fields;
+        break;
     }
   }
-  const reply = await route(core, ex);
+  const routed = await route(core, ex);
+  const reply = patch === undefined ? routed : patched(routed, patch);
   log.status = reply.status;
   send(res, reply, truncate);
 }

@@ -73,7 +73,12 @@ export type Fault =
   | { kind: 'body'; status?: number; contentType?: string; body: string; headers?: Record<string, string> }
   /** Collection paths only: replaces links.next of the page with this value (undefined removes it). */
   | { kind: 'next'; href: unknown }
-  | { kind: 'drop-mid-body' };
+  | { kind: 'drop-mid-body' }
+  /**
+   * The endpoint answers as usual (a grant is really spent), then these members replace those of its JSON reply:
+   * a token response with the tokens the emulator issued and, say, an `expires_in` of 1e300.
+   */
+  | { kind: 'patch'; fields: Record<string, unknown> };
 
 export interface FaultSpec {
   /** Pathname to match ('/v1/users', '/oauth/token', ...); '*' matches every path. */
