@@ -267,6 +267,7 @@ export function run(): void {
   let controller: AbortController | undefined;
   let stdout: (NodeJS.WritableStream & Writable & { isTTY?: boolean }) | undefined;
   let writeFailure: unknown;
+  let stderrGuarded = false;
   const proc: Process = {
     argv: process.argv,
     env: process.env,
@@ -282,6 +283,12 @@ export function run(): void {
       return stdout;
     },
     get stderr() {
+      if (!stderrGuarded) {
+        stderrGuarded = true;
+        // Messages are best effort: a stderr that cannot be written (`2>/dev/full`, a terminal that went away) must
+        // neither change the exit code nor stop the data on stdout, and its 'error' must not crash the run.
+        process.stderr.on('error', () => {});
+      }
       return process.stderr;
     },
     print(text) {
