@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
 import { DEFAULT_DEADLINE_MS } from './http/limits.js';
-import { clip, printable } from './printable.js';
+import { clip, printable, quoted } from './printable.js';
 import { suggest } from './suggest.js';
 import { isTokenText } from './token-rules.js';
 
@@ -62,7 +62,7 @@ export function assertConfigKey(key: string): ConfigKey {
   if (isConfigKey(key)) return key;
   const near = suggest(key, Object.keys(CONFIG_KEYS));
   throw usageError(
-    `unknown config key '${key}'`,
+    `unknown config key ${quoted(key)}`,
     near ? `did you mean '${near}'?` : `keys: ${Object.keys(CONFIG_KEYS).join(', ')}`,
   );
 }
@@ -175,11 +175,12 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
   const out: ConfigFile = { profiles: {} };
   for (const [name, entries] of Object.entries((profiles ?? {}) as Record<string, unknown>)) {
     if (typeof entries !== 'object' || entries === null)
-      throw usageError(`${path}: profile '${name}' must be an object`);
+      throw usageError(`${path}: profile ${quoted(name)} must be an object`);
     const profile: Partial<Record<ConfigKey, string>> = {};
     for (const [key, value] of Object.entries(entries)) {
-      if (!isConfigKey(key)) throw usageError(`${path}: unknown key '${key}' in profile '${name}'`);
-      if (typeof value !== 'string') throw usageError(`${path}: '${key}' in profile '${name}' must be a string`);
+      if (!isConfigKey(key)) throw usageError(`${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
+      if (typeof value !== 'string')
+        throw usageError(`${path}: ${quoted(key)} in profile ${quoted(name)} must be a string`);
       profile[key] = value;
     }
     out.profiles[name] = profile;
@@ -202,7 +203,7 @@ export async function saveConfigFile(configDir: string, file: ConfigFile, opts: 
 export function profileName(flags: SettingFlags, env: Record<string, string | undefined>): string {
   const name = flags.profile ?? env.IDCLI_PROFILE ?? 'default';
   if (!PROFILE_RE.test(name))
-    throw usageError(`invalid profile name '${name}'`, 'use letters, digits, dot, dash or underscore');
+    throw usageError(`invalid profile name ${quoted(name)}`, 'use letters, digits, dot, dash or underscore');
   return name;
 }
 
@@ -216,7 +217,7 @@ export function resolveSettings(
   const fromFile = file.profiles[profile] ?? {};
   const mode = env.IDCLI_CREDENTIAL_STORE || 'auto';
   if (!(STORES as readonly string[]).includes(mode)) {
-    throw usageError(`IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not '${mode}'`);
+    throw usageError(`IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(mode)}`);
   }
   const settings: Settings = {
     profile,
@@ -288,11 +289,11 @@ export function validateSetting(key: ConfigKey, raw: string): string {
     case 'redirect-uri':
       return validateRedirectUri(value);
     case 'client-id':
-      if (!UUID_RE.test(value)) throw usageError(`client-id must be a UUID, not '${value}'`);
+      if (!UUID_RE.test(value)) throw usageError(`client-id must be a UUID, not ${quoted(value)}`);
       return value;
     case 'client-name':
       if (!CLIENT_NAME_RE.test(value))
-        throw usageError(`client-name must be one scope token (no spaces or quotes), not '${value}'`);
+        throw usageError(`client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`);
       return value;
     default:
       return value;
@@ -311,13 +312,13 @@ function validateServiceUrl(key: ConfigKey, value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw usageError(`${key} must be an absolute URL, not '${value}'`);
+    throw usageError(`${key} must be an absolute URL, not ${quoted(value)}`);
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    throw usageError(`${key} must use https (http is allowed only for loopback hosts): '${value}'`);
+    throw usageError(`${key} must use https (http is allowed only for loopback hosts): ${quoted(value)}`);
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw usageError(`${key} must not contain credentials, a query or a fragment: '${value}'`);
+    throw usageError(`${key} must not contain credentials, a query or a fragment: ${quoted(value)}`);
   }
   // Keep the path (a service may live under a prefix) but without a trailing slash, so `${base}/oauth/token` is right.
   return value.replace(/\/+$/, '');
@@ -330,7 +331,7 @@ function validateRedirectUri(value: string): string {
   const m = REDIRECT_RE.exec(value);
   if (!m || Number(m[2]) > 65535) {
     throw usageError(
-      `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not '${value}'`,
+      `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not ${quoted(value)}`,
     );
   }
   return value; // sent byte-for-byte, so never normalised

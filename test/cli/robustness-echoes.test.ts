@@ -212,3 +212,64 @@ describe('tokens with control characters', () => {
     expect(t.stdout).toBe('');
   }, 30_000);
 });
+
+describe('what the user typed, echoed in errors', () => {
+  const cli = async (args: string[], extra: Record<string, string> = {}) => {
+    const dir = await tempDir();
+    try {
+      return await runCli(args, { env: baseEnv({ IDCLI_CONFIG_DIR: dir.path, ...extra }), timeoutMs: 30_000 });
+    } finally {
+      await dir.cleanup();
+    }
+  };
+
+  it('a number flag beyond 2^53 is told the largest number it takes', async () => {
+    const limit = (flag: string, shown: string) =>
+      `error: ${flag} must be a whole number no larger than 9007199254740991, not ${shown}\n`;
+    for (const [flag, value, shown] of [
+      ['--limit', '9007199254740992', '9007199254740992'],
+      ['--page-index', '9007199254740993', '9007199254740993'],
+      ['--page-size', '1'.repeat(400), `${'1'.repeat(199)}…`],
+    ] as const) {
+      const r = await cli(['list', flag, value, '/v1/items']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(limit(flag, shown));
+    }
+    const max = await cli(['list', '--limit', '9007199254740991', '--base-url', 'x', '/v1/items']);
+    expect(max.stderr).not.toMatch(/--limit/);
+  }, 30_000);
+
+  it('an argument of 128 KiB is cut to 200 characters in the one error line', async () => {
+    const big = 'x'.repeat(131_000);
+    const cases: [string[], Record<string, string>?][] = [
+      [['list', '--limit', big, '/v1/items']],
+      [[`--${big}`]],
+      [[`-${big}`]],
+      [[big]],
+      [['config', big]],
+      [['list', '/v1/items', big]],
+      [['login', '--prompt', big]],
+      [['completion', big]],
+      [['config', 'set', big, '1']],
+      [['config', 'set', 'client-id', big]],
+      [['config', 'set', 'base-url', big]],
+      [['--profile', big, 'status']],
+      [['api', '-H', big, '/v1/items'], { IDCLI_BASE_URL: 'https://id.example.com' }],
+      [['api', '-f', big, '/v1/items'], { IDCLI_BASE_URL: 'https://id.example.com' }],
+      [['status'], { IDCLI_CREDENTIAL_STORE: big }],
+      [['status'], { IDCLI_PROFILE: big }],
+      [['status'], { IDCLI_CLIENT_ID: big }],
+    ];
+    for (const [args, env] of cases) {
+      const r = await cli(args, env);
+      const what = `${args.map((a) => a.slice(0, 12)).join(' ')} ${Object.keys(env ?? {}).join(' ')}`;
+      expect(r.code, what).toBe(2);
+      expect(r.stderr, what).toMatch(/^error: .*x…/);
+      expect(
+        r.stderr.split('\n').filter((l) => l !== ''),
+        what,
+      ).toHaveLength(1);
+      expect(longest(r.stderr), what).toBeLessThan(600);
+    }
+  }, 120_000);
+});
