@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import type { Emulator } from '../emulator/index.js';
-import { cliEnv, list, type ListEnv, eachTest } from '../list/helpers.js';
+import { cliEnv, list, type ListEnv, eachTest, ndjson, plainItems, resumeUrl } from '../list/helpers.js';
 import { baseEnv, runCli, tempDir } from '../support/cli.js';
 
 /** Serves /v1/items pages as `route(query)` decides, accepting request lines of megabytes. */
@@ -272,4 +272,32 @@ describe('what the user typed, echoed in errors', () => {
       expect(longest(r.stderr), what).toBeLessThan(600);
     }
   }, 120_000);
+});
+
+describe('secrets a server puts in its links', () => {
+  let emu: Emulator;
+  let env: ListEnv & { cleanup: () => Promise<void> };
+  const ITEMS = plainItems(250);
+
+  eachTest(ITEMS, (e, v) => {
+    emu = e;
+    env = v;
+  });
+
+  it('the resume hint redacts the parameters --verbose redacts, and keeps every other byte', async () => {
+    const secret = 'SECRET-in-a-link-0123456789';
+    const next = `${emu.baseUrl}/v1/items?pageIndex=1&pageSize=100&access_token=${secret}&Code=${secret}&f=a+b%2Bc`;
+    for (const verbose of [[], ['--verbose']]) {
+      emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: next } });
+      emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 500 } });
+      const r = await list(env, [...verbose, '--max-retries', '0', '/v1/items']);
+      expect(r.code).toBe(4);
+      expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
+      expect(r.stderr).not.toContain(secret);
+      expect(resumeUrl(r.stderr)).toBe(
+        `${emu.baseUrl}/v1/items?pageIndex=1&pageSize=100&access_token=[redacted]&Code=[redacted]&f=a+b%2Bc`,
+      );
+      if (verbose.length) expect(r.stderr).toContain('access_token=[redacted]&Code=[redacted]');
+    }
+  }, 60_000);
 });
