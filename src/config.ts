@@ -2,9 +2,9 @@
  * Settings and their precedence: command-line flag > environment variable > the profile in the config file >
  * built-in default (cli-contract "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
  */
-import { chmodSync, closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { chmodSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
 import { DEFAULT_DEADLINE_MS } from './http/limits.js';
 import { clip, printable, quoted } from './printable.js';
@@ -71,8 +71,29 @@ export function assertConfigKey(key: string): ConfigKey {
 export function configDirFor(env: Record<string, string | undefined>, platform = process.platform): string {
   if (env.IDCLI_CONFIG_DIR) return env.IDCLI_CONFIG_DIR;
   if (platform === 'win32' && env.APPDATA) return join(env.APPDATA, 'idcli');
-  if (platform === 'darwin') return join(env.HOME ?? homedir(), 'Library', 'Application Support', 'idcli');
-  return join(env.XDG_CONFIG_HOME || join(env.HOME ?? homedir(), '.config'), 'idcli');
+  if (platform === 'darwin') return join(homeDir(env), 'Library', 'Application Support', 'idcli');
+  // XDG Base Directory spec: a relative path in these variables is invalid and is to be ignored.
+  const xdg = env.XDG_CONFIG_HOME;
+  return join(xdg && isAbsolute(xdg) ? xdg : join(homeDir(env), '.config'), 'idcli');
+}
+
+/**
+ * $HOME, or the home directory of the password database when $HOME is unset or relative: taken from the working
+ * directory, a relative one would put the credentials somewhere else in every directory idcli runs in.
+ */
+function homeDir(env: Record<string, string | undefined>): string {
+  if (env.HOME && isAbsolute(env.HOME)) return env.HOME;
+  let home: string | undefined;
+  try {
+    home = userInfo().homedir;
+  } catch {
+    // No entry for this user (a container's arbitrary uid): told below.
+  }
+  if (home && isAbsolute(home)) return home;
+  throw usageError(
+    'no config directory: HOME is not an absolute path and the user has no home directory',
+    'set IDCLI_CONFIG_DIR (or HOME) to an absolute path',
+  );
 }
 
 export function configPath(configDir: string): string {
@@ -92,15 +113,22 @@ export interface ConfigFileOptions {
 export async function loadConfigFile(configDir: string, opts: ConfigFileOptions = {}): Promise<ConfigFile> {
   const path = configPath(configDir);
   // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
-  // Most users never create one; asking first spares the throw and catch of ENOENT.
-  if (!existsSync(path)) return { profiles: {} };
+  // Most users never create one: throwIfNoEntry spares the throw and catch of ENOENT. Any other failure (the
+  // directory is a file, or may not be looked into) is told now, before a command works with it.
+  let exists: boolean;
+  try {
+    exists = statSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch (err) {
+    throw configDirFault(configDir, path, err, 'read');
+  }
+  if (!exists) return { profiles: {} };
   checkConfigDir(configDir, opts.warn);
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | O_NONBLOCK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
-    throw new IdcliError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.USAGE);
+    throw configDirFault(configDir, path, err, 'read');
   }
   try {
     return parseConfigFile(readBounded(fd, path), path);
@@ -144,9 +172,9 @@ function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {
   try {
     st = statSync(configDir);
   } catch (err) {
-    throw new IdcliError(`cannot read ${configDir}: ${(err as Error).message}`, ExitCode.USAGE);
+    throw configDirFault(configDir, configDir, err, 'read');
   }
-  if (!st.isDirectory()) throw usageError(`${configDir} is not a directory`);
+  if (!st.isDirectory()) throw notADirectory(configDir);
   if (process.platform === 'win32' || (st.mode & 0o077) === 0) return;
   try {
     chmodSync(configDir, 0o700);
@@ -191,13 +219,63 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
 /** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
 export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
   // Imported here: every command reads the config file, only `config set` and `config unset` write it.
-  const { mkdir, rename, writeFile } = await import('node:fs/promises');
-  await mkdir(configDir, { recursive: true, mode: 0o700 });
+  const { mkdir, rename, rm, writeFile } = await import('node:fs/promises');
+  try {
+    await mkdir(configDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw configDirFault(configDir, configDir, err, 'create');
+  }
   checkConfigDir(configDir, opts.warn);
   const path = configPath(configDir);
   const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => {});
+    throw configDirFault(configDir, path, err, 'write');
+  }
+}
+
+/**
+ * A file-system failure on the config directory or a file in it: a configuration error (exit 2) that names the
+ * path and the way out, where the bare errno text would read as a crash.
+ */
+function configDirFault(configDir: string, path: string, err: unknown, doing: 'read' | 'create' | 'write'): IdcliError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const elsewhere = 'or set IDCLI_CONFIG_DIR to another directory';
+  // mkdir -p answers EEXIST when the directory's own name is taken by a file.
+  if (code === 'ENOTDIR' || code === 'EEXIST') return notADirectory(configDir);
+  if (code === 'EACCES' || code === 'EPERM') {
+    return usageError(
+      `cannot ${doing} ${path}: permission denied`,
+      `check the owner and mode of ${configDir}, ${elsewhere}`,
+    );
+  }
+  if (code === 'EROFS')
+    return usageError(
+      `cannot ${doing} ${path}: the file system is read-only`,
+      `set IDCLI_CONFIG_DIR to another directory`,
+    );
+  return usageError(`cannot ${doing} ${path} (${code ?? (err as Error).message})`, `check ${configDir}, ${elsewhere}`);
+}
+
+/** The config directory is a file, or lies inside one: named, so the user knows which file is in the way. */
+function notADirectory(configDir: string): IdcliError {
+  const fix = 'remove or rename that file, or set IDCLI_CONFIG_DIR to a directory';
+  for (let dir = configDir; ; dir = dirname(dir)) {
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(dir, { throwIfNoEntry: false });
+    } catch {
+      // ENOTDIR: the file is further up.
+    }
+    if (st && !st.isDirectory()) {
+      const where = dir === configDir ? 'is a file' : `is inside ${dir}, which is a file`;
+      return usageError(`the config directory ${configDir} ${where}`, fix);
+    }
+    if (dirname(dir) === dir) return usageError(`the config directory ${configDir} is not a directory`, fix);
+  }
 }
 
 export function profileName(flags: SettingFlags, env: Record<string, string | undefined>): string {
