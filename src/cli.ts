@@ -40,9 +40,12 @@ export interface Process {
   interrupt(): AbortSignal;
   /**
    * Resolves once stdout holds everything written to it, with the write error (never EPIPE) if there was one.
+   * A stop signal ends the wait: what a reader has not taken by then is given up, as the user asked to stop.
    * Optional: a caller whose stdout cannot fail (the build rendering the help page into a string) leaves it out.
    */
   flush?(): Promise<unknown>;
+  /** Whether a stop signal came; false while none was taken over. */
+  stopped?(): boolean;
 }
 
 /** The process signals handled like Ctrl-C, with the exit code each one ends the run with. */
@@ -234,6 +237,8 @@ export async function main(proc: Process): Promise<number> {
     const handler = HANDLERS[command]!;
     await handler({ args: parsed.args, options, deps: d, context, proc, globals });
     await flushed(proc);
+    // A stop signal that cut the last wait for the reader short left the output incomplete: not a success.
+    if (proc.stopped?.()) throw new IdcliError('interrupted', ExitCode.INTERRUPTED);
     return ExitCode.OK;
   } catch (err) {
     // Output that was lost outranks what the command said after writing it (`doctor` with failed checks, `status`
@@ -315,13 +320,16 @@ export function run(): void {
     },
     flush() {
       const out = stdout;
+      const stop = controller?.signal;
       return new Promise((resolve) => {
         // setImmediate: a failed synchronous write (a file on a full disk) reports its 'error' on the next tick.
         const done = (): void => void setImmediate(() => resolve(writeFailure));
-        if (!out || out.destroyed || out.writableLength === 0) done();
-        else out.write('', done);
+        if (!out || out.destroyed || out.writableLength === 0 || stop?.aborted) return done();
+        out.write('', done);
+        stop?.addEventListener('abort', done, { once: true });
       });
     },
+    stopped: () => controller?.signal.aborted === true,
   };
   main(proc).then(async (code: ExitCodeValue | number) => {
     // Exit explicitly: a keychain call cut by its timeout may still hold a worker thread that would keep us alive.
