@@ -263,7 +263,8 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
     return err.exitCode;
   }
   line(`unexpected internal error: ${(err as Error)?.message ?? String(err)}`);
-  deps?.log.verbose(String((err as Error)?.stack ?? err));
+  // The kind of error helps a bug report; a stack trace never reaches the user (cli-contract), not even here.
+  deps?.log.verbose(`(${(err as Error)?.name ?? typeof err})`);
   return ExitCode.INTERNAL;
 }
 
