@@ -6,7 +6,8 @@ export interface PageWriter {
    * Writes one chunk (a whole page of NDJSON) and waits while the stream is over its high-water mark.
    * Resolves false once the reader has gone away (EPIPE): the caller should stop quietly. Throws the exit-1 error
    * when the chunk could not be written (a full disk, an I/O error): then it is not (wholly) in the output.
-   * `onFlushed` runs once the stream is done with the chunk's memory (written or failed).
+   * Throws WriteCut when a stop signal finds a pipe's reader taking no more of the chunk.
+   * `onFlushed` runs once the stream is done with the chunk's memory (written or failed; not after a WriteCut).
    */
   write(chunk: Buffer | string, onFlushed?: () => void): Promise<boolean>;
   readonly closed: boolean;
