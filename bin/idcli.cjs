@@ -18,10 +18,15 @@ if (only === '--version' || only === '-V' || only === '--help' || only === '-h')
   } catch (err) {
     // A reader that went away (EPIPE) is not an error; any other failed write is (cli-contract "Streams and exit codes").
     if (err.code !== 'EPIPE') {
-      process.stderr.write(
-        `error: cannot write the output (${err.code ?? err.message}); check the disk or the file it goes to\n`,
-      );
       process.exitCode = 1;
+      try {
+        writeSync(
+          2,
+          `error: cannot write the output (${err.code ?? err.message}); check the disk or the file it goes to\n`,
+        );
+      } catch {
+        // stderr is best effort: the exit code still tells.
+      }
     }
   }
 } else {

@@ -40,9 +40,12 @@ export interface Process {
   interrupt(): AbortSignal;
   /**
    * Resolves once stdout holds everything written to it, with the write error (never EPIPE) if there was one.
+   * A stop signal ends the wait: what a reader has not taken by then is given up, as the user asked to stop.
    * Optional: a caller whose stdout cannot fail (the build rendering the help page into a string) leaves it out.
    */
   flush?(): Promise<unknown>;
+  /** Whether a stop signal came; false while none was taken over. */
+  stopped?(): boolean;
 }
 
 /** The process signals handled like Ctrl-C, with the exit code each one ends the run with. */
@@ -234,6 +237,8 @@ export async function main(proc: Process): Promise<number> {
     const handler = HANDLERS[command]!;
     await handler({ args: parsed.args, options, deps: d, context, proc, globals });
     await flushed(proc);
+    // A stop signal that cut the last wait for the reader short left the output incomplete: not a success.
+    if (proc.stopped?.()) throw new IdcliError('interrupted', ExitCode.INTERRUPTED);
     return ExitCode.OK;
   } catch (err) {
     // Output that was lost outranks what the command said after writing it (`doctor` with failed checks, `status`
@@ -258,7 +263,8 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
     return err.exitCode;
   }
   line(`unexpected internal error: ${(err as Error)?.message ?? String(err)}`);
-  deps?.log.verbose(String((err as Error)?.stack ?? err));
+  // The kind of error helps a bug report; a stack trace never reaches the user (cli-contract), not even here.
+  deps?.log.verbose(`(${(err as Error)?.name ?? typeof err})`);
   return ExitCode.INTERNAL;
 }
 
@@ -267,6 +273,7 @@ export function run(): void {
   let controller: AbortController | undefined;
   let stdout: (NodeJS.WritableStream & Writable & { isTTY?: boolean }) | undefined;
   let writeFailure: unknown;
+  let stderrGuarded = false;
   const proc: Process = {
     argv: process.argv,
     env: process.env,
@@ -282,6 +289,12 @@ export function run(): void {
       return stdout;
     },
     get stderr() {
+      if (!stderrGuarded) {
+        stderrGuarded = true;
+        // Messages are best effort: a stderr that cannot be written (`2>/dev/full`, a terminal that went away) must
+        // neither change the exit code nor stop the data on stdout, and its 'error' must not crash the run.
+        process.stderr.on('error', () => {});
+      }
       return process.stderr;
     },
     print(text) {
@@ -308,13 +321,16 @@ export function run(): void {
     },
     flush() {
       const out = stdout;
+      const stop = controller?.signal;
       return new Promise((resolve) => {
         // setImmediate: a failed synchronous write (a file on a full disk) reports its 'error' on the next tick.
         const done = (): void => void setImmediate(() => resolve(writeFailure));
-        if (!out || out.destroyed || out.writableLength === 0) done();
-        else out.write('', done);
+        if (!out || out.destroyed || out.writableLength === 0 || stop?.aborted) return done();
+        out.write('', done);
+        stop?.addEventListener('abort', done, { once: true });
       });
     },
+    stopped: () => controller?.signal.aborted === true,
   };
   main(proc).then(async (code: ExitCodeValue | number) => {
     // Exit explicitly: a keychain call cut by its timeout may still hold a worker thread that would keep us alive.

@@ -3,13 +3,14 @@
  * built-in default (cli-contract "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
  */
 import { compressionWanted } from './http/content-coding.js';
-import { chmodSync, closeSync, constants, existsSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { chmodSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
 import { DEFAULT_DEADLINE_MS } from './http/limits.js';
-import { clip, printable } from './printable.js';
+import { clip, printable, quoted } from './printable.js';
 import { suggest } from './suggest.js';
+import { isTokenText } from './token-rules.js';
 
 export interface Settings {
   profile: string;
@@ -62,7 +63,7 @@ export function assertConfigKey(key: string): ConfigKey {
   if (isConfigKey(key)) return key;
   const near = suggest(key, Object.keys(CONFIG_KEYS));
   throw usageError(
-    `unknown config key '${key}'`,
+    `unknown config key ${quoted(key)}`,
     near ? `did you mean '${near}'?` : `keys: ${Object.keys(CONFIG_KEYS).join(', ')}`,
   );
 }
@@ -71,8 +72,29 @@ export function assertConfigKey(key: string): ConfigKey {
 export function configDirFor(env: Record<string, string | undefined>, platform = process.platform): string {
   if (env.IDCLI_CONFIG_DIR) return env.IDCLI_CONFIG_DIR;
   if (platform === 'win32' && env.APPDATA) return join(env.APPDATA, 'idcli');
-  if (platform === 'darwin') return join(env.HOME ?? homedir(), 'Library', 'Application Support', 'idcli');
-  return join(env.XDG_CONFIG_HOME || join(env.HOME ?? homedir(), '.config'), 'idcli');
+  if (platform === 'darwin') return join(homeDir(env), 'Library', 'Application Support', 'idcli');
+  // XDG Base Directory spec: a relative path in these variables is invalid and is to be ignored.
+  const xdg = env.XDG_CONFIG_HOME;
+  return join(xdg && isAbsolute(xdg) ? xdg : join(homeDir(env), '.config'), 'idcli');
+}
+
+/**
+ * $HOME, or the home directory of the password database when $HOME is unset or relative: taken from the working
+ * directory, a relative one would put the credentials somewhere else in every directory idcli runs in.
+ */
+function homeDir(env: Record<string, string | undefined>): string {
+  if (env.HOME && isAbsolute(env.HOME)) return env.HOME;
+  let home: string | undefined;
+  try {
+    home = userInfo().homedir;
+  } catch {
+    // No entry for this user (a container's arbitrary uid): told below.
+  }
+  if (home && isAbsolute(home)) return home;
+  throw usageError(
+    'no config directory: HOME is not an absolute path and the user has no home directory',
+    'set IDCLI_CONFIG_DIR (or HOME) to an absolute path',
+  );
 }
 
 export function configPath(configDir: string): string {
@@ -92,15 +114,22 @@ export interface ConfigFileOptions {
 export async function loadConfigFile(configDir: string, opts: ConfigFileOptions = {}): Promise<ConfigFile> {
   const path = configPath(configDir);
   // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
-  // Most users never create one; asking first spares the throw and catch of ENOENT.
-  if (!existsSync(path)) return { profiles: {} };
+  // Most users never create one: throwIfNoEntry spares the throw and catch of ENOENT. Any other failure (the
+  // directory is a file, or may not be looked into) is told now, before a command works with it.
+  let exists: boolean;
+  try {
+    exists = statSync(path, { throwIfNoEntry: false }) !== undefined;
+  } catch (err) {
+    throw configDirFault(configDir, path, err, 'read');
+  }
+  if (!exists) return { profiles: {} };
   checkConfigDir(configDir, opts.warn);
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | O_NONBLOCK);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
-    throw new IdcliError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.USAGE);
+    throw configDirFault(configDir, path, err, 'read');
   }
   try {
     return parseConfigFile(readBounded(fd, path), path);
@@ -144,9 +173,9 @@ function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {
   try {
     st = statSync(configDir);
   } catch (err) {
-    throw new IdcliError(`cannot read ${configDir}: ${(err as Error).message}`, ExitCode.USAGE);
+    throw configDirFault(configDir, configDir, err, 'read');
   }
-  if (!st.isDirectory()) throw usageError(`${configDir} is not a directory`);
+  if (!st.isDirectory()) throw notADirectory(configDir);
   if (process.platform === 'win32' || (st.mode & 0o077) === 0) return;
   try {
     chmodSync(configDir, 0o700);
@@ -175,11 +204,12 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
   const out: ConfigFile = { profiles: {} };
   for (const [name, entries] of Object.entries((profiles ?? {}) as Record<string, unknown>)) {
     if (typeof entries !== 'object' || entries === null)
-      throw usageError(`${path}: profile '${name}' must be an object`);
+      throw usageError(`${path}: profile ${quoted(name)} must be an object`);
     const profile: Partial<Record<ConfigKey, string>> = {};
     for (const [key, value] of Object.entries(entries)) {
-      if (!isConfigKey(key)) throw usageError(`${path}: unknown key '${key}' in profile '${name}'`);
-      if (typeof value !== 'string') throw usageError(`${path}: '${key}' in profile '${name}' must be a string`);
+      if (!isConfigKey(key)) throw usageError(`${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
+      if (typeof value !== 'string')
+        throw usageError(`${path}: ${quoted(key)} in profile ${quoted(name)} must be a string`);
       profile[key] = value;
     }
     out.profiles[name] = profile;
@@ -190,19 +220,69 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
 /** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
 export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
   // Imported here: every command reads the config file, only `config set` and `config unset` write it.
-  const { mkdir, rename, writeFile } = await import('node:fs/promises');
-  await mkdir(configDir, { recursive: true, mode: 0o700 });
+  const { mkdir, rename, rm, writeFile } = await import('node:fs/promises');
+  try {
+    await mkdir(configDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw configDirFault(configDir, configDir, err, 'create');
+  }
   checkConfigDir(configDir, opts.warn);
   const path = configPath(configDir);
   const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    await rename(tmp, path);
+  } catch (err) {
+    await rm(tmp, { force: true }).catch(() => {});
+    throw configDirFault(configDir, path, err, 'write');
+  }
+}
+
+/**
+ * A file-system failure on the config directory or a file in it: a configuration error (exit 2) that names the
+ * path and the way out, where the bare errno text would read as a crash.
+ */
+function configDirFault(configDir: string, path: string, err: unknown, doing: 'read' | 'create' | 'write'): IdcliError {
+  const code = (err as NodeJS.ErrnoException).code;
+  const elsewhere = 'or set IDCLI_CONFIG_DIR to another directory';
+  // mkdir -p answers EEXIST when the directory's own name is taken by a file.
+  if (code === 'ENOTDIR' || code === 'EEXIST') return notADirectory(configDir);
+  if (code === 'EACCES' || code === 'EPERM') {
+    return usageError(
+      `cannot ${doing} ${path}: permission denied`,
+      `check the owner and mode of ${configDir}, ${elsewhere}`,
+    );
+  }
+  if (code === 'EROFS')
+    return usageError(
+      `cannot ${doing} ${path}: the file system is read-only`,
+      `set IDCLI_CONFIG_DIR to another directory`,
+    );
+  return usageError(`cannot ${doing} ${path} (${code ?? (err as Error).message})`, `check ${configDir}, ${elsewhere}`);
+}
+
+/** The config directory is a file, or lies inside one: named, so the user knows which file is in the way. */
+function notADirectory(configDir: string): IdcliError {
+  const fix = 'remove or rename that file, or set IDCLI_CONFIG_DIR to a directory';
+  for (let dir = configDir; ; dir = dirname(dir)) {
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(dir, { throwIfNoEntry: false });
+    } catch {
+      // ENOTDIR: the file is further up.
+    }
+    if (st && !st.isDirectory()) {
+      const where = dir === configDir ? 'is a file' : `is inside ${dir}, which is a file`;
+      return usageError(`the config directory ${configDir} ${where}`, fix);
+    }
+    if (dirname(dir) === dir) return usageError(`the config directory ${configDir} is not a directory`, fix);
+  }
 }
 
 export function profileName(flags: SettingFlags, env: Record<string, string | undefined>): string {
   const name = flags.profile ?? env.IDCLI_PROFILE ?? 'default';
   if (!PROFILE_RE.test(name))
-    throw usageError(`invalid profile name '${name}'`, 'use letters, digits, dot, dash or underscore');
+    throw usageError(`invalid profile name ${quoted(name)}`, 'use letters, digits, dot, dash or underscore');
   return name;
 }
 
@@ -216,7 +296,7 @@ export function resolveSettings(
   const fromFile = file.profiles[profile] ?? {};
   const mode = env.IDCLI_CREDENTIAL_STORE || 'auto';
   if (!(STORES as readonly string[]).includes(mode)) {
-    throw usageError(`IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not '${mode}'`);
+    throw usageError(`IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(mode)}`);
   }
   const settings: Settings = {
     profile,
@@ -263,11 +343,6 @@ export function httpTimeoutMs(env: Record<string, string | undefined>): number {
   return Math.min(Math.ceil(sec * 1000), MAX_TIMER_MS);
 }
 
-/** Visible ASCII only, as the token client also demands of the tokens it receives (RFC 6750 §2.1 b64token and more). */
-export function isTokenText(value: string): boolean {
-  return /^[\x21-\x7E]+$/.test(value);
-}
-
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
@@ -295,11 +370,11 @@ export function validateSetting(key: ConfigKey, raw: string): string {
     case 'redirect-uri':
       return validateRedirectUri(value);
     case 'client-id':
-      if (!UUID_RE.test(value)) throw usageError(`client-id must be a UUID, not '${value}'`);
+      if (!UUID_RE.test(value)) throw usageError(`client-id must be a UUID, not ${quoted(value)}`);
       return value;
     case 'client-name':
       if (!CLIENT_NAME_RE.test(value))
-        throw usageError(`client-name must be one scope token (no spaces or quotes), not '${value}'`);
+        throw usageError(`client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`);
       return value;
     default:
       return value;
@@ -318,13 +393,13 @@ function validateServiceUrl(key: ConfigKey, value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw usageError(`${key} must be an absolute URL, not '${value}'`);
+    throw usageError(`${key} must be an absolute URL, not ${quoted(value)}`);
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    throw usageError(`${key} must use https (http is allowed only for loopback hosts): '${value}'`);
+    throw usageError(`${key} must use https (http is allowed only for loopback hosts): ${quoted(value)}`);
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw usageError(`${key} must not contain credentials, a query or a fragment: '${value}'`);
+    throw usageError(`${key} must not contain credentials, a query or a fragment: ${quoted(value)}`);
   }
   // Keep the path (a service may live under a prefix) but without a trailing slash, so `${base}/oauth/token` is right.
   return value.replace(/\/+$/, '');
@@ -337,7 +412,7 @@ function validateRedirectUri(value: string): string {
   const m = REDIRECT_RE.exec(value);
   if (!m || Number(m[2]) > 65535) {
     throw usageError(
-      `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not '${value}'`,
+      `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not ${quoted(value)}`,
     );
   }
   return value; // sent byte-for-byte, so never normalised

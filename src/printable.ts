@@ -45,3 +45,8 @@ export const MAX_ECHO = 200;
 export function clip(text: string, max = MAX_ECHO): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
+
+/** A value from the user or a file, quoted for a message and cut to MAX_ECHO characters: an argument can be 128 KiB. */
+export function quoted(text: string): string {
+  return `'${clip(text)}'`;
+}

@@ -32,10 +32,14 @@ export function redactParams(params: URLSearchParams): string {
 
 /** The URL without credentials or secret parameters, cut to MAX_ECHO characters: a server's link can be huge. */
 export function redactUrl(url: string | URL): string {
-  return clip(redactWholeUrl(url));
+  return clip(redactSecrets(url));
 }
 
-function redactWholeUrl(url: string | URL): string {
+/**
+ * The URL without credentials, the value of each secret parameter replaced and every other byte as it was: a URL
+ * printed for the user to run again (the resume hint) must still select the same page.
+ */
+export function redactSecrets(url: string | URL): string {
   let u: URL;
   try {
     u = new URL(String(url));
@@ -44,10 +48,28 @@ function redactWholeUrl(url: string | URL): string {
   }
   u.username = '';
   u.password = '';
-  if (u.search === '') return u.href;
-  const query = redactParams(u.searchParams);
-  u.search = '';
-  return `${u.href}?${query}`;
+  if (u.search !== '') u.search = redactQuery(u.search.slice(1));
+  return u.href;
+}
+
+function redactQuery(query: string): string {
+  return query
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      const name = eq === -1 ? part : part.slice(0, eq);
+      return isSecretParam(decodeName(name)) ? `${name}=${REDACTED}` : part;
+    })
+    .join('&');
+}
+
+/** A query parameter's name as a server reads it (`access%5Ftoken` is `access_token`). */
+function decodeName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' '));
+  } catch {
+    return name;
+  }
 }
 
 /** Replace every occurrence of each known secret value in `text`. */

@@ -4,6 +4,7 @@
  */
 import { usageError } from '../errors.js';
 import { firstPageUrl } from '../paginate/target.js';
+import { quoted } from '../printable.js';
 
 export interface ApiFlags {
   target: string;
@@ -68,7 +69,7 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
 
   let method = body.kind === 'none' ? 'GET' : 'POST';
   if (flags.method !== undefined) {
-    if (!TOKEN.test(flags.method)) throw usageError(`-X/--method: '${flags.method}' is not an HTTP method`);
+    if (!TOKEN.test(flags.method)) throw usageError(`-X/--method: ${quoted(flags.method)} is not an HTTP method`);
     // Methods are case-sensitive on the wire and every registered one is upper case (RFC 9110 §9.1).
     method = flags.method.toUpperCase();
     const refused = REFUSED_METHODS.get(method);
@@ -91,9 +92,9 @@ export function fieldsJson(fields: readonly string[]): string {
   const out = new Map<string, string>();
   for (const field of fields) {
     const eq = field.indexOf('=');
-    if (eq <= 0) throw usageError(`-f/--field takes key=value, not '${field}'`);
+    if (eq <= 0) throw usageError(`-f/--field takes key=value, not ${quoted(field)}`);
     const key = field.slice(0, eq);
-    if (out.has(key)) throw usageError(`-f/--field: '${key}' is given twice`);
+    if (out.has(key)) throw usageError(`-f/--field: ${quoted(key)} is given twice`);
     out.set(key, field.slice(eq + 1));
   }
   // Object.fromEntries defines own properties, so even a key like __proto__ stays a plain field.
@@ -107,7 +108,7 @@ export function parseHeaders(lines: readonly string[]): Record<string, string> {
     const colon = line.indexOf(':');
     const name = (colon === -1 ? line : line.slice(0, colon)).trim();
     if (colon === -1 || !TOKEN.test(name)) {
-      throw usageError(`-H/--header takes 'Name: value', not '${line}'`);
+      throw usageError(`-H/--header takes 'Name: value', not ${quoted(line)}`);
     }
     const key = name.toLowerCase();
     if (key === 'authorization') {

@@ -3,6 +3,7 @@
  * own options after it. Every mistake is a usage error (exit 2) with a "did you mean" where one is close.
  */
 import { usageError } from '../errors.js';
+import { clip, quoted } from '../printable.js';
 import { suggest } from '../suggest.js';
 import { COMMANDS, type CommandSpec, GLOBAL_OPTIONS, type OptionSpec } from './spec.js';
 
@@ -58,14 +59,17 @@ export function parseArgv(argv: readonly string[]): Parsed {
     if (!spec) {
       const known = [...(current()?.options ?? []), ...GLOBAL_OPTIONS].map((o) => o.flag);
       const elsewhere = path.length === 0 && COMMANDS.some((c) => c.options.some(matches));
-      if (elsewhere) throw usageError(`option '${flag}' belongs after its command`, `e.g. idcli <command> ${flag}`);
-      throw usage(`unknown option '${long ? flag : token}'${forCommand()}`, suggest(flag, known));
+      if (elsewhere)
+        throw usageError(`option ${quoted(flag)} belongs after its command`, `e.g. idcli <command> ${clip(flag)}`);
+      throw usage(`unknown option ${quoted(long ? flag : token)}${forCommand()}`, suggest(flag, known));
     }
     let raw: string | undefined;
     if (spec.type === 'boolean') {
       if (inline !== undefined) {
         // `-ix` is not two switches: bundling is not supported, so say which word was not understood.
-        throw long ? usageError(`option '${flag}' takes no value`) : usage(`unknown option '${token}'${forCommand()}`);
+        throw long
+          ? usageError(`option ${quoted(flag)} takes no value`)
+          : usage(`unknown option ${quoted(token)}${forCommand()}`);
       }
     } else {
       raw = inline ?? argv[++i];
@@ -93,10 +97,13 @@ export function parseArgv(argv: readonly string[]): Parsed {
       `see \`idcli ${path.map((c) => c.name).join(' ')} --help\``,
     );
   }
-  if (args.length > wanted.length) throw usageError(`unexpected argument '${args[wanted.length]}'`);
+  if (args.length > wanted.length) throw usageError(`unexpected argument ${quoted(args[wanted.length]!)}`);
   wanted.forEach((a, j) => {
     if (a.choices && !a.choices.includes(args[j]!)) {
-      throw usage(`<${a.name}> must be one of ${a.choices.join(', ')}, not '${args[j]}'`, suggest(args[j]!, a.choices));
+      throw usage(
+        `<${a.name}> must be one of ${a.choices.join(', ')}, not ${quoted(args[j]!)}`,
+        suggest(args[j]!, a.choices),
+      );
     }
   });
   for (const o of cmd.options)
@@ -112,20 +119,23 @@ export function parseArgv(argv: readonly string[]): Parsed {
     if (help && !cmd) {
       // `idcli help <command> [<subcommand>]`
       const found = COMMANDS.find((c) => c.name === token && !c.hidden);
-      if (!found) throw usage(`unknown command '${token}'`, suggest(token, visibleNames(COMMANDS)));
+      if (!found) throw usage(`unknown command ${quoted(token)}`, suggest(token, visibleNames(COMMANDS)));
       path.push(found);
       return;
     }
     if (!cmd) {
       const found = COMMANDS.find((c) => c.name === token);
-      if (!found) throw usage(`unknown command '${token}'`, suggest(token, visibleNames(COMMANDS)));
+      if (!found) throw usage(`unknown command ${quoted(token)}`, suggest(token, visibleNames(COMMANDS)));
       path.push(found);
       return;
     }
     if (cmd.subcommands) {
       const found = cmd.subcommands.find((c) => c.name === token);
       if (!found)
-        throw usage(`unknown subcommand '${cmd.name} ${token}'`, suggest(token, visibleNames(cmd.subcommands)));
+        throw usage(
+          `unknown subcommand ${quoted(`${cmd.name} ${token}`)}`,
+          suggest(token, visibleNames(cmd.subcommands)),
+        );
       path.push(found);
       return;
     }
@@ -144,20 +154,26 @@ function convert(spec: OptionSpec, raw: string | undefined): string | number | b
     if (spec.keywords?.includes(value)) return value;
     if (!/^\d+$/.test(value)) {
       const or = spec.keywords ? ` or ${spec.keywords.join(', ')}` : '';
-      throw usageError(`${spec.flag} must be a whole number${or}, not '${value}'`);
+      throw usageError(`${spec.flag} must be a whole number${or}, not ${quoted(value)}`);
     }
     const n = Number(value);
     const min = spec.min ?? 0;
-    const max = spec.max ?? Number.MAX_SAFE_INTEGER;
-    if (n < min || n > max) {
+    if (spec.max !== undefined && (n < min || n > spec.max))
+      throw usageError(`${spec.flag} must be between ${min} and ${spec.max}, not ${clip(value)}`);
+    if (n < min) throw usageError(`${spec.flag} must be at least ${min}, not ${clip(value)}`);
+    // Past 2^53 a number is no longer exact: 9007199254740993 would quietly become 9007199254740992.
+    if (n > Number.MAX_SAFE_INTEGER) {
       throw usageError(
-        `${spec.flag} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`}, not ${value}`,
+        `${spec.flag} must be a whole number no larger than ${Number.MAX_SAFE_INTEGER}, not ${clip(value)}`,
       );
     }
     return n;
   }
   if (spec.choices && !spec.choices.includes(value)) {
-    throw usage(`${spec.flag} must be one of ${spec.choices.join(', ')}, not '${value}'`, suggest(value, spec.choices));
+    throw usage(
+      `${spec.flag} must be one of ${spec.choices.join(', ')}, not ${quoted(value)}`,
+      suggest(value, spec.choices),
+    );
   }
   return value;
 }

@@ -3,7 +3,7 @@ import { ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
 import type { Settings } from '../config.js';
 import { createHttpClient } from '../http/client.js';
 import { announceLongWaits } from '../http/retry.js';
-import { createPageWriter } from '../output/page-writer.js';
+import { createPageWriter, WriteCut } from '../output/page-writer.js';
 import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
 import { liveLineWanted } from '../output/status-line.js';
@@ -78,7 +78,7 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
   };
 
   const readerGone = new AbortController();
-  const writer = createPageWriter(deps.stdout, () => readerGone.abort());
+  const writer = createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
   try {
     if (opts.count) {
       const page = await fetchPage(fetchCtx, firstUrl, deps.signal).catch((err: unknown) => {
@@ -137,12 +137,15 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
     } catch (err) {
       progress.stop();
       if (!(err instanceof WalkFailure)) throw err;
+      // A stop signal while the reader took no more: the lines it did take of that page count, and are skipped
+      // when resuming from the page.
+      const cut = err.cause instanceof WriteCut ? err.cause.lines : 0;
       // Shown even with --quiet: without it the user cannot tell a partial dump from a complete one.
       // Before the first page there is nothing partial, and the resume command would be the same command; a lost
       // output still says so, as a script reading stderr must not mistake it for an empty collection.
-      if (err.pages > 0 || err.cause instanceof OutputError)
-        deps.stderr.write(stoppedMessage(err.written, err.resumeUrl));
-      throw err.cause;
+      if (err.pages > 0 || cut > 0 || err.cause instanceof OutputError)
+        deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut));
+      throw err.cause instanceof WriteCut ? new IdcliError('interrupted', ExitCode.INTERRUPTED) : err.cause;
     }
   } finally {
     http.close();

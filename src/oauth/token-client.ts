@@ -10,13 +10,17 @@ import { ExitCode, IdcliError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { request as httpRequest } from '../http/client.js';
 import { headerValue, type HttpResponse, NetworkError } from '../http/types.js';
+import { printable } from '../printable.js';
+import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
 import { tokenEndpoint } from './authorize-url.js';
 
 export interface TokenSet {
   accessToken: string;
   tokenType: string;
-  /** Seconds, as sent. */
+  /** Seconds: as sent, or MAX_LIFETIME_SEC when the server sent more. */
   expiresIn: number;
+  /** The server's expires_in when it was more than MAX_LIFETIME_SEC and cut to it. */
+  sentExpiresIn?: number;
   refreshToken?: string;
   idToken?: string;
   scope?: string;
@@ -114,7 +118,13 @@ export async function postTokenRequest(o: PostOptions): Promise<TokenSet> {
     // The message names the failure only (refused, reset, timed out); the form with its secrets is not in it.
     throw new IdcliError(`POST ${url} failed: ${err.message}`, ExitCode.NETWORK, { cause: err });
   }
-  return processTokenResponse(res, sentValues(o.form));
+  const tokens = processTokenResponse(res, sentValues(o.form));
+  if (tokens.sentExpiresIn !== undefined) {
+    o.log.verbose(
+      `the server's expires_in of ${tokens.sentExpiresIn} s is more than a year; the access token is taken to expire in a year`,
+    );
+  }
+  return tokens;
 }
 
 /** The secrets of a request, so that a hostile server echoing one back in `error` cannot get it printed. */
@@ -188,20 +198,36 @@ function parseTokenBody(res: HttpResponse): TokenSet {
   const o = data as Record<string, unknown>;
   const accessToken = o.access_token;
   if (typeof accessToken !== 'string' || accessToken === '') throw missing('access_token');
-  if (!/^[\x21-\x7E]+$/.test(accessToken)) throw invalid('access_token');
-  // The service contract lists expires_in without an "may be absent" note, and every cache decision needs it.
-  const expiresIn = o.expires_in;
-  if (expiresIn === undefined || expiresIn === null) throw missing('expires_in');
-  if (typeof expiresIn !== 'number' || !Number.isInteger(expiresIn) || expiresIn < 0) throw invalid('expires_in');
-  const tokenType = optionalString(o, 'token_type') ?? 'Bearer';
-  const out: TokenSet = { accessToken, tokenType, expiresIn };
-  const refreshToken = optionalString(o, 'refresh_token');
-  const idToken = optionalString(o, 'id_token');
+  if (!isTokenText(accessToken)) throw invalid('access_token');
+  const out: TokenSet = { accessToken, tokenType: tokenText(o, 'token_type') ?? 'Bearer', ...lifetime(o.expires_in) };
+  // Everything kept is checked here, so nothing the store would refuse on the next read is ever saved.
+  const refreshToken = tokenText(o, 'refresh_token');
+  const idToken = tokenText(o, 'id_token');
   const scope = optionalString(o, 'scope');
-  if (refreshToken !== undefined && refreshToken !== '') out.refreshToken = refreshToken;
-  if (idToken !== undefined && idToken !== '') out.idToken = idToken;
+  if (scope !== undefined && printable(scope) !== scope) throw invalid('scope');
+  if (refreshToken !== undefined) out.refreshToken = refreshToken;
+  if (idToken !== undefined) out.idToken = idToken;
   if (scope !== undefined && scope !== '') out.scope = scope;
   return out;
+}
+
+/**
+ * expires_in: a whole number of seconds. The service contract lists it without an "may be absent" note, and every
+ * cache decision needs it. More than a year is cut to a year, so the expiry stays a date (`status`, `token --json`).
+ */
+function lifetime(expiresIn: unknown): Pick<TokenSet, 'expiresIn' | 'sentExpiresIn'> {
+  if (expiresIn === undefined || expiresIn === null) throw missing('expires_in');
+  if (typeof expiresIn !== 'number' || !Number.isInteger(expiresIn) || expiresIn < 0) throw invalid('expires_in');
+  if (expiresIn <= MAX_LIFETIME_SEC) return { expiresIn };
+  return { expiresIn: MAX_LIFETIME_SEC, sentExpiresIn: expiresIn };
+}
+
+/** An optional token field: absent or empty is undefined; anything but visible ASCII is refused (exit 5). */
+function tokenText(o: Record<string, unknown>, name: string): string | undefined {
+  const v = optionalString(o, name);
+  if (v === undefined || v === '') return undefined;
+  if (!isTokenText(v)) throw invalid(name);
+  return v;
 }
 
 function optionalString(o: Record<string, unknown>, name: string): string | undefined {

@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import { outputError } from '../errors.js';
 
 export interface PageWriter {
@@ -5,11 +6,33 @@ export interface PageWriter {
    * Writes one chunk (a whole page of NDJSON) and waits while the stream is over its high-water mark.
    * Resolves false once the reader has gone away (EPIPE): the caller should stop quietly. Throws the exit-1 error
    * when the chunk could not be written (a full disk, an I/O error): then it is not (wholly) in the output.
-   * `onFlushed` runs once the stream is done with the chunk's memory (written or failed).
+   * Throws WriteCut when a stop signal finds a pipe's reader taking no more of the chunk.
+   * `onFlushed` runs once the stream is done with the chunk's memory (written or failed; not after a WriteCut).
    */
   write(chunk: Buffer | string, onFlushed?: () => void): Promise<boolean>;
   readonly closed: boolean;
 }
+
+/**
+ * A stop signal (SIGINT, SIGTERM, SIGHUP) came while a chunk was going to a reader that did not take it: the first
+ * `lines` lines of the chunk reached the reader whole, the rest never will.
+ */
+export class WriteCut extends Error {
+  readonly lines: number;
+  constructor(lines: number) {
+    super('interrupted while the output was written');
+    this.name = 'WriteCut';
+    this.lines = lines;
+  }
+}
+
+/** The most bytes POSIX writes to a pipe all or nothing (PIPE_BUF: 512 at least, a page on Linux). */
+const PIPE_BUF = process.platform === 'linux' ? 4096 : 512;
+/**
+ * After a stop signal, how long a piece may wait for the reader before it is given up: a reader that keeps up
+ * still gets the page whole, one that stopped reading cannot hold the exit back.
+ */
+const STALLED_MS = 500;
 
 /**
  * Errors that mean "nobody is reading any more" (`| head` exiting), which is a normal way to end. Only EPIPE says
@@ -23,8 +46,17 @@ function isReaderGone(err: NodeJS.ErrnoException): boolean {
  * One write per page instead of one per item (a stream write per item costs far more), with backpressure
  * honoured through 'drain'. `onClosed` fires once when the reader goes (not on a failed write, which
  * throws), so in-flight fetches can be cancelled at once rather than after they complete.
+ *
+ * A pipe or a socket takes a write only in part when it is full, and what it took cannot be taken back. There a
+ * chunk goes out in pieces of at most PIPE_BUF bytes that end after a newline, one at a time, each all or nothing:
+ * when `interrupt` fires and the reader takes no more, write() throws WriteCut with the lines that reached it, and
+ * those are whole (a single line longer than PIPE_BUF excepted).
  */
-export function createPageWriter(stream: NodeJS.WritableStream, onClosed: () => void = () => {}): PageWriter {
+export function createPageWriter(
+  stream: NodeJS.WritableStream,
+  onClosed: () => void = () => {},
+  interrupt?: AbortSignal,
+): PageWriter {
   let closed = false;
   let failure: NodeJS.ErrnoException | undefined;
 
@@ -48,6 +80,43 @@ export function createPageWriter(stream: NodeJS.WritableStream, onClosed: () => 
     return !closed;
   };
 
+  const inPieces = stream instanceof Socket && (stream as { isTTY?: boolean }).isTTY !== true;
+
+  /** One piece, resolved when the stream is done with it, or 'stalled' when a stop signal finds it waiting. */
+  const sendPiece = (piece: Buffer): Promise<'sent' | 'failed' | 'stalled'> =>
+    new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onStop = (): void => {
+        timer = setTimeout(() => settle('stalled'), STALLED_MS);
+      };
+      const settle = (how: 'sent' | 'failed' | 'stalled'): void => {
+        clearTimeout(timer);
+        interrupt?.removeEventListener('abort', onStop);
+        resolve(how);
+      };
+      stream.write(piece, (err?: Error | null) => {
+        if (err) onError(err);
+        settle(err ? 'failed' : 'sent');
+      });
+      if (interrupt?.aborted) onStop();
+      else interrupt?.addEventListener('abort', onStop, { once: true });
+    });
+
+  const writePieces = async (chunk: Buffer, onFlushed?: () => void): Promise<boolean> => {
+    let lines = 0;
+    for (let start = 0; start < chunk.length;) {
+      const end = pieceEnd(chunk, start);
+      const outcome = await sendPiece(chunk.subarray(start, end));
+      // The stream may still hold the stalled piece, so the chunk's memory is not handed back.
+      if (outcome === 'stalled') throw new WriteCut(lines);
+      if (outcome === 'failed') break;
+      lines += countLines(chunk, start, end);
+      start = end;
+    }
+    onFlushed?.();
+    return check(false);
+  };
+
   return {
     get closed() {
       return closed;
@@ -57,6 +126,7 @@ export function createPageWriter(stream: NodeJS.WritableStream, onClosed: () => 
         onFlushed?.();
         return !closed;
       }
+      if (inPieces) return writePieces(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, onFlushed);
       // The callback sees failures some streams never emit as 'error' (writes after destroy).
       const done = (err?: Error | null): void => {
         if (err) onError(err);
@@ -83,4 +153,21 @@ export function createPageWriter(stream: NodeJS.WritableStream, onClosed: () => 
       return check(false);
     },
   };
+}
+
+/** The end of the piece that starts at `start`: at most PIPE_BUF bytes, cut after a newline where there is one. */
+function pieceEnd(chunk: Buffer, start: number): number {
+  const limit = start + PIPE_BUF;
+  if (limit >= chunk.length) return chunk.length;
+  const newline = chunk.lastIndexOf(0x0a, limit - 1);
+  if (newline >= start) return newline + 1;
+  // A line longer than PIPE_BUF goes out as one piece: no piece could carry it whole anyway.
+  const end = chunk.indexOf(0x0a, limit);
+  return end === -1 ? chunk.length : end + 1;
+}
+
+function countLines(chunk: Buffer, start: number, end: number): number {
+  let n = 0;
+  for (let i = chunk.indexOf(0x0a, start); i !== -1 && i < end; i = chunk.indexOf(0x0a, i + 1)) n++;
+  return n;
 }

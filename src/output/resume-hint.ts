@@ -1,4 +1,5 @@
 import { clip, MAX_ECHO, printable } from '../printable.js';
+import { redactSecrets } from '../redact.js';
 
 /** Single-quotes a word for POSIX shells: the only character needing care inside '...' is ' itself. */
 export function shellQuote(word: string): string {
@@ -7,16 +8,22 @@ export function shellQuote(word: string): string {
 
 /**
  * The line telling the user what made it to stdout and how to get the rest. The resume URL is the first
- * page NOT written, so running the command yields exactly the remaining items. URLs here come from the
- * API's own links (cursors are not secrets; tokens never travel in URLs).
+ * page NOT written whole, so running the command, less the `skip` items of that page that were written,
+ * yields exactly the remaining items. URLs here come from the API's own links: cursors are not secrets, but a
+ * parameter that `--verbose` redacts (an `access_token` a server put in its links) is redacted here too, for the
+ * user to fill in again.
  */
-export function stoppedMessage(itemsWritten: number, resumeUrl: string | undefined): string {
+export function stoppedMessage(itemsWritten: number, nextUrl: string | undefined, skip = 0): string {
   const items = `${itemsWritten} ${itemsWritten === 1 ? 'item' : 'items'}`;
-  if (resumeUrl === undefined) return `idcli: stopped after ${items}\n`;
-  if (resumeUrl.length <= MAX_ECHO)
-    return `idcli: stopped after ${items}; resume with: idcli list ${shellQuote(resumeUrl)}\n`;
+  if (nextUrl === undefined) return `idcli: stopped after ${items}\n`;
+  const resumeUrl = redactSecrets(nextUrl);
+  if (resumeUrl.length <= MAX_ECHO) {
+    const tail = skip > 0 ? ` | tail -n +${skip + 1}` : '';
+    return `idcli: stopped after ${items}; resume with: idcli list ${shellQuote(resumeUrl)}${tail}\n`;
+  }
   const where = printable(whereToResume(resumeUrl));
-  return `idcli: stopped after ${items}; the resume URL is too long to show (${resumeUrl.length} characters); ${where}\n`;
+  const after = skip > 0 ? `, after its first ${skip} ${skip === 1 ? 'item' : 'items'}` : '';
+  return `idcli: stopped after ${items}; the resume URL is too long to show (${resumeUrl.length} characters); ${where}${after}\n`;
 }
 
 /**

@@ -3,6 +3,7 @@
  * token and the verifier that must accompany its next use (Serial PKCE) can never be saved apart.
  */
 import { ExitCode, IdcliError } from '../errors.js';
+import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
 
 export interface CredentialKey {
   baseUrl: string;
@@ -89,7 +90,7 @@ export function validateRecord(data: unknown): CredentialRecord {
   // what it receives. A damaged record is refused here, not sent in a request that can only fail.
   for (const field of TOKEN_FIELDS) {
     const value = obj[field];
-    if (typeof value === 'string' && !/^[\x21-\x7E]+$/.test(value))
+    if (typeof value === 'string' && !isTokenText(value))
       throw new CredentialRecordError(`${field} holds control characters or other characters no token has`);
   }
   if (obj.expiresAt !== undefined && !isFiniteNumber(obj.expiresAt))
@@ -98,9 +99,23 @@ export function validateRecord(data: unknown): CredentialRecord {
   if (typeof obj.generation !== 'number' || !Number.isSafeInteger(obj.generation) || obj.generation < 0) {
     throw new CredentialRecordError('generation is not a non-negative integer');
   }
-  return normalise(obj as unknown as CredentialRecord);
+  const record = normalise(obj as unknown as CredentialRecord);
+  if (record.expiresAt !== undefined) record.expiresAt = believedExpiry(record.expiresAt, record.updatedAt);
+  return record;
 }
 
+/** The latest time a Date can hold (ECMA-262 §21.4.1.22); `status` and `token --json` show the expiry as one. */
+const MAX_TIME_MS = 8.64e15;
+
+/**
+ * An expiry no Date can hold, as an older idcli stored a server's `expires_in` of 1e300, reads as the longest
+ * lifetime idcli now believes, counted from when the record was written; one before any date is as expired as any.
+ */
+function believedExpiry(expiresAt: number, updatedAt: number): number {
+  if (Math.abs(expiresAt) <= MAX_TIME_MS) return expiresAt;
+  if (expiresAt < 0) return 0;
+  return Math.max(0, Math.min(updatedAt + MAX_LIFETIME_SEC * 1000, MAX_TIME_MS));
+}
 function isFiniteNumber(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v);
 }

@@ -87,6 +87,15 @@ describe('processTokenResponse', () => {
     });
   });
 
+  it('cuts an expires_in beyond a year to a year, and tells what the server sent', () => {
+    const year = 365 * 24 * 60 * 60;
+    const at = (n: string) => processTokenResponse(res(200, `{"access_token":"a","expires_in":${n}}`));
+    expect(at(String(year))).toEqual({ accessToken: 'a', tokenType: 'Bearer', expiresIn: year });
+    expect(at(String(year + 1))).toMatchObject({ expiresIn: year, sentExpiresIn: year + 1 });
+    expect(at('9007199254740991')).toMatchObject({ expiresIn: year, sentExpiresIn: Number.MAX_SAFE_INTEGER });
+    expect(at('1e300')).toMatchObject({ expiresIn: year, sentExpiresIn: 1e300 });
+  });
+
   it.each([
     ['HTML', res(200, '<html>hi</html>', 'text/html'), /HTML page from \/oauth\/token/],
     ['an empty body', res(200, ''), /empty body/],
@@ -105,6 +114,19 @@ describe('processTokenResponse', () => {
       res(200, '{"access_token":"a","expires_in":1,"refresh_token":7}'),
       /invalid refresh_token/,
     ],
+    ['a fractional expires_in', res(200, '{"access_token":"a","expires_in":1.5}'), /invalid expires_in/],
+    [
+      'a refresh_token with ESC',
+      res(200, '{"access_token":"a","expires_in":1,"refresh_token":"r\\u001b[2J"}'),
+      /invalid refresh_token/,
+    ],
+    ['an id_token with a tab', res(200, '{"access_token":"a","expires_in":1,"id_token":"a\\tb"}'), /invalid id_token/],
+    [
+      'a token_type with a CR',
+      res(200, '{"access_token":"a","expires_in":1,"token_type":"x\\r"}'),
+      /invalid token_type/,
+    ],
+    ['a scope with a C1 control', res(200, '{"access_token":"a","expires_in":1,"scope":"a\\u009bb"}'), /invalid scope/],
     ['a redirect', res(302, '', null), /redirect \(HTTP 302\)/],
   ])('calls %s a broken contract (exit 5)', (_what, r, message) => {
     const err = failure(r);

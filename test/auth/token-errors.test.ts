@@ -47,6 +47,20 @@ const BROKEN: [string, Fault, number, RegExp][] = [
     5,
     /redirect \(HTTP 302\)/,
   ],
+  ['a fractional expires_in', json(200, { access_token: 'x'.repeat(20), expires_in: 1.5 }), 5, /invalid expires_in/],
+  ['a negative expires_in', json(200, { access_token: 'x'.repeat(20), expires_in: -1 }), 5, /invalid expires_in/],
+  [
+    'a refresh_token with a control character',
+    json(200, { access_token: 'x'.repeat(20), expires_in: 60, refresh_token: `${'r'.repeat(20)}\u0007` }),
+    5,
+    /invalid refresh_token/,
+  ],
+  [
+    'an id_token with a line break',
+    json(200, { access_token: 'x'.repeat(20), expires_in: 60, id_token: 'aaaa.bbbb\n.cccc' }),
+    5,
+    /invalid id_token/,
+  ],
   ['a 500', { kind: 'status', status: 500 }, 4, /answered HTTP 500/],
   ['a dropped connection', { kind: 'drop' }, 4, /oauth\/token failed/],
   [
@@ -171,5 +185,109 @@ describeEachStore('refused refreshes', (store) => {
     expect(r.stderr).toContain('idcli login');
     await login(h);
     expect((await h.run(['token'])).code).toBe(0);
+  });
+});
+
+const YEAR_MS = 365 * 24 * 60 * 60 * 1000;
+
+describeEachStore('access-token lifetimes beyond a year', (store) => {
+  it('an expires_in of 1e300 at sign-in is taken as a year, said with --verbose; token and status work', async () => {
+    h = await harness({ store, accessTokenTtl: 1e300 });
+    const before = Date.now();
+    const r = await login(h, ['--verbose']);
+    const after = Date.now();
+    expect(r.stderr).toContain("the server's expires_in of 1e+300 s is more than a year; the access token is taken to");
+    const rec = (await h.record())!;
+    expect(rec.expiresAt).toBeGreaterThanOrEqual(before + YEAR_MS);
+    expect(rec.expiresAt).toBeLessThanOrEqual(after + YEAR_MS);
+    const t = await h.run(['token']);
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stdout).toBe(`${rec.accessToken}\n`);
+    const json = await h.run(['token', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    const out = JSON.parse(json.stdout) as { expires_in: number; expires_at: string };
+    expect(out.expires_at).toBe(new Date(rec.expiresAt!).toISOString());
+    expect(out.expires_in).toBeLessThanOrEqual(YEAR_MS / 1000);
+    expect(out.expires_in).toBeGreaterThan(YEAR_MS / 1000 - 600);
+    const status = await h.run(['status']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/Access token: +valid for 87(59|60) h \d+ min \(until /);
+    expectNoSecrets(h, [rec.accessToken!, rec.idToken!]); // both printed by `token --json`, by design
+  });
+
+  it('an expires_in of 2^53-1 from a refresh is taken as a year too', async () => {
+    h = await harness({ store });
+    await login(h);
+    h.emu.inject({ path: '/oauth/token', fault: { kind: 'patch', fields: { expires_in: Number.MAX_SAFE_INTEGER } } });
+    const r = await h.run(['token', '--refresh', '--verbose']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("the server's expires_in of 9007199254740991 s is more than a year");
+    const rec = (await h.record())!;
+    expect(r.stdout).toBe(`${rec.accessToken}\n`);
+    expect(rec.expiresAt).toBeLessThanOrEqual(Date.now() + YEAR_MS);
+    const status = await h.run(['status', '--json']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      expired: false,
+      expiresAt: new Date(rec.expiresAt!).toISOString(),
+    });
+  });
+
+  it('a record stored with an expiry beyond any date reads as a year after it was written', async () => {
+    h = await harness({ store });
+    await login(h);
+    const rec = (await h.record())!;
+    for (const expiresAt of [1e303, Number.MAX_SAFE_INTEGER * 1000]) {
+      await h.writeRecord({ ...rec, expiresAt });
+      const status = await h.run(['status', '--json', '--verbose']);
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout)).toMatchObject({
+        expired: false,
+        expiresAt: new Date(rec.updatedAt + YEAR_MS).toISOString(),
+      });
+      const t = await h.run(['token', '--verbose']);
+      expect(t.code, t.stderr).toBe(0);
+      expect(t.stdout).toBe(`${rec.accessToken}\n`);
+      for (const stderr of [status.stderr, t.stderr]) expect(stderr).not.toMatch(/Invalid time value|\n\s+at /);
+    }
+    // An expiry before any date is as expired as any: `status` says so and `token` refreshes.
+    await h.writeRecord({ ...rec, expiresAt: -1e300 });
+    const status = await h.run(['status']);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('expired at 1970-01-01T00:00:00.000Z');
+    const t = await h.run(['token']);
+    expect(t.code, t.stderr).toBe(0);
+    expect(t.stdout.trim()).toBe((await h.record())?.accessToken);
+    expect(t.stdout.trim()).not.toBe(rec.accessToken);
+  });
+});
+
+describeEachStore('tokens with control characters from a working token endpoint', (store) => {
+  const BAD = 'rt-\u001b[2J-0123456789';
+
+  it('are refused at sign-in (exit 5): nothing is stored', async () => {
+    h = await harness({ store });
+    h.emu.inject({ path: '/oauth/token', fault: { kind: 'patch', fields: { refresh_token: BAD } } });
+    const r = await h.run(['login', '--timeout', '30']);
+    expect(r.code, r.stderr).toBe(5);
+    expect(r.stderr).toContain('error: the token response from /oauth/token has an invalid refresh_token');
+    expect(r.stderr).not.toContain('\u001b');
+    expect(await h.record()).toBeNull();
+  });
+
+  it('are refused at refresh (exit 5): the stored sign-in stays readable', async () => {
+    h = await harness({ store });
+    await login(h);
+    const before = (await h.record())!;
+    h.emu.inject({ path: '/oauth/token', fault: { kind: 'patch', fields: { refresh_token: BAD } } });
+    const r = await h.run(['token', '--refresh']);
+    expect(r.code, r.stderr).toBe(5);
+    expect(r.stdout).toBe('');
+    expect(await h.record()).toEqual(before);
+    const cached = await h.run(['token']);
+    expect(cached.code, cached.stderr).toBe(0);
+    expect(cached.stdout).toBe(`${before.accessToken}\n`);
+    const status = await h.run(['status']);
+    expect(status.code, status.stderr).toBe(0);
   });
 });

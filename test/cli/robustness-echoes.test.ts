@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import type { Emulator } from '../emulator/index.js';
-import { cliEnv, list, type ListEnv, eachTest } from '../list/helpers.js';
+import { cliEnv, list, type ListEnv, eachTest, ndjson, plainItems, resumeUrl } from '../list/helpers.js';
 import { baseEnv, runCli, tempDir } from '../support/cli.js';
 
 /** Serves /v1/items pages as `route(query)` decides, accepting request lines of megabytes. */
@@ -211,4 +211,93 @@ describe('tokens with control characters', () => {
     expect(t.code).toBe(3);
     expect(t.stdout).toBe('');
   }, 30_000);
+});
+
+describe('what the user typed, echoed in errors', () => {
+  const cli = async (args: string[], extra: Record<string, string> = {}) => {
+    const dir = await tempDir();
+    try {
+      return await runCli(args, { env: baseEnv({ IDCLI_CONFIG_DIR: dir.path, ...extra }), timeoutMs: 30_000 });
+    } finally {
+      await dir.cleanup();
+    }
+  };
+
+  it('a number flag beyond 2^53 is told the largest number it takes', async () => {
+    const limit = (flag: string, shown: string) =>
+      `error: ${flag} must be a whole number no larger than 9007199254740991, not ${shown}\n`;
+    for (const [flag, value, shown] of [
+      ['--limit', '9007199254740992', '9007199254740992'],
+      ['--page-index', '9007199254740993', '9007199254740993'],
+      ['--page-size', '1'.repeat(400), `${'1'.repeat(199)}…`],
+    ] as const) {
+      const r = await cli(['list', flag, value, '/v1/items']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(limit(flag, shown));
+    }
+    const max = await cli(['list', '--limit', '9007199254740991', '--base-url', 'x', '/v1/items']);
+    expect(max.stderr).not.toMatch(/--limit/);
+  }, 30_000);
+
+  it('an argument of 128 KiB is cut to 200 characters in the one error line', async () => {
+    const big = 'x'.repeat(131_000);
+    const cases: [string[], Record<string, string>?][] = [
+      [['list', '--limit', big, '/v1/items']],
+      [[`--${big}`]],
+      [[`-${big}`]],
+      [[big]],
+      [['config', big]],
+      [['list', '/v1/items', big]],
+      [['login', '--prompt', big]],
+      [['completion', big]],
+      [['config', 'set', big, '1']],
+      [['config', 'set', 'client-id', big]],
+      [['config', 'set', 'base-url', big]],
+      [['--profile', big, 'status']],
+      [['api', '-H', big, '/v1/items'], { IDCLI_BASE_URL: 'https://id.example.com' }],
+      [['api', '-f', big, '/v1/items'], { IDCLI_BASE_URL: 'https://id.example.com' }],
+      [['status'], { IDCLI_CREDENTIAL_STORE: big }],
+      [['status'], { IDCLI_PROFILE: big }],
+      [['status'], { IDCLI_CLIENT_ID: big }],
+    ];
+    for (const [args, env] of cases) {
+      const r = await cli(args, env);
+      const what = `${args.map((a) => a.slice(0, 12)).join(' ')} ${Object.keys(env ?? {}).join(' ')}`;
+      expect(r.code, what).toBe(2);
+      expect(r.stderr, what).toMatch(/^error: .*x…/);
+      expect(
+        r.stderr.split('\n').filter((l) => l !== ''),
+        what,
+      ).toHaveLength(1);
+      expect(longest(r.stderr), what).toBeLessThan(600);
+    }
+  }, 120_000);
+});
+
+describe('secrets a server puts in its links', () => {
+  let emu: Emulator;
+  let env: ListEnv & { cleanup: () => Promise<void> };
+  const ITEMS = plainItems(250);
+
+  eachTest(ITEMS, (e, v) => {
+    emu = e;
+    env = v;
+  });
+
+  it('the resume hint redacts the parameters --verbose redacts, and keeps every other byte', async () => {
+    const secret = 'SECRET-in-a-link-0123456789';
+    const next = `${emu.baseUrl}/v1/items?pageIndex=1&pageSize=100&access_token=${secret}&Code=${secret}&f=a+b%2Bc`;
+    for (const verbose of [[], ['--verbose']]) {
+      emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: next } });
+      emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 500 } });
+      const r = await list(env, [...verbose, '--max-retries', '0', '--concurrency', '1', '/v1/items']);
+      expect(r.code).toBe(4);
+      expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
+      expect(r.stderr).not.toContain(secret);
+      expect(resumeUrl(r.stderr)).toBe(
+        `${emu.baseUrl}/v1/items?pageIndex=1&pageSize=100&access_token=[redacted]&Code=[redacted]&f=a+b%2Bc`,
+      );
+      if (verbose.length) expect(r.stderr).toContain('access_token=[redacted]&Code=[redacted]');
+    }
+  }, 60_000);
 });

@@ -129,3 +129,42 @@ describe('idcli list to an output that fails', () => {
     expect(r.stderr).toContain('idcli=0');
   }, 60_000);
 });
+
+describe('a stderr that cannot be written changes nothing', () => {
+  let emu: Emulator;
+  let env: ListEnv & { cleanup: () => Promise<void> };
+  const ITEMS = plainItems(250);
+
+  eachTest(ITEMS, (e, v) => {
+    emu = e;
+    env = v;
+  });
+
+  it('a 500 on the second page: still exit 4 with the first page on stdout, with --verbose too', async () => {
+    for (const verbose of ['', '--verbose']) {
+      emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 500 } });
+      const r = await shell(
+        `${idcli} list ${verbose} --max-retries 0 --concurrency 1 /v1/items 2>/dev/full`,
+        cliEnv(env),
+      );
+      expect(r.code).toBe(4);
+      expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
+    }
+  }, 60_000);
+
+  it('a walk that succeeds still writes every item and exits 0, with --verbose tracing every request', async () => {
+    for (const verbose of ['', '--verbose']) {
+      const r = await shell(`${idcli} list ${verbose} /v1/items 2>/dev/full`, cliEnv(env));
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(ndjson(ITEMS));
+    }
+  }, 60_000);
+
+  it('errors keep their exit codes: a usage error 2, a missing sign-in 3, a lost output 1', async () => {
+    const vars = cliEnv({ ...env, token: undefined });
+    expect((await shell(`${idcli} list --limit x /v1/items 2>/dev/full`, vars)).code).toBe(2);
+    expect((await shell(`${idcli} token --verbose 2>/dev/full`, vars)).code).toBe(3);
+    expect((await shell(`${idcli} --version >/dev/full 2>/dev/full`, vars)).code).toBe(1);
+    expect((await shell(`${idcli} completion bash >/dev/full 2>/dev/full`, vars)).code).toBe(1);
+  }, 60_000);
+});

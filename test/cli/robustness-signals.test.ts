@@ -2,7 +2,9 @@
  * SIGINT (Ctrl-C), SIGTERM (what CI runners send on cancel or time-out) and SIGHUP (a closed terminal) end `list`:
  * whole pages only on stdout, the resume hint on stderr, exit 128 + the signal's number.
  */
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { list, type ListEnv, ndjson, plainItems, resumeUrl, eachTest } from '../list/helpers.js';
@@ -16,7 +18,10 @@ eachTest(ITEMS, (e, v) => {
   env = v;
 });
 
-/** Sends `signal` (`times` over) once the walk asks for its third page, which hangs: two pages are written. */
+/**
+ * Sends `signal` (`times` over) once the walk asks for its third page, which hangs: two pages are written. The walks
+ * here go one page at a time (--concurrency 1), so the count of requests tells how far the output is.
+ */
 function signalAtThirdPage(signal: NodeJS.Signals, times = 1) {
   emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'latency', ms: 20_000 } });
   return {
@@ -40,7 +45,7 @@ describe('idcli list stopped by a signal', () => {
   ] as const) {
     it(`${signal}: no partial line, the resume hint, exit ${code}`, async () => {
       const started = Date.now();
-      const r = await list(env, ['/v1/items'], signalAtThirdPage(signal));
+      const r = await list(env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage(signal));
       expect(r.signal).toBeNull();
       expect(r.code).toBe(code);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
@@ -51,8 +56,61 @@ describe('idcli list stopped by a signal', () => {
   }
 
   it('a second signal leaves at once, even while something still hangs', async () => {
-    const r = await list(env, ['/v1/items'], signalAtThirdPage('SIGTERM', 2));
+    const r = await list(env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage('SIGTERM', 2));
     expect(r.code).toBe(143);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
+  }, 60_000);
+});
+
+describe('idcli list stopped while its reader has stopped reading', () => {
+  it('SIGTERM ends it within 2 s, and the hint counts the whole lines the reader got', async () => {
+    // Pages of about 42 kB into a pipe of 64 kB: the first page fits, the second only in part.
+    const items = Array.from({ length: 1000 }, (_, i) => `{"id":${i},"pad":"${'p'.repeat(400)}"}`);
+    emu.setCollection('/v1/big', { type: 'offset', items });
+    const fifo = join(env.configDir, 'out.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // The test holds the reading end and reads nothing until idcli has ended.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(fifo, constants.O_WRONLY);
+    let signalledAt = 0;
+    try {
+      const r = await list(env, ['/v1/big', '--concurrency', '1'], {
+        stdout: writer,
+        timeoutMs: 20_000,
+        onSpawn: (child: ChildProcess) => {
+          closeSync(writer);
+          // The third page is asked for once the second is being written: into a pipe that is full by then.
+          const timer = setInterval(() => {
+            if (emu.requests.filter((q) => q.path === '/v1/big').length < 3) return;
+            clearInterval(timer);
+            signalledAt = Date.now();
+            child.kill('SIGTERM');
+          }, 10);
+          child.on('exit', () => clearInterval(timer));
+        },
+      });
+      const tookMs = Date.now() - signalledAt;
+      expect(r.code, r.stderr).toBe(143);
+      expect(tookMs).toBeLessThan(2_000);
+      const written = Number(/stopped after (\d+) items/.exec(r.stderr)?.[1]);
+      // Part of the second page: the pipe took whole lines of it, no more.
+      expect(written).toBeGreaterThan(100);
+      expect(written).toBeLessThan(200);
+      expect(readFileSync(reader, 'utf8')).toBe(ndjson(items.slice(0, written)));
+      // The hint resumes from the page cut short, skipping the lines of it the reader has.
+      const hint = /resume with: idcli list '([^']+)' \| tail -n \+(\d+)\n/.exec(r.stderr);
+      expect(hint?.[1]).toBe(`${emu.baseUrl}/v1/big?pageIndex=1&pageSize=100`);
+      expect(Number(hint?.[2])).toBe(written - 100 + 1);
+      const rest = await list(env, [hint![1]!]);
+      expect(rest.code).toBe(0);
+      expect(
+        rest.stdout
+          .split('\n')
+          .slice(written - 100)
+          .join('\n'),
+      ).toBe(ndjson(items.slice(written)));
+    } finally {
+      closeSync(reader);
+    }
   }, 60_000);
 });

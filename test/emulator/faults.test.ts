@@ -130,6 +130,22 @@ describe('fault injection', { timeout: 30_000 }, () => {
     expect((await postForm(`${emu.baseUrl}/oauth/token`, exchangeFields(emu, code, pkce.verifier))).status).toBe(200);
   });
 
+  it('patch: the grant is processed as usual, then members of the JSON reply are replaced', async () => {
+    const { code, pkce } = await signIn(emu);
+    emu.inject({ path: '/oauth/token', fault: { kind: 'patch', fields: { expires_in: 1e300, extra: 'x' } } });
+    const res = await postForm(`${emu.baseUrl}/oauth/token`, exchangeFields(emu, code, pkce.verifier));
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ expires_in: 1e300, extra: 'x', token_type: 'Bearer' });
+    expect(emu.secrets()).toContain(body['access_token']);
+    expect(emu.tokenEvents.at(-1)).toMatchObject({ grant: 'authorization_code', ok: true });
+    // The code was spent by the patched exchange; an error reply is patched the same way.
+    emu.inject({ path: '/oauth/token', fault: { kind: 'patch', fields: { note: 'patched' } } });
+    const again = await postForm(`${emu.baseUrl}/oauth/token`, exchangeFields(emu, code, pkce.verifier));
+    expect(again.status).toBe(400);
+    expect(await again.json()).toMatchObject({ error: 'invalid_grant', note: 'patched' });
+  });
+
   it('refuses malformed fault specs', () => {
     expect(() => emu.inject({ path: '/v1/users', nth: 0, fault: { kind: 'drop' } })).toThrow();
     expect(() => emu.inject({ path: '/v1/users', times: 1.5, fault: { kind: 'drop' } })).toThrow();

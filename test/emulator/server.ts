@@ -64,6 +64,19 @@ function faultReply(fault: Fault & { kind: 'status' | 'body' }): Reply {
   return { status: fault.status, headers, body };
 }
 
+/** The reply with `fields` put into its JSON object; any other reply is left as it is. */
+function patched(reply: Reply, fields: Record<string, unknown>): Reply {
+  if (typeof reply.body !== 'string') return reply;
+  let value: unknown;
+  try {
+    value = JSON.parse(reply.body);
+  } catch {
+    return reply;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return reply;
+  return { ...reply, body: JSON.stringify({ ...value, ...fields }) };
+}
+
 async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const raw = req.url ?? '/';
   const qi = raw.indexOf('?');
@@ -89,6 +102,7 @@ async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res:
   const fault = faults.take(pathname);
   let truncate = false;
   let codingFault: CodingFault | null = null;
+  let patch: Record<string, unknown> | undefined;
   if (fault) {
     switch (fault.kind) {
       case 'drop':
@@ -113,6 +127,9 @@ async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res:
       case 'corrupt-gzip':
         codingFault = fault;
         break;
+      case 'patch':
+        patch = fault.fields;
+        break;
     }
   }
   if ('refused' in negotiated) {
@@ -120,7 +137,8 @@ async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res:
     return reply(json(negotiated.refused, { error, error_description: negotiated.description }), truncate);
   }
   const routed = await route(core, ex);
-  return reply(codingFault ? await withCodingFault(routed, codingFault, core.bombs) : routed, truncate);
+  const answer = patch === undefined ? routed : patched(routed, patch);
+  return reply(codingFault ? await withCodingFault(answer, codingFault, core.bombs) : answer, truncate);
 }
 
 export function createHandler(core: Core, faults: FaultQueue): (req: IncomingMessage, res: ServerResponse) => void {

@@ -95,7 +95,12 @@ export type Fault =
   /** The endpoint's status and headers with a gzip body of about 1 MB that inflates to 1 GiB of zeros (or to `inflatedBytes`). */
   | { kind: 'gzip-bomb'; inflatedBytes?: number }
   /** The endpoint's reply as a gzip body whose first half decodes and whose rest is damaged. */
-  | { kind: 'corrupt-gzip' };
+  | { kind: 'corrupt-gzip' }
+  /**
+   * The endpoint answers as usual (a grant is really spent), then these members replace those of its JSON reply:
+   * a token response with the tokens the emulator issued and, say, an `expires_in` of 1e300.
+   */
+  | { kind: 'patch'; fields: Record<string, unknown> };
 
 export interface FaultSpec {
   /** Pathname to match ('/v1/users', '/oauth/token', ...); '*' matches every path. */

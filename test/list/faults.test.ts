@@ -83,7 +83,8 @@ describe('idcli list: transient failures are retried and the output stays exact'
 describe('idcli list: stopping early leaves an exact prefix and a working resume command', () => {
   it('a permanent 500 mid-walk: exit 4, the pages before on stdout, resume yields exactly the rest', async () => {
     emu.inject({ path: '/v1/items', nth: 3, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 500 } });
-    const r = await list(env, ['/v1/items']);
+    // One page at a time, so the third request is the third page (the next test does the same in parallel).
+    const r = await list(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(4);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
     expect(r.stderr).toMatch(/idcli: stopped after 200 items; resume with: idcli list '/);
@@ -129,7 +130,7 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
 
   it('a malformed page: exit 5 naming the page, exact prefix, resumable', async () => {
     emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'body', body: '{"items":[{"id":"x"},' } });
-    const r = await list(env, ['/v1/items']);
+    const r = await list(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
     expect(r.stderr).toContain(`${emu.baseUrl}/v1/items?pageIndex=1&pageSize=100`);

@@ -70,13 +70,19 @@ export function cliEnv(
 export async function list(
   env: ListEnv,
   args: string[],
-  opts: { extraEnv?: Record<string, string | undefined>; onSpawn?: (c: ChildProcess) => void; timeoutMs?: number } = {},
+  opts: {
+    extraEnv?: Record<string, string | undefined>;
+    onSpawn?: (c: ChildProcess) => void;
+    timeoutMs?: number;
+    stdout?: number;
+  } = {},
 ): Promise<ListRun> {
   const before = env.emu.requests.length;
   const result = await runCli(['list', ...args], {
     env: cliEnv(env, opts.extraEnv),
     timeoutMs: opts.timeoutMs ?? 60_000,
     onSpawn: opts.onSpawn,
+    stdout: opts.stdout,
   });
   const requests = env.emu.requests
     .slice(before)

@@ -38,6 +38,19 @@ describe('credential record', () => {
     expect(encodeRecord({ ...sampleRecord(), extra: 'x' } as ReturnType<typeof sampleRecord>)).not.toContain('extra');
   });
 
+  it('reads an expiry no date can hold as a year after the record was written, or as long expired', () => {
+    const year = 365 * 24 * 60 * 60 * 1000;
+    const at = (expiresAt: number) => decodeRecord(JSON.stringify(sampleRecord({ expiresAt }))).expiresAt;
+    const { updatedAt } = sampleRecord();
+    expect(at(1e303)).toBe(updatedAt + year);
+    expect(at(Number.MAX_SAFE_INTEGER * 1000)).toBe(updatedAt + year);
+    expect(at(-1e300)).toBe(0);
+    // Any expiry a date can hold is kept as it is, however far off.
+    expect(at(8.64e15)).toBe(8.64e15);
+    expect(at(sampleRecord().expiresAt!)).toBe(sampleRecord().expiresAt);
+    expect(() => new Date(at(1e303)!).toISOString()).not.toThrow();
+  });
+
   it('names the account by profile, client id and base URL', () => {
     expect(accountName(KEY)).toBe(`default|${KEY.clientId}|https://id.example.test`);
     expect(accountName({ ...KEY, profile: 'work' })).not.toBe(accountName(KEY));

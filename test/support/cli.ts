@@ -28,6 +28,11 @@ export interface CliOptions {
   bin?: string;
   /** Called once the child exists, e.g. to send it signals. */
   onSpawn?: (child: ChildProcess) => void;
+  /** A file descriptor the CLI gets as its stdout (a FIFO nobody reads, say); the result's stdout is then empty. */
+  stdout?: number;
+  /** Run as this user and group (needs root), e.g. to meet a permission that root would pass. */
+  uid?: number;
+  gid?: number;
 }
 
 /** A minimal, predictable environment: PATH and HOME only, plus what the test adds. */
@@ -53,12 +58,14 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
     const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], {
       env,
       cwd: opts.cwd ?? ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', opts.stdout ?? 'pipe', 'pipe'],
+      ...(opts.uid === undefined ? {} : { uid: opts.uid }),
+      ...(opts.gid === undefined ? {} : { gid: opts.gid }),
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.stdout?.on('data', (b: Buffer) => out.push(b));
+    child.stderr!.on('data', (b: Buffer) => err.push(b));
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
@@ -73,7 +80,7 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
       });
     });
     opts.onSpawn?.(child);
-    child.stdin.end(opts.input ?? '');
+    child.stdin!.end(opts.input ?? '');
   });
 }
 

@@ -1,3 +1,5 @@
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { configDirFor, parseConfigFile, resolveSettings, requireSetting, validateSetting } from '../../src/config.js';
 import { thrown } from '../support/thrown.js';
@@ -125,5 +127,12 @@ describe('config file', () => {
     expect(configDirFor({ XDG_CONFIG_HOME: '/xdg', HOME: '/h' }, 'linux')).toBe('/xdg/idcli');
     expect(configDirFor({ HOME: '/h' }, 'linux')).toBe('/h/.config/idcli');
     expect(configDirFor({ HOME: '/h' }, 'darwin')).toBe('/h/Library/Application Support/idcli');
+  });
+  it('ignores a relative XDG_CONFIG_HOME or HOME, as the XDG Base Directory spec says', () => {
+    expect(configDirFor({ XDG_CONFIG_HOME: 'xdg', HOME: '/h' }, 'linux')).toBe('/h/.config/idcli');
+    expect(configDirFor({ XDG_CONFIG_HOME: '', HOME: '/h' }, 'linux')).toBe('/h/.config/idcli');
+    const home = userInfo().homedir;
+    expect(configDirFor({ HOME: 'h' }, 'linux')).toBe(join(home, '.config', 'idcli'));
+    expect(configDirFor({ HOME: '' }, 'darwin')).toBe(join(home, 'Library', 'Application Support', 'idcli'));
   });
 });

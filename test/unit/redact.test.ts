@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { redactUrl, redactValues } from '../../src/redact.js';
+import { redactSecrets, redactUrl, redactValues } from '../../src/redact.js';
 import { suggest } from '../../src/suggest.js';
 import { colourEnabled, stderrStyle } from '../../src/style.js';
 
@@ -14,6 +14,11 @@ describe('redaction', () => {
     expect(out).toContain('code=[redacted]');
     expect(redactUrl('https://u:pw@h.example/p')).toBe('https://h.example/p');
     expect(redactUrl('not a url')).toBe('[redacted]');
+  });
+  it('keeps every other byte of the URL, so a redacted link still names the same page', () => {
+    expect(redactSecrets('https://h.example/p?c=a+b%2Bc&access%5Ftoken=T&Token=T&x#frag')).toBe(
+      'https://h.example/p?c=a+b%2Bc&access%5Ftoken=[redacted]&Token=[redacted]&x#frag',
+    );
   });
   it('scrubs known values anywhere in a line', () => {
     expect(redactValues('token abcdefgh1234 sent', ['abcdefgh1234'])).toBe('token [redacted] sent');
