@@ -80,6 +80,9 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
       });
     });
     opts.onSpawn?.(child);
+    // A child that exits before it reads its stdin (an error found in the arguments) closes the pipe: EPIPE here
+    // is the child's business, which the test judges by its exit code.
+    child.stdin!.on('error', () => {});
     child.stdin!.end(opts.input ?? '');
   });
 }
