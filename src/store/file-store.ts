@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
+import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
 import {
   accountName,
@@ -32,7 +33,7 @@ const O_NOFOLLOW = IS_POSIX ? constants.O_NOFOLLOW : 0;
 const O_NONBLOCK = IS_POSIX ? constants.O_NONBLOCK : 0;
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
-/** Temp files left by a writer that died before its rename; old enough that no live writer still owns them. */
+/** A temp file this old has no live writer, whatever its pid says (a pid can be reused, or be another host's). */
 const ORPHAN_TEMP_AGE_MS = 60 * 60 * 1000;
 
 export interface FileStoreOptions {
@@ -157,6 +158,8 @@ export class FileStore implements CredentialStore {
     // The directory is checked exactly as reads check it: through a symlinked directory, unlink would remove a
     // file in the link's target.
     if (!this.#inspectDir()) return false;
+    // Signing out must not leave the tokens of a writer killed mid-write behind.
+    await this.#removeOrphanTemps(path);
     try {
       // unlink removes a symlink itself, never its target, so the record's own name needs no symlink check.
       await (await fsp()).unlink(path);
@@ -209,6 +212,11 @@ export class FileStore implements CredentialStore {
     }
   }
 
+  /**
+   * Removes the temp files of `path` whose writer is gone: a writer killed between its write and its rename leaves
+   * one behind, holding tokens and a verifier. Every writer holds the refresh lock, as do callers of this sweep, so
+   * none is mid-write now; the pid in the name, or the file's age, is the second proof that its writer is gone.
+   */
   async #removeOrphanTemps(path: string): Promise<void> {
     const prefix = `${path.slice(this.dir.length + 1)}.`;
     const { lstat, readdir, unlink } = await fsp();
@@ -222,8 +230,9 @@ export class FileStore implements CredentialStore {
     for (const name of names) {
       if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
       const tmp = join(this.dir, name);
+      const writer = Number(name.slice(prefix.length).split('.')[0]);
       const st = await lstat(tmp).catch(() => null);
-      if (st && now - st.mtimeMs > ORPHAN_TEMP_AGE_MS) await unlink(tmp).catch(() => {});
+      if (st && (!processRunning(writer) || now - st.mtimeMs > ORPHAN_TEMP_AGE_MS)) await unlink(tmp).catch(() => {});
     }
   }
 }

@@ -15,6 +15,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, IdcliError } from '../errors.js';
+import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
@@ -199,18 +200,8 @@ function parseOwner(text: string): Owner | null {
 }
 
 function isStale(snap: Snapshot, staleMs: number): boolean {
-  if (snap.owner && snap.owner.host === hostname() && !pidAlive(snap.owner.pid)) return true;
+  if (snap.owner && snap.owner.host === hostname() && !processRunning(snap.owner.pid)) return true;
   return Date.now() - snap.mtimeMs > staleMs;
-}
-
-function pidAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0); // signal 0: existence check only
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
-  }
 }
 
 /**
