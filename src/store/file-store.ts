@@ -15,6 +15,7 @@ import {
 } from 'node:fs';
 import { join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
+import { refuseForeignOwner, tightenMode } from '../private-mode.js';
 import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
 import {
@@ -100,15 +101,10 @@ export class FileStore implements CredentialStore {
         throw new IdcliError(`${path} is not a regular file`, ExitCode.AUTH, {
           hint: 'remove it and run `idcli login`',
         });
+      refuseForeignOwner(path, st);
       if (IS_POSIX && (st.mode & 0o077) !== 0) {
-        try {
-          fchmodSync(fd, FILE_MODE);
-        } catch {
-          // Not ours to change (another owner): the warning still tells the user.
-        }
-        this.#warn(
-          `${path} was readable by other users (mode ${modeString(st)}); tightened to 0600 — consider signing in again`,
-        );
+        const told = tightenMode(path, st, FILE_MODE, 'readable', () => fchmodSync(fd, FILE_MODE));
+        this.#warn(`${told} — consider signing in again`);
       }
       const text = readFileSync(fd, 'utf8');
       try {
@@ -181,7 +177,10 @@ export class FileStore implements CredentialStore {
     this.#inspectDir();
   }
 
-  /** False when the credentials directory does not exist; refuses a symlink or non-directory; tightens its mode. */
+  /**
+   * False when the credentials directory does not exist; refuses a symlink, a non-directory or another user's
+   * directory; tightens its mode.
+   */
   #inspectDir(): boolean {
     let st: Stats;
     try {
@@ -192,13 +191,9 @@ export class FileStore implements CredentialStore {
     }
     if (st.isSymbolicLink()) throw symlinkRefused(this.dir);
     if (!st.isDirectory()) throw new IdcliError(`${this.dir} is not a directory`, ExitCode.USAGE);
+    refuseForeignOwner(this.dir, st);
     if (IS_POSIX && (st.mode & 0o077) !== 0) {
-      try {
-        chmodSync(this.dir, DIR_MODE);
-      } catch {
-        // Not ours to change: the warning still tells the user.
-      }
-      this.#warn(`${this.dir} was accessible by other users (mode ${modeString(st)}); tightened to 0700`);
+      this.#warn(tightenMode(this.dir, st, DIR_MODE, 'accessible', () => chmodSync(this.dir, DIR_MODE)));
     }
     return true;
   }
@@ -265,8 +260,4 @@ function fsError(what: string, path: string, err: unknown): IdcliError {
 
 function errCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | null)?.code;
-}
-
-function modeString(st: Stats): string {
-  return `0${(st.mode & 0o777).toString(8)}`;
 }

@@ -1,12 +1,19 @@
 /**
- * The temp files of a writer killed mid-write, met through the built CLI.
+ * Credentials that belong to someone else, and the temp files of a writer killed mid-write, met through the built
+ * CLI.
+ *
+ * The tests run as root, whom no file mode stops, so where a file mode must stop the CLI, it runs as `nobody`, in a
+ * config directory handed over to it.
  */
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import { encodeRecord } from '../../src/store/record.js';
+import type { CliResult } from '../support/cli.js';
 import { deadPid } from '../store/support.js';
 import { describeEachStore, type Harness, harness, login, type StoreKind } from './harness.js';
 
@@ -58,5 +65,98 @@ describe('temp files of writers killed mid-write', () => {
       expect(r.stderr).toMatch(/Signed out/);
       expect(existsSync(dead)).toBe(false);
     });
+  });
+});
+
+const run = promisify(execFile);
+const AS_ROOT = process.getuid?.() === 0;
+/** A user without a home or a keyring: the one the CLI runs as where a file mode must stop it. */
+const NOBODY = { uid: 65534, gid: 65534 };
+
+/** The config directory becomes `owner`'s, reachable through the test's own (root's) directory. */
+async function handOver(h: Harness, owner: { uid: number; gid: number }): Promise<void> {
+  await chmod(h.dir, 0o711);
+  await run('chown', ['-R', `${owner.uid}:${owner.gid}`, configDirOf(h)]);
+}
+
+/** One `error:` line, no stack trace. */
+function expectOneErrorLine(r: CliResult, pattern: RegExp): void {
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^error: /);
+  expect(lines[0]).toMatch(pattern);
+}
+
+function escaped(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+// The keychain keeps each user's entries apart by itself; only the file store has owners to check.
+describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', () => {
+  it('a credentials directory of another user is refused with exit 2, saying whose it is', async () => {
+    const h = await newHarness('file');
+    await login(h);
+    await chown(credentialsDirOf(h), NOBODY.uid, NOBODY.gid);
+    const r = await h.run(['token']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe('');
+    expectOneErrorLine(
+      r,
+      new RegExp(
+        `refusing to use ${escaped(credentialsDirOf(h))}: it belongs to another user \\(uid 65534\\), not to you \\(uid 0\\); use a config directory of your own`,
+      ),
+    );
+  });
+
+  it('a record of another user is refused, in a directory of ours', async () => {
+    const h = await newHarness('file');
+    await login(h);
+    const record = await recordPathOf(h);
+    await chown(record, NOBODY.uid, NOBODY.gid);
+    const r = await h.run(['token']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe('');
+    expectOneErrorLine(r, new RegExp(`refusing to use ${escaped(record)}: it belongs to another user \\(uid 65534\\)`));
+  });
+
+  it("root's 0755 directory and 0644 record: a user is refused, and nothing claims a chmod it could not make", async () => {
+    const h = await newHarness('file');
+    await login(h);
+    await handOver(h, NOBODY);
+    const dir = credentialsDirOf(h);
+    const record = await recordPathOf(h);
+    await chown(dir, 0, 0);
+    await chown(record, 0, 0);
+    await chmod(dir, 0o755);
+    await chmod(record, 0o644);
+    const r = await h.run(['token'], {}, NOBODY);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe('');
+    expectOneErrorLine(r, /belongs to another user \(uid 0\), not to you \(uid 65534\)/);
+    expect(r.stderr).not.toMatch(/tightened/);
+    expect((await stat(dir)).mode & 0o777).toBe(0o755);
+    expect((await stat(record)).mode & 0o777).toBe(0o644);
+  });
+
+  it('a chmod that fails is reported as failed, with the command that fixes it', async () => {
+    const h = await newHarness('file');
+    await login(h);
+    const dirs = [configDirOf(h), credentialsDirOf(h)];
+    await writeFile(join(configDirOf(h), 'config.json'), '{"profiles":{}}');
+    // Immutable: even root's chmod fails (EPERM), as it does on a read-only mount.
+    for (const dir of dirs) {
+      await chmod(dir, 0o755);
+      await run('chattr', ['+i', dir]);
+      cleanups.push(() => run('chattr', ['-i', dir]).then(() => {}));
+    }
+    const r = await h.run(['token']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^\S+\n$/);
+    for (const dir of dirs) {
+      expect(r.stderr).toContain(
+        `warning: ${dir} is accessible by other users (mode 0755) and could not be tightened (EPERM); run: chmod 700 '${dir}'`,
+      );
+    }
+    expect(r.stderr).not.toMatch(/tightened to/);
   });
 });

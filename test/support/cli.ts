@@ -28,6 +28,9 @@ export interface CliOptions {
   bin?: string;
   /** Called once the child exists, e.g. to send it signals. */
   onSpawn?: (child: ChildProcess) => void;
+  /** Run as this user and group (the tests run as root, whom no file mode stops). */
+  uid?: number;
+  gid?: number;
 }
 
 /** A minimal, predictable environment: PATH and HOME only, plus what the test adds. */
@@ -54,6 +57,8 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
       env,
       cwd: opts.cwd ?? ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(opts.uid === undefined ? {} : { uid: opts.uid }),
+      ...(opts.gid === undefined ? {} : { gid: opts.gid }),
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
