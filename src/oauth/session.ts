@@ -93,6 +93,14 @@ export class Session implements TokenSource {
   }
 
   /**
+   * Resolves when a sign-in could be saved now (the lock and the store can be written), else exit 2 with the fix:
+   * `login` asks before it opens the browser, so a broken store is not found after the user signed in.
+   */
+  async checkCanSave(): Promise<void> {
+    await this.withLock(() => this.store.checkWritable(this.key));
+  }
+
+  /**
    * Save the result of a code exchange as the new record (`login`). Under the lock, so a refresh running at the
    * same moment cannot overwrite it with tokens of the old sign-in.
    */
@@ -135,6 +143,9 @@ export class Session implements TokenSource {
       let record = await this.read();
       if (!record) throw notLoggedIn();
       if (usable(record)) return record as UsableRecord;
+      // The refresh token is spent the moment the request is sent: a store that cannot take its successor must
+      // be found now, while the stored sign-in still works once the store is mended.
+      await this.store.checkWritable(this.key);
       // One retry: a record replaced between our read and the server's refusal (by a process that took this lock
       // over as stale, or a writer that does not use it) deserves one more try with its own token.
       for (let attempt = 1; ; attempt++) {

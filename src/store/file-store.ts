@@ -13,9 +13,10 @@ import {
   readFileSync,
   type Stats,
 } from 'node:fs';
-import { join, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
 import { refuseForeignOwner, tightenMode } from '../private-mode.js';
+import { unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
 import {
@@ -120,14 +121,38 @@ export class FileStore implements CredentialStore {
     }
   }
 
+  /**
+   * A write-and-remove probe where the record's temp file would go: the permission bits alone cannot tell a
+   * read-only mount, a full disk or an ACL.
+   */
+  async checkWritable(key: CredentialKey): Promise<void> {
+    const path = await this.pathFor(key);
+    await this.#ensureDir();
+    this.#refuseSymlink(path);
+    const { open, unlink } = await fsp();
+    const probe = await this.#tempName(path);
+    try {
+      const fh = await open(probe, 'wx', FILE_MODE);
+      try {
+        await fh.writeFile('\n');
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      await unlink(probe).catch(() => {});
+      throw unwritableDir(this.dir, err) ?? fsError('cannot write', probe, err);
+    }
+    // A probe left behind is swept like any dead writer's temp file.
+    await unlink(probe).catch(() => {});
+  }
+
   async write(key: CredentialKey, record: CredentialRecord): Promise<void> {
     const path = await this.pathFor(key);
     await this.#ensureDir();
     this.#refuseSymlink(path);
     await this.#removeOrphanTemps(path);
     const { open, rename, unlink } = await fsp();
-    const { randomBytes } = await import('node:crypto');
-    const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    const tmp = await this.#tempName(path);
     try {
       // 'wx' = O_CREAT|O_EXCL: never reuses or follows an existing name; mode 0600 from the first byte on.
       const fh = await open(tmp, 'wx', FILE_MODE);
@@ -172,9 +197,16 @@ export class FileStore implements CredentialStore {
       await (await fsp()).mkdir(this.dir, { recursive: true, mode: DIR_MODE });
     } catch (err) {
       // EEXIST here means something other than a directory is in the way; the checks below name it.
-      if (errCode(err) !== 'EEXIST') throw fsError('cannot create', this.dir, err);
+      if (errCode(err) !== 'EEXIST')
+        throw unwritableDir(dirname(this.dir), err) ?? fsError('cannot create', this.dir, err);
     }
     this.#inspectDir();
+  }
+
+  /** `<record>.<pid>.<random>.tmp`: the pid tells a later writer whether the file's writer still runs. */
+  async #tempName(path: string): Promise<string> {
+    const { randomBytes } = await import('node:crypto');
+    return `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   }
 
   /**

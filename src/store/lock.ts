@@ -15,6 +15,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, IdcliError } from '../errors.js';
+import { unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
 
@@ -69,7 +70,10 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
   try {
     await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw lockFsError('cannot create the directory of', lockPath, err);
+    // Where the locks directory cannot be made, its parent (the config directory) is what needs mending.
+    throw (
+      unwritableDir(dirname(dirname(lockPath)), err) ?? lockFsError('cannot create the directory of', lockPath, err)
+    );
   }
   const owner: Owner = {
     pid: process.pid,
@@ -262,6 +266,8 @@ function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | nu
 }
 
 function lockFsError(what: string, path: string, err: unknown): IdcliError {
+  const unwritable = unwritableDir(dirname(path), err);
+  if (unwritable) return unwritable;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return new IdcliError(`${what} the lock file ${path}${code ? ` (${code})` : ''}`, ExitCode.INTERNAL, { cause: err });
 }

@@ -1,9 +1,10 @@
 /**
- * Credentials that belong to someone else, and the temp files of a writer killed mid-write, met through the built
- * CLI.
+ * A credential store that cannot take a write, credentials that belong to someone else, and the temp files of a
+ * writer killed mid-write, met through the built CLI.
  *
- * The tests run as root, whom no file mode stops, so where a file mode must stop the CLI, it runs as `nobody`, in a
- * config directory handed over to it.
+ * The tests run as root, whom no file mode stops, so a directory that is not writable is made for the user it
+ * stops: the CLI runs as `nobody`, in a config directory handed over to it. A keychain that cannot take a write is
+ * a locked keyring, on a Secret Service of the test's own so the rest of the suite keeps its keyring.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -15,7 +16,8 @@ import { FileStore } from '../../src/store/file-store.js';
 import { encodeRecord } from '../../src/store/record.js';
 import type { CliResult } from '../support/cli.js';
 import { deadPid } from '../store/support.js';
-import { describeEachStore, type Harness, harness, login, type StoreKind } from './harness.js';
+import { authorizeQueries, describeEachStore, type Harness, harness, login, type StoreKind } from './harness.js';
+import { startPrivateKeyring } from './private-keyring.js';
 
 let cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -158,5 +160,99 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
       );
     }
     expect(r.stderr).not.toMatch(/tightened to/);
+  });
+});
+
+const refreshGrants = (h: Harness) => h.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
+
+/** A signed-in CLI whose store can be made unable to write, and mended again. */
+interface Breakable {
+  h: Harness;
+  run(args: string[]): Promise<CliResult>;
+  break(): Promise<void>;
+  mend(): Promise<void>;
+  /** What the error must say: the store, and the fix. */
+  says: RegExp;
+}
+
+async function breakable(store: StoreKind): Promise<Breakable> {
+  const h = await newHarness(store);
+  if (store === 'file') {
+    await login(h);
+    await handOver(h, NOBODY);
+    const dir = credentialsDirOf(h);
+    return {
+      h,
+      run: (args) => h.run(args, {}, NOBODY),
+      break: () => chmod(dir, 0o500),
+      mend: () => chmod(dir, 0o700),
+      says: new RegExp(
+        `cannot write to ${escaped(dir)} \\(EACCES\\); make it writable for you \\(chmod 700 '${escaped(dir)}'\\)`,
+      ),
+    };
+  }
+  const keyring = await startPrivateKeyring(join(h.dir, 'keyring'));
+  cleanups.push(() => keyring.close());
+  await login(h, [], keyring.env);
+  return {
+    h,
+    run: (args) => h.run(args, keyring.env),
+    break: () => keyring.lock(),
+    mend: () => keyring.unlock(),
+    says: /the keyring is locked \(unlock it/,
+  };
+}
+
+describe.runIf(AS_ROOT)('a store that cannot save', () => {
+  describeEachStore('a refresh', (store) => {
+    it('is never sent: exit 2 with the store and the fix, and the sign-in works once the store is mended', async () => {
+      const b = await breakable(store);
+      const sent = refreshGrants(b.h).length;
+      await b.break();
+      const r = await b.run(['token', '--refresh']);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expectOneErrorLine(r, b.says);
+      expect(refreshGrants(b.h)).toHaveLength(sent);
+
+      await b.mend();
+      const again = await b.run(['token', '--refresh']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/^\S+\n$/);
+      expect(refreshGrants(b.h)).toHaveLength(sent + 1);
+      expect(refreshGrants(b.h).every((e) => e.ok && !e.reuse)).toBe(true);
+    });
+  });
+
+  describeEachStore('login', (store) => {
+    it('stops before the browser opens, and the stored sign-in is kept', async () => {
+      const b = await breakable(store);
+      const opened = authorizeQueries(b.h.emu).length;
+      await b.break();
+      const r = await b.run(['login', '--timeout', '30']);
+      expect(r.code, r.stderr).toBe(2);
+      expectOneErrorLine(r, b.says);
+      expect(authorizeQueries(b.h.emu)).toHaveLength(opened);
+
+      await b.mend();
+      const token = await b.run(['token']);
+      expect(token.code, token.stderr).toBe(0);
+      expect(token.stdout).toMatch(/^\S+\n$/);
+    });
+  });
+
+  it('a lock directory that cannot be written: exit 2 with the fix, nothing sent (file store)', async () => {
+    const h = await newHarness('file');
+    await login(h);
+    await handOver(h, NOBODY);
+    const locks = join(configDirOf(h), 'locks');
+    const sent = refreshGrants(h).length;
+    await chmod(locks, 0o500);
+    const r = await h.run(['token', '--refresh'], {}, NOBODY);
+    expect(r.code, r.stderr).toBe(2);
+    expectOneErrorLine(r, new RegExp(`cannot write to ${escaped(locks)} \\(EACCES\\); make it writable for you`));
+    expect(refreshGrants(h)).toHaveLength(sent);
+    await chmod(locks, 0o700);
+    expect((await h.run(['token', '--refresh'], {}, NOBODY)).code).toBe(0);
   });
 });
