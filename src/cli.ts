@@ -218,6 +218,8 @@ export async function main(proc: Process): Promise<number> {
       print: (text) => proc.print(text),
       log,
       now: Date.now,
+      // The process's start, not this line's: what a concurrent run did while this one was loading counts too.
+      startedAt: Date.now() - Math.round(process.uptime() * 1000),
       get signal() {
         return proc.interrupt();
       },

@@ -9,6 +9,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
 import { DEFAULT_DEADLINE_MS } from './http/limits.js';
 import { clip, printable, quoted } from './printable.js';
+import { tightenMode } from './private-mode.js';
 import { suggest } from './suggest.js';
 import { isTokenText } from './token-rules.js';
 
@@ -177,12 +178,7 @@ function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {
   }
   if (!st.isDirectory()) throw notADirectory(configDir);
   if (process.platform === 'win32' || (st.mode & 0o077) === 0) return;
-  try {
-    chmodSync(configDir, 0o700);
-  } catch {
-    // Not ours to change: the warning still tells the user.
-  }
-  warn(`${configDir} was accessible by other users (mode 0${(st.mode & 0o777).toString(8)}); tightened to 0700`);
+  warn(tightenMode(configDir, st, 0o700, 'accessible', () => chmodSync(configDir, 0o700)));
 }
 
 export function parseConfigFile(text: string, path: string): ConfigFile {

@@ -12,6 +12,8 @@ export interface Deps {
   print(text: string): void;
   log: Logger;
   now(): number;
+  /** When this run started (epoch ms, the clock of now()): a refresh completed after it is as new as its own. */
+  startedAt: number;
   signal: AbortSignal;
 }
 

@@ -184,7 +184,8 @@ export const COMMANDS: readonly CommandSpec[] = [
         flag: '--refresh',
         key: 'refresh',
         type: 'boolean',
-        description: 'refresh even if the cached token is still valid',
+        description:
+          'refresh even if the cached token is still valid (a refresh another idcli completed after this one started counts)',
       },
       {
         flag: '--json',

@@ -31,8 +31,10 @@ export async function runLogin(opts: LoginOptions, ctx: CommandContext): Promise
   const clientId = requireSetting(settings, 'clientId');
   const clientName = requireSetting(settings, 'clientName');
   const configuredRedirect = requireSetting(settings, 'redirectUri');
-  // Open the store before the browser: a missing keychain should fail now, not after the user signed in.
+  // Open the store, and make sure it can take the sign-in, before the browser: a missing keychain or a read-only
+  // credentials directory should fail now, not after the user signed in.
   const session = await openSession(ctx);
+  await session.checkCanSave();
 
   const pkce = createPkcePair();
   const state = createState();

@@ -21,10 +21,11 @@ export type SessionContext = Omit<CommandContext, 'tokens'>;
 export type UsableRecord = CredentialRecord & { accessToken: string };
 
 /**
- * Waiting longer than timeoutMs for another idcli to finish its refresh means something is stuck. A live holder
- * touches the lock file every staleMs/3, so staleMs only decides how soon a lock left by a process that cannot be
- * checked by pid (killed between creating the file and writing its owner, or on another host) is taken over; the
- * store's default of 60 s would stall the next `idcli token` for a minute after such a crash.
+ * One holder keeping the lock longer than timeoutMs means it is stuck; waiting behind holders that take turns is
+ * not limited (see LockOptions). A live holder touches the lock file every staleMs/3, so staleMs only decides how
+ * soon a lock left by a process that cannot be checked by pid (killed between creating the file and writing its
+ * owner, or on another host) is taken over; the store's default of 60 s would stall the next `idcli token` for a
+ * minute after such a crash.
  */
 export const LOCK_OPTIONS = { timeoutMs: 60_000, staleMs: 10_000 } as const;
 /** A refresh that was sent is finished rather than abandoned, but not forever. */
@@ -74,7 +75,8 @@ export class Session implements TokenSource {
 
   /**
    * A record whose access token stays valid for more than `minTtlSec`, refreshing when needed; `force` refreshes
-   * even a valid one (`idcli token --refresh`).
+   * even a valid one (`idcli token --refresh`), unless another process refreshed after this run started: that token
+   * is as new as ours would be, and a crowd of forced refreshes then costs one request, not one each.
    */
   async valid(minTtlSec: number, force = false): Promise<UsableRecord> {
     if (!force) {
@@ -83,13 +85,24 @@ export class Session implements TokenSource {
       if (!record) throw notLoggedIn();
       if (this.fresh(record, minTtlSec)) return record as UsableRecord;
     }
-    const record = await this.locked((r) => !force && this.fresh(r, minTtlSec));
+    const { startedAt } = this.ctx.deps;
+    const record = await this.locked((r) =>
+      force ? r.updatedAt > startedAt && this.fresh(r, 0) : this.fresh(r, minTtlSec),
+    );
     if (!this.fresh(record, minTtlSec)) {
       this.ctx.deps.log.warn(
         `the new access token expires in ${secondsLeft(record, this.ctx.deps.now())} s, sooner than ${minTtlSec} s`,
       );
     }
     return record;
+  }
+
+  /**
+   * Resolves when a sign-in could be saved now (the lock and the store can be written), else exit 2 with the fix:
+   * `login` asks before it opens the browser, so a broken store is not found after the user signed in.
+   */
+  async checkCanSave(): Promise<void> {
+    await this.withLock(() => this.store.checkWritable(this.key));
   }
 
   /**
@@ -122,9 +135,12 @@ export class Session implements TokenSource {
   /** The lock and the token client load only when a refresh or a save needs them, not for a cached token. */
   private async withLock<T>(fn: () => Promise<T>): Promise<T> {
     const { lockPathFor, withLock } = await import('../store/lock.js');
-    return withLock(lockPathFor(this.ctx.settings.configDir, this.key), fn, {
+    const lockPath = lockPathFor(this.ctx.settings.configDir, this.key);
+    return withLock(lockPath, fn, {
       ...LOCK_OPTIONS,
       signal: this.ctx.deps.signal,
+      onWait: () =>
+        this.ctx.deps.log.verbose(`waiting for another idcli to finish with these credentials (${lockPath})`),
     });
   }
 
@@ -134,7 +150,13 @@ export class Session implements TokenSource {
     return this.withLock(async () => {
       let record = await this.read();
       if (!record) throw notLoggedIn();
-      if (usable(record)) return record as UsableRecord;
+      if (usable(record)) {
+        this.ctx.deps.log.verbose('another idcli refreshed the token meanwhile; using its token');
+        return record as UsableRecord;
+      }
+      // The refresh token is spent the moment the request is sent: a store that cannot take its successor must
+      // be found now, while the stored sign-in still works once the store is mended.
+      await this.store.checkWritable(this.key);
       // One retry: a record replaced between our read and the server's refusal (by a process that took this lock
       // over as stale, or a writer that does not use it) deserves one more try with its own token.
       for (let attempt = 1; ; attempt++) {

@@ -13,8 +13,11 @@ import {
   readFileSync,
   type Stats,
 } from 'node:fs';
-import { join, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
+import { refuseForeignOwner, tightenMode } from '../private-mode.js';
+import { unwritableDir } from './fs-faults.js';
+import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
 import {
   accountName,
@@ -32,7 +35,7 @@ const O_NOFOLLOW = IS_POSIX ? constants.O_NOFOLLOW : 0;
 const O_NONBLOCK = IS_POSIX ? constants.O_NONBLOCK : 0;
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
-/** Temp files left by a writer that died before its rename; old enough that no live writer still owns them. */
+/** A temp file this old has no live writer, whatever its pid says (a pid can be reused, or be another host's). */
 const ORPHAN_TEMP_AGE_MS = 60 * 60 * 1000;
 
 export interface FileStoreOptions {
@@ -99,15 +102,10 @@ export class FileStore implements CredentialStore {
         throw new IdcliError(`${path} is not a regular file`, ExitCode.AUTH, {
           hint: 'remove it and run `idcli login`',
         });
+      refuseForeignOwner(path, st);
       if (IS_POSIX && (st.mode & 0o077) !== 0) {
-        try {
-          fchmodSync(fd, FILE_MODE);
-        } catch {
-          // Not ours to change (another owner): the warning still tells the user.
-        }
-        this.#warn(
-          `${path} was readable by other users (mode ${modeString(st)}); tightened to 0600 — consider signing in again`,
-        );
+        const told = tightenMode(path, st, FILE_MODE, 'readable', () => fchmodSync(fd, FILE_MODE));
+        this.#warn(`${told} — consider signing in again`);
       }
       const text = readFileSync(fd, 'utf8');
       try {
@@ -123,14 +121,38 @@ export class FileStore implements CredentialStore {
     }
   }
 
+  /**
+   * A write-and-remove probe where the record's temp file would go: the permission bits alone cannot tell a
+   * read-only mount, a full disk or an ACL.
+   */
+  async checkWritable(key: CredentialKey): Promise<void> {
+    const path = await this.pathFor(key);
+    await this.#ensureDir();
+    this.#refuseSymlink(path);
+    const { open, unlink } = await fsp();
+    const probe = await this.#tempName(path);
+    try {
+      const fh = await open(probe, 'wx', FILE_MODE);
+      try {
+        await fh.writeFile('\n');
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      await unlink(probe).catch(() => {});
+      throw unwritableDir(this.dir, err) ?? fsError('cannot write', probe, err);
+    }
+    // A probe left behind is swept like any dead writer's temp file.
+    await unlink(probe).catch(() => {});
+  }
+
   async write(key: CredentialKey, record: CredentialRecord): Promise<void> {
     const path = await this.pathFor(key);
     await this.#ensureDir();
     this.#refuseSymlink(path);
     await this.#removeOrphanTemps(path);
     const { open, rename, unlink } = await fsp();
-    const { randomBytes } = await import('node:crypto');
-    const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    const tmp = await this.#tempName(path);
     try {
       // 'wx' = O_CREAT|O_EXCL: never reuses or follows an existing name; mode 0600 from the first byte on.
       const fh = await open(tmp, 'wx', FILE_MODE);
@@ -157,6 +179,8 @@ export class FileStore implements CredentialStore {
     // The directory is checked exactly as reads check it: through a symlinked directory, unlink would remove a
     // file in the link's target.
     if (!this.#inspectDir()) return false;
+    // Signing out must not leave the tokens of a writer killed mid-write behind.
+    await this.#removeOrphanTemps(path);
     try {
       // unlink removes a symlink itself, never its target, so the record's own name needs no symlink check.
       await (await fsp()).unlink(path);
@@ -173,12 +197,22 @@ export class FileStore implements CredentialStore {
       await (await fsp()).mkdir(this.dir, { recursive: true, mode: DIR_MODE });
     } catch (err) {
       // EEXIST here means something other than a directory is in the way; the checks below name it.
-      if (errCode(err) !== 'EEXIST') throw fsError('cannot create', this.dir, err);
+      if (errCode(err) !== 'EEXIST')
+        throw unwritableDir(dirname(this.dir), err) ?? fsError('cannot create', this.dir, err);
     }
     this.#inspectDir();
   }
 
-  /** False when the credentials directory does not exist; refuses a symlink or non-directory; tightens its mode. */
+  /** `<record>.<pid>.<random>.tmp`: the pid tells a later writer whether the file's writer still runs. */
+  async #tempName(path: string): Promise<string> {
+    const { randomBytes } = await import('node:crypto');
+    return `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  }
+
+  /**
+   * False when the credentials directory does not exist; refuses a symlink, a non-directory or another user's
+   * directory; tightens its mode.
+   */
   #inspectDir(): boolean {
     let st: Stats;
     try {
@@ -189,13 +223,9 @@ export class FileStore implements CredentialStore {
     }
     if (st.isSymbolicLink()) throw symlinkRefused(this.dir);
     if (!st.isDirectory()) throw new IdcliError(`${this.dir} is not a directory`, ExitCode.USAGE);
+    refuseForeignOwner(this.dir, st);
     if (IS_POSIX && (st.mode & 0o077) !== 0) {
-      try {
-        chmodSync(this.dir, DIR_MODE);
-      } catch {
-        // Not ours to change: the warning still tells the user.
-      }
-      this.#warn(`${this.dir} was accessible by other users (mode ${modeString(st)}); tightened to 0700`);
+      this.#warn(tightenMode(this.dir, st, DIR_MODE, 'accessible', () => chmodSync(this.dir, DIR_MODE)));
     }
     return true;
   }
@@ -209,6 +239,11 @@ export class FileStore implements CredentialStore {
     }
   }
 
+  /**
+   * Removes the temp files of `path` whose writer is gone: a writer killed between its write and its rename leaves
+   * one behind, holding tokens and a verifier. Every writer holds the refresh lock, as do callers of this sweep, so
+   * none is mid-write now; the pid in the name, or the file's age, is the second proof that its writer is gone.
+   */
   async #removeOrphanTemps(path: string): Promise<void> {
     const prefix = `${path.slice(this.dir.length + 1)}.`;
     const { lstat, readdir, unlink } = await fsp();
@@ -222,8 +257,9 @@ export class FileStore implements CredentialStore {
     for (const name of names) {
       if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
       const tmp = join(this.dir, name);
+      const writer = Number(name.slice(prefix.length).split('.')[0]);
       const st = await lstat(tmp).catch(() => null);
-      if (st && now - st.mtimeMs > ORPHAN_TEMP_AGE_MS) await unlink(tmp).catch(() => {});
+      if (st && (!processRunning(writer) || now - st.mtimeMs > ORPHAN_TEMP_AGE_MS)) await unlink(tmp).catch(() => {});
     }
   }
 }
@@ -256,8 +292,4 @@ function fsError(what: string, path: string, err: unknown): IdcliError {
 
 function errCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | null)?.code;
-}
-
-function modeString(st: Stats): string {
-  return `0${(st.mode & 0o777).toString(8)}`;
 }

@@ -7,6 +7,11 @@ export interface CredentialStore {
   describe(): string;
   /** null when nothing is stored; unreadable data is an IdcliError exit 3 telling to `idcli login`, never a crash. */
   read(key: CredentialKey): Promise<CredentialRecord | null>;
+  /**
+   * Resolves when a write of `key`'s record can go through now; otherwise an IdcliError (exit 2) naming the store
+   * and the fix. Asked before anything that a failed write would lose is spent: a refresh token, a sign-in.
+   */
+  checkWritable(key: CredentialKey): Promise<void>;
   /** Atomic: a crash at any point leaves either the old or the new record readable. */
   write(key: CredentialKey, record: CredentialRecord): Promise<void>;
   /** true when something was removed. */

@@ -7,6 +7,7 @@
  * write, the chunk count and a SHA-256 of the whole — is written in ONE call, and only then are the previous
  * write's chunks deleted. A crash before the head write leaves the old head pointing at the old, intact chunks.
  */
+import { ExitCode, IdcliError } from '../errors.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
 import { type KeyringBackend, KeyringClient, type KeyringClientOptions } from './keyring-client.js';
 import {
@@ -78,6 +79,18 @@ export class KeychainStore implements CredentialStore {
 
   close(): void {
     this.backend.close();
+  }
+
+  /** The keychain's own check, made afresh: the state it was in when this run opened it may have changed since. */
+  async checkWritable(): Promise<void> {
+    try {
+      await this.backend.writable();
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      throw new IdcliError(`the ${this.describe()} cannot save credentials now: ${reason}`, ExitCode.USAGE, {
+        hint: 'run the command again once it can',
+      });
+    }
   }
 
   async read(key: CredentialKey): Promise<CredentialRecord | null> {

@@ -39,6 +39,8 @@ export interface KeyringClientOptions {
 export interface KeyringBackend {
   /** Resolves when the keychain can be used; otherwise rejects with the reason (exit 2). Cheap to repeat. */
   ready(): Promise<void>;
+  /** Like ready(), but looks again now: a keyring can be locked, or its collection removed, while a run waits. */
+  writable(): Promise<void>;
   get(account: string): Promise<Buffer | null>;
   set(account: string, value: Buffer): Promise<void>;
   delete(account: string): Promise<boolean>;
@@ -65,6 +67,13 @@ export class KeyringClient implements KeyringBackend {
 
   async ready(): Promise<void> {
     await this.#library();
+  }
+
+  async writable(): Promise<void> {
+    await this.#library();
+    if (process.platform !== 'linux') return; // no check to repeat: a locked keychain prompts, within the timeout
+    const check = await checkSecretService({ env: this.#env, timeoutMs: this.timeoutMs });
+    if (check.status === 'unavailable') throw keychainError(check.reason);
   }
 
   async get(account: string): Promise<Buffer | null> {

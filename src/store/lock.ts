@@ -15,6 +15,8 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, IdcliError } from '../errors.js';
+import { unwritableDir } from './fs-faults.js';
+import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
@@ -23,12 +25,20 @@ export const DEFAULT_LOCK_STALE_MS = 60_000;
 const O_NONBLOCK = process.platform === 'win32' ? 0 : constants.O_NONBLOCK;
 /** A reaper is held for two file operations; one this old belongs to a process that died inside them. */
 const REAPER_STALE_MS = 5_000;
+const MIN_POLL_MS = 10;
+const MAX_POLL_MS = 200;
 
 export interface LockOptions {
+  /**
+   * How long one holder may keep the lock before a waiter gives up on it. Waiting behind holders that take turns
+   * is a queue, not a fault: the wait starts over each time the lock changes hands.
+   */
   timeoutMs?: number;
   /** A lock whose file was not touched for this long is abandoned (the holder refreshes it while alive). */
   staleMs?: number;
   signal?: AbortSignal;
+  /** Called once, when the lock is found held and this process starts to wait. */
+  onWait?: () => void;
 }
 
 interface Owner {
@@ -64,11 +74,13 @@ interface Held {
 async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   const staleMs = opts.staleMs ?? DEFAULT_LOCK_STALE_MS;
-  const deadline = Date.now() + timeoutMs;
   try {
     await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
   } catch (err) {
-    throw lockFsError('cannot create the directory of', lockPath, err);
+    // Where the locks directory cannot be made, its parent (the config directory) is what needs mending.
+    throw (
+      unwritableDir(dirname(dirname(lockPath)), err) ?? lockFsError('cannot create the directory of', lockPath, err)
+    );
   }
   const owner: Owner = {
     pid: process.pid,
@@ -76,33 +88,18 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
     createdAt: Date.now(),
     token: randomBytes(16).toString('hex'),
   };
-  let holder: Snapshot | null = null;
-  for (;;) {
+  let waitingOn: string | null | undefined;
+  let deadline = Date.now() + timeoutMs;
+  for (let round = 0; ; round++) {
     throwIfAborted(opts.signal);
-    const fh = await createExclusive(lockPath, owner);
-    if (fh) {
-      // While alive, the holder keeps the file's mtime fresh, so "untouched for staleMs" really means abandoned
-      // (crashed on another host, or frozen) and a slow-but-healthy refresh is never taken over.
-      const beat = setInterval(
-        () => {
-          const now = new Date();
-          fh.utimes(now, now).catch(() => {});
-        },
-        Math.max(10, Math.floor(staleMs / 3)),
-      );
-      beat.unref();
-      return {
-        async release() {
-          clearInterval(beat);
-          await fh.close().catch(() => {});
-          // Never throws: a lock left behind by a failed release turns stale (dead pid, no heartbeat) and is recovered.
-          await removeUnder(lockPath, (snap) => snap.owner?.token === owner.token, Date.now() + timeoutMs).catch(
-            () => false,
-          );
-        },
-      };
+    // After the first try, a waiter only reads the lock until it looks free: creating a file on every poll of
+    // every waiter would load the disk the holder is writing to.
+    const seen = round === 0 ? null : await snapshot(lockPath);
+    if (seen === null) {
+      const fh = await createExclusive(lockPath, owner);
+      if (fh) return hold(lockPath, fh, owner, staleMs, timeoutMs);
     }
-    holder = await snapshot(lockPath);
+    const holder = seen ?? (await snapshot(lockPath));
     if (
       holder &&
       isStale(holder, staleMs) &&
@@ -110,12 +107,60 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
     ) {
       continue;
     }
+    const id = holderId(holder);
+    if (id !== waitingOn) {
+      if (waitingOn === undefined) opts.onWait?.();
+      waitingOn = id;
+      deadline = Date.now() + timeoutMs;
+    }
     if (Date.now() >= deadline) throw timeoutError(lockPath, timeoutMs, holder);
-    // Jittered so waiters that woke together do not keep colliding.
-    await sleep(10 + Math.floor(Math.random() * 41), undefined, opts.signal ? { signal: opts.signal } : {}).catch(
-      () => {},
-    );
+    await sleep(pollDelay(round), undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
   }
+}
+
+/** Holding the lock: the file's mtime is kept fresh until release. */
+function hold(
+  lockPath: string,
+  fh: Awaited<ReturnType<typeof open>>,
+  owner: Owner,
+  staleMs: number,
+  timeoutMs: number,
+): Held {
+  // While alive, the holder keeps the file's mtime fresh, so "untouched for staleMs" really means abandoned
+  // (crashed on another host, or frozen) and a slow-but-healthy refresh is never taken over.
+  const beat = setInterval(
+    () => {
+      const now = new Date();
+      fh.utimes(now, now).catch(() => {});
+    },
+    Math.max(10, Math.floor(staleMs / 3)),
+  );
+  beat.unref();
+  return {
+    async release() {
+      clearInterval(beat);
+      await fh.close().catch(() => {});
+      // Never throws: a lock left behind by a failed release turns stale (dead pid, no heartbeat) and is recovered.
+      await removeUnder(lockPath, (snap) => snap.owner?.token === owner.token, Date.now() + timeoutMs).catch(
+        () => false,
+      );
+    },
+  };
+}
+
+/** Which holder a waiter sees: a change means the lock changed hands (or was let go) since the last look. */
+function holderId(holder: Snapshot | null): string | null {
+  if (holder === null) return null;
+  return holder.owner ? `owner:${holder.owner.token}` : `text:${holder.text}`;
+}
+
+/**
+ * Backs off from quick polls to MAX_POLL_MS, jittered so waiters that woke together do not keep colliding. Many
+ * waiters still notice a release soon: between them, someone polls often.
+ */
+function pollDelay(round: number): number {
+  const base = Math.min(MAX_POLL_MS, MIN_POLL_MS * 2 ** Math.min(round, 8));
+  return Math.floor(base / 2 + Math.random() * base);
 }
 
 /**
@@ -199,18 +244,8 @@ function parseOwner(text: string): Owner | null {
 }
 
 function isStale(snap: Snapshot, staleMs: number): boolean {
-  if (snap.owner && snap.owner.host === hostname() && !pidAlive(snap.owner.pid)) return true;
+  if (snap.owner && snap.owner.host === hostname() && !processRunning(snap.owner.pid)) return true;
   return Date.now() - snap.mtimeMs > staleMs;
-}
-
-function pidAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0); // signal 0: existence check only
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
-  }
 }
 
 /**
@@ -271,6 +306,8 @@ function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | nu
 }
 
 function lockFsError(what: string, path: string, err: unknown): IdcliError {
+  const unwritable = unwritableDir(dirname(path), err);
+  if (unwritable) return unwritable;
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return new IdcliError(`${what} the lock file ${path}${code ? ` (${code})` : ''}`, ExitCode.INTERNAL, { cause: err });
 }

@@ -1,9 +1,10 @@
 /**
  * N processes refreshing the same sign-in at once: the lock serialises them, so no refresh token is sent twice.
  * With each credential store: a store that hands out a value read before the lock was taken burns the sign-in.
+ * A forced refresh is satisfied by any refresh that completed after it started, so a crowd shares a few.
  */
 import { afterEach, expect, it } from 'vitest';
-import { describeEachStore, expectNoSecrets, type Harness, harness, login, tokenForms } from './harness.js';
+import { describeEachStore, expectNoSecrets, type Harness, harness, login, tokenForms, until } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -11,45 +12,88 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** N `token --refresh` at once: all succeed, the server saw N serial refreshes, no reuse, and one more works. */
-async function refreshAtOnce(hh: Harness, n: number): Promise<void> {
+const refreshGrants = (hh: Harness) => hh.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
+
+/**
+ * N `token --refresh` at once: all succeed with at most `most` refreshes between them, no refresh token is sent
+ * twice, none is served the token from before it started, and one more refresh works.
+ */
+async function refreshAtOnce(hh: Harness, n: number, most: number): Promise<void> {
   await login(hh);
+  const before = (await hh.record())?.accessToken;
   const results = await Promise.all(
-    Array.from({ length: n }, () => hh.run(['token', '--refresh'], {}, { timeoutMs: 180_000 })),
+    Array.from({ length: n }, () => hh.run(['token', '--refresh'], {}, { timeoutMs: 300_000 })),
   );
   for (const r of results) {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\S+\n$/);
   }
-  const refreshes = hh.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
-  expect(refreshes).toHaveLength(n);
+  const refreshes = refreshGrants(hh);
+  expect(refreshes.length).toBeGreaterThanOrEqual(1);
+  expect(refreshes.length).toBeLessThanOrEqual(most);
   expect(refreshes.every((e) => e.ok && !e.reuse)).toBe(true);
   const sent = tokenForms(hh.emu)
     .filter((f) => f.grant_type === 'refresh_token')
     .map((f) => f.refresh_token);
-  expect(new Set(sent).size).toBe(n); // no refresh token was sent twice
+  expect(new Set(sent).size).toBe(sent.length); // no refresh token was sent twice
   const printed = results.map((r) => r.stdout.trim());
-  expect(new Set(printed).size).toBe(n);
+  expect(printed).not.toContain(before);
+  expect(new Set(printed).size).toBeLessThanOrEqual(refreshes.length);
   const rec = await hh.record();
-  expect(rec?.generation).toBe(1 + n);
+  expect(rec?.generation).toBe(1 + refreshes.length);
   expect(printed).toContain(rec?.accessToken);
   // The family is alive: the next refresh proves the last stored verifier.
   const after = await hh.run(['token', '--refresh']);
   expect(after.code, after.stderr).toBe(0);
-  expect(hh.emu.tokenEvents.filter((e) => e.grant === 'refresh_token').every((e) => e.ok && !e.reuse)).toBe(true);
+  expect(refreshGrants(hh).every((e) => e.ok && !e.reuse)).toBe(true);
   expectNoSecrets(hh, [...printed, after.stdout.trim()]);
 }
 
 describeEachStore('concurrent refreshes', (store) => {
-  it('8 processes running `token --refresh` at once all succeed with 8 serial refreshes', async () => {
+  it('8 processes running `token --refresh` at once all succeed, sharing refreshes', async () => {
     h = await harness({ store });
-    await refreshAtOnce(h, 8);
+    await refreshAtOnce(h, 8, 3);
   }, 240_000);
 
-  it('16 processes running `token --refresh` at once all succeed with 16 serial refreshes', async () => {
+  it('16 processes running `token --refresh` at once all succeed, sharing refreshes', async () => {
     h = await harness({ store });
-    await refreshAtOnce(h, 16);
+    await refreshAtOnce(h, 16, 3);
   }, 360_000);
+
+  it('50 processes running `token --refresh` at once all succeed with far fewer refreshes', async () => {
+    h = await harness({ store });
+    await refreshAtOnce(h, 50, 5);
+  }, 600_000);
+
+  it('a forced refresh takes the token of a refresh that completed after it started', async () => {
+    h = await harness({ store });
+    await login(h);
+    // The first run's refresh is slow, so the second starts while it is in flight and waits for the lock.
+    h.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 1500 } });
+    // Counted on arrival: the form of a delayed request is read only after the delay.
+    const tokenRequests = () => h!.emu.requests.filter((r) => r.path === '/oauth/token').length;
+    const loggedIn = tokenRequests();
+    const first = h.run(['token', '--refresh']);
+    await until(() => (tokenRequests() > loggedIn ? true : undefined), 60_000, 'the first refresh request');
+    const second = h.run(['token', '--refresh', '--verbose']);
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    expect(refreshGrants(h)).toHaveLength(1);
+    expect(b.stdout).toBe(a.stdout);
+    expect(b.stderr).toContain('another idcli refreshed the token meanwhile; using its token');
+  });
+
+  it('a refresh that completed before it started does not count', async () => {
+    h = await harness({ store });
+    await login(h);
+    const a = await h.run(['token', '--refresh']);
+    const b = await h.run(['token', '--refresh']);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    expect(refreshGrants(h)).toHaveLength(2);
+    expect(b.stdout).not.toBe(a.stdout);
+  });
 
   it('processes that need a token at once share one refresh', async () => {
     h = await harness({ store });

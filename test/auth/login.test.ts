@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   authorizeQueries,
@@ -324,6 +325,13 @@ describe('login options', () => {
       },
     );
     expect(r.code).toBe(130);
+    // The browser outlives idcli (it is detached); its one write must be done before the test's directory goes.
+    const browserLog = join(h.dir, 'browser.log');
+    await until(
+      async () => ((await readFile(browserLog, 'utf8').catch(() => '')).includes('(action none)') ? true : undefined),
+      20_000,
+      'the browser to write its log',
+    );
   });
 
   it('needs its settings, and says how to set them', async () => {

@@ -41,6 +41,7 @@ beforeEach(async () => {
     print: (text) => out.write(text),
     log: createLogger(err, { verbose: true, quiet: false }),
     now: Date.now,
+    startedAt: Date.now(),
     signal: new AbortController().signal,
   };
   const settings: Settings = {
@@ -133,6 +134,7 @@ describe('openSession', () => {
       stderr: new PassThrough(),
       print: (text: string) => out.write(text),
       now: Date.now,
+      startedAt: Date.now(),
       signal: new AbortController().signal,
     };
     const log = createLogger(new PassThrough(), { verbose: false, quiet: false });

@@ -63,6 +63,46 @@ describe('lock', () => {
     for (let i = 0; i < events.length; i += 2) expect(events[i]!.slice(0, 1)).toBe(events[i + 1]!.slice(0, 1));
   });
 
+  it('keeps a waiter waiting while the lock changes hands, far past timeoutMs in all', async () => {
+    // Each holder keeps the lock for a quarter of timeoutMs; the last of the eight waits seven of those turns.
+    const timeoutMs = 1000;
+    const waited: number[] = [];
+    const started = Date.now();
+    const hold = () =>
+      withLock(
+        lockPath,
+        async () => {
+          waited.push(Date.now() - started);
+          await new Promise((r) => setTimeout(r, timeoutMs / 4));
+        },
+        { timeoutMs },
+      );
+    await Promise.all(Array.from({ length: 8 }, hold));
+    expect(waited).toHaveLength(8);
+    expect(Math.max(...waited)).toBeGreaterThan(timeoutMs);
+  });
+
+  it('calls onWait once when it has to wait, and not when the lock is free', async () => {
+    let waits = 0;
+    await withLock(lockPath, async () => {}, { onWait: () => waits++ });
+    expect(waits).toBe(0);
+    let release!: () => void;
+    let first!: Promise<void>;
+    await new Promise<void>((held) => {
+      first = withLock(lockPath, () => {
+        held();
+        return new Promise<void>((r) => (release = r));
+      });
+    });
+    const second = withLock(lockPath, async () => 'second', { onWait: () => waits++, timeoutMs: 10_000 });
+    for (const end = Date.now() + 10_000; waits === 0 && Date.now() < end;) await new Promise((r) => setTimeout(r, 10));
+    expect(waits).toBe(1);
+    release();
+    await first;
+    expect(await second).toBe('second');
+    expect(waits).toBe(1);
+  });
+
   it('loses no update across 8 processes incrementing one counter, even starting from a stale lock', async () => {
     const counter = join(dir.path, 'counter');
     const marker = join(dir.path, 'inside');
