@@ -11,7 +11,13 @@ import type { Env } from './proxy-env.js';
 
 type Zlib = typeof import('node:zlib');
 /** zstd joined node:zlib in Node 22.15 and 23.8; older runtimes neither ask for it nor decode it. */
-type ZstdZlib = Zlib & { createZstdDecompress?: () => Transform };
+type ZstdZlib = Zlib & { createZstdDecompress?: (options?: { chunkSize?: number }) => Transform };
+
+/**
+ * Output chunk of a decoder. zlib's default of 16 KiB makes a page of JSON cost a trip to the thread pool and an
+ * event for every 16 KiB; a chunk as large as a typical page does the same work in a few (bench/list.ts shows it).
+ */
+const DECODED_CHUNK = 256 * 1024;
 
 const zlib = (): ZstdZlib => process.getBuiltinModule('node:zlib') as ZstdZlib;
 
@@ -46,9 +52,10 @@ export function decoderFor(contentEncoding: string | undefined, accepted: string
   const name = coding === 'x-gzip' ? 'gzip' : coding;
   const asked = accepted.split(', ').includes(name);
   const z = zlib();
-  if (asked && name === 'gzip') return z.createGunzip();
-  if (asked && name === 'br') return z.createBrotliDecompress();
-  if (asked && name === 'zstd' && z.createZstdDecompress) return z.createZstdDecompress();
+  const options = { chunkSize: DECODED_CHUNK };
+  if (asked && name === 'gzip') return z.createGunzip(options);
+  if (asked && name === 'br') return z.createBrotliDecompress(options);
+  if (asked && name === 'zstd' && z.createZstdDecompress) return z.createZstdDecompress(options);
   throw new IdcliError(
     `the response is in content coding '${clip(printable(coding), 40)}', which idcli did not ask for (Accept-Encoding: ${accepted})`,
     ExitCode.CONTRACT,
