@@ -1,7 +1,7 @@
 import { createGunzip, gunzipSync } from 'node:zlib';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, rawGet } from './helpers.js';
-import { type Emulator, startEmulator } from './index.js';
+import { describe, expect, it } from 'vitest';
+import { eachEmulator, rawGet } from './helpers.js';
+import { type Emulator } from './index.js';
 
 /** Streams a gzip body through an inflater: the decoded byte count, whether every byte was zero, or the error. */
 function inflate(body: Buffer): Promise<{ bytes: number; zeros: boolean; error?: string }> {
@@ -24,14 +24,10 @@ describe('coding faults', { timeout: 60_000 }, () => {
   let emu: Emulator;
   let auth: Record<string, string>;
   let page: string;
-  beforeEach(async () => {
-    emu = await startEmulator();
-    auth = bearer(emu.mintTokens().access_token);
+  eachEmulator((e, a) => {
+    emu = e;
+    auth = a;
     page = `${emu.baseUrl}/v1/records?pageSize=50`;
-  });
-  afterEach(async () => {
-    expect(emu.errors).toEqual([]);
-    await emu.close();
   });
 
   it('encoding: an unasked coding labels the page as it is, once, then normal service', async () => {

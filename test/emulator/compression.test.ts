@@ -1,8 +1,8 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { negotiate } from './compression.js';
-import { bearer, rawGet } from './helpers.js';
-import { type Emulator, generateRecords, MIN_COMPRESSED_BODY, startEmulator } from './index.js';
+import { eachEmulator, rawGet } from './helpers.js';
+import { type Emulator, generateRecords, MIN_COMPRESSED_BODY } from './index.js';
 
 describe('Accept-Encoding negotiation', () => {
   it.each([
@@ -43,14 +43,10 @@ describe('compressed responses', { timeout: 30_000 }, () => {
   let emu: Emulator;
   let auth: Record<string, string>;
   let page: string;
-  beforeEach(async () => {
-    emu = await startEmulator();
-    auth = bearer(emu.mintTokens().access_token);
+  eachEmulator((e, a) => {
+    emu = e;
+    auth = a;
     page = `${emu.baseUrl}/v1/records?pageSize=100`;
-  });
-  afterEach(async () => {
-    expect(emu.errors).toEqual([]);
-    await emu.close();
   });
 
   it('without Accept-Encoding: identity, with Vary', async () => {

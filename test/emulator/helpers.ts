@@ -1,7 +1,8 @@
 // Helpers for the emulator's own tests: plain fetch calls, as an honest client would make them.
 import { randomBytes } from 'node:crypto';
 import { type IncomingHttpHeaders, request } from 'node:http';
-import { type Emulator, s256 } from './index.js';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { type Emulator, s256, startEmulator } from './index.js';
 
 export interface PkcePair {
   verifier: string;
@@ -165,5 +166,21 @@ export function rawGet(url: string, headers: Record<string, string> = {}, method
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/**
+ * Registers, for every test of the calling suite, a fresh emulator and a bearer header for a token it minted,
+ * handed to `use` before the test; afterwards the emulator must have seen no error of its own, and is closed.
+ */
+export function eachEmulator(use: (emu: Emulator, auth: Record<string, string>) => void): void {
+  let emu: Emulator;
+  beforeEach(async () => {
+    emu = await startEmulator();
+    use(emu, bearer(emu.mintTokens().access_token));
+  });
+  afterEach(async () => {
+    expect(emu.errors).toEqual([]);
+    await emu.close();
   });
 }
