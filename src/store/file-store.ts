@@ -1,6 +1,6 @@
 /**
- * Credential records as files: `<configDir>/credentials/<sha256(account)>.json`. The name is a hash so profile
- * names and URLs never become path components (no traversal, no reserved characters on Windows).
+ * Credential records as files under `<configDir>/credentials/`, one per account and named from it (see pathFor), so
+ * profile names and URLs never become path components (no traversal, no reserved characters on Windows).
  */
 import {
   chmodSync,
