@@ -3,7 +3,8 @@
  * Tests pass the whole environment explicitly so nothing leaks in from the developer's shell.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { chmod, cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,14 +51,42 @@ export function baseEnv(extra: Record<string, string | undefined> = {}): Record<
   return { ...env, ...extra };
 }
 
-export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+let otherUsersCopy: Promise<string> | undefined;
+
+/**
+ * The built CLI where any user can run it: a run as another user (`uid`) cannot be expected to reach the work tree,
+ * which may sit in a directory only its owner can enter (a fresh clone under a 0700 temp dir, say). The copy holds
+ * what a file-store run loads (bin/, dist/, package.json), once per test process.
+ */
+function binForOtherUsers(): Promise<string> {
+  otherUsersCopy ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'idcli-cli-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    for (const part of ['bin', 'dist', 'package.json'])
+      await cp(join(ROOT, part), join(dir, part), { recursive: true });
+    await chmodTree(dir);
+    return join(dir, 'bin', 'idcli.cjs');
+  })();
+  return otherUsersCopy;
+}
+
+async function chmodTree(path: string): Promise<void> {
+  const isDir = (await stat(path)).isDirectory();
+  await chmod(path, isDir ? 0o755 : 0o644);
+  if (isDir) for (const name of await readdir(path)) await chmodTree(join(path, name));
+}
+
+export async function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  const asOther = opts.uid !== undefined && opts.bin === undefined;
+  const bin = asOther ? await binForOtherUsers() : (opts.bin ?? BIN);
+  const cwd = opts.cwd ?? (asOther ? tmpdir() : ROOT);
   return new Promise((resolve, reject) => {
     const env = Object.fromEntries(
       Object.entries(opts.env ?? baseEnv()).filter(([, v]) => v !== undefined),
     ) as NodeJS.ProcessEnv;
-    const child = spawn(process.execPath, [opts.bin ?? BIN, ...args], {
+    const child = spawn(process.execPath, [bin, ...args], {
       env,
-      cwd: opts.cwd ?? ROOT,
+      cwd,
       stdio: ['pipe', opts.stdout ?? 'pipe', 'pipe'],
       ...(opts.uid === undefined ? {} : { uid: opts.uid }),
       ...(opts.gid === undefined ? {} : { gid: opts.gid }),
