@@ -115,13 +115,14 @@ export interface ConfigFileOptions {
 export async function loadConfigFile(configDir: string, opts: ConfigFileOptions = {}): Promise<ConfigFile> {
   const path = configPath(configDir);
   // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
-  // Most users never create one: throwIfNoEntry spares the throw and catch of ENOENT. Any other failure (the
-  // directory is a file, or may not be looked into) is told now, before a command works with it.
-  let exists: boolean;
+  // Any failure but ENOENT (the directory is a file, or may not be looked into) is told now, before a command works
+  // with it. Not throwIfNoEntry: from Node 22 on it also hides ENOTDIR, a config directory that is a file.
+  let exists = true;
   try {
-    exists = statSync(path, { throwIfNoEntry: false }) !== undefined;
+    statSync(path);
   } catch (err) {
-    throw configDirFault(configDir, path, err, 'read');
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw configDirFault(configDir, path, err, 'read');
+    exists = false;
   }
   if (!exists) return { profiles: {} };
   checkConfigDir(configDir, opts.warn);

@@ -51,21 +51,24 @@ export function baseEnv(extra: Record<string, string | undefined> = {}): Record<
   return { ...env, ...extra };
 }
 
-let otherUsersCopy: Promise<string> | undefined;
+let otherUsersCopy: Promise<{ node: string; bin: string }> | undefined;
 
 /**
- * The built CLI where any user can run it: a run as another user (`uid`) cannot be expected to reach the work tree,
- * which may sit in a directory only its owner can enter (a fresh clone under a 0700 temp dir, say). The copy holds
- * what a file-store run loads (bin/, dist/, package.json), once per test process.
+ * The built CLI, and the Node that runs it, where any user can run them: a run as another user (`uid`) cannot be
+ * expected to reach the work tree or the runtime, which may sit in directories only their owner can enter (a fresh
+ * clone, or a Node unpacked under a 0700 temp dir). The copy holds what a file-store run loads (bin/, dist/,
+ * package.json) and the node binary, once per test process.
  */
-function binForOtherUsers(): Promise<string> {
+function forOtherUsers(): Promise<{ node: string; bin: string }> {
   otherUsersCopy ??= (async () => {
     const dir = await mkdtemp(join(tmpdir(), 'idcli-cli-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     for (const part of ['bin', 'dist', 'package.json'])
       await cp(join(ROOT, part), join(dir, part), { recursive: true });
+    await cp(process.execPath, join(dir, 'node'));
     await chmodTree(dir);
-    return join(dir, 'bin', 'idcli.cjs');
+    await chmod(join(dir, 'node'), 0o755);
+    return { node: join(dir, 'node'), bin: join(dir, 'bin', 'idcli.cjs') };
   })();
   return otherUsersCopy;
 }
@@ -78,13 +81,13 @@ async function chmodTree(path: string): Promise<void> {
 
 export async function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   const asOther = opts.uid !== undefined && opts.bin === undefined;
-  const bin = asOther ? await binForOtherUsers() : (opts.bin ?? BIN);
+  const { node, bin } = asOther ? await forOtherUsers() : { node: process.execPath, bin: opts.bin ?? BIN };
   const cwd = opts.cwd ?? (asOther ? tmpdir() : ROOT);
   return new Promise((resolve, reject) => {
     const env = Object.fromEntries(
       Object.entries(opts.env ?? baseEnv()).filter(([, v]) => v !== undefined),
     ) as NodeJS.ProcessEnv;
-    const child = spawn(process.execPath, [bin, ...args], {
+    const child = spawn(node, [bin, ...args], {
       env,
       cwd,
       stdio: ['pipe', opts.stdout ?? 'pipe', 'pipe'],
