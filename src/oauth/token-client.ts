@@ -50,7 +50,7 @@ export class OAuthError extends IdcliError {
   readonly status: number;
   constructor(
     message: string,
-    exitCode: typeof ExitCode.AUTH | typeof ExitCode.NETWORK,
+    exitCode: typeof ExitCode.USAGE | typeof ExitCode.AUTH | typeof ExitCode.NETWORK,
     code: string,
     status: number,
     hint?: string,
@@ -149,13 +149,10 @@ export function processTokenResponse(res: HttpResponse, sent: readonly string[] 
       throw new OAuthError('the server refused the grant (invalid_grant)', ExitCode.AUTH, code, status);
     }
     if (code !== undefined) {
-      throw new OAuthError(
-        `the token request was refused (HTTP ${status}, ${code})`,
-        ExitCode.NETWORK,
-        code,
-        status,
-        clientHint(code),
-      );
+      const hint = clientHint(code);
+      // A client the server does not know, or may not use this grant, is idcli's configuration, not the network.
+      const exit = hint === undefined ? ExitCode.NETWORK : ExitCode.USAGE;
+      throw new OAuthError(`the token request was refused (HTTP ${status}, ${code})`, exit, code, status, hint);
     }
   }
   const suffix = code === undefined ? '' : `, ${code}`;

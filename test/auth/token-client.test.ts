@@ -142,11 +142,21 @@ describe('processTokenResponse', () => {
     expect(err.message).not.toContain('abc');
   });
 
-  it('reports other OAuth errors by code only (exit 4)', () => {
+  it('reports a misregistered client by code only, as a configuration error (exit 2)', () => {
     const err = failure(res(401, '{"error":"invalid_client","error_description":"secret-ish detail"}'));
-    expect(err.exitCode).toBe(4);
+    expect(err.exitCode).toBe(2);
     expect(err.oauthError).toBe('invalid_client');
     expect(err.message).toBe('the token request was refused (HTTP 401, invalid_client)');
+    expect(err.hint).toMatch(/client-id and client-name/);
+    expect(`${err.message} ${err.hint}`).not.toContain('secret-ish');
+    expect(failure(res(400, '{"error":"unauthorized_client"}')).exitCode).toBe(2);
+  });
+
+  it('reports other OAuth errors by code only (exit 4)', () => {
+    const err = failure(res(400, '{"error":"invalid_scope","error_description":"secret-ish detail"}'));
+    expect(err.exitCode).toBe(4);
+    expect(err.oauthError).toBe('invalid_scope');
+    expect(err.message).toBe('the token request was refused (HTTP 400, invalid_scope)');
     expect(`${err.message} ${err.hint}`).not.toContain('secret-ish');
   });
 

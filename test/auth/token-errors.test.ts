@@ -64,9 +64,9 @@ const BROKEN: [string, Fault, number, RegExp][] = [
   ['a 500', { kind: 'status', status: 500 }, 4, /answered HTTP 500/],
   ['a dropped connection', { kind: 'drop' }, 4, /oauth\/token failed/],
   [
-    'invalid_client',
+    'invalid_client (a misregistered client is configuration)',
     json(401, { error: 'invalid_client', error_description: 'unknown client' }),
-    4,
+    2,
     /refused \(HTTP 401, invalid_client\)/,
   ],
 ];
