@@ -221,7 +221,8 @@ async function snapshot(path: string): Promise<Snapshot | null> {
 }
 
 function notRegular(path: string): IdcliError {
-  return new IdcliError(`${path} is not a regular file, so it cannot serve as a lock`, ExitCode.AUTH, {
+  // Something local is in the way, which the user removes: a configuration fault (exit 2), not a sign-in problem.
+  return new IdcliError(`${path} is not a regular file, so it cannot serve as a lock`, ExitCode.USAGE, {
     hint: 'remove it (no idcli process creates it this way) and try again',
   });
 }

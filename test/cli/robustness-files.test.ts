@@ -97,12 +97,12 @@ describe('the credential record', () => {
 });
 
 describe('the lock file', () => {
-  it('a FIFO is refused with exit 3 instead of blocking a refresh', async () => {
+  it('a FIFO is refused with exit 2 (a local fault to remove) instead of blocking a refresh', async () => {
     await storeSignIn({ emu, configDir: env.configDir, ttlSec: -10 });
     await mkfifo(lockPathFor(env.configDir, key()));
     const r = await idcli(['token']);
     expect(r.signal).toBeNull();
-    expect(r.code).toBe(3);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/\.lock is not a regular file, so it cannot serve as a lock; remove it/);
   }, 30_000);
 
@@ -112,7 +112,7 @@ describe('the lock file', () => {
     const started = Date.now();
     const r = await list(env, ['/v1/items'], { timeoutMs: 15_000 });
     expect(r.signal).toBeNull();
-    expect(r.code).toBe(3);
+    expect(r.code).toBe(2);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(r.requests).toHaveLength(0);
   }, 30_000);
