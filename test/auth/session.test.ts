@@ -15,6 +15,7 @@ import { FileStore } from '../../src/store/file-store.js';
 import type { CredentialKey, CredentialRecord } from '../../src/store/record.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { tempDir } from '../support/cli.js';
+import { until } from './harness.js';
 
 let emu: Emulator;
 let dir: { path: string; cleanup: () => Promise<void> };
@@ -97,9 +98,10 @@ describe('Session', () => {
 
   it('uses a record that changed while its refresh was being refused', async () => {
     const r1 = await signedIn();
-    emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 600 } });
+    // The refresh is held at the server long enough for the test to act while it is under way.
+    emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 3000 } });
     const pending = session.refresh(r1.accessToken);
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => (emu.requests.some((q) => q.path === '/oauth/token') ? true : undefined), 10_000, 'the refresh');
     // Meanwhile the old sign-in is revoked and a new one is saved by a writer that ignored the lock.
     emu.revokeAll();
     const r2 = await signedIn(r1.generation + 5);

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { lockPathFor, withLock } from '../../src/store/lock.js';
 import { deadPid, KEY, runFixture, tempDir, waitForExit } from './support.js';
+import { until } from '../auth/harness.js';
 import { rejection } from './rejection.js';
 
 async function plantLock(path: string, owner: { pid: number; host: string }, ageMs = 0): Promise<void> {
@@ -166,8 +167,15 @@ describe('lock', () => {
       },
       { staleMs },
     );
-    await new Promise((r) => setTimeout(r, 50));
-    const firstSeen = (await stat(lockPath)).mtimeMs;
+    const firstSeen = await until(
+      () =>
+        stat(lockPath).then(
+          (st) => st.mtimeMs,
+          () => undefined,
+        ),
+      10_000,
+      'the lock',
+    );
     const eager = withLock(
       lockPath,
       async () => {
@@ -175,8 +183,14 @@ describe('lock', () => {
       },
       { staleMs, timeoutMs: 10_000 },
     );
-    await new Promise((r) => setTimeout(r, 800));
-    expect((await stat(lockPath)).mtimeMs).toBeGreaterThan(firstSeen); // the heartbeat
+    // The heartbeat: the holder touches the lock while it works, well within its 1.6 s.
+    const touched = await until(
+      () => stat(lockPath).then((st) => (st.mtimeMs > firstSeen ? st.mtimeMs : undefined)),
+      10_000,
+      'the heartbeat',
+    );
+    expect(order).toEqual(['slow+']);
+    expect(touched).toBeGreaterThan(firstSeen);
     await Promise.all([slow, eager]);
     expect(order).toEqual(['slow+', 'slow-', 'eager']);
   });
