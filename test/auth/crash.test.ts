@@ -56,9 +56,14 @@ describeEachStore('kill -9 during a refresh', (store) => {
     const configDir = join(h.dir, 'config');
     const before = tokenRequests(h);
     await withLock(lockPathFor(configDir, h.key()), async () => {
-      const { child, done } = start(h!, ['token', '--refresh']);
+      const { child, done } = start(h!, ['token', '--refresh', '--verbose']);
       const c = await child;
-      await new Promise((r) => setTimeout(r, 1000)); // it is now blocked on our lock
+      let said = '';
+      c.stderr!.on('data', (b: Buffer) => {
+        said += b.toString();
+      });
+      // --verbose says when the run finds the lock held and starts to wait for it.
+      await until(() => (said.includes('waiting for another idcli') ? true : undefined), 20_000, 'the wait');
       expect(tokenRequests(h!)).toBe(before);
       c.kill('SIGKILL');
       expect((await done).signal).toBe('SIGKILL');
