@@ -1,5 +1,6 @@
 import { usageError } from '../errors.js';
 import { clip, printable } from '../printable.js';
+import { redactUrl } from '../redact.js';
 
 export interface FirstPageOptions {
   pageSize?: number;
@@ -31,8 +32,9 @@ export function firstPageUrl(target: string, apiBaseUrl: string, options: FirstP
 
   const url = resolveTarget(trimmed, base);
   if (url.origin !== base.origin) {
+    // Shown as resolved (which explains a backslash or a tab) and redacted like every URL idcli prints.
     throw usageError(
-      `${clip(printable(trimmed))} resolves to ${clip(`${url.protocol}//${url.host}`)}, which is not the API origin ${base.origin}; the access token is only sent there`,
+      `${printable(redactUrl(url))} resolves to ${clip(`${url.protocol}//${url.host}`)}, which is not the API origin ${base.origin}; the access token is only sent there`,
       'pass a path under the API, or set --api-base-url to the API you mean',
     );
   }

@@ -54,6 +54,12 @@ describe('firstPageUrl', () => {
     }
   });
 
+  it('names the refused URL as resolved, with secret parameters and credentials redacted', () => {
+    const e = usage(() => firstPageUrl('//u:pw@evil.example/x?access_token=SECRET1&q=1', BASE));
+    expect(e.message).toMatch(/^http:\/\/evil\.example\/x\?access_token=\[redacted\]&q=1 resolves to/);
+    expect(e.message).not.toMatch(/SECRET1|pw@/);
+  });
+
   it('still accepts paths that only look odd but stay on the API origin', () => {
     expect(firstPageUrl('/%2F%2Fevil.example/x', BASE)).toBe(`${BASE}/%2F%2Fevil.example/x`);
     expect(firstPageUrl('./users', `${BASE}/v1`)).toBe(`${BASE}/v1/users`);
