@@ -60,25 +60,46 @@ export function parseLoopbackRedirect(uri: string): ParsedRedirect {
 }
 
 export async function startCallbackServer(opts: CallbackServerOptions): Promise<CallbackServer> {
-  const target = parseLoopbackRedirect(opts.redirectUri);
-  const { log } = opts;
-  const donePath = target.path === '/done' ? '/done-page' : '/done';
-  let settle: ((r: CallbackResult) => void) | undefined;
-  const delivered = new Promise<CallbackResult>((resolve) => {
-    settle = resolve;
-  });
-  let result: CallbackResult | undefined;
-  let finalPage: DonePage | undefined;
-  const pendingDone: ServerResponse[] = [];
-  /** When the browser was sent to the done page (performance.now()), if it was. */
-  let redirectedAt: number | undefined;
-  let doneServed: (() => void) | undefined;
-  const doneRequested = new Promise<void>((resolve) => {
-    doneServed = resolve;
-  });
+  const listener = new Listener(opts);
+  await listener.listen();
+  return listener;
+}
 
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
-    const expectedHost = `${target.host}:${port}`.toLowerCase();
+/** One sign-in's listener: routes the browser's requests, hands our response to wait(), and says goodbye. */
+class Listener implements CallbackServer {
+  private readonly target: ParsedRedirect;
+  private readonly donePath: string;
+  private port: number;
+  private readonly servers: Server[] = [];
+  private result: CallbackResult | undefined;
+  private finalPage: DonePage | undefined;
+  private readonly pendingDone: ServerResponse[] = [];
+  /** When the browser was sent to the done page (performance.now()), if it was. */
+  private redirectedAt: number | undefined;
+  private settle: (r: CallbackResult) => void = () => {};
+  private readonly delivered = new Promise<CallbackResult>((resolve) => (this.settle = resolve));
+  private doneServed: () => void = () => {};
+  private readonly doneRequested = new Promise<void>((resolve) => (this.doneServed = resolve));
+
+  constructor(private readonly opts: CallbackServerOptions) {
+    this.target = parseLoopbackRedirect(opts.redirectUri);
+    this.port = this.target.port;
+    this.donePath = this.target.path === '/done' ? '/done-page' : '/done';
+  }
+
+  get redirectUri(): string {
+    return `http://${this.target.host}:${this.port}${this.target.rest}`;
+  }
+
+  /** Bind every loopback address of the redirect URI, on the port it names or one picked for all. */
+  async listen(): Promise<void> {
+    const handler = (req: IncomingMessage, res: ServerResponse) => this.route(req, res);
+    await bindAll(this.target, this.servers, handler, (p) => (this.port = p));
+    this.opts.log.verbose(`loopback: listening on ${this.target.bindAddresses.join(' and ')} port ${this.port}`);
+  }
+
+  /** Send each request to the callback, the done page or a 404, after checking its Host. */
+  private route(req: IncomingMessage, res: ServerResponse): void {
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://loopback.invalid');
@@ -86,51 +107,82 @@ export async function startCallbackServer(opts: CallbackServerOptions): Promise<
       return page(res, 400, false, 'Bad request.');
     }
     // Paths only: the query holds the code.
-    log.verbose(`loopback: ${req.method} ${url.pathname}`);
-    if ((req.headers.host ?? '').toLowerCase() !== expectedHost)
+    this.opts.log.verbose(`loopback: ${req.method} ${url.pathname}`);
+    if ((req.headers.host ?? '').toLowerCase() !== `${this.target.host}:${this.port}`.toLowerCase())
       return page(res, 400, false, 'Unexpected Host header.');
-    if (url.pathname === target.path) {
-      if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
-      if (result !== undefined)
-        return page(res, 400, false, 'This sign-in has already been handled. You can close this tab.');
-      const outcome = validateCallback(url.searchParams, opts.expectation);
-      if (outcome.kind === 'ignore') {
-        log.verbose(`loopback: refused a callback (${outcome.reason}); still waiting`);
-        return page(
-          res,
-          400,
-          false,
-          'This sign-in response does not belong to the running idcli login. Return to the terminal.',
-        );
-      }
-      result = outcome;
-      redirectedAt = performance.now();
-      res.writeHead(303, { ...SECURITY_HEADERS, Location: donePath, 'Content-Length': '0' });
-      res.end();
-      settle?.(outcome);
-      return;
-    }
-    if (url.pathname === donePath && result !== undefined) {
-      if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
-      doneServed?.();
-      if (finalPage) return page(res, finalPage.ok ? 200 : 400, finalPage.ok, finalPage.message);
-      pendingDone.push(res);
-      return;
-    }
+    if (url.pathname === this.target.path) return this.takeCallback(req, res, url);
+    if (url.pathname === this.donePath && this.result !== undefined) return this.serveDone(req, res);
     return page(res, 404, false, 'Not found.');
-  };
+  }
 
-  const servers: Server[] = [];
-  let port = target.port;
-  await bindAll(target, servers, handler, (p) => {
-    port = p;
-  });
-  const redirectUri = `http://${target.host}:${port}${target.rest}`;
-  log.verbose(`loopback: listening on ${target.bindAddresses.join(' and ')} port ${port}`);
+  /** Take the first response with our state and send the browser on to the done page; refuse every other. */
+  private takeCallback(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
+    if (this.result !== undefined)
+      return page(res, 400, false, 'This sign-in has already been handled. You can close this tab.');
+    const outcome = validateCallback(url.searchParams, this.opts.expectation);
+    if (outcome.kind === 'ignore') {
+      this.opts.log.verbose(`loopback: refused a callback (${outcome.reason}); still waiting`);
+      return page(
+        res,
+        400,
+        false,
+        'This sign-in response does not belong to the running idcli login. Return to the terminal.',
+      );
+    }
+    this.result = outcome;
+    this.redirectedAt = performance.now();
+    res.writeHead(303, { ...SECURITY_HEADERS, Location: this.donePath, 'Content-Length': '0' });
+    res.end();
+    this.settle(outcome);
+  }
 
-  const shutdown = async () => {
+  /** Show the outcome once the login knows it; until then hold the request open. */
+  private serveDone(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
+    this.doneServed();
+    if (this.finalPage) return showDone(res, this.finalPage);
+    this.pendingDone.push(res);
+  }
+
+  async wait(timeoutMs: number, signal: AbortSignal): Promise<CallbackResult> {
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const stop = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, {
+              hint: 'run `idcli login` again',
+            }),
+          ),
+        timeoutMs,
+      );
+      onAbort = () => reject(new IdcliError('sign-in interrupted', ExitCode.INTERRUPTED));
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([this.delivered, stop]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async close(finished?: DonePage): Promise<void> {
+    this.finalPage = finished ?? { ok: false, message: 'The sign-in did not complete. Return to the terminal.' };
+    for (const res of this.pendingDone.splice(0)) showDone(res, this.finalPage);
+    if (this.redirectedAt !== undefined) {
+      // A browser follows the 303 within milliseconds; wait a little (counted from the 303) so it shows the
+      // outcome instead of a connection error, but never hold the CLI for a client that does not follow it.
+      const left = this.redirectedAt + (this.opts.graceMs ?? 1000) - performance.now();
+      let grace: NodeJS.Timeout | undefined;
+      if (left > 0) await Promise.race([this.doneRequested, new Promise<void>((r) => (grace = setTimeout(r, left)))]);
+      clearTimeout(grace);
+    }
     await Promise.all(
-      servers.map(
+      this.servers.map(
         (s) =>
           new Promise<void>((resolve) => {
             s.close(() => resolve());
@@ -138,48 +190,7 @@ export async function startCallbackServer(opts: CallbackServerOptions): Promise<
           }),
       ),
     );
-  };
-
-  return {
-    redirectUri,
-    async wait(timeoutMs, signal) {
-      let timer: NodeJS.Timeout | undefined;
-      let onAbort: (() => void) | undefined;
-      const stop = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, {
-                hint: 'run `idcli login` again',
-              }),
-            ),
-          timeoutMs,
-        );
-        onAbort = () => reject(new IdcliError('sign-in interrupted', ExitCode.INTERRUPTED));
-        if (signal.aborted) onAbort();
-        else signal.addEventListener('abort', onAbort, { once: true });
-      });
-      try {
-        return await Promise.race([delivered, stop]);
-      } finally {
-        clearTimeout(timer);
-        if (onAbort) signal.removeEventListener('abort', onAbort);
-      }
-    },
-    async close(finished) {
-      finalPage = finished ?? { ok: false, message: 'The sign-in did not complete. Return to the terminal.' };
-      for (const res of pendingDone.splice(0)) page(res, finalPage.ok ? 200 : 400, finalPage.ok, finalPage.message);
-      if (redirectedAt !== undefined) {
-        // A browser follows the 303 within milliseconds; wait a little (counted from the 303) so it shows the
-        // outcome instead of a connection error, but never hold the CLI for a client that does not follow it.
-        const left = redirectedAt + (opts.graceMs ?? 1000) - performance.now();
-        let grace: NodeJS.Timeout | undefined;
-        if (left > 0) await Promise.race([doneRequested, new Promise<void>((r) => (grace = setTimeout(r, left)))]);
-        clearTimeout(grace);
-      }
-      await shutdown();
-    },
-  };
+  }
 }
 
 async function bindAll(
@@ -284,6 +295,10 @@ function page(
     'Content-Length': String(Buffer.byteLength(body)),
   });
   res.end(body);
+}
+
+function showDone(res: ServerResponse, done: DonePage): void {
+  page(res, done.ok ? 200 : 400, done.ok, done.message);
 }
 
 function escapeHtml(s: string): string {

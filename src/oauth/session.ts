@@ -12,7 +12,7 @@ import { notLoggedIn } from '../errors.js';
 import { requireSetting } from '../config.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialKey, CredentialRecord } from '../store/record.js';
-import { openStore } from '../store/select.js';
+import { allStores, openStore } from '../store/select.js';
 import type { TokenSet } from './token-client.js';
 
 export type SessionContext = Omit<CommandContext, 'tokens'>;
@@ -27,16 +27,12 @@ export type UsableRecord = CredentialRecord & { accessToken: string };
  * owner, or on another host) is taken over; the store's default of 60 s would stall the next `idcli token` for a
  * minute after such a crash.
  */
-export const LOCK_OPTIONS = { timeoutMs: 60_000, staleMs: 10_000 } as const;
+const LOCK_OPTIONS = { timeoutMs: 60_000, staleMs: 10_000 } as const;
 /** A refresh that was sent is finished rather than abandoned, but not forever. */
 const REFRESH_TIMEOUT_MS = 30_000;
 
 export async function openSession(ctx: SessionContext): Promise<Session> {
-  const key: CredentialKey = {
-    baseUrl: requireSetting(ctx.settings, 'baseUrl'),
-    clientId: requireSetting(ctx.settings, 'clientId'),
-    profile: ctx.settings.profile,
-  };
+  const key = credentialKey(ctx);
   const store = await openStore({
     mode: ctx.settings.credentialStore,
     configDir: ctx.settings.configDir,
@@ -45,6 +41,50 @@ export async function openSession(ctx: SessionContext): Promise<Session> {
     env: ctx.deps.env,
   });
   return new Session(ctx, store, key);
+}
+
+/**
+ * Remove this profile's sign-in from every store, not just the current one: a record written while the keychain
+ * was unavailable sits in the file store and would otherwise outlive the logout. Returns the stores it was in.
+ */
+export async function forgetSignIn(ctx: SessionContext): Promise<string[]> {
+  const key = credentialKey(ctx);
+  const stores = await allStores({
+    configDir: ctx.settings.configDir,
+    service: ctx.settings.keychainService,
+    env: ctx.deps.env,
+    warn: (m) => ctx.deps.log.warn(m),
+  });
+  // Under the refresh lock, so a refresh finishing right now cannot write the record back after we removed it.
+  return underLock(ctx, key, async () => {
+    const removed: string[] = [];
+    for (const store of stores) if (await store.delete(key)) removed.push(store.describe());
+    return removed;
+  });
+}
+
+function credentialKey({ settings }: SessionContext): CredentialKey {
+  return {
+    baseUrl: requireSetting(settings, 'baseUrl'),
+    clientId: requireSetting(settings, 'clientId'),
+    profile: settings.profile,
+  };
+}
+
+/** The lock loads only when a refresh, a save or a logout needs it, not for a cached token. */
+async function underLock<T>(
+  ctx: SessionContext,
+  key: CredentialKey,
+  fn: () => Promise<T>,
+  onWait?: (lockPath: string) => void,
+): Promise<T> {
+  const { lockPathFor, withLock } = await import('../store/lock.js');
+  const lockPath = lockPathFor(ctx.settings.configDir, key);
+  return withLock(lockPath, fn, {
+    ...LOCK_OPTIONS,
+    signal: ctx.deps.signal,
+    onWait: onWait && (() => onWait(lockPath)),
+  });
 }
 
 export class Session implements TokenSource {
@@ -132,16 +172,11 @@ export class Session implements TokenSource {
     );
   }
 
-  /** The lock and the token client load only when a refresh or a save needs them, not for a cached token. */
+  /** Run `fn` under this sign-in's lock, saying so under --verbose when another idcli holds it. */
   private async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    const { lockPathFor, withLock } = await import('../store/lock.js');
-    const lockPath = lockPathFor(this.ctx.settings.configDir, this.key);
-    return withLock(lockPath, fn, {
-      ...LOCK_OPTIONS,
-      signal: this.ctx.deps.signal,
-      onWait: () =>
-        this.ctx.deps.log.verbose(`waiting for another idcli to finish with these credentials (${lockPath})`),
-    });
+    return underLock(this.ctx, this.key, fn, (lockPath) =>
+      this.ctx.deps.log.verbose(`waiting for another idcli to finish with these credentials (${lockPath})`),
+    );
   }
 
   /** Take the lock, re-read, and refresh unless `usable` accepts what another process stored meanwhile. */

@@ -1,0 +1,185 @@
+/**
+ * The sign-in: authorization code + PKCE through the user's browser and a loopback listener (RFC 8252), then the
+ * code exchange with a new challenge (Serial PKCE) and one atomic save of everything the next refresh needs. What
+ * the user sees while it runs (the URL, the browser, the wait) is the caller's, through `LoginView`.
+ */
+import { requireSetting } from '../config.js';
+import { ExitCode, IdcliError } from '../errors.js';
+import type { CredentialStore } from '../store/interface.js';
+import type { CredentialRecord } from '../store/record.js';
+import { buildAuthorizeUrl, buildScope, type Prompt } from './authorize-url.js';
+import { type CallbackResult, type CallbackServer, startCallbackServer } from './callback-server.js';
+import { describeIdentity, identityFromIdToken } from './jwt.js';
+import { uiLocalesFromEnv } from './locale.js';
+import { createPkcePair, createState, type PkcePair } from './pkce.js';
+import { openSession, type Session, type SessionContext } from './session.js';
+import { codeGrantForm, postTokenRequest } from './token-client.js';
+
+export interface LoginRequest {
+  prompt?: Prompt;
+  loginHint?: string;
+  timeoutMs: number;
+}
+
+export interface LoginView {
+  /** Show the authorization URL (and open the browser); the wait for the response starts when it resolves. */
+  showAuthorizeUrl(url: string): Promise<void>;
+  /** Show that the sign-in is awaited until `deadline` (deps.now() time); the returned function ends the display. */
+  showWaiting(deadline: number): () => void;
+}
+
+export interface SignedIn {
+  record: CredentialRecord;
+  /** Who signed in, from the ID token, when it names the user. */
+  who: string | undefined;
+  store: CredentialStore;
+}
+
+/** Run the sign-in to the end: the saved record, or the error that ended it (the browser is told either way). */
+export async function signIn(ctx: SessionContext, request: LoginRequest, view: LoginView): Promise<SignedIn> {
+  const { deps, settings } = ctx;
+  const required = {
+    baseUrl: requireSetting(settings, 'baseUrl'),
+    clientId: requireSetting(settings, 'clientId'),
+    clientName: requireSetting(settings, 'clientName'),
+    redirectUri: requireSetting(settings, 'redirectUri'),
+  };
+  // Open the store, and make sure it can take the sign-in, before the browser: a missing keychain or a read-only
+  // credentials directory should fail now, not after the user signed in.
+  const session = await openSession(ctx);
+  await session.checkCanSave();
+
+  const pkce = createPkcePair();
+  const state = createState();
+  deps.log.addSecret(pkce.verifier);
+  const server = await startCallbackServer({
+    redirectUri: required.redirectUri,
+    expectation: { state, issuer: settings.issuer ?? required.baseUrl },
+    log: deps.log,
+  });
+  let done = false;
+  let failure = 'The sign-in did not complete. Return to the terminal.';
+  try {
+    const scope = buildScope(required.clientName, settings.scope);
+    const attempt: Attempt = { ...required, redirectUri: server.redirectUri, scope, pkce, state };
+    await view.showAuthorizeUrl(authorizeUrl(ctx, request, attempt));
+    const code = authorizationCode(await awaitResponse(ctx, server, request.timeoutMs, view), request.prompt);
+    const record = await redeemCode(ctx, session, attempt, code);
+    const who = describeIdentity(identityFromIdToken(record.idToken));
+    await server.close({
+      ok: true,
+      message: `${who ? `Signed in as ${who}. ` : 'Signed in. '}You can close this tab and return to the terminal.`,
+    });
+    done = true;
+    return { record, who, store: session.store };
+  } catch (err) {
+    if (err instanceof IdcliError) failure = `The sign-in failed: ${err.message}. Return to the terminal.`;
+    throw err;
+  } finally {
+    if (!done) await server.close({ ok: false, message: failure });
+  }
+}
+
+/** What the authorization request and the code exchange of one sign-in must agree on. */
+interface Attempt {
+  baseUrl: string;
+  clientId: string;
+  /** As sent: with the port the listener actually bound. */
+  redirectUri: string;
+  scope: string;
+  pkce: PkcePair;
+  state: string;
+}
+
+/** The authorization request the browser is sent to. */
+function authorizeUrl({ settings, deps }: SessionContext, request: LoginRequest, attempt: Attempt): string {
+  return buildAuthorizeUrl({
+    ...attempt,
+    codeChallenge: attempt.pkce.challenge,
+    prompt: request.prompt,
+    loginHint: request.loginHint,
+    uiLocales: settings.uiLocales ?? uiLocalesFromEnv(deps.env),
+  }).href;
+}
+
+/** The first authorization response that carries our state, within the timeout (exit 3) and until Ctrl-C (130). */
+async function awaitResponse(
+  { deps }: SessionContext,
+  server: CallbackServer,
+  timeoutMs: number,
+  view: LoginView,
+): Promise<CallbackResult> {
+  const stopWaiting = view.showWaiting(deps.now() + timeoutMs);
+  try {
+    return await server.wait(timeoutMs, deps.signal);
+  } finally {
+    stopWaiting();
+  }
+}
+
+/** Exchange the code, sending the next challenge (Serial PKCE), and save the sign-in under the lock. */
+async function redeemCode(
+  { deps, settings }: SessionContext,
+  session: Session,
+  attempt: Attempt,
+  code: string,
+): Promise<CredentialRecord> {
+  const { log } = deps;
+  log.addSecret(code);
+  const next = createPkcePair();
+  log.addSecret(next.verifier);
+  const startedAt = deps.now();
+  const tokens = await postTokenRequest({
+    baseUrl: attempt.baseUrl,
+    form: codeGrantForm({
+      code,
+      clientId: attempt.clientId,
+      redirectUri: attempt.redirectUri,
+      codeVerifier: attempt.pkce.verifier,
+      nextChallenge: next.challenge,
+    }),
+    signal: deps.signal,
+    log,
+    env: deps.env,
+    deadlineMs: settings.httpTimeoutMs,
+  });
+  log.addSecret(tokens.accessToken);
+  log.addSecret(tokens.refreshToken);
+  log.addSecret(tokens.idToken);
+  return session.saveLogin(tokens, next.verifier, attempt.scope, startedAt);
+}
+
+/** The code of a successful callback, or the error that ends the login (exit 3). */
+function authorizationCode(result: CallbackResult, prompt: Prompt | undefined): string {
+  if (result.kind === 'code') return result.code;
+  if (result.kind === 'invalid') {
+    throw new IdcliError(
+      `sign-in failed: ${result.reason}`,
+      ExitCode.AUTH,
+      result.issuerMismatch ? { hint: 'check the issuer setting (IDCLI_ISSUER)' } : {},
+    );
+  }
+  const detail = result.description ? `: ${result.description}` : '';
+  if (
+    result.error === 'login_required' ||
+    result.error === 'interaction_required' ||
+    result.error === 'consent_required'
+  ) {
+    const hint =
+      prompt === 'none'
+        ? 'run `idcli login` without --prompt none to sign in interactively'
+        : 'run `idcli login` again';
+    return fail(`no single sign-on session to use (${result.error})`, result.error, hint);
+  }
+  if (result.error === 'access_denied')
+    return fail(
+      `sign-in was denied or cancelled (access_denied${detail})`,
+      result.error,
+      'run `idcli login` to try again',
+    );
+  return fail(`sign-in failed (${result.error}${detail})`, result.error);
+}
+
+function fail(message: string, oauthError: string, hint?: string): never {
+  throw new IdcliError(message, ExitCode.AUTH, hint === undefined ? { oauthError } : { oauthError, hint });
+}
