@@ -31,7 +31,13 @@ describe('--version and --help on a full disk', () => {
   }
 
   it('a reader that left before --version was written is still success (EPIPE)', async () => {
-    const r = await shell(`(sleep 0.3; ${idcli} --version; echo "idcli=$?" >&2) | true`, baseEnv());
+    // The reader closes its end of the pipe, then says so through a FIFO; only then does idcli start.
+    const script = [
+      'd=$(mktemp -d) && mkfifo "$d/gone"',
+      `(read -r _ < "$d/gone"; ${idcli} --version; echo "idcli=$?" >&2) | (exec 0<&-; echo gone > "$d/gone")`,
+      'rm -r "$d"',
+    ].join('\n');
+    const r = await shell(script, baseEnv());
     expect(r.stderr).toContain('idcli=0');
     expect(r.stderr).not.toMatch(/error/);
   });
