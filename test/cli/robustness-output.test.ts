@@ -1,5 +1,5 @@
 /**
- * Output that cannot be written is a failure (cli-contract "Streams and exit codes"): stdout on /dev/full, or on a
+ * Output that cannot be written is a failure (docs/cli.md, Exit codes): stdout on /dev/full, or on a
  * file that stops growing mid-walk, ends with exit 1 and one line saying so; only a reader that left (EPIPE) is
  * success. Everything runs the BUILT CLI with its stdout redirected by a real shell.
  */
