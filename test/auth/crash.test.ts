@@ -4,7 +4,7 @@
  *
  * No test hook is compiled into idcli; the CLI is paused at real seams instead: a lock held by the test (before
  * the request), emulator latency (request in flight), the emulator's log of its answer (after the response), and
- * random delays (during the write). With each credential store.
+ * --verbose lines plus random slack (during the write). With each credential store.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -78,10 +78,16 @@ describeEachStore('kill -9 during a refresh', (store) => {
     h.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 1500 } });
     const { child, done } = start(h, ['token', '--refresh']);
     const c = await child;
-    await until(() => (tokenRequests(h!) > before ? true : undefined), 20_000, 'the refresh request');
+    const orphan = await until(
+      () => h!.emu.requests.filter((r) => r.path === '/oauth/token')[before],
+      20_000,
+      'the refresh request',
+    );
     c.kill('SIGKILL');
     expect((await done).signal).toBe('SIGKILL');
-    await new Promise((r) => setTimeout(r, 1700)); // the emulator finishes (or drops) the orphaned refresh
+    // The emulator holds the dead client's request until the latency has passed, then drops it: the next run
+    // starts once it has let go, so the two never race.
+    await until(() => orphan.handled, 20_000, 'the emulator to let go of the orphaned refresh');
     // The killed process held the lock; its file is still there and must not block the next run.
     const started = Date.now();
     const outcome = await expectRecoverable(h);
@@ -121,37 +127,50 @@ describeEachStore('kill -9 during a refresh', (store) => {
     expect(Date.now() - started).toBeLessThan(30_000);
   }, 60_000);
 
-  it('at random moments, over and over: never a corrupt record', async () => {
+  it('at points each run is seen to reach, plus random slack, over and over: never a corrupt record', async () => {
     h = await harness({ store });
     await login(h);
-    // Calibrate on this machine: how long does a whole refresh run take? The fastest of three, because the
-    // first run is slowed by cold caches and kills timed from it would all come after the run had finished.
-    const spans: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const t0 = Date.now();
-      expect((await h.run(['token', '--refresh'])).code).toBe(0);
-      spans.push(Date.now() - t0);
-    }
-    const span = Math.max(30, Math.min(...spans));
+    const hh = h;
+    // Each run is killed after a point the test observes it reach, not after a time measured on this machine, so
+    // a slow or loaded machine moves no kill past the end of the run: at start-up, with the request held by the
+    // emulator, once the answer has arrived (--verbose logs it before the record is written: the kill lands in the
+    // write or just after), and once the record is written. A random number of event-loop turns spreads the kills.
+    const points = ['start-up', 'request held', 'answer arrived', 'record written'] as const;
     const outcomes: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const { child, done } = start(h, ['token', '--refresh']);
+      const point = points[i % points.length]!;
+      const before = tokenRequests(hh);
+      if (point === 'request held') hh.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 1000 } });
+      const { child, done } = start(hh, ['token', '--refresh', '--verbose']);
       const c = await child;
-      // Spread the kills from start-up to past the end, through the request, the response and the record write.
-      const delay = Math.floor(span * (0.3 + (0.8 * i) / 12));
-      await new Promise((r) => setTimeout(r, delay));
+      let said = '';
+      c.stderr!.on('data', (b: Buffer) => {
+        said += b.toString();
+      });
+      if (point === 'request held') await until(() => (tokenRequests(hh) > before ? true : undefined));
+      if (point === 'answer arrived')
+        await until(() => (/POST \S+\/oauth\/token -> 200/.test(said) ? true : undefined));
+      if (point === 'record written')
+        await until(() => (said.includes('refreshed the access token') ? true : undefined));
+      for (let turns = Math.floor(Math.random() * 20); turns > 0; turns--) await new Promise(setImmediate);
       c.kill('SIGKILL');
       const r = await done;
-      outcomes.push(r.signal === 'SIGKILL' ? 'killed' : `exit ${r.code}: ${r.stderr.trim()}`);
-      const next = await expectRecoverable(h);
-      if (next === 'login') await login(h);
+      outcomes.push(`${point}: ${r.signal === 'SIGKILL' ? 'killed' : `exit ${r.code}: ${r.stderr.trim()}`}`);
+      // A killed run's request may still be with the emulator, which would spend its refresh token later.
+      await until(() => (hh.emu.requests.every((q) => q.handled) ? true : undefined), 20_000, 'the emulator');
+      const next = await expectRecoverable(hh);
+      if (next === 'login') await login(hh);
     }
-    // At least some runs really were killed mid-way (the rest finished first, which is fine).
-    expect(outcomes.filter((o) => o === 'killed').length, outcomes.join('\n')).toBeGreaterThan(0);
-    expect(outcomes.filter((o) => o !== 'killed' && !o.startsWith('exit 0'))).toEqual([]);
+    // The runs killed before their request was answered really were killed mid-way; the others may have finished.
+    const early = outcomes.filter((o) => o.startsWith('start-up') || o.startsWith('request held'));
+    expect(
+      early.filter((o) => !o.endsWith(': killed')),
+      outcomes.join('\n'),
+    ).toEqual([]);
+    expect(outcomes.filter((o) => !o.endsWith(': killed') && !o.includes(': exit 0'))).toEqual([]);
     expectNoSecrets(
-      h,
-      h.emu.secrets().filter((s) => h!.outputs.some((o) => o.startsWith(s))),
+      hh,
+      hh.emu.secrets().filter((s) => hh.outputs.some((o) => o.startsWith(s))),
     );
   }, 180_000);
 });

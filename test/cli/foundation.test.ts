@@ -168,7 +168,10 @@ describe('short outputs written straight to stdout', () => {
     const tokenEnv = Object.fromEntries(
       Object.entries({ ...env, IDCLI_ACCESS_TOKEN: token }).filter(([, v]) => v !== undefined),
     );
-    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" token | (sleep 0.3; wc -c)`], {
+    // The reader stops for a while only once the first byte has come, so idcli always meets a full pipe, however
+    // long it took to start; it then counts that byte and the rest.
+    const reader = `(IFS= read -r -n 1 -d '' first; sleep 0.3; echo $(( $(wc -c) + \${#first} )))`;
+    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" token | ${reader}`], {
       env: tokenEnv,
       encoding: 'utf8',
     });

@@ -1,5 +1,5 @@
 /**
- * Output that cannot be written is a failure (cli-contract "Streams and exit codes"): stdout on /dev/full, or on a
+ * Output that cannot be written is a failure (docs/cli.md, Exit codes): stdout on /dev/full, or on a
  * file that stops growing mid-walk, ends with exit 1 and one line saying so; only a reader that left (EPIPE) is
  * success. Everything runs the BUILT CLI with its stdout redirected by a real shell.
  */
@@ -31,7 +31,13 @@ describe('--version and --help on a full disk', () => {
   }
 
   it('a reader that left before --version was written is still success (EPIPE)', async () => {
-    const r = await shell(`(sleep 0.3; ${idcli} --version; echo "idcli=$?" >&2) | true`, baseEnv());
+    // The reader closes its end of the pipe, then says so through a FIFO; only then does idcli start.
+    const script = [
+      'd=$(mktemp -d) && mkfifo "$d/gone"',
+      `(read -r _ < "$d/gone"; ${idcli} --version; echo "idcli=$?" >&2) | (exec 0<&-; echo gone > "$d/gone")`,
+      'rm -r "$d"',
+    ].join('\n');
+    const r = await shell(script, baseEnv());
     expect(r.stderr).toContain('idcli=0');
     expect(r.stderr).not.toMatch(/error/);
   });

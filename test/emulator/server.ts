@@ -77,21 +77,33 @@ function patched(reply: Reply, fields: Record<string, unknown>): Reply {
   return { ...reply, body: JSON.stringify({ ...value, ...fields }) };
 }
 
-async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const raw = req.url ?? '/';
-  const qi = raw.indexOf('?');
-  const pathname = qi < 0 ? raw : raw.slice(0, qi);
-  const bearer = /^bearer +(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? null;
+/** Logs the request as it arrives, before anything can fail or wait. */
+function logged(core: Core, req: IncomingMessage): LoggedRequest {
+  const url = req.url ?? '/';
+  const qi = url.indexOf('?');
   const log: LoggedRequest = {
     method: req.method ?? '',
-    path: pathname,
-    url: raw,
+    path: qi < 0 ? url : url.slice(0, qi),
+    url,
     headers: { ...req.headers },
-    bearer,
+    bearer: /^bearer +(\S+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? null,
     time: core.now(),
     wallTime: Date.now(),
   };
   core.requests.push(log);
+  return log;
+}
+
+async function handle(
+  core: Core,
+  faults: FaultQueue,
+  req: IncomingMessage,
+  res: ServerResponse,
+  log: LoggedRequest,
+): Promise<void> {
+  const raw = log.url;
+  const qi = raw.indexOf('?');
+  const pathname = log.path;
   const ex: Exchange = { req, pathname, query: qi < 0 ? '' : raw.slice(qi + 1), log };
   const negotiated = negotiate(req.headers['accept-encoding']);
   const coding: Coding = 'coding' in negotiated ? negotiated.coding : 'identity';
@@ -143,14 +155,19 @@ async function handle(core: Core, faults: FaultQueue, req: IncomingMessage, res:
 
 export function createHandler(core: Core, faults: FaultQueue): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    handle(core, faults, req, res).catch((err: unknown) => {
-      // An emulator bug must show up as a 500 in the test that hit it, never as a crash of the test run.
-      core.errors.push(err);
-      if (res.headersSent) res.destroy();
-      else {
-        const failure = json(500, { error: 'server_error', error_description: 'Emulator failure.' });
-        void send(res, failure, { link: core.link, cache: core.encoded, coding: 'identity' });
-      }
-    });
+    const log = logged(core, req);
+    handle(core, faults, req, res, log)
+      .catch((err: unknown) => {
+        // An emulator bug must show up as a 500 in the test that hit it, never as a crash of the test run.
+        core.errors.push(err);
+        if (res.headersSent) res.destroy();
+        else {
+          const failure = json(500, { error: 'server_error', error_description: 'Emulator failure.' });
+          void send(res, failure, { link: core.link, cache: core.encoded, coding: 'identity' });
+        }
+      })
+      .finally(() => {
+        log.handled = true;
+      });
   };
 }

@@ -55,6 +55,11 @@ export interface LoggedRequest {
   /** Bytes of the body read so far, for the upload endpoint, which keeps none of them. */
   received?: number;
   status?: number;
+  /**
+   * Set once the emulator is done with the request: answered, or given up because its client went away. Tests
+   * wait for it where a request's client was killed, since such a request never gets a status on the wire.
+   */
+  handled?: true;
   /** By the emulator's (injectable) clock. */
   time: number;
   /** Real wall-clock time (Date.now()), useful to measure client back-off when the clock is faked. */

@@ -198,8 +198,11 @@ describe('lock', () => {
   it('gives up waiting with exit 130 when the signal aborts', async () => {
     await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
-    const err = await rejection(withLock(lockPath, async () => {}, { signal: controller.signal, timeoutMs: 10_000 }));
+    // Aborted once it has started to wait for the planted lock, which no one will release.
+    const onWait = () => controller.abort();
+    const err = await rejection(
+      withLock(lockPath, async () => {}, { signal: controller.signal, timeoutMs: 10_000, onWait }),
+    );
     expect(err.exitCode).toBe(ExitCode.INTERRUPTED);
   });
 });
