@@ -77,10 +77,14 @@ describe('the npm package', () => {
     expect(packedFiles).toContain('README.md');
     expect(packedFiles).toContain('bin/idcli.cjs');
     expect(packedFiles).toContain('LICENSE');
+    // The README links to the full reference.
+    expect(packedFiles).toContain('docs/cli.md');
     expect(packedFiles).toContain('dist/cli.cjs');
     // Dependencies are installed beside the package, not bundled into it.
     for (const f of packedFiles)
-      expect(f, f).toMatch(/^(package\.json|README\.md|LICENSE|bin\/idcli\.cjs|dist\/[\w.-]+\.cjs|dist\/help\.txt)$/);
+      expect(f, f).toMatch(
+        /^(package\.json|README\.md|docs\/cli\.md|LICENSE|bin\/idcli\.cjs|dist\/[\w.-]+\.cjs|dist\/help\.txt)$/,
+      );
   });
 
   it('installed into a fresh prefix: --version, --help, login and list through the installed binary', async () => {
