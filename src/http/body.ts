@@ -63,57 +63,67 @@ function identitySink(declared: number, maxBody: number, o: BodyOptions): BodySi
   };
 }
 
-function decodingSink(decoder: Transform, maxBody: number, o: BodyOptions): BodySink {
+function decodingSink(decoding: Transform, maxBody: number, o: BodyOptions): BodySink {
+  // A finished decoder still holds its last output chunk, and a page's objects can outlive the page until a full
+  // garbage collection: once the decoder has ended or failed, nothing here leads to it or to its chunks.
+  let decoder: Transform | undefined = decoding;
   const chunks: Buffer[] = [];
   let size = 0;
   let failed = false;
-  let reject: (err: Error) => void = () => {};
-  const failOnce = (err: Error): void => {
-    if (failed) return;
-    failed = true;
-    decoder.destroy();
-    reject(err);
-    o.fail(err);
-  };
-  const done = new Promise<Buffer>((resolve, rejectDone) => {
-    reject = rejectDone;
-    decoder.on('data', (chunk: Buffer) => {
-      if (failed) return;
-      size += chunk.length;
-      // The limit is on what the body inflates to: a small compressed body may hold gigabytes.
-      if (size > maxBody) {
-        failOnce(tooLargeError(`over ${maxBody} bytes decoded`));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    decoder.on('end', () => {
-      if (failed) return;
-      const whole = o.bodyBuffer ? o.bodyBuffer(size).subarray(0, size) : Buffer.allocUnsafeSlow(size);
-      let at = 0;
-      for (const c of chunks) at += c.copy(whole, at);
-      resolve(whole);
-    });
-    // A corrupt or truncated stream is a body cut short: retried like a connection closed mid-body.
-    decoder.on('error', (err: Error) =>
-      failOnce(new NetworkError(`the response body could not be decoded (${err.message})`, 'EDECODE', { cause: err })),
-    );
+  let resolveDone: (body: Buffer) => void = () => {};
+  let rejectDone: (err: Error) => void = () => {};
+  const done = new Promise<Buffer>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
   });
   // A failure before end() is reported through o.fail; the promise must not count as unhandled then.
   done.catch(() => {});
+  const failOnce = (err: Error): void => {
+    if (failed) return;
+    failed = true;
+    decoder?.destroy();
+    decoder = undefined;
+    chunks.length = 0;
+    rejectDone(err);
+    o.fail(err);
+  };
+  decoding.on('data', (chunk: Buffer) => {
+    if (failed) return;
+    size += chunk.length;
+    // The limit is on what the body inflates to: a small compressed body may hold gigabytes.
+    if (size > maxBody) {
+      failOnce(tooLargeError(`over ${maxBody} bytes decoded`));
+      return;
+    }
+    chunks.push(chunk);
+  });
+  decoding.on('end', () => {
+    decoder = undefined;
+    if (failed) return;
+    const whole = o.bodyBuffer ? o.bodyBuffer(size).subarray(0, size) : Buffer.allocUnsafeSlow(size);
+    let at = 0;
+    for (const c of chunks) at += c.copy(whole, at);
+    chunks.length = 0;
+    resolveDone(whole);
+  });
+  // A corrupt or truncated stream is a body cut short: retried like a connection closed mid-body.
+  decoding.on('error', (err: Error) =>
+    failOnce(new NetworkError(`the response body could not be decoded (${err.message})`, 'EDECODE', { cause: err })),
+  );
   let received = 0;
   return {
     write(chunk) {
       received += chunk.length;
-      if (!failed) decoder.write(chunk);
+      if (!failed) decoder?.write(chunk);
     },
     end() {
       // No body at all (HEAD, 204, 304) is empty whatever its declared coding; a decoder would call it truncated.
       if (received === 0 && !failed) {
-        decoder.destroy();
+        decoder?.destroy();
+        decoder = undefined;
         return Promise.resolve(Buffer.alloc(0));
       }
-      if (!failed) decoder.end();
+      if (!failed) decoder?.end();
       return done;
     },
   };
