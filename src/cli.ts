@@ -48,6 +48,9 @@ export interface Process {
   stopped?(): boolean;
 }
 
+/** How long a finished run may take to wind down by itself before it is made to exit. */
+const EXIT_GRACE_MS = 500;
+
 /** The process signals handled like Ctrl-C, with the exit code each one ends the run with. */
 const STOP_SIGNALS = { SIGINT: ExitCode.INTERRUPTED, SIGTERM: ExitCode.TERMINATED, SIGHUP: ExitCode.HANGUP } as const;
 type StopSignal = keyof typeof STOP_SIGNALS;
@@ -335,10 +338,13 @@ export function run(): void {
     stopped: () => controller?.signal.aborted === true,
   };
   main(proc).then(async (code: ExitCodeValue | number) => {
-    // Exit explicitly: a keychain call cut by its timeout may still hold a worker thread that would keep us alive.
     process.exitCode = code;
     await proc.flush!();
-    process.exit(code);
+    // The run ends when nothing is left to wait for. process.exit() stops the platform's threads while the isolate
+    // lives, and on Node 24 it can hang for good when a background compile job waits for a garbage collection then
+    // (nodejs/node#54918, #64274). Only what cannot be abandoned still holds the process after a moment: a keychain
+    // call cut by its timeout, a write to a reader that stopped reading. Then it leaves anyway.
+    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
   });
 }
 

@@ -371,6 +371,23 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
     120_000,
   );
 
+  // process.exit() can hang for good on Node 24 when V8 still compiles in the background, which a long upload makes
+  // likely; --trace-exit makes Node report every process.exit() on stderr.
+  it('a finished run ends by itself, not through process.exit(), and keeps its exit code', async () => {
+    const file = join(h.dir, 'body.bin');
+    await writeFile(file, '');
+    await truncate(file, 8 * MiB);
+    const traced = { NODE_OPTIONS: '--trace-exit' };
+    const sent = await api(['-X', 'PUT', 'upload', '--input', file], traced);
+    expect(sent.code).toBe(0);
+    expect(JSON.parse(sent.stdout)).toEqual({ received: 8 * MiB });
+    expect(sent.stderr).toBe('');
+    const failed = await api(['users/nobody'], traced);
+    expect(failed.code).toBe(4);
+    expect(failed.stderr).not.toContain('Exited the environment');
+    expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
   it.runIf(LINUX)(
     '/dev/zero: past the cap it is sent chunked once, in bounded memory; the first SIGTERM ends it within 2 s (143)',
     async () => {
