@@ -1,18 +1,26 @@
 /**
- * A small parser for the table in spec.ts. Global options are accepted before or after the command; a command's
+ * A small parser for the surface in spec.ts. Global options are accepted before or after the command; a command's
  * own options after it. Every mistake is a usage error (exit 2) with a "did you mean" where one is close.
  */
 import { usageError } from '../errors.js';
 import { clip, quoted } from '../printable.js';
 import { suggest } from '../suggest.js';
+import type { LeafCommand, Values } from './define.js';
 import { COMMANDS, type CommandSpec, GLOBAL_OPTIONS, type OptionSpec } from './spec.js';
 
-export type Values = Record<string, string | number | boolean | string[] | undefined>;
+export type { Values } from './define.js';
 
 export type Parsed =
   | { kind: 'version' }
   | { kind: 'help'; path: readonly CommandSpec[] }
-  | { kind: 'run'; path: readonly CommandSpec[]; args: string[]; options: Values; globals: Values };
+  | {
+      kind: 'run';
+      path: readonly CommandSpec[];
+      command: LeafCommand;
+      args: string[];
+      options: Values;
+      globals: Values;
+    };
 
 const usage = (message: string, near?: string) =>
   usageError(message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
@@ -108,7 +116,7 @@ export function parseArgv(argv: readonly string[]): Parsed {
   });
   for (const o of cmd.options)
     if (options[o.key] === undefined && o.defaultValue !== undefined) options[o.key] = o.defaultValue;
-  return { kind: 'run', path, args, options, globals };
+  return { kind: 'run', path, command: cmd, args, options, globals };
 
   function positional(token: string): void {
     const cmd = current();
