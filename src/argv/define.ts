@@ -67,60 +67,42 @@ export type OptionsOf<T extends Table> = { [K in keyof T]: ReturnType<T[K]['read
 type Common = Pick<OptionSpec, 'flag' | 'short' | 'value' | 'description' | 'defaultText' | 'env' | 'suggestions'>;
 type Bounds = Pick<OptionSpec, 'min' | 'max'>;
 
+const make = <T>(type: OptionType, spec: Omit<OptionSpec, 'key' | 'type'>, read: (v: Value) => T): Option<T> => ({
+  ...spec,
+  kind: 'option',
+  type,
+  read,
+});
+
 function integer(spec: Common & Bounds & { defaultValue: number }): Option<number>;
 function integer(spec: Common & Bounds): Option<number | undefined>;
 function integer(spec: Common & Bounds & { defaultValue?: number }): Option<number | undefined> {
-  return { ...spec, kind: 'option', type: 'integer', read: (v) => (typeof v === 'number' ? v : spec.defaultValue) };
+  return make('integer', spec, (v) => (typeof v === 'number' ? v : spec.defaultValue));
 }
 
 /** The kinds of option; each reads its parsed value into the type `run` sees. */
 export const option = {
   /** A switch: true when given. */
-  boolean: (spec: Common): Option<boolean> => ({ ...spec, kind: 'option', type: 'boolean', read: (v) => v === true }),
+  boolean: (spec: Common) => make('boolean', spec, (v) => v === true),
   /** `--no-<name>`: true unless given. */
-  negated: (spec: Common): Option<boolean> => ({
-    ...spec,
-    kind: 'option',
-    type: 'boolean',
-    negates: true,
-    read: (v) => v !== false,
-  }),
-  string: (spec: Common): Option<string | undefined> => ({
-    ...spec,
-    kind: 'option',
-    type: 'string',
-    read: (v) => (typeof v === 'string' ? v : undefined),
-  }),
+  negated: (spec: Common) => make('boolean', { ...spec, negates: true }, (v) => v !== false),
+  string: (spec: Common) => make('string', spec, (v) => (typeof v === 'string' ? v : undefined)),
   /** One of a fixed set of words; anything else is refused. */
-  choice: <const C extends string>(spec: Common & { choices: readonly C[] }): Option<C | undefined> => ({
-    ...spec,
-    kind: 'option',
-    type: 'string',
-    read: (v) => spec.choices.find((c) => c === v),
-  }),
+  choice: <const C extends string>(spec: Common & { choices: readonly C[] }) =>
+    make('string', spec, (v) => spec.choices.find((c) => c === v)),
   /** May be given more than once; every value is kept, in order. */
-  list: (spec: Common): Option<string[]> => ({
-    ...spec,
-    kind: 'option',
-    type: 'string',
-    repeatable: true,
-    read: (v) => (Array.isArray(v) ? v : []),
-  }),
+  list: (spec: Common) => make('string', { ...spec, repeatable: true }, (v) => (Array.isArray(v) ? v : [])),
   integer,
   /** A whole number or one of a few words, e.g. `--concurrency 4|auto`. */
-  integerOr: <const K extends string>(
-    spec: Common & Bounds & { keywords: readonly K[]; defaultValue: K | number },
-  ): Option<K | number> => ({
-    ...spec,
-    kind: 'option',
-    type: 'integer',
-    read: (v) => (typeof v === 'number' ? v : (spec.keywords.find((k) => k === v) ?? spec.defaultValue)),
-  }),
+  integerOr: <const K extends string>(spec: Common & Bounds & { keywords: readonly K[]; defaultValue: K | number }) =>
+    make('integer', spec, (v) =>
+      typeof v === 'number' ? v : (spec.keywords.find((k) => k === v) ?? spec.defaultValue),
+    ),
   /**
    * A setting's flag (`--base-url`, `--scope`): its name, placeholder, help and variable come from CONFIG_KEYS.
    * Listed under the setting's field name, where settingFlags (config.ts) looks for it.
    */
-  setting: (key: OptionKey): Option<string | undefined> => {
+  setting: (key: OptionKey) => {
     const { env, value, description } = CONFIG_KEYS[key];
     const { defaultText }: Setting = CONFIG_KEYS[key];
     return option.string({ flag: `--${key}`, env, value, description, ...(defaultText ? { defaultText } : {}) });
@@ -203,7 +185,7 @@ export function defineCommand<T extends Table>(
     ...about,
     options,
     ...(args.length ? { args } : {}),
-    run: (parsed, inv) => run(readAll(table, parsed), inv),
+    run: (parsed, inv) => run(readOptions(table, parsed), inv),
   };
 }
 
@@ -211,7 +193,10 @@ export function defineGroup(def: About & { subcommands: readonly LeafCommand[] }
   return { ...def, options: [] };
 }
 
-function readAll<T extends Table>(table: T, parsed: { options: Values; args: readonly string[] }): OptionsOf<T> {
+export function readOptions<T extends Table>(
+  table: T,
+  parsed: { options: Values; args: readonly string[] },
+): OptionsOf<T> {
   const out: Record<string, unknown> = {};
   let position = 0;
   for (const [key, entry] of Object.entries(table)) {

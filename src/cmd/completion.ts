@@ -12,7 +12,7 @@ export const completion = defineCommand({
     'idcli completion fish > ~/.config/fish/completions/idcli.fish',
   ],
   async run(o, inv) {
-    const { completionScript } = await import('../commands/completion.js');
+    const { completionScript } = await import('../completion/scripts.js');
     inv.deps.stdout.write(completionScript(o.shell));
   },
 });
