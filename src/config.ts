@@ -98,15 +98,6 @@ export type OptionKey = {
   [K in ConfigKey]: (typeof CONFIG_KEYS)[K] extends { description: string } ? K : never;
 }[ConfigKey];
 type SettingField = (typeof CONFIG_KEYS)[ConfigKey]['field'];
-/** A CONFIG_KEYS entry, as code that goes over every key sees it. */
-export interface Setting {
-  field: SettingField;
-  env: string;
-  global?: boolean;
-  value?: string;
-  description?: string;
-  defaultText?: string;
-}
 export type SettingFlags = Partial<Record<SettingField, string>> & { profile?: string };
 
 const hasFlag = (key: ConfigKey): key is OptionKey => 'description' in CONFIG_KEYS[key];

@@ -2,7 +2,7 @@
  * How a command is defined: one table of its options and arguments, from which the parser, the help page, the
  * shell completion and the type of what its `run` receives are all derived. Each command is one module in src/cmd/.
  */
-import { CONFIG_KEYS, type OptionKey, type Setting, type SettingFlags } from '../config.js';
+import { CONFIG_KEYS, type OptionKey, type SettingFlags } from '../config.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
 import { usageError } from '../errors.js';
@@ -103,9 +103,10 @@ export const option = {
    * Listed under the setting's field name, where settingFlags (config.ts) looks for it.
    */
   setting: (key: OptionKey) => {
-    const { env, value, description } = CONFIG_KEYS[key];
-    const { defaultText }: Setting = CONFIG_KEYS[key];
-    return option.string({ flag: `--${key}`, env, value, description, ...(defaultText ? { defaultText } : {}) });
+    const entry = CONFIG_KEYS[key];
+    const { env, value, description } = entry;
+    const defaultText = 'defaultText' in entry ? { defaultText: entry.defaultText } : {};
+    return option.string({ flag: `--${key}`, env, value, description, ...defaultText });
   },
 };
 
