@@ -71,7 +71,7 @@ export function parseArgv(argv: readonly string[]): Parsed {
         throw usageError(`option ${quoted(flag)} belongs after its command`, `e.g. idcli <command> ${clip(flag)}`);
       throw usage(`unknown option ${quoted(long ? flag : token)}${forCommand()}`, suggest(flag, known));
     }
-    let raw: string | undefined;
+    const into = own ? options : globals;
     if (spec.type === 'boolean') {
       if (inline !== undefined) {
         // `-ix` is not two switches: bundling is not supported, so say which word was not understood.
@@ -79,14 +79,14 @@ export function parseArgv(argv: readonly string[]): Parsed {
           ? usageError(`option ${quoted(flag)} takes no value`)
           : usage(`unknown option ${quoted(token)}${forCommand()}`);
       }
-    } else {
-      raw = inline ?? argv[++i];
-      if (raw === undefined) throw usageError(`option '${flag} ${spec.value ?? '<value>'}' needs a value`);
+      into[spec.key] = !spec.negates;
+      continue;
     }
-    const into = own ? options : globals;
+    const raw = inline ?? argv[++i];
+    if (raw === undefined) throw usageError(`option '${flag} ${spec.value ?? '<value>'}' needs a value`);
     const value = convert(spec, raw);
-    if (spec.repeatable) into[spec.key] = [...((into[spec.key] as string[] | undefined) ?? []), String(value)];
-    else into[spec.key] = value;
+    const before = into[spec.key];
+    into[spec.key] = spec.repeatable ? [...(Array.isArray(before) ? before : []), String(value)] : value;
   }
 
   if (version) return { kind: 'version' };
@@ -155,9 +155,8 @@ function visibleNames(commands: readonly CommandSpec[]): string[] {
   return commands.filter((c) => !c.hidden).map((c) => c.name);
 }
 
-function convert(spec: OptionSpec, raw: string | undefined): string | number | boolean {
-  if (spec.type === 'boolean') return !spec.negates;
-  const value = raw!;
+/** An option's value, checked against its type, bounds and choices. */
+function convert(spec: OptionSpec, value: string): string | number {
   if (spec.type === 'integer') {
     if (spec.keywords?.includes(value)) return value;
     if (!/^\d+$/.test(value)) {
