@@ -176,18 +176,29 @@ export function defineCommand<T extends Table>(
   def: About & { options: T; quick?: boolean; run(o: OptionsOf<T>, inv: Invocation): Promise<void> },
 ): LeafCommand {
   const { options: table, run, ...about } = def;
+  // Split on first use: a run reads the options of its own command only, and start-up is paid by every run.
+  let split: { options: OptionSpec[]; args?: ArgSpec[] } | undefined;
+  const parts = () => (split ??= splitTable(table));
+  return {
+    ...about,
+    get options() {
+      return parts().options;
+    },
+    get args() {
+      return parts().args;
+    },
+    run: (parsed, inv) => run(readOptions(table, parsed), inv),
+  };
+}
+
+function splitTable(table: Table): { options: OptionSpec[]; args?: ArgSpec[] } {
   const options: OptionSpec[] = [];
   const args: ArgSpec[] = [];
   for (const [key, entry] of Object.entries(table)) {
     if (entry.kind === 'option') options.push({ ...entry, key });
     else args.push(entry);
   }
-  return {
-    ...about,
-    options,
-    ...(args.length ? { args } : {}),
-    run: (parsed, inv) => run(readOptions(table, parsed), inv),
-  };
+  return args.length ? { options, args } : { options };
 }
 
 export function defineGroup(def: About & { subcommands: readonly LeafCommand[] }): CommandGroup {
