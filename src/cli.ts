@@ -132,7 +132,7 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
     return err.exitCode;
   }
   line(`unexpected internal error: ${(err as Error)?.message ?? String(err)}`);
-  // The kind of error helps a bug report; a stack trace never reaches the user (cli-contract), not even here.
+  // The kind of error helps a bug report; a stack trace never reaches the user (docs/cli.md, "Streams"), not even here.
   deps?.log.verbose(`(${(err as Error)?.name ?? typeof err})`);
   return ExitCode.INTERNAL;
 }
@@ -149,7 +149,7 @@ export function run(): void {
     get stdout() {
       if (stdout) return stdout;
       stdout = isRegularFile(1) ? createFileOutput(1) : process.stdout;
-      // The reader went away (`idcli list … | head`): that is success, not a crash (cli-contract "Streams and exit codes").
+      // The reader went away (`idcli list … | head`): that is success, not a crash (docs/cli.md, "Exit codes").
       // Any other write error is a failure, told by flush() once the command is done.
       stdout.on('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'EPIPE') process.exit(ExitCode.OK);

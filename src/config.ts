@@ -1,6 +1,6 @@
 /**
  * Settings and their precedence: command-line flag > environment variable > the profile in the config file >
- * built-in default (cli-contract "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
+ * built-in default (docs/cli.md, "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
  */
 import { compressionWanted } from './http/content-coding.js';
 import { chmodSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';

@@ -39,7 +39,7 @@ export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise
       id_token: record.idToken ?? null,
     };
   }
-  // Never the refresh token or the verifier: they stay in the store (cli-contract "token").
+  // Never the refresh token or the verifier: they stay in the store (docs/cli.md, "token").
   // The header form lets a script hand the token to curl through a pipe (`curl -H @-`), never through argv.
   if (opts.header) deps.print(`Authorization: Bearer ${out.access_token}\n`);
   else deps.print(opts.json ? `${JSON.stringify(out, null, 2)}\n` : `${out.access_token}\n`);
