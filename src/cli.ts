@@ -1,23 +1,20 @@
 /**
  * The entry point: argv → command, the one place where errors become exit codes, and the only module that
- * touches `process`. Command bodies are imported lazily so `idcli token` does not pay for `list` or `login`.
+ * touches `process`. Each command (src/cmd/) imports its body lazily, so `idcli token` does not pay for `list`.
  */
 import { fstatSync, writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { createFileOutput } from './output/file-output.js';
 import { commandHelp, rootHelp } from './argv/help.js';
-import { parseArgv, type Values } from './argv/parse.js';
-import { configDirFor, loadConfigFile, resolveSettings, type SettingFlags } from './config.js';
+import { parseArgv } from './argv/parse.js';
+import { configDirFor, loadConfigFile, resolveSettings, settingFlags } from './config.js';
 import type { CommandContext } from './context.js';
 import type { Deps } from './deps.js';
 import { ExitCode, type ExitCodeValue, IdcliError, OutputError, outputError, usageError } from './errors.js';
 import { createLogger } from './log.js';
 import { printable } from './printable.js';
 import { stderrStyle, type Style } from './style.js';
-import { openTokenSource } from './tokens.js';
-// The one command imported up front: scripts run `idcli token` before every API call, so its cached-token path
-// lives in the entry chunk instead of costing extra module loads.
-import { runToken } from './commands/token.js';
+import { openCredentials, openTokenSource } from './tokens.js';
 
 declare const IDCLI_VERSION: string;
 const VERSION = typeof IDCLI_VERSION === 'string' ? IDCLI_VERSION : '0.0.0-dev';
@@ -55,134 +52,6 @@ const EXIT_GRACE_MS = 500;
 const STOP_SIGNALS = { SIGINT: ExitCode.INTERRUPTED, SIGTERM: ExitCode.TERMINATED, SIGHUP: ExitCode.HANGUP } as const;
 type StopSignal = keyof typeof STOP_SIGNALS;
 
-interface Invocation {
-  args: string[];
-  options: Values;
-  deps: Deps;
-  /** Resolves settings (flag > env > config file > default); throws a usage error for invalid ones. */
-  context: () => Promise<CommandContext>;
-  proc: Process;
-  globals: Values;
-}
-
-const str = (v: Values[string]) => (typeof v === 'string' ? v : undefined);
-const int = (v: Values[string]) => (typeof v === 'number' ? v : undefined);
-const list = (v: Values[string]) => (Array.isArray(v) ? v : []);
-
-/** Each command: its module loads only when it runs. */
-const HANDLERS: Record<string, (inv: Invocation) => Promise<void>> = {
-  async login({ options: o, context }) {
-    const { runLogin } = await import('./commands/login.js');
-    const prompt = str(o.prompt) as 'none' | 'login' | 'create' | undefined;
-    await runLogin(
-      {
-        ...(prompt ? { prompt } : {}),
-        ...(str(o.loginHint) ? { loginHint: str(o.loginHint)! } : {}),
-        browser: o.browser !== false,
-        timeoutSec: int(o.timeout)!,
-      },
-      await context(),
-    );
-  },
-  async token({ options: o, context }) {
-    await runToken(
-      { refresh: o.refresh === true, json: o.json === true, header: o.header === true, minTtlSec: int(o.minTtl)! },
-      await context(),
-    );
-  },
-  async api({ args, options: o, context }) {
-    const { runApi } = await import('./commands/api.js');
-    await runApi(
-      {
-        target: args[0]!,
-        method: str(o.method),
-        headers: list(o.header),
-        fields: list(o.field),
-        input: str(o.input),
-        include: o.include === true,
-        maxRetries: int(o.maxRetries)!,
-      },
-      await context(),
-      { stdin: () => process.stdin },
-    );
-  },
-  async list({ args, options: o, context }) {
-    const { runList } = await import('./commands/list.js');
-    await runList(
-      {
-        target: args[0]!,
-        pageSize: int(o.pageSize),
-        pageIndex: int(o.pageIndex),
-        limit: int(o.limit),
-        concurrency: o.concurrency === 'auto' ? 'auto' : int(o.concurrency)!,
-        count: o.count === true,
-        maxRetries: int(o.maxRetries)!,
-      },
-      await context(),
-    );
-  },
-  async status({ options: o, context }) {
-    const { runStatus } = await import('./commands/status.js');
-    await runStatus({ json: o.json === true }, await context());
-  },
-  async logout({ context }) {
-    const { runLogout } = await import('./commands/logout.js');
-    await runLogout(await context());
-  },
-  async 'config set'(inv) {
-    const { configSet } = await import('./commands/config.js');
-    await configSet(inv.args[0]!, inv.args[1]!, configTarget(inv));
-  },
-  async 'config get'(inv) {
-    const { configGet } = await import('./commands/config.js');
-    await configGet(inv.args[0]!, configTarget(inv));
-  },
-  async 'config unset'(inv) {
-    const { configUnset } = await import('./commands/config.js');
-    await configUnset(inv.args[0]!, configTarget(inv));
-  },
-  async 'config list'(inv) {
-    const { configList } = await import('./commands/config.js');
-    await configList(configTarget(inv));
-  },
-  async doctor({ options: o, deps, context }) {
-    const { runDoctor } = await import('./commands/doctor.js');
-    // Doctor reports a broken configuration as a failed check, so it resolves the context itself.
-    await runDoctor({ json: o.json === true }, deps, context);
-  },
-  async completion({ args, proc }) {
-    const { completionScript } = await import('./commands/completion.js');
-    proc.stdout.write(completionScript(args[0] as 'bash' | 'zsh' | 'fish'));
-  },
-  async __profiles({ proc }) {
-    // Completion runs this on every Tab: a warning there would break the shell's line.
-    const file = await loadConfigFile(configDirFor(proc.env));
-    for (const name of Object.keys(file.profiles)) proc.stdout.write(`${name}\n`);
-  },
-};
-
-function configTarget({ proc, globals, deps }: Invocation) {
-  return {
-    configDir: configDirFor(proc.env),
-    warn: (msg: string) => deps.log.warn(msg),
-    flags: { profile: str(globals.profile) } as SettingFlags,
-    env: proc.env,
-    stdout: proc.stdout,
-  };
-}
-
-function settingFlags(globals: Values, options: Values): SettingFlags {
-  const flags: SettingFlags = {};
-  for (const key of ['profile', 'baseUrl', 'clientId', 'clientName', 'redirectUri', 'apiBaseUrl'] as const) {
-    const v = str(globals[key]);
-    if (v !== undefined) flags[key] = v;
-  }
-  // login's --scope and --ui-locales are settings too (cli-contract "Configuration").
-  if (str(options.scope) !== undefined) flags.scope = str(options.scope)!;
-  if (str(options.uiLocales) !== undefined) flags.uiLocales = str(options.uiLocales)!;
-  return flags;
-}
-
 /** Runs the CLI and returns the exit code; never throws. */
 export async function main(proc: Process): Promise<number> {
   let style: Style | undefined;
@@ -197,7 +66,7 @@ export async function main(proc: Process): Promise<number> {
       await flushed(proc);
       return ExitCode.OK;
     }
-    const { globals, options } = parsed;
+    const { globals, options, command } = parsed;
     if (globals.verbose && globals.quiet) throw usageError('--verbose and --quiet cannot be used together');
     const log = createLogger(
       { write: (s: string) => proc.stderr.write(s) },
@@ -227,20 +96,18 @@ export async function main(proc: Process): Promise<number> {
         return proc.interrupt();
       },
     };
-    const command = parsed.path.map((c) => c.name).join(' ');
-    // Every command but `token` may wait on the network or a person, so Ctrl-C is taken over before it starts
-    // (exit 130, no partial output). A cached token is printed within milliseconds; a refresh takes Ctrl-C over
-    // when it asks for the lock, before anything is sent or written.
-    if (command !== 'token') proc.interrupt();
+    // A command that may wait on the network or a person takes Ctrl-C over before it starts (exit 130, no partial
+    // output).
+    if (!command.quick) proc.interrupt();
     deps = d;
+    const flags = settingFlags({ ...globals, ...options });
     const context = async (): Promise<CommandContext> => {
       const file = await loadConfigFile(configDirFor(proc.env), { warn: (msg) => log.warn(msg) });
-      const settings = resolveSettings(settingFlags(globals, options), proc.env, file);
+      const settings = resolveSettings(flags, proc.env, file);
       const base = { deps: d, settings };
-      return { ...base, tokens: () => openTokenSource(base) };
+      return { ...base, tokens: () => openTokenSource(base), credentials: () => openCredentials(base) };
     };
-    const handler = HANDLERS[command]!;
-    await handler({ args: parsed.args, options, deps: d, context, proc, globals });
+    await command.run(parsed, { deps: d, context, flags, stdin: () => process.stdin });
     await flushed(proc);
     // A stop signal that cut the last wait for the reader short left the output incomplete: not a success.
     if (proc.stopped?.()) throw new IdcliError('interrupted', ExitCode.INTERRUPTED);
@@ -268,7 +135,7 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
     return err.exitCode;
   }
   line(`unexpected internal error: ${(err as Error)?.message ?? String(err)}`);
-  // The kind of error helps a bug report; a stack trace never reaches the user (cli-contract), not even here.
+  // The kind of error helps a bug report; a stack trace never reaches the user (docs/cli.md, "Streams"), not even here.
   deps?.log.verbose(`(${(err as Error)?.name ?? typeof err})`);
   return ExitCode.INTERNAL;
 }
@@ -285,7 +152,7 @@ export function run(): void {
     get stdout() {
       if (stdout) return stdout;
       stdout = isRegularFile(1) ? createFileOutput(1) : process.stdout;
-      // The reader went away (`idcli list … | head`): that is success, not a crash (cli-contract "Streams and exit codes").
+      // The reader went away (`idcli list … | head`): that is success, not a crash (docs/cli.md, "Exit codes").
       // Any other write error is a failure, told by flush() once the command is done.
       stdout.on('error', (err: NodeJS.ErrnoException) => {
         if (err.code === 'EPIPE') process.exit(ExitCode.OK);

@@ -1,6 +1,6 @@
 /**
  * Settings and their precedence: command-line flag > environment variable > the profile in the config file >
- * built-in default (cli-contract "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
+ * built-in default (docs/cli.md, "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
  */
 import { compressionWanted } from './http/content-coding.js';
 import { chmodSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
@@ -31,21 +31,92 @@ export interface Settings {
   httpTimeoutMs: number;
 }
 
-/** The keys a profile in config.json may hold, with the flag and environment variable that override each. */
+/**
+ * The keys a profile in config.json may hold: each one's field in Settings, the environment variable that
+ * overrides it and, for most, the flag that overrides both. `global` flags are accepted before or after any
+ * command; the others belong to the command that lists them (`option.setting` in src/argv/define.ts).
+ */
 export const CONFIG_KEYS = {
-  'base-url': { field: 'baseUrl', flag: '--base-url', env: 'IDCLI_BASE_URL' },
-  'client-id': { field: 'clientId', flag: '--client-id', env: 'IDCLI_CLIENT_ID' },
-  'client-name': { field: 'clientName', flag: '--client-name', env: 'IDCLI_CLIENT_NAME' },
-  'redirect-uri': { field: 'redirectUri', flag: '--redirect-uri', env: 'IDCLI_REDIRECT_URI' },
-  'api-base-url': { field: 'apiBaseUrl', flag: '--api-base-url', env: 'IDCLI_API_BASE_URL' },
-  issuer: { field: 'issuer', flag: undefined, env: 'IDCLI_ISSUER' },
-  scope: { field: 'scope', flag: '--scope', env: 'IDCLI_SCOPE' },
-  'ui-locales': { field: 'uiLocales', flag: '--ui-locales', env: 'IDCLI_UI_LOCALES' },
+  'base-url': {
+    field: 'baseUrl',
+    env: 'IDCLI_BASE_URL',
+    global: true,
+    value: '<url>',
+    description: 'identity service base URL',
+  },
+  'client-id': {
+    field: 'clientId',
+    env: 'IDCLI_CLIENT_ID',
+    global: true,
+    value: '<uuid>',
+    description: 'registered application id',
+  },
+  'client-name': {
+    field: 'clientName',
+    env: 'IDCLI_CLIENT_NAME',
+    global: true,
+    value: '<name>',
+    description: 'registered client name, sent in scope',
+  },
+  'redirect-uri': {
+    field: 'redirectUri',
+    env: 'IDCLI_REDIRECT_URI',
+    global: true,
+    value: '<url>',
+    description: 'registered loopback callback',
+  },
+  'api-base-url': {
+    field: 'apiBaseUrl',
+    env: 'IDCLI_API_BASE_URL',
+    global: true,
+    value: '<url>',
+    description: 'base URL for `list` and `api` paths',
+    defaultText: 'base-url',
+  },
+  issuer: { field: 'issuer', env: 'IDCLI_ISSUER' },
+  scope: {
+    field: 'scope',
+    env: 'IDCLI_SCOPE',
+    value: '<scopes>',
+    description: 'extra scopes after "openid <client-name>"',
+  },
+  'ui-locales': {
+    field: 'uiLocales',
+    env: 'IDCLI_UI_LOCALES',
+    value: '<tags>',
+    description: 'sign-in page language, e.g. "fr en"',
+    defaultText: 'your locale',
+  },
 } as const;
 
+/** `--profile`: not a key of a profile, but chosen like a setting (flag > environment > default). */
+export const PROFILE = { env: 'IDCLI_PROFILE', default: 'default' } as const;
+
 export type ConfigKey = keyof typeof CONFIG_KEYS;
+/** The keys that have a flag. */
+export type OptionKey = {
+  [K in ConfigKey]: (typeof CONFIG_KEYS)[K] extends { description: string } ? K : never;
+}[ConfigKey];
 type SettingField = (typeof CONFIG_KEYS)[ConfigKey]['field'];
 export type SettingFlags = Partial<Record<SettingField, string>> & { profile?: string };
+
+const hasFlag = (key: ConfigKey): key is OptionKey => 'description' in CONFIG_KEYS[key];
+export const OPTION_KEYS: readonly OptionKey[] = Object.keys(CONFIG_KEYS).filter(isConfigKey).filter(hasFlag);
+
+/**
+ * The settings among parsed flags: every setting's flag is parsed under its field's name, wherever it was given
+ * (a global option, or one of a command's).
+ */
+export function settingFlags(values: Record<string, unknown>): SettingFlags {
+  const flags: SettingFlags = {};
+  if (typeof values.profile === 'string') flags.profile = values.profile;
+  for (const key of OPTION_KEYS) {
+    const { field } = CONFIG_KEYS[key];
+    const v = values[field];
+    if (typeof v === 'string') flags[field] = v;
+  }
+  return flags;
+}
 
 export interface ConfigFile {
   profiles: Record<string, Partial<Record<ConfigKey, string>>>;
@@ -277,7 +348,7 @@ function notADirectory(configDir: string): IdcliError {
 }
 
 export function profileName(flags: SettingFlags, env: Record<string, string | undefined>): string {
-  const name = flags.profile ?? env.IDCLI_PROFILE ?? 'default';
+  const name = flags.profile ?? env[PROFILE.env] ?? PROFILE.default;
   if (!PROFILE_RE.test(name))
     throw usageError(`invalid profile name ${quoted(name)}`, 'use letters, digits, dot, dash or underscore');
   return name;
@@ -346,8 +417,8 @@ function nonEmpty(v: string | undefined): string | undefined {
 
 /** Where a setting may be given, for error messages that say what to do next. */
 export function howToSet(key: ConfigKey): string {
-  const spec = CONFIG_KEYS[key];
-  return [spec.flag, spec.env, `idcli config set ${key} <value>`].filter(Boolean).join(', ');
+  const flag = hasFlag(key) ? `--${key}` : undefined;
+  return [flag, CONFIG_KEYS[key].env, `idcli config set ${key} <value>`].filter(Boolean).join(', ');
 }
 
 export function requireSetting<F extends SettingField>(settings: Settings, field: F): string {

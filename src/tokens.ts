@@ -1,11 +1,20 @@
-import type { CommandContext } from './context.js';
 import type { TokenSource } from './deps.js';
 import { IdcliError, ExitCode } from './errors.js';
+import type { Session, SessionContext } from './oauth/session.js';
 
 /**
- * IDCLI_ACCESS_TOKEN short-circuits everything (cli-contract): used as is, no store read or written. A 401 with it
- * cannot be fixed by refreshing, so it is an authentication error.
+ * Where this run's access token comes from. IDCLI_ACCESS_TOKEN short-circuits everything: used as is, no store
+ * read or written. This is the one place that decides it; `token` and `status` describe what it decided.
  */
+export type Credentials = { kind: 'env'; token: string } | { kind: 'stored'; session: Session };
+
+export async function openCredentials(ctx: SessionContext): Promise<Credentials> {
+  if (ctx.settings.accessToken !== undefined) return { kind: 'env', token: ctx.settings.accessToken };
+  const { openSession } = await import('./oauth/session.js');
+  return { kind: 'stored', session: await openSession(ctx) };
+}
+
+/** A 401 with IDCLI_ACCESS_TOKEN cannot be fixed by refreshing, so it is an authentication error. */
 export function staticTokenSource(token: string): TokenSource {
   return {
     async get() {
@@ -19,8 +28,7 @@ export function staticTokenSource(token: string): TokenSource {
   };
 }
 
-export async function openTokenSource(ctx: Omit<CommandContext, 'tokens'>): Promise<TokenSource> {
-  if (ctx.settings.accessToken !== undefined) return staticTokenSource(ctx.settings.accessToken);
-  const { openSession } = await import('./oauth/session.js');
-  return openSession(ctx);
+export async function openTokenSource(ctx: SessionContext): Promise<TokenSource> {
+  const credentials = await openCredentials(ctx);
+  return credentials.kind === 'env' ? staticTokenSource(credentials.token) : credentials.session;
 }

@@ -1,18 +1,26 @@
 /**
- * A small parser for the table in spec.ts. Global options are accepted before or after the command; a command's
+ * A small parser for the surface in spec.ts. Global options are accepted before or after the command; a command's
  * own options after it. Every mistake is a usage error (exit 2) with a "did you mean" where one is close.
  */
 import { usageError } from '../errors.js';
 import { clip, quoted } from '../printable.js';
 import { suggest } from '../suggest.js';
+import type { LeafCommand, Values } from './define.js';
 import { COMMANDS, type CommandSpec, GLOBAL_OPTIONS, type OptionSpec } from './spec.js';
 
-export type Values = Record<string, string | number | boolean | string[] | undefined>;
+export type { Values } from './define.js';
 
 export type Parsed =
   | { kind: 'version' }
   | { kind: 'help'; path: readonly CommandSpec[] }
-  | { kind: 'run'; path: readonly CommandSpec[]; args: string[]; options: Values; globals: Values };
+  | {
+      kind: 'run';
+      path: readonly CommandSpec[];
+      command: LeafCommand;
+      args: string[];
+      options: Values;
+      globals: Values;
+    };
 
 const usage = (message: string, near?: string) =>
   usageError(message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
@@ -63,7 +71,7 @@ export function parseArgv(argv: readonly string[]): Parsed {
         throw usageError(`option ${quoted(flag)} belongs after its command`, `e.g. idcli <command> ${clip(flag)}`);
       throw usage(`unknown option ${quoted(long ? flag : token)}${forCommand()}`, suggest(flag, known));
     }
-    let raw: string | undefined;
+    const into = own ? options : globals;
     if (spec.type === 'boolean') {
       if (inline !== undefined) {
         // `-ix` is not two switches: bundling is not supported, so say which word was not understood.
@@ -71,14 +79,14 @@ export function parseArgv(argv: readonly string[]): Parsed {
           ? usageError(`option ${quoted(flag)} takes no value`)
           : usage(`unknown option ${quoted(token)}${forCommand()}`);
       }
-    } else {
-      raw = inline ?? argv[++i];
-      if (raw === undefined) throw usageError(`option '${flag} ${spec.value ?? '<value>'}' needs a value`);
+      into[spec.key] = !spec.negates;
+      continue;
     }
-    const into = own ? options : globals;
+    const raw = inline ?? argv[++i];
+    if (raw === undefined) throw usageError(`option '${flag} ${spec.value ?? '<value>'}' needs a value`);
     const value = convert(spec, raw);
-    if (spec.repeatable) into[spec.key] = [...((into[spec.key] as string[] | undefined) ?? []), String(value)];
-    else into[spec.key] = value;
+    const before = into[spec.key];
+    into[spec.key] = spec.repeatable ? [...(Array.isArray(before) ? before : []), String(value)] : value;
   }
 
   if (version) return { kind: 'version' };
@@ -108,7 +116,7 @@ export function parseArgv(argv: readonly string[]): Parsed {
   });
   for (const o of cmd.options)
     if (options[o.key] === undefined && o.defaultValue !== undefined) options[o.key] = o.defaultValue;
-  return { kind: 'run', path, args, options, globals };
+  return { kind: 'run', path, command: cmd, args, options, globals };
 
   function positional(token: string): void {
     const cmd = current();
@@ -147,9 +155,8 @@ function visibleNames(commands: readonly CommandSpec[]): string[] {
   return commands.filter((c) => !c.hidden).map((c) => c.name);
 }
 
-function convert(spec: OptionSpec, raw: string | undefined): string | number | boolean {
-  if (spec.type === 'boolean') return !spec.negates;
-  const value = raw!;
+/** An option's value, checked against its type, bounds and choices. */
+function convert(spec: OptionSpec, value: string): string | number {
   if (spec.type === 'integer') {
     if (spec.keywords?.includes(value)) return value;
     if (!/^\d+$/.test(value)) {

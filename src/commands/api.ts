@@ -3,8 +3,9 @@
  * the Authorization header to the api-base-url origin, so scripts never need it in a command line.
  */
 import { openInput, REPLAY_CAP } from '../api/body.js';
-import { type ApiFlags, type ApiPlan, type BodySource, planRequest } from '../api/plan.js';
+import { type ApiPlan, type BodySource, planRequest } from '../api/plan.js';
 import { responseHead, statusError } from '../api/response.js';
+import type { ApiOptions } from '../cmd/api.js';
 import type { CommandContext } from '../context.js';
 import { ExitCode, IdcliError, usageError } from '../errors.js';
 import { createHttpClient, type HttpClient, type RetriedResponse } from '../http/client.js';
@@ -14,11 +15,6 @@ import { createPageWriter } from '../output/page-writer.js';
 import { createBearer } from '../paginate/bearer.js';
 import { escapeControls } from '../printable.js';
 import { redactUrl } from '../redact.js';
-
-export interface ApiOptions extends ApiFlags {
-  include: boolean;
-  maxRetries: number;
-}
 
 export interface ApiIo {
   /** The process's stdin, for `--input -`; opened only then. */

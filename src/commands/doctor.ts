@@ -1,3 +1,4 @@
+import type { DoctorOptions } from '../cmd/doctor.js';
 import { configDirFor } from '../config.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
@@ -17,10 +18,6 @@ import { createHttpClient } from '../http/client.js';
 import { printable } from '../printable.js';
 import { openStore } from '../store/select.js';
 import { stderrStyle } from '../style.js';
-
-export interface DoctorOptions {
-  json: boolean;
-}
 
 /** Runs every check even when an early one fails, so one run shows everything to fix. Exit 0 only when none failed. */
 export async function runDoctor(

@@ -1,3 +1,4 @@
+import type { ListOptions } from '../cmd/list.js';
 import type { Deps, TokenSource } from '../deps.js';
 import { ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
 import type { Settings } from '../config.js';
@@ -13,17 +14,6 @@ import { firstPageUrl } from '../paginate/target.js';
 import { WalkFailure, walk } from '../paginate/walk.js';
 import { redactUrl } from '../redact.js';
 import { stderrStyle } from '../style.js';
-
-export interface ListOptions {
-  target: string;
-  pageSize?: number;
-  pageIndex?: number;
-  limit?: number;
-  /** Pages in flight; `auto` is AUTO_CONCURRENCY until the server throttles. */
-  concurrency: number | 'auto';
-  count?: boolean;
-  maxRetries: number;
-}
 
 /**
  * Pages in flight under `--concurrency auto`: enough to hide a link's round trips behind one another, few enough

@@ -1,15 +1,12 @@
 /** `idcli status`: who is signed in, with which settings, and where the credentials live. Never a secret. */
+import type { StatusOptions } from '../cmd/status.js';
 import { requireSetting } from '../config.js';
 import type { CommandContext } from '../context.js';
 import { notLoggedIn } from '../errors.js';
 import { describeIdentity, type Identity, identityFromIdToken } from '../oauth/jwt.js';
-import { openSession, secondsLeft } from '../oauth/session.js';
+import { secondsLeft } from '../oauth/session.js';
 import { printable } from '../printable.js';
 import type { CredentialRecord } from '../store/record.js';
-
-export interface StatusOptions {
-  json: boolean;
-}
 
 export interface StatusReport {
   profile: string;
@@ -35,12 +32,12 @@ export async function runStatus(opts: StatusOptions, ctx: CommandContext): Promi
     baseUrl: requireSetting(settings, 'baseUrl'),
     clientId: requireSetting(settings, 'clientId'),
   };
+  const credentials = await ctx.credentials();
   let report: StatusReport;
-  if (settings.accessToken !== undefined) {
-    // cli-contract: with IDCLI_ACCESS_TOKEN no store is read or written.
+  if (credentials.kind === 'env') {
     report = { ...base, ...empty(), signedIn: true, store: 'IDCLI_ACCESS_TOKEN', storeKind: 'env' };
   } else {
-    const session = await openSession(ctx);
+    const { session } = credentials;
     const record = await session.read();
     report = {
       ...base,

@@ -1,15 +1,8 @@
 /** `idcli token`: a valid access token on stdout for scripts, refreshed with Serial PKCE when needed. */
+import type { TokenOptions } from '../cmd/token.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../errors.js';
-import { openSession, secondsLeft } from '../oauth/session.js';
-
-export interface TokenOptions {
-  refresh: boolean;
-  json: boolean;
-  /** Print an HTTP header line instead, for `curl -H @-`. */
-  header?: boolean;
-  minTtlSec: number;
-}
+import { secondsLeft } from '../oauth/session.js';
 
 interface TokenJson {
   access_token: string;
@@ -22,12 +15,13 @@ interface TokenJson {
 
 export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise<void> {
   if (opts.json && opts.header) throw usageError('--json and --header cannot be used together');
-  const { deps, settings } = ctx;
+  const { deps } = ctx;
+  const credentials = await ctx.credentials();
   let out: TokenJson;
-  if (settings.accessToken !== undefined) {
-    // IDCLI_ACCESS_TOKEN is used as is (cli-contract): nothing about it is known beyond its value.
+  if (credentials.kind === 'env') {
+    // Nothing about a token from the environment is known beyond its value.
     out = {
-      access_token: settings.accessToken,
+      access_token: credentials.token,
       token_type: 'Bearer',
       expires_in: null,
       expires_at: null,
@@ -35,8 +29,7 @@ export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise
       id_token: null,
     };
   } else {
-    const session = await openSession(ctx);
-    const record = await session.valid(opts.minTtlSec, opts.refresh);
+    const record = await credentials.session.valid(opts.minTtl, opts.refresh);
     out = {
       access_token: record.accessToken,
       token_type: record.tokenType ?? 'Bearer',
@@ -46,7 +39,7 @@ export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise
       id_token: record.idToken ?? null,
     };
   }
-  // Never the refresh token or the verifier: they stay in the store (cli-contract "token").
+  // Never the refresh token or the verifier: they stay in the store (docs/cli.md, "token").
   // The header form lets a script hand the token to curl through a pipe (`curl -H @-`), never through argv.
   if (opts.header) deps.print(`Authorization: Bearer ${out.access_token}\n`);
   else deps.print(opts.json ? `${JSON.stringify(out, null, 2)}\n` : `${out.access_token}\n`);

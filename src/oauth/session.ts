@@ -15,7 +15,7 @@ import type { CredentialKey, CredentialRecord } from '../store/record.js';
 import { allStores, openStore } from '../store/select.js';
 import type { TokenSet } from './token-client.js';
 
-export type SessionContext = Omit<CommandContext, 'tokens'>;
+export type SessionContext = Pick<CommandContext, 'deps' | 'settings'>;
 
 /** A record that holds an access token, as `valid()` returns it. */
 export type UsableRecord = CredentialRecord & { accessToken: string };

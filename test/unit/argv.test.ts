@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { argument, option, readOptions } from '../../src/argv/define.js';
 import { commandHelp, rootHelp } from '../../src/argv/help.js';
 import { parseArgv, type Parsed } from '../../src/argv/parse.js';
 import { COMMANDS, GLOBAL_OPTIONS } from '../../src/argv/spec.js';
@@ -60,6 +61,14 @@ describe('parseArgv', () => {
     expect(usage(['config']).message).toContain('needs a subcommand');
     expect(usage(['completion', 'tcsh']).message).toContain('bash, zsh, fish');
   });
+  it('a number past 2^53 is refused for its size, not as below the minimum', () => {
+    expect(usage(['token', '--min-ttl', '99999999999999999999']).message).toBe(
+      '--min-ttl must be a whole number no larger than 9007199254740991, not 99999999999999999999',
+    );
+    expect(usage(['login', '--timeout', '99999999999999999999']).message).toBe(
+      '--timeout must be between 1 and 86400, not 99999999999999999999',
+    );
+  });
 });
 
 describe('help pages', () => {
@@ -116,5 +125,80 @@ describe('short flags and repeatable options', () => {
     expect(text).not.toContain('$(idcli token)');
     expect(rootHelp('1.0.0')).not.toContain('$(idcli token)');
     expect(commandHelp([COMMANDS.find((c) => c.name === 'token')!])).toContain('idcli token --header | curl -H @-');
+  });
+});
+
+describe('a command table', () => {
+  const table = {
+    target: argument({ name: 'path', description: 'where' }),
+    shell: argument({ name: 'shell', description: 'which', choices: ['bash', 'zsh'] }),
+    count: option.boolean({ flag: '--count', description: 'a switch' }),
+    browser: option.negated({ flag: '--no-browser', description: 'a negated switch' }),
+    prompt: option.choice({ flag: '--prompt', description: 'a choice', choices: ['none', 'login'] }),
+    header: option.list({ flag: '--header', description: 'repeatable' }),
+    limit: option.integer({ flag: '--limit', description: 'no default' }),
+    minTtl: option.integer({ flag: '--min-ttl', description: 'a default', defaultValue: 60 }),
+    concurrency: option.integerOr({
+      flag: '--concurrency',
+      description: 'or a word',
+      keywords: ['auto'],
+      defaultValue: 'auto',
+    }),
+    scope: option.setting('scope'),
+  };
+
+  it('hands each option and argument to run as its definition reads it', () => {
+    const given = readOptions(table, {
+      options: { count: true, browser: false, prompt: 'login', header: ['a: 1'], limit: 5, concurrency: 3, scope: 'x' },
+      args: ['users', 'zsh'],
+    });
+    expect(given).toEqual({
+      target: 'users',
+      shell: 'zsh',
+      count: true,
+      browser: false,
+      prompt: 'login',
+      header: ['a: 1'],
+      limit: 5,
+      minTtl: 60,
+      concurrency: 3,
+      scope: 'x',
+    });
+    // Checked by the type checker: the type run sees is derived from the table.
+    expectTypeOf(given).toEqualTypeOf<{
+      target: string;
+      shell: 'bash' | 'zsh';
+      count: boolean;
+      browser: boolean;
+      prompt: 'none' | 'login' | undefined;
+      header: string[];
+      limit: number | undefined;
+      minTtl: number;
+      concurrency: number | 'auto';
+      scope: string | undefined;
+    }>();
+    const none = readOptions(table, { options: { concurrency: 'auto' }, args: ['u', 'bash'] });
+    expect(none).toMatchObject({ count: false, browser: true, header: [], concurrency: 'auto' });
+    expect(none.prompt).toBeUndefined();
+    expect(none.limit).toBeUndefined();
+  });
+
+  it("takes a setting's flag, variable and help from the settings table", () => {
+    expect(table.scope).toMatchObject({ flag: '--scope', env: 'IDCLI_SCOPE', type: 'string' });
+    const login = COMMANDS.find((c) => c.name === 'login')!;
+    expect(login.options.find((o) => o.flag === '--ui-locales')).toMatchObject({
+      key: 'uiLocales',
+      env: 'IDCLI_UI_LOCALES',
+    });
+    expect(GLOBAL_OPTIONS.map((o) => o.flag)).toEqual([
+      '--profile',
+      '--base-url',
+      '--client-id',
+      '--client-name',
+      '--redirect-uri',
+      '--api-base-url',
+      '--verbose',
+      '--quiet',
+    ]);
   });
 });

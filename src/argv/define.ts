@@ -1,0 +1,219 @@
+/**
+ * How a command is defined: one table of its options and arguments, from which the parser, the help page, the
+ * shell completion and the type of what its `run` receives are all derived. Each command is one module in src/cmd/.
+ */
+import { CONFIG_KEYS, type OptionKey, type SettingFlags } from '../config.js';
+import type { CommandContext } from '../context.js';
+import type { Deps } from '../deps.js';
+import { usageError } from '../errors.js';
+
+/** What the parser holds for one option; its definition's `read` turns it into a typed value. */
+export type Value = string | number | boolean | string[] | undefined;
+export type Values = Record<string, Value>;
+
+export type OptionType = 'boolean' | 'string' | 'integer';
+
+/** An option as the parser, the help pages and the completions see it. */
+export interface OptionSpec {
+  flag: `--${string}`;
+  /** One-letter alias, e.g. `-X`; a value may follow in the same word (`-XPATCH`) or the next. */
+  short?: `-${string}`;
+  /** Given more than once, every value is kept, in order (a list of strings). */
+  repeatable?: boolean;
+  /** Property name in the parsed options. */
+  key: string;
+  type: OptionType;
+  /** Placeholder shown in help, e.g. `<seconds>`. */
+  value?: string;
+  description: string;
+  defaultValue?: string | number | boolean;
+  /** Shown in help when the default is not a literal value (e.g. "your locale"). */
+  defaultText?: string;
+  choices?: readonly string[];
+  /** Words an integer option takes besides numbers, e.g. `auto` for --concurrency. */
+  keywords?: readonly string[];
+  /** Values offered by completion and help without refusing others (e.g. the common HTTP methods). */
+  suggestions?: readonly string[];
+  min?: number;
+  max?: number;
+  env?: string;
+  /** `--no-browser` sets `browser` to false. */
+  negates?: boolean;
+}
+
+export interface ArgSpec {
+  name: string;
+  description: string;
+  choices?: readonly string[];
+}
+
+/** An option in a command's table: how it looks on the command line, and the typed value `run` gets. */
+export interface Option<T> extends Omit<OptionSpec, 'key'> {
+  kind: 'option';
+  read(value: Value): T;
+}
+
+/** A positional argument in a command's table; arguments are taken in the table's order. */
+export interface Argument<T> extends ArgSpec {
+  kind: 'argument';
+  read(value: string | undefined): T;
+}
+
+type Table = Record<string, Option<unknown> | Argument<unknown>>;
+
+/** What `run` receives: every entry of the table, as the value its definition reads. */
+export type OptionsOf<T extends Table> = { [K in keyof T]: ReturnType<T[K]['read']> };
+
+type Common = Pick<OptionSpec, 'flag' | 'short' | 'value' | 'description' | 'defaultText' | 'env' | 'suggestions'>;
+type Bounds = Pick<OptionSpec, 'min' | 'max'>;
+
+const make = <T>(type: OptionType, spec: Omit<OptionSpec, 'key' | 'type'>, read: (v: Value) => T): Option<T> => ({
+  ...spec,
+  kind: 'option',
+  type,
+  read,
+});
+
+function integer(spec: Common & Bounds & { defaultValue: number }): Option<number>;
+function integer(spec: Common & Bounds): Option<number | undefined>;
+function integer(spec: Common & Bounds & { defaultValue?: number }): Option<number | undefined> {
+  return make('integer', spec, (v) => (typeof v === 'number' ? v : spec.defaultValue));
+}
+
+/** The kinds of option; each reads its parsed value into the type `run` sees. */
+export const option = {
+  /** A switch: true when given. */
+  boolean: (spec: Common) => make('boolean', spec, (v) => v === true),
+  /** `--no-<name>`: true unless given. */
+  negated: (spec: Common) => make('boolean', { ...spec, negates: true }, (v) => v !== false),
+  string: (spec: Common) => make('string', spec, (v) => (typeof v === 'string' ? v : undefined)),
+  /** One of a fixed set of words; anything else is refused. */
+  choice: <const C extends string>(spec: Common & { choices: readonly C[] }) =>
+    make('string', spec, (v) => spec.choices.find((c) => c === v)),
+  /** May be given more than once; every value is kept, in order. */
+  list: (spec: Common) => make('string', { ...spec, repeatable: true }, (v) => (Array.isArray(v) ? v : [])),
+  integer,
+  /** A whole number or one of a few words, e.g. `--concurrency 4|auto`. */
+  integerOr: <const K extends string>(spec: Common & Bounds & { keywords: readonly K[]; defaultValue: K | number }) =>
+    make('integer', spec, (v) =>
+      typeof v === 'number' ? v : (spec.keywords.find((k) => k === v) ?? spec.defaultValue),
+    ),
+  /**
+   * A setting's flag (`--base-url`, `--scope`): its name, placeholder, help and variable come from CONFIG_KEYS.
+   * Listed under the setting's field name, where settingFlags (config.ts) looks for it.
+   */
+  setting: (key: OptionKey) => {
+    const entry = CONFIG_KEYS[key];
+    const { env, value, description } = entry;
+    const defaultText = 'defaultText' in entry ? { defaultText: entry.defaultText } : {};
+    return option.string({ flag: `--${key}`, env, value, description, ...defaultText });
+  },
+};
+
+function argument(spec: { name: string; description: string }): Argument<string>;
+function argument<const C extends string>(spec: {
+  name: string;
+  description: string;
+  choices: readonly C[];
+}): Argument<C>;
+function argument(spec: ArgSpec): Argument<string> {
+  // The parser has checked the count and the choices; a missing one here would be a parser bug, told the same way.
+  const missing = () => usageError(`missing argument <${spec.name}>`);
+  return {
+    ...spec,
+    kind: 'argument',
+    read: (v) => {
+      const found = spec.choices ? spec.choices.find((c) => c === v) : v;
+      if (found === undefined) throw missing();
+      return found;
+    },
+  };
+}
+export { argument };
+
+/** What a command's `run` may use besides its options. */
+export interface Invocation {
+  deps: Deps;
+  /** Resolves settings (flag > env > config file > default); throws a usage error for invalid ones. */
+  context(): Promise<CommandContext>;
+  /** The settings given as flags, for the commands that work on the config file itself. */
+  flags: SettingFlags;
+  /** The process's stdin, opened only when asked for. */
+  stdin(): NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+interface About {
+  name: string;
+  /** One line, for the root help page and the completions. */
+  summary: string;
+  description: string;
+  examples: readonly string[];
+  /** Left out of help and completion (helpers the completion scripts call). */
+  hidden?: boolean;
+}
+
+export interface LeafCommand extends About {
+  options: readonly OptionSpec[];
+  args?: readonly ArgSpec[];
+  subcommands?: undefined;
+  /**
+   * Answers without waiting on the network or a person, so Ctrl-C is not taken over before it starts (`token`
+   * takes it over itself when it has to refresh).
+   */
+  quick?: boolean;
+  run(parsed: { options: Values; args: readonly string[] }, inv: Invocation): Promise<void>;
+}
+
+export interface CommandGroup extends About {
+  options: readonly OptionSpec[];
+  args?: undefined;
+  subcommands: readonly LeafCommand[];
+}
+
+export type CommandSpec = LeafCommand | CommandGroup;
+
+export function defineCommand<T extends Table>(
+  def: About & { options: T; quick?: boolean; run(o: OptionsOf<T>, inv: Invocation): Promise<void> },
+): LeafCommand {
+  const { options: table, run, ...about } = def;
+  // Split on first use: a run reads the options of its own command only, and start-up is paid by every run.
+  let split: { options: OptionSpec[]; args?: ArgSpec[] } | undefined;
+  const parts = () => (split ??= splitTable(table));
+  return {
+    ...about,
+    get options() {
+      return parts().options;
+    },
+    get args() {
+      return parts().args;
+    },
+    run: (parsed, inv) => run(readOptions(table, parsed), inv),
+  };
+}
+
+function splitTable(table: Table): { options: OptionSpec[]; args?: ArgSpec[] } {
+  const options: OptionSpec[] = [];
+  const args: ArgSpec[] = [];
+  for (const [key, entry] of Object.entries(table)) {
+    if (entry.kind === 'option') options.push({ ...entry, key });
+    else args.push(entry);
+  }
+  return args.length ? { options, args } : { options };
+}
+
+export function defineGroup(def: About & { subcommands: readonly LeafCommand[] }): CommandGroup {
+  return { ...def, options: [] };
+}
+
+export function readOptions<T extends Table>(
+  table: T,
+  parsed: { options: Values; args: readonly string[] },
+): OptionsOf<T> {
+  const out: Record<string, unknown> = {};
+  let position = 0;
+  for (const [key, entry] of Object.entries(table)) {
+    out[key] = entry.kind === 'option' ? entry.read(parsed.options[key]) : entry.read(parsed.args[position++]);
+  }
+  // The one place TypeScript cannot follow: a loop over the table's keys. Each value is its own entry's `read`.
+  return out as OptionsOf<T>;
+}

@@ -1,0 +1,33 @@
+import { argument, defineCommand } from '../argv/define.js';
+import { configDirFor, loadConfigFile } from '../config.js';
+
+export const completion = defineCommand({
+  name: 'completion',
+  summary: 'print a shell completion script',
+  description: 'Print a shell completion script.',
+  options: { shell: argument({ name: 'shell', description: 'bash, zsh or fish', choices: ['bash', 'zsh', 'fish'] }) },
+  examples: [
+    'idcli completion bash > ~/.local/share/bash-completion/completions/idcli',
+    'idcli completion zsh > "${fpath[1]}/_idcli"',
+    'idcli completion fish > ~/.config/fish/completions/idcli.fish',
+  ],
+  async run(o, inv) {
+    const { completionScript } = await import('../completion/scripts.js');
+    inv.deps.stdout.write(completionScript(o.shell));
+  },
+});
+
+/** The profile names, one a line: the completion scripts run it to offer them. Not part of the documented surface. */
+export const profiles = defineCommand({
+  name: '__profiles',
+  summary: '',
+  description: '',
+  options: {},
+  examples: [],
+  hidden: true,
+  async run(_o, { deps }) {
+    // Completion runs this on every Tab: a warning there would break the shell's line.
+    const file = await loadConfigFile(configDirFor(deps.env));
+    for (const name of Object.keys(file.profiles)) deps.stdout.write(`${name}\n`);
+  },
+});

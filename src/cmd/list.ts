@@ -1,0 +1,63 @@
+import { argument, defineCommand, option, type OptionsOf } from '../argv/define.js';
+
+const options = {
+  target: argument({ name: 'path-or-url', description: 'collection path (resolved against api-base-url) or full URL' }),
+  pageSize: option.integer({
+    flag: '--page-size',
+    value: '<n>',
+    description: 'items per page of the first request',
+    defaultText: "the server's, 100",
+    min: 0,
+  }),
+  pageIndex: option.integer({
+    flag: '--page-index',
+    value: '<n>',
+    description: 'page to start at (offset-based collections)',
+    min: 0,
+  }),
+  limit: option.integer({ flag: '--limit', value: '<n>', description: 'stop after this many items', min: 0 }),
+  /** Pages in flight; `auto` is AUTO_CONCURRENCY until the server throttles. */
+  concurrency: option.integerOr({
+    flag: '--concurrency',
+    value: '<n>|auto',
+    description:
+      'pages in flight at once (offset-based, totalItems known); auto: up to 4, one at a time after a 429 or 503',
+    defaultValue: 'auto',
+    keywords: ['auto'],
+    min: 1,
+    max: 64,
+  }),
+  count: option.boolean({ flag: '--count', description: 'print totalItems only' }),
+  maxRetries: option.integer({
+    flag: '--max-retries',
+    value: '<n>',
+    description: 'retries for 429, 502, 503, 504 and network errors',
+    defaultValue: 5,
+    min: 0,
+    max: 100,
+  }),
+};
+export type ListOptions = OptionsOf<typeof options>;
+
+export const list = defineCommand({
+  name: 'list',
+  summary: 'stream a paginated collection as NDJSON',
+  description:
+    'Stream every item of a paginated collection to stdout as NDJSON, one JSON object per line.\n' +
+    'On a terminal, stderr shows the progress (a bar with the time left when totalItems or --limit gives the\n' +
+    'size) and a one-line summary at the end; nothing of it on a pipe, with CI set or with --quiet.\n' +
+    'Pages are transferred compressed (gzip, br; IDCLI_HTTP_COMPRESSION=0 asks for them uncompressed) and, with\n' +
+    '--concurrency auto, up to 4 are in flight at once when the collection is offset-based with totalItems.',
+  options,
+  examples: [
+    'idcli list users > users.ndjson',
+    "idcli list '/v1/users?filter=active' --limit 10 | jq -r .email",
+    'idcli list users --count                  # totalItems only',
+    'idcli list users --concurrency 1 > users.ndjson  # strictly one page after the other',
+    'IDCLI_ACCESS_TOKEN=$CI_TOKEN idcli list events --quiet > events.ndjson   # in CI, with a token from elsewhere',
+  ],
+  async run(o, inv) {
+    const { runList } = await import('../commands/list.js');
+    await runList(o, await inv.context());
+  },
+});
