@@ -1,15 +1,13 @@
+import { openApiClient } from '../apiclient/client.js';
+import { apiBaseUrl, targetUrl } from '../apiclient/target.js';
 import type { Deps, TokenSource } from '../deps.js';
-import { ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
+import { ExitCode, IdcliError, interrupted, OutputError } from '../errors.js';
 import type { Settings } from '../config.js';
-import { createHttpClient } from '../http/client.js';
-import { announceLongWaits } from '../http/retry.js';
 import { createPageWriter, WriteCut } from '../output/page-writer.js';
 import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
 import { liveLineWanted } from '../output/status-line.js';
-import { createBearer } from '../paginate/bearer.js';
 import { type FetchContext, fetchPage } from '../paginate/fetch-page.js';
-import { firstPageUrl } from '../paginate/target.js';
 import { WalkFailure, walk } from '../paginate/walk.js';
 import { redactUrl } from '../redact.js';
 import { stderrStyle } from '../style.js';
@@ -40,49 +38,29 @@ export interface ListContext {
 /** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
 export async function runList(opts: ListOptions, ctx: ListContext): Promise<void> {
   const { deps, settings } = ctx;
-  const apiBase = settings.apiBaseUrl ?? settings.baseUrl;
-  if (apiBase === undefined || apiBase === '') {
-    throw usageError('no API base URL is configured', 'set --api-base-url or --base-url (or IDCLI_BASE_URL)');
-  }
+  const apiBase = apiBaseUrl(settings);
   // Everything that can be refused without the network is refused before any request (exit 2).
-  const firstUrl = firstPageUrl(opts.target, apiBase, {
+  const firstUrl = targetUrl(opts.target, apiBase, {
     pageSize: opts.pageSize,
     pageIndex: opts.pageIndex,
     count: opts.count,
   });
   const apiOrigin = new URL(apiBase).origin;
   if (opts.limit === 0 && !opts.count) return;
-  if (deps.signal.aborted) throw new IdcliError('interrupted', ExitCode.INTERRUPTED);
-
-  const source = await ctx.tokens();
-  const bearer = createBearer(source, () => deps.now());
-  // The first token is fetched before any request so "not signed in" fails fast (exit 3).
-  deps.log.addSecret(await bearer.token());
+  if (deps.signal.aborted) throw interrupted();
 
   const auto = opts.concurrency === 'auto';
   const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
-  const http = createHttpClient({
-    log: deps.log,
-    env: deps.env,
-    deadlineMs: settings.httpTimeoutMs,
-    maxSockets: concurrency + 1,
-    now: () => deps.now(),
-  });
-  const fetchCtx: FetchContext = {
-    http,
-    bearer,
-    maxRetries: opts.maxRetries,
-    onToken: (t) => deps.log.addSecret(t),
-    onRetry: announceLongWaits((m) => deps.log.info(m), opts.maxRetries),
-  };
+  const client = await openApiClient(ctx, { maxSockets: concurrency + 1, maxRetries: opts.maxRetries });
+  const fetchCtx: FetchContext = { client };
 
   const readerGone = new AbortController();
   const writer = createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
   try {
     if (opts.count) {
       const page = await fetchPage(fetchCtx, firstUrl, deps.signal).catch((err: unknown) => {
-        throw deps.signal.aborted ? new IdcliError('interrupted', ExitCode.INTERRUPTED) : err;
+        throw deps.signal.aborted ? interrupted() : err;
       });
       if (page.totalItems === undefined) {
         throw new IdcliError(
@@ -145,9 +123,9 @@ export async function runList(opts: ListOptions, ctx: ListContext): Promise<void
       // output still says so, as a script reading stderr must not mistake it for an empty collection.
       if (err.pages > 0 || cut > 0 || err.cause instanceof OutputError)
         deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut));
-      throw err.cause instanceof WriteCut ? new IdcliError('interrupted', ExitCode.INTERRUPTED) : err.cause;
+      throw err.cause instanceof WriteCut ? interrupted() : err.cause;
     }
   } finally {
-    http.close();
+    client.close();
   }
 }

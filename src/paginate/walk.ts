@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { ExitCode, IdcliError } from '../errors.js';
+import { interrupted } from '../errors.js';
 import { buildNdjsonInPlace } from '../output/ndjson.js';
 import type { PageWriter } from '../output/page-writer.js';
 import { contractError, type Page } from './envelope.js';
@@ -8,7 +8,7 @@ import { createBufferPool } from './buffer-pool.js';
 import { type FetchContext, fetchRaw, parseRaw, type RawPage } from './fetch-page.js';
 import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
-import { setQueryParam } from './target.js';
+import { setQueryParam } from '../apiclient/target.js';
 import { createVisitedPages } from './visited.js';
 
 export interface WalkOptions {
@@ -146,8 +146,7 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
 
   function stopReason(err: unknown, resumeUrl: string | undefined): Error {
     if (ctx.readerGone.aborted) return new ReaderGone();
-    if (ctx.interrupt.aborted)
-      return new WalkFailure(new IdcliError('interrupted', ExitCode.INTERRUPTED), { items, pages }, resumeUrl);
+    if (ctx.interrupt.aborted) return new WalkFailure(interrupted(), { items, pages }, resumeUrl);
     return new WalkFailure(err, { items, pages }, resumeUrl);
   }
 
