@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { interrupted } from '../errors.js';
-import { buildNdjsonInPlace } from '../output/ndjson.js';
+import { buildNdjsonInPlace } from './ndjson.js';
 import type { PageWriter } from '../output/page-writer.js';
 import { contractError, type Page } from './envelope.js';
 import { createSpanTable } from './json-scan.js';
