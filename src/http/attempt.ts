@@ -4,6 +4,7 @@
  * HTTP, and the body's size and coding (through its sink). The first to trip ends the attempt, and its error is the
  * one the attempt fails with, whatever the transport makes of the connection it tears down.
  */
+import type { Readable } from 'node:stream';
 import { type BodySink, createBodySink } from './body.js';
 import { acceptEncoding } from './content-coding.js';
 import {
@@ -29,8 +30,8 @@ export interface LimitOptions {
 }
 
 export interface Attempt {
-  /** Aborted with the error of whatever ended the attempt early. */
-  readonly signal: AbortSignal;
+  /** Calls `listener` with the error of whatever ends the attempt early, when it does. */
+  onEnd(listener: (reason: unknown) => void): void;
   /** The request's header fields, Accept-Encoding negotiated here unless the caller asked for a coding itself. */
   readonly headers: Record<string, string>;
   /** No byte received for this long fails the attempt. */
@@ -61,11 +62,15 @@ export function checkScheme(url: URL): void {
  * by themselves: node:http counts bytes sent as well as received, which a timer restarted per byte received cannot.
  */
 export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer: boolean): Attempt {
-  const controller = new AbortController();
+  // A list of listeners rather than an AbortController: an attempt per page makes its cost count.
+  const listeners: ((reason: unknown) => void)[] = [];
+  let ended: { reason: unknown } | undefined;
   const idleMs = req.timeoutMs ?? IDLE_TIMEOUT_MS;
   const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
   const end = (reason: unknown): void => {
-    if (!controller.signal.aborted) controller.abort(reason);
+    if (ended) return;
+    ended = { reason };
+    for (const listener of listeners) listener(reason);
   };
   // The idle timer is restarted by every byte, so a server sending one byte a second would never trip it; the
   // deadline is not, and ends the exchange however the server dribbles its head, interim heads or body.
@@ -79,7 +84,7 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
   const touch = (): void => void idle?.refresh();
 
   return {
-    signal: controller.signal,
+    onEnd: (listener) => void listeners.push(listener),
     headers: accepted === undefined ? { ...req.headers } : { ...req.headers, 'accept-encoding': accepted },
     idleMs,
     end,
@@ -102,7 +107,7 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
         throw err;
       }
     },
-    failure: (err, context) => (controller.signal.aborted ? controller.signal.reason : toNetworkError(err, context)),
+    failure: (err, context) => (ended ? ended.reason : toNetworkError(err, context)),
     close() {
       clearTimeout(deadline);
       clearTimeout(idle);
@@ -112,15 +117,22 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
 }
 
 /** Reads a response body into its sink; a body that stops short of its framing is a truncated page. */
-export async function readBody(body: AsyncIterable<Buffer>, sink: BodySink, onData: () => void): Promise<Buffer> {
-  try {
-    for await (const chunk of body) {
+export function readBody(body: Readable, sink: BodySink, onData: () => void): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let ended = false;
+    body.on('data', (chunk: Buffer) => {
       onData();
       sink.write(chunk);
-    }
-  } catch (err) {
-    // Whatever ended the attempt early is reported by Attempt.failure; otherwise the server hung up mid-body.
-    throw new NetworkError('connection closed before the response was complete', 'ECONNRESET', { cause: err });
-  }
-  return sink.end();
+    });
+    body.on('end', () => {
+      ended = true;
+      sink.end().then(resolve, reject);
+    });
+    // Closed without its end: the server hung up before the framing was met, or the attempt was ended (whatever
+    // ended it is reported by Attempt.failure). The error that comes with it says no more.
+    body.on('error', () => {});
+    body.on('close', () => {
+      if (!ended) reject(new NetworkError('connection closed before the response was complete', 'ECONNRESET'));
+    });
+  });
 }

@@ -90,9 +90,9 @@ function open(client: Client, url: URL, method: string, headers: HttpRequest['he
 function answer(outgoing: ClientRequest, body: Outgoing, attempt: Attempt): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     // A connection that is mid-message cannot carry another: it is given up with the request.
-    attempt.signal.addEventListener('abort', () => {
+    attempt.onEnd((reason) => {
       outgoing.destroy();
-      reject(attempt.signal.reason);
+      reject(reason);
     });
     outgoing.on('timeout', () => attempt.end(idleError(attempt.idleMs)));
     outgoing.on('error', reject);

@@ -49,6 +49,8 @@ export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}
     // undici's own timers would only fire later with other codes: the attempt's idle timer counts from the last
     // byte received, connecting and the proxy's CONNECT included.
     const attempt = startAttempt(req, options, true);
+    const controller = new AbortController();
+    attempt.onEnd((reason) => controller.abort(reason));
     const sent = outgoingBody(req.body);
     // A body that cannot be read ends the attempt with the source's own error, whatever undici makes of it.
     sent.stream?.on('error', (err) => attempt.end(err));
@@ -64,14 +66,14 @@ export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}
           ...(sent.length === undefined ? {} : { 'content-length': String(sent.length) }),
         },
         body: sent.stream ?? sent.bytes ?? null,
-        signal: attempt.signal,
+        signal: controller.signal,
         headersTimeout: 0,
         bodyTimeout: 0,
         // undici hands a status below 100 over as an interim response too, and asserts on it later.
         onInfo: ({ statusCode }) => attempt.interim(statusCode),
       });
       const sink = attempt.response(res.statusCode, res.headers);
-      const body = await readBody(res.body as AsyncIterable<Buffer>, sink, attempt.touch);
+      const body = await readBody(res.body, sink, attempt.touch);
       return { status: res.statusCode, headers: res.headers, body };
     } catch (err) {
       // A body given up unread takes its connection with it; undici reports that as an error nobody needs to hear.
