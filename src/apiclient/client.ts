@@ -4,7 +4,7 @@
  * and the transient failures of GET, HEAD and OPTIONS retried. Redirects are never followed (see Transport), so the
  * token never travels to wherever Location points.
  */
-import type { Deps, TokenSource } from '../deps.js';
+import type { CommandContext } from '../context.js';
 import { createHttpClient, type RetriedResponse, type RetryInfo } from '../http/client.js';
 import { announceLongWaits } from '../http/retry.js';
 import { canResend, type HttpRequest } from '../http/types.js';
@@ -13,12 +13,6 @@ import { notRepeated } from './status-errors.js';
 
 /** The fields every API request carries unless the user sets them otherwise. */
 export const API_HEADERS: Readonly<Record<string, string>> = { accept: 'application/json', 'user-agent': 'idcli' };
-
-export interface ApiClientContext {
-  deps: Deps;
-  settings: { httpTimeoutMs?: number };
-  tokens: () => Promise<TokenSource>;
-}
 
 export interface ApiClientOptions {
   /** Connections kept open at once: one per request in flight. */
@@ -46,7 +40,7 @@ export interface ApiClient {
 }
 
 /** Opens the client. The first token is fetched before any request so "not signed in" fails fast (exit 3). */
-export async function openApiClient(ctx: ApiClientContext, options: ApiClientOptions): Promise<ApiClient> {
+export async function openApiClient(ctx: CommandContext, options: ApiClientOptions): Promise<ApiClient> {
   const { deps } = ctx;
   const bearer = createBearer(await ctx.tokens(), () => deps.now());
   deps.log.addSecret(await bearer.token());

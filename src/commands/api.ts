@@ -2,16 +2,15 @@
  * `idcli api`: one authenticated request, its response body on stdout byte for byte. The token only ever travels in
  * the Authorization header to the api-base-url origin, so scripts never need it in a command line.
  */
-import { openInput, REPLAY_CAP } from '../api/body.js';
+import { type InputBody, openInput, REPLAY_CAP } from '../api/body.js';
 import { type ApiFlags, type ApiPlan, type BodySource, planRequest } from '../api/plan.js';
-import { responseHead } from '../api/response.js';
 import { openApiClient } from '../apiclient/client.js';
 import { statusError } from '../apiclient/status-errors.js';
 import { apiBaseUrl } from '../apiclient/target.js';
 import type { CommandContext } from '../context.js';
 import { interrupted } from '../errors.js';
 import type { RetriedResponse } from '../http/client.js';
-import type { HttpRequest, StreamedBody } from '../http/types.js';
+import type { HttpRequest, HttpResponse, StreamedBody } from '../http/types.js';
 import { createPageWriter } from '../output/page-writer.js';
 import { escapeControls } from '../printable.js';
 import { redactUrl } from '../redact.js';
@@ -26,12 +25,8 @@ export interface ApiIo {
   stdin: () => NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
-/** The body to send; `what` names where it comes from in messages, `close` lets go of it. */
-interface Body {
-  body: Buffer | StreamedBody;
-  what: string;
-  close(): void;
-}
+/** The body to send: --input's, or the -f fields as bytes. */
+type Body = Omit<InputBody, 'body'> & { body: Buffer | StreamedBody };
 
 export async function runApi(opts: ApiOptions, ctx: CommandContext, io: ApiIo): Promise<void> {
   // Every flag is checked, and another origin refused, before anything is read or sent (exit 2).
@@ -97,4 +92,15 @@ async function requestBody(
     log: deps.log,
     stdin: io.stdin,
   });
+}
+
+/** The status line and header fields as they came, CRLF-terminated like the message itself (what `curl -i` prints). */
+function responseHead(res: HttpResponse): string {
+  const reason = process.getBuiltinModule('node:http').STATUS_CODES[res.status];
+  let head = `HTTP/1.1 ${res.status}${reason ? ` ${reason}` : ''}\r\n`;
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) head += `${name}: ${v}\r\n`;
+  }
+  return `${head}\r\n`;
 }

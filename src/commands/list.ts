@@ -1,8 +1,8 @@
 import { openApiClient } from '../apiclient/client.js';
 import { apiBaseUrl, targetUrl } from '../apiclient/target.js';
-import type { Deps, TokenSource } from '../deps.js';
+import type { CommandContext } from '../context.js';
+import type { Deps } from '../deps.js';
 import { ExitCode, IdcliError, interrupted, OutputError } from '../errors.js';
-import type { Settings } from '../config.js';
 import { createPageWriter, WriteCut } from '../output/page-writer.js';
 import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
@@ -29,11 +29,7 @@ export interface ListOptions {
  */
 export const AUTO_CONCURRENCY = 4;
 
-export interface ListContext {
-  deps: Deps;
-  settings: Settings;
-  tokens: () => Promise<TokenSource>;
-}
+export type ListContext = CommandContext;
 
 /** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
 export async function runList(opts: ListOptions, ctx: ListContext): Promise<void> {
