@@ -45,7 +45,7 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
   const { deps } = ctx;
   const client = await openApiClient(ctx, { maxSockets: 1, maxRetries: opts.maxRetries });
   const writer = createPageWriter(deps.stdout);
-  // Byte for byte into a pipe or a file; on a terminal a body must not be able to drive it (cli-contract "api").
+  // Byte for byte into a pipe or a file; on a terminal a body must not be able to drive it (docs/cli.md, "api").
   const shown = deps.stdout.isTTY === true ? escapeControls : (bytes: Buffer) => bytes;
   const output = async (res: RetriedResponse): Promise<void> => {
     if (opts.include) await writer.write(shown(Buffer.from(responseHead(res))));
