@@ -10,7 +10,15 @@ import { parseArgv } from './argv/parse.js';
 import { configDirFor, loadConfigFile, resolveSettings, settingFlags } from './config.js';
 import type { CommandContext } from './context.js';
 import type { Deps } from './deps.js';
-import { ExitCode, type ExitCodeValue, IdcliError, OutputError, outputError, usageError } from './errors.js';
+import {
+  ExitCode,
+  type ExitCodeValue,
+  IdcliError,
+  interrupted,
+  OutputError,
+  outputError,
+  usageError,
+} from './errors.js';
 import { createLogger } from './log.js';
 import { printable } from './printable.js';
 import { stderrStyle, type Style } from './style.js';
@@ -110,7 +118,7 @@ export async function main(proc: Process): Promise<number> {
     await command.run(parsed, { deps: d, context, flags, stdin: () => process.stdin });
     await flushed(proc);
     // A stop signal that cut the last wait for the reader short left the output incomplete: not a success.
-    if (proc.stopped?.()) throw new IdcliError('interrupted', ExitCode.INTERRUPTED);
+    if (proc.stopped?.()) throw interrupted();
     return ExitCode.OK;
   } catch (err) {
     // Output that was lost outranks what the command said after writing it (`doctor` with failed checks, `status`

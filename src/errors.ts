@@ -65,3 +65,8 @@ export class OutputError extends IdcliError {
 export function outputError(cause: unknown): OutputError {
   return new OutputError(cause);
 }
+
+/** The run was stopped by a signal (Ctrl-C, SIGTERM, SIGHUP) before it finished. */
+export function interrupted(): IdcliError {
+  return new IdcliError('interrupted', ExitCode.INTERRUPTED);
+}

@@ -7,7 +7,7 @@ import { close, constants, createReadStream, fstat, open, type Stats } from 'nod
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { isatty, ReadStream } from 'node:tty';
-import { ExitCode, IdcliError, usageError } from '../errors.js';
+import { ExitCode, IdcliError, interrupted, usageError } from '../errors.js';
 import { seconds } from '../http/limits.js';
 import type { StreamedBody } from '../http/types.js';
 import type { Logger } from '../log.js';
@@ -178,7 +178,7 @@ function stopOnSignalOrDeadline(
     reason ??= err;
     source.destroy(err);
   };
-  const onAbort = (): void => stop(new IdcliError('interrupted', ExitCode.INTERRUPTED));
+  const onAbort = (): void => stop(interrupted());
   // A person typing the body ends it with Ctrl-D or gives up with Ctrl-C; no timer hurries them.
   const timer = source.isTTY === true ? undefined : setTimeout(() => stop(timedOut(what, o.deadlineMs)), o.deadlineMs);
   if (o.signal.aborted) onAbort();

@@ -3,7 +3,8 @@
  * error (exit 2). Pure, so the rules are unit-tested apart from the network.
  */
 import { usageError } from '../errors.js';
-import { firstPageUrl } from '../paginate/target.js';
+import { API_HEADERS } from '../apiclient/client.js';
+import { targetUrl } from '../apiclient/target.js';
 import { quoted } from '../printable.js';
 
 export interface ApiFlags {
@@ -58,7 +59,7 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
   }
   if (flags.input === '') throw usageError('--input needs a file name, or - for stdin');
   if (flags.target.trim() === '') throw usageError('api needs a path or URL, e.g. idcli api /v1/me');
-  const url = firstPageUrl(flags.target, apiBaseUrl);
+  const url = targetUrl(flags.target, apiBaseUrl);
 
   const body: BodySource =
     flags.input !== undefined
@@ -82,7 +83,7 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
   }
 
   const given = parseHeaders(flags.headers);
-  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'idcli' };
+  const headers: Record<string, string> = { ...API_HEADERS };
   if (body.kind !== 'none') headers['content-type'] = 'application/json';
   return { method, url, headers: { ...headers, ...given }, body };
 }

@@ -1,16 +1,14 @@
+import { openApiClient } from '../apiclient/client.js';
+import { apiBaseUrl, targetUrl } from '../apiclient/target.js';
 import type { ListOptions } from '../cmd/list.js';
-import type { Deps, TokenSource } from '../deps.js';
-import { ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
-import type { Settings } from '../config.js';
-import { createHttpClient } from '../http/client.js';
-import { announceLongWaits } from '../http/retry.js';
+import type { CommandContext } from '../context.js';
+import type { Deps } from '../deps.js';
+import { ExitCode, IdcliError, interrupted, OutputError } from '../errors.js';
 import { createPageWriter, WriteCut } from '../output/page-writer.js';
 import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
 import { liveLineWanted } from '../output/status-line.js';
-import { createBearer } from '../paginate/bearer.js';
 import { type FetchContext, fetchPage } from '../paginate/fetch-page.js';
-import { firstPageUrl } from '../paginate/target.js';
 import { WalkFailure, walk } from '../paginate/walk.js';
 import { redactUrl } from '../redact.js';
 import { stderrStyle } from '../style.js';
@@ -21,123 +19,120 @@ import { stderrStyle } from '../style.js';
  */
 export const AUTO_CONCURRENCY = 4;
 
-export interface ListContext {
-  deps: Deps;
-  settings: Settings;
-  tokens: () => Promise<TokenSource>;
-}
+export type ListContext = CommandContext;
 
 /** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
 export async function runList(opts: ListOptions, ctx: ListContext): Promise<void> {
   const { deps, settings } = ctx;
-  const apiBase = settings.apiBaseUrl ?? settings.baseUrl;
-  if (apiBase === undefined || apiBase === '') {
-    throw usageError('no API base URL is configured', 'set --api-base-url or --base-url (or IDCLI_BASE_URL)');
-  }
+  const apiBase = apiBaseUrl(settings);
   // Everything that can be refused without the network is refused before any request (exit 2).
-  const firstUrl = firstPageUrl(opts.target, apiBase, {
+  const firstUrl = targetUrl(opts.target, apiBase, {
     pageSize: opts.pageSize,
     pageIndex: opts.pageIndex,
     count: opts.count,
   });
   const apiOrigin = new URL(apiBase).origin;
   if (opts.limit === 0 && !opts.count) return;
-  if (deps.signal.aborted) throw new IdcliError('interrupted', ExitCode.INTERRUPTED);
-
-  const source = await ctx.tokens();
-  const bearer = createBearer(source, () => deps.now());
-  // The first token is fetched before any request so "not signed in" fails fast (exit 3).
-  deps.log.addSecret(await bearer.token());
+  if (deps.signal.aborted) throw interrupted();
 
   const auto = opts.concurrency === 'auto';
   const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
-  const http = createHttpClient({
-    log: deps.log,
-    env: deps.env,
-    deadlineMs: settings.httpTimeoutMs,
-    maxSockets: concurrency + 1,
-    now: () => deps.now(),
-  });
-  const fetchCtx: FetchContext = {
-    http,
-    bearer,
-    maxRetries: opts.maxRetries,
-    onToken: (t) => deps.log.addSecret(t),
-    onRetry: announceLongWaits((m) => deps.log.info(m), opts.maxRetries),
-  };
+  const client = await openApiClient(ctx, { maxSockets: concurrency + 1, maxRetries: opts.maxRetries });
+  try {
+    if (opts.count) await printCount({ client }, firstUrl, deps);
+    else await walkToStdout({ firstUrl, apiOrigin, limit: opts.limit, concurrency, auto }, { client }, deps);
+  } finally {
+    client.close();
+  }
+}
 
+/** --count: the first page's totalItems, asked with pageSize=0. */
+async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps): Promise<void> {
+  const writer = createPageWriter(deps.stdout, () => {}, deps.signal);
+  const page = await fetchPage(fetchCtx, firstUrl, deps.signal).catch((err: unknown) => {
+    throw deps.signal.aborted ? interrupted() : err;
+  });
+  if (page.totalItems === undefined) {
+    throw new IdcliError(
+      `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`,
+      ExitCode.CONTRACT,
+    );
+  }
+  await writer.write(`${page.totalItems}\n`);
+}
+
+interface WalkPlan {
+  firstUrl: string;
+  apiOrigin: string;
+  limit: number | undefined;
+  concurrency: number;
+  /** --concurrency auto */
+  auto: boolean;
+}
+
+/** The walk with its live progress line, its summary, and on a stop the resume command. */
+async function walkToStdout(plan: WalkPlan, fetchCtx: FetchContext, deps: Deps): Promise<void> {
   const readerGone = new AbortController();
   const writer = createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
+  const progress = startProgress(deps, plan.limit);
+  const started = deps.now();
   try {
-    if (opts.count) {
-      const page = await fetchPage(fetchCtx, firstUrl, deps.signal).catch((err: unknown) => {
-        throw deps.signal.aborted ? new IdcliError('interrupted', ExitCode.INTERRUPTED) : err;
-      });
-      if (page.totalItems === undefined) {
-        throw new IdcliError(
-          `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`,
-          ExitCode.CONTRACT,
-        );
-      }
-      await writer.write(`${page.totalItems}\n`);
-      return;
-    }
-
-    // Only for the walk: --count is one request with nothing to measure.
-    const style = stderrStyle(deps.stderr, deps.env);
-    const progress = createProgress({
-      stream: deps.stderr,
-      enabled: liveLineWanted(deps.stderr, deps.env, deps.log.isQuiet),
-      now: () => deps.now(),
-      ...(opts.limit === undefined ? {} : { limit: opts.limit }),
-      paint: { done: style.ok, todo: style.dim },
-      messages: deps.log,
-    });
-    const started = deps.now();
-    try {
-      const result = await walk(
-        { firstUrl, apiOrigin, limit: opts.limit, concurrency, yieldToThrottling: auto },
-        {
-          fetch: fetchCtx,
-          writer,
-          interrupt: deps.signal,
-          readerGone: readerGone.signal,
-          onPage: (pages, items, page) => {
-            if (pages === 1) progress.setTotal(page.totalItems);
-            progress.update(pages, items);
-          },
-          // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
-          onSequentialFallback: (reason) => {
-            const message = `--concurrency ignored: ${reason}; fetching pages one by one`;
-            if (auto) deps.log.verbose(message);
-            else deps.log.info(message);
-          },
-          onThrottled: (reason) =>
-            deps.log.verbose(`--concurrency auto: the server answered ${reason}; one page at a time from now on`),
+    const { limit, concurrency, auto } = plan;
+    const result = await walk(
+      { firstUrl: plan.firstUrl, apiOrigin: plan.apiOrigin, limit, concurrency, yieldToThrottling: auto },
+      {
+        fetch: fetchCtx,
+        writer,
+        interrupt: deps.signal,
+        readerGone: readerGone.signal,
+        onPage: (pages, items, page) => {
+          if (pages === 1) progress.setTotal(page.totalItems);
+          progress.update(pages, items);
         },
-      );
-      progress.stop();
-      if (deps.stderr.isTTY === true && !result.readerGone) {
-        const seconds = ((deps.now() - started) / 1000).toFixed(1);
-        deps.log.info(
-          `${result.items} items in ${result.pages} ${result.pages === 1 ? 'page' : 'pages'} (${seconds} s)`,
-        );
-      }
-    } catch (err) {
-      progress.stop();
-      if (!(err instanceof WalkFailure)) throw err;
-      // A stop signal while the reader took no more: the lines it did take of that page count, and are skipped
-      // when resuming from the page.
-      const cut = err.cause instanceof WriteCut ? err.cause.lines : 0;
-      // Shown even with --quiet: without it the user cannot tell a partial dump from a complete one.
-      // Before the first page there is nothing partial, and the resume command would be the same command; a lost
-      // output still says so, as a script reading stderr must not mistake it for an empty collection.
-      if (err.pages > 0 || cut > 0 || err.cause instanceof OutputError)
-        deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut));
-      throw err.cause instanceof WriteCut ? new IdcliError('interrupted', ExitCode.INTERRUPTED) : err.cause;
+        // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
+        onSequentialFallback: (reason) => {
+          const message = `--concurrency ignored: ${reason}; fetching pages one by one`;
+          if (auto) deps.log.verbose(message);
+          else deps.log.info(message);
+        },
+        onThrottled: (reason) =>
+          deps.log.verbose(`--concurrency auto: the server answered ${reason}; one page at a time from now on`),
+      },
+    );
+    progress.stop();
+    if (deps.stderr.isTTY === true && !result.readerGone) {
+      const seconds = ((deps.now() - started) / 1000).toFixed(1);
+      deps.log.info(`${result.items} items in ${result.pages} ${result.pages === 1 ? 'page' : 'pages'} (${seconds} s)`);
     }
-  } finally {
-    http.close();
+  } catch (err) {
+    progress.stop();
+    throw err instanceof WalkFailure ? stopped(err, deps) : err;
   }
+}
+
+/** The live progress line on stderr, only for the walk: --count is one request with nothing to measure. */
+function startProgress(deps: Deps, limit: number | undefined): ReturnType<typeof createProgress> {
+  const style = stderrStyle(deps.stderr, deps.env);
+  return createProgress({
+    stream: deps.stderr,
+    enabled: liveLineWanted(deps.stderr, deps.env, deps.log.isQuiet),
+    now: () => deps.now(),
+    ...(limit === undefined ? {} : { limit }),
+    paint: { done: style.ok, todo: style.dim },
+    messages: deps.log,
+  });
+}
+
+/** Says how far a stopped walk got and how to resume it; returns the error the run ends with. */
+function stopped(err: WalkFailure, deps: Deps): unknown {
+  // A stop signal while the reader took no more: the lines it did take of that page count, and are skipped
+  // when resuming from the page.
+  const cut = err.cause instanceof WriteCut ? err.cause.lines : 0;
+  // Shown even with --quiet: without it the user cannot tell a partial dump from a complete one.
+  // Before the first page there is nothing partial, and the resume command would be the same command; a lost
+  // output still says so, as a script reading stderr must not mistake it for an empty collection.
+  if (err.pages > 0 || cut > 0 || err.cause instanceof OutputError)
+    deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut));
+  return err.cause instanceof WriteCut ? interrupted() : err.cause;
 }

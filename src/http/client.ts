@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import { clip, printable } from '../printable.js';
 import { redactUrl } from '../redact.js';
 import type { Env } from './proxy-env.js';
-import { type BackoffPolicy, DEFAULT_BACKOFF, isIdempotent, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, isRetried, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
 import { createTransport } from './transport.js';
 import { canResend, headerValue, type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
 
@@ -49,7 +49,7 @@ export interface HttpClient {
   /** One attempt, traced. Network failures reject with NetworkError; abort rejects with the signal's reason. */
   request(req: HttpRequest): Promise<HttpResponse>;
   /**
-   * Retries network errors and 429/502/503/504 for idempotent methods (never POST) with full-jitter
+   * Retries network errors and 429/502/503/504 for GET, HEAD and OPTIONS (isRetried) with full-jitter
    * backoff, honouring Retry-After; never a request whose body can be sent only once. What cannot succeed is not
    * retried (NetworkError.retriable false): a body over the size limit, a protocol violation, a deadline that ran out.
    * Resolves with the last response, whatever its status, so the caller maps statuses to its own messages; rejects
@@ -97,7 +97,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
       maxRetryAfterMs: retry.maxRetryAfterMs ?? DEFAULT_BACKOFF.maxRetryAfterMs,
     };
     // A body that can be read only once cannot go out a second time, whatever the method.
-    const retriable = isIdempotent(req.method) && canResend(req.body);
+    const retriable = isRetried(req.method) && canResend(req.body);
     for (let attempt = 0; ; attempt++) {
       const canRetry = retriable && attempt < policy.maxRetries;
       let res: HttpResponse | undefined;
@@ -110,9 +110,14 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
         if (!(err instanceof NetworkError)) throw err;
         if (!canRetry || !err.retriable) {
           const after = attempt > 0 ? ` (after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})` : '';
-          throw new IdcliError(`${req.method} ${redactUrl(req.url)} failed: ${err.message}${after}`, ExitCode.NETWORK, {
-            cause: err,
-          });
+          const once = isRetried(req.method) ? '' : '; not repeated, as it may have reached the server';
+          throw new IdcliError(
+            `${req.method} ${redactUrl(req.url)} failed: ${err.message}${after}${once}`,
+            ExitCode.NETWORK,
+            {
+              cause: err,
+            },
+          );
         }
         reason = err.message;
       }

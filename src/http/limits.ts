@@ -27,9 +27,7 @@ export function deadlineError(deadlineMs: number): NetworkError {
   return new NetworkError(
     `no complete response within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT; raise it if the server is only slow)`,
     'EDEADLINE',
-    {
-      retriable: false,
-    },
+    { retriable: false },
   );
 }
 

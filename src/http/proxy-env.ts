@@ -58,9 +58,10 @@ export function readProxyEnv(env: Env): ProxyEnv | undefined {
 }
 
 /**
- * The proxy a request to `target` goes through, or undefined when it goes direct. Mirrors the matching of
- * undici's EnvHttpProxyAgent (exact host, or a subdomain of an entry; `host:port` entries match that port only;
- * a leading `.` or `*.` is ignored; `*` alone matches everything), so messages can say which way a request went.
+ * The proxy a request to `target` goes through, or undefined when it goes direct: for messages only, which must say
+ * whether a refused connection was the proxy's. undici's EnvHttpProxyAgent routes the request itself but keeps its
+ * decision private (it exposes only dispatch), so its matching is mirrored here: exact host, or a subdomain of an
+ * entry; `host:port` entries match that port only; a leading `.` or `*.` is ignored; `*` alone matches everything.
  */
 export function proxyFor(target: URL, proxy: ProxyEnv): URL | undefined {
   const via =

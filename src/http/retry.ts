@@ -61,10 +61,13 @@ export function retryDelay(
   return backoffDelay(attempt, policy, random);
 }
 
-/** Methods whose repetition cannot change server state (RFC 9110 §9.2.2). POST is never retried. */
-export function isIdempotent(method: string): boolean {
+/**
+ * Methods repeated after a transient failure: the safe ones (RFC 9110 §9.2.1), which cannot change server state.
+ * Any other is sent once, as a failed attempt may still have reached the server.
+ */
+export function isRetried(method: string): boolean {
   const m = method.toUpperCase();
-  return m === 'GET' || m === 'HEAD' || m === 'OPTIONS' || m === 'PUT' || m === 'DELETE';
+  return m === 'GET' || m === 'HEAD' || m === 'OPTIONS';
 }
 
 /** Resolves after ms, or rejects with the signal's reason as soon as it aborts. */

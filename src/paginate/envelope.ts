@@ -99,7 +99,7 @@ export function validateEnvelope(body: Buffer, scanned: ScannedPage, pageUrl: st
 
 /**
  * A link member: per the service contract an object `{ "href": "<url>" }`; idcli also accepts a plain
- * string (cli-contract). Absent -> undefined. Present but not one of those shapes -> contract error,
+ * string (docs/cli.md, "list"). Absent -> undefined. Present but not one of those shapes -> contract error,
  * including `null`: the contract says a missing page's link is omitted, and guessing "null means the
  * end" could silently truncate the output.
  */

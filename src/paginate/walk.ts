@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
-import { ExitCode, IdcliError } from '../errors.js';
-import { buildNdjsonInPlace } from '../output/ndjson.js';
+import { interrupted } from '../errors.js';
+import { buildNdjsonInPlace } from './ndjson.js';
 import type { PageWriter } from '../output/page-writer.js';
 import { contractError, type Page } from './envelope.js';
 import { createSpanTable } from './json-scan.js';
@@ -8,7 +8,7 @@ import { createBufferPool } from './buffer-pool.js';
 import { type FetchContext, fetchRaw, parseRaw, type RawPage } from './fetch-page.js';
 import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
-import { setQueryParam } from './target.js';
+import { setQueryParam } from '../apiclient/target.js';
 import { createVisitedPages } from './visited.js';
 
 export interface WalkOptions {
@@ -96,90 +96,145 @@ interface Step {
  * so on failure stdout holds exactly the pages before the failing one.
  */
 export async function walk(options: WalkOptions, ctx: WalkContext): Promise<WalkResult> {
-  const limit = options.limit ?? Number.POSITIVE_INFINITY;
-  const concurrency = Math.max(1, options.concurrency ?? 1);
-  const visited = createVisitedPages();
-  let pages = 0;
-  let items = 0;
-  // Aborted when the walk ends however it ends: a prefetch or window fetch nobody will write is cancelled
-  // (one signal for the whole walk; a controller per page costs more than the page's bookkeeping).
-  const finished = new AbortController();
-  const walkSignal = AbortSignal.any([ctx.interrupt, ctx.readerGone, finished.signal]);
-  // Each request in flight (up to `concurrency` plus the prefetch) and each wait between its retries listens on
-  // it: above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
-  setMaxListeners(2 * (concurrency + 1) + 10, walkSignal);
-  // Every page is parsed only when it is next to be written, so one span table serves the whole walk.
-  const spans = createSpanTable();
-  // Page bodies are recycled once written: in flight are at most `concurrency` pages plus one prefetch.
-  const bodies = createBufferPool(concurrency + 2);
-  // Pages the parallel window may hold in flight; lowered to 1 for good when the server throttles (auto).
-  let window = concurrency;
-  const fetchCtx: FetchContext = {
-    ...ctx.fetch,
-    bodyBuffer: (size) => bodies.take(size),
-    onRetry: (info) => {
-      if (options.yieldToThrottling && window > 1 && (info.status === 429 || info.status === 503)) {
-        window = 1;
-        ctx.onThrottled?.(info.reason);
-      }
-      ctx.fetch.onRetry?.(info);
-    },
-  };
+  const w = new Walk(options, ctx);
+  try {
+    await w.run();
+    return { pages: w.pages, items: w.items, readerGone: false };
+  } catch (err) {
+    if (err instanceof ReaderGone || ctx.readerGone.aborted)
+      return { pages: w.pages, items: w.items, readerGone: true };
+    throw err;
+  } finally {
+    w.finished.abort();
+  }
+}
 
-  function startRaw(url: string): Pending<RawPage> {
-    return track({ url, promise: fetchRaw(fetchCtx, url, walkSignal) });
+/** The state of one walk and its steps. */
+class Walk {
+  pages = 0;
+  items = 0;
+  /**
+   * Aborted when the walk ends however it ends: a prefetch or window fetch nobody will write is cancelled
+   * (one signal for the whole walk; a controller per page costs more than the page's bookkeeping).
+   */
+  readonly finished = new AbortController();
+  private readonly signal: AbortSignal;
+  private readonly limit: number;
+  private readonly concurrency: number;
+  /** Pages the parallel window may hold in flight; lowered to 1 for good when the server throttles (auto). */
+  private window: number;
+  private readonly visited = createVisitedPages();
+  /** Every page is parsed only when it is next to be written, so one span table serves the whole walk. */
+  private readonly spans = createSpanTable();
+  /** Page bodies are recycled once written: in flight are at most `concurrency` pages plus one prefetch. */
+  private readonly bodies: ReturnType<typeof createBufferPool>;
+  private readonly fetchCtx: FetchContext;
+
+  constructor(
+    private readonly options: WalkOptions,
+    private readonly ctx: WalkContext,
+  ) {
+    this.limit = options.limit ?? Number.POSITIVE_INFINITY;
+    this.window = this.concurrency = Math.max(1, options.concurrency ?? 1);
+    this.signal = AbortSignal.any([ctx.interrupt, ctx.readerGone, this.finished.signal]);
+    // Each request in flight (up to `concurrency` plus the prefetch) and each wait between its retries listens on
+    // it: above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
+    setMaxListeners(2 * (this.concurrency + 1) + 10, this.signal);
+    this.bodies = createBufferPool(this.concurrency + 2);
+    this.fetchCtx = {
+      client: ctx.fetch.client,
+      bodyBuffer: (size) => this.bodies.take(size),
+      // Under `--concurrency auto`, the first 429 or 503 of the walk is a server asking for less.
+      onRetry: ({ status, reason }) => {
+        if (!options.yieldToThrottling || this.window === 1 || (status !== 429 && status !== 503)) return;
+        this.window = 1;
+        ctx.onThrottled?.(reason);
+      },
+    };
   }
 
-  function track<T>(p: Pending<T>): Pending<T> {
+  /** The first page, then the rest in parallel when the collection allows it, else one by one. */
+  async run(): Promise<void> {
+    const firstUrl = this.options.firstUrl;
+    this.visited.add(pageKey(firstUrl));
+    if (this.concurrency === 1) return this.sequentialFrom(await this.advance(await this.settle(this.start(firstUrl))));
+    const first = this.parse(await this.settle(this.start(firstUrl)));
+    if (first.next !== undefined && first.itemCount > 0 && this.wantsMoreAfter(first)) {
+      const plan = this.parallelPlan(first);
+      if (typeof plan === 'string') this.ctx.onSequentialFallback?.(plan);
+      else if (plan.lastIndex > (first.pageIndex as number)) return this.parallelFrom(first, plan);
+    }
+    return this.sequentialFrom(this.stepFrom(first, firstUrl));
+  }
+
+  /** Starts fetching a page. */
+  private start(url: string, index?: number): Pending<RawPage> {
+    const promise = fetchRaw(this.fetchCtx, url, this.signal);
     // Rejections are consumed where the page is awaited; this only keeps an abandoned prefetch quiet.
-    p.promise.catch(() => {});
-    return p;
+    promise.catch(() => {});
+    return index === undefined ? { url, promise } : { url, index, promise };
   }
 
-  async function settle<T>(p: Pending<T>): Promise<T> {
+  /** The walk stops with `err`; `resumeUrl` fetches exactly what is not written yet. */
+  private stopped(err: unknown, resumeUrl: string | undefined): WalkFailure {
+    return new WalkFailure(err, { items: this.items, pages: this.pages }, resumeUrl);
+  }
+
+  /** A page's fetch awaited; its failure stops the walk with a resume from that page. */
+  private async settle<T>(p: Pending<T>): Promise<T> {
     try {
       return await p.promise;
     } catch (err) {
-      throw stopReason(err, p.url);
+      throw this.failure(err, p.url);
     }
   }
 
-  function stopReason(err: unknown, resumeUrl: string | undefined): Error {
-    if (ctx.readerGone.aborted) return new ReaderGone();
-    if (ctx.interrupt.aborted)
-      return new WalkFailure(new IdcliError('interrupted', ExitCode.INTERRUPTED), { items, pages }, resumeUrl);
-    return new WalkFailure(err, { items, pages }, resumeUrl);
+  /** Why a request failed: the reader gone or an interrupt, when one of them cancelled it, else `err`. */
+  private failure(err: unknown, resumeUrl: string | undefined): Error {
+    if (this.ctx.readerGone.aborted) return new ReaderGone();
+    return this.stopped(this.ctx.interrupt.aborted ? interrupted() : err, resumeUrl);
   }
 
-  const wantsMoreAfter = (page: Page): boolean => items + page.itemCount < limit;
+  /** A fetched page validated, or the walk stopped with a resume from it. */
+  private parse(raw: RawPage): Page {
+    try {
+      return parseRaw(raw, this.spans);
+    } catch (err) {
+      throw this.stopped(err, raw.url);
+    }
+  }
 
-  /** Writes the page (or its first items under --limit); false when the reader has gone. */
-  async function emit(page: Page, nextUrl: string | undefined): Promise<boolean> {
-    const take = Math.min(page.itemCount, limit - items);
+  /** Whether items after this page are still wanted under --limit. */
+  private wantsMoreAfter(page: Page): boolean {
+    return this.items + page.itemCount < this.limit;
+  }
+
+  /** Writes the page (or its first items under --limit); stops the walk when the reader has gone. */
+  private async emit(page: Page, nextUrl: string | undefined): Promise<void> {
+    const take = Math.min(page.itemCount, this.limit - this.items);
     const out = take > 0 ? buildNdjsonInPlace(page.body, page.items, take) : page.body.subarray(0, 0);
     let written: boolean;
     try {
-      written = await ctx.writer.write(out, () => bodies.give(page.body));
+      written = await this.ctx.writer.write(out, () => this.bodies.give(page.body));
     } catch (err) {
       // The output failed (a full disk): this page is not in it, so the resume starts with it.
-      throw new WalkFailure(err, { items, pages }, page.url);
+      throw this.stopped(err, page.url);
     }
-    if (!written) return false;
-    items += take;
-    pages++;
-    ctx.onPage?.(pages, items, page);
+    if (!written) throw new ReaderGone();
+    this.items += take;
+    this.pages++;
+    this.ctx.onPage?.(this.pages, this.items, page);
     // SIGINT is honoured between pages, never inside one: no partial line reaches stdout.
-    if (ctx.interrupt.aborted) throw stopReason(undefined, nextUrl);
-    return true;
+    if (this.ctx.interrupt.aborted) throw this.failure(undefined, nextUrl);
   }
 
   /** links.next resolved and checked, or the error to raise once the page is written. */
-  function resolveNext(next: string | undefined, self: string | undefined, url: string): NextLink {
-    rememberSelf(self, url);
+  private resolveNext(next: string | undefined, self: string | undefined, url: string): NextLink {
+    this.rememberSelf(self, url);
     if (next === undefined) return {};
     try {
-      const resolved = resolveNextLink(next, url, options.apiOrigin, visited);
-      visited.add(resolved);
+      const resolved = resolveNextLink(next, url, this.options.apiOrigin, this.visited);
+      this.visited.add(resolved);
       return { url: resolved };
     } catch (error) {
       return { error };
@@ -190,13 +245,13 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
    * The page's own canonical URL counts as visited too: the first request is often spelled differently
    * from the links (`/v1/users` vs `?pageIndex=0&pageSize=100`), and a loop back to it must still be seen.
    */
-  function rememberSelf(self: string | undefined, url: string): void {
+  private rememberSelf(self: string | undefined, url: string): void {
     // Usually self is the very URL just fetched, already remembered: no URL parse per page then.
-    if (self === undefined || visited.has(self)) return;
+    if (self === undefined || this.visited.has(self)) return;
     try {
       const u = new URL(self, url);
       if (self.includes('#')) u.hash = '';
-      if (u.origin === options.apiOrigin) visited.add(u.href);
+      if (u.origin === this.options.apiOrigin) this.visited.add(u.href);
     } catch {
       // An unparseable self link is not needed for the walk.
     }
@@ -208,166 +263,111 @@ export async function walk(options: WalkOptions, ctx: WalkContext): Promise<Walk
    * prepares page k+1 while page k is validated and written; otherwise it goes out right after the scan.
    * Under --limit the item count decides whether a next page is wanted, so the scan comes first.
    */
-  async function advance(raw: RawPage): Promise<Step> {
-    const early = Number.isFinite(limit) ? undefined : peekLinks(raw.body);
-    let next: NextLink = {};
-    let pending: Pending<RawPage> | undefined;
-    if (early) {
-      next = resolveNext(early.next, early.self, raw.url);
-      if (next.url !== undefined) {
-        pending = startRaw(next.url);
-        // node:http sends from a process.nextTick callback: let it run before the scan, so the server
-        // prepares the next page while this one is validated.
-        await nextTick();
-      }
-    }
-    let page: Page;
-    try {
-      page = parseRaw(raw, spans);
-    } catch (err) {
-      throw new WalkFailure(err, { items, pages }, raw.url);
-    }
-    if (early) {
-      // Unreachable for valid JSON (both read the same bytes); a guard against a head start gone wrong.
-      if (page.next !== early.next)
-        throw new WalkFailure(contractError(raw.url, 'inconsistent links'), { items, pages }, raw.url);
-    } else {
-      next = wantsMoreAfter(page) ? resolveNext(page.next, page.self, raw.url) : {};
-      if (next.url !== undefined) pending = startRaw(next.url);
-    }
+  private async advance(raw: RawPage): Promise<Step> {
+    const early = Number.isFinite(this.limit) ? undefined : peekLinks(raw.body);
+    if (!early) return this.stepFrom(this.parse(raw), raw.url);
+    const next = this.resolveNext(early.next, early.self, raw.url);
+    const pending = next.url === undefined ? undefined : this.start(next.url);
+    // node:http sends from a process.nextTick callback: let it run before the scan, so the server
+    // prepares the next page while this one is validated.
+    if (pending) await nextTick();
+    const page = this.parse(raw);
+    // Unreachable for valid JSON (both read the same bytes); a guard against a head start gone wrong.
+    if (page.next !== early.next) throw this.stopped(contractError(raw.url, 'inconsistent links'), raw.url);
     return pending ? { page, next, pending } : { page, next };
   }
 
-  /** A page already validated (the first one, or the last of a parallel run) as a step of the walk. */
-  function stepFrom(page: Page, url: string): Step {
-    const next = wantsMoreAfter(page) ? resolveNext(page.next, page.self, url) : {};
-    return next.url !== undefined ? { page, next, pending: startRaw(next.url) } : { page, next };
+  /** A page already validated as a step of the walk: its next link resolved, and fetched when wanted. */
+  private stepFrom(page: Page, url: string): Step {
+    const next = this.wantsMoreAfter(page) ? this.resolveNext(page.next, page.self, url) : {};
+    return next.url !== undefined ? { page, next, pending: this.start(next.url) } : { page, next };
   }
 
   /** Writes the step's page and follows links from it, always one request ahead. */
-  async function sequentialFrom(first: Step): Promise<void> {
+  private async sequentialFrom(first: Step): Promise<void> {
     let step = first;
     for (;;) {
-      if (!(await emit(step.page, step.next.url))) throw new ReaderGone();
+      await this.emit(step.page, step.next.url);
       // The page is valid and written; only its link is unusable, so there is nothing to resume from.
-      if (step.next.error !== undefined) throw new WalkFailure(step.next.error, { items, pages }, undefined);
+      if (step.next.error !== undefined) throw this.stopped(step.next.error, undefined);
       if (!step.pending) return;
-      step = await advance(await settle(step.pending));
+      step = await this.advance(await this.settle(step.pending));
     }
   }
 
-  function parallelPlan(first: Page): { pageSize: number; lastIndex: number } | string {
+  /** The pageIndex range a parallel walk fetches, or why the collection must be walked by its links. */
+  private parallelPlan(first: Page): ParallelPlan | string {
     if (first.pageIndex === undefined) return 'the collection is cursor-based';
     if (first.totalItems === undefined) return 'the collection does not report totalItems';
     const total = Number(first.totalItems);
     if (!Number.isSafeInteger(total)) return 'totalItems is too large';
     const pageSize = first.itemCount;
     let lastIndex = first.pageIndex + Math.ceil(Math.max(0, total - (first.pageIndex + 1) * pageSize) / pageSize);
-    if (Number.isFinite(limit)) lastIndex = Math.min(lastIndex, first.pageIndex + Math.ceil(limit / pageSize) - 1);
+    if (Number.isFinite(this.limit))
+      lastIndex = Math.min(lastIndex, first.pageIndex + Math.ceil(this.limit / pageSize) - 1);
     return { pageSize, lastIndex };
   }
 
-  async function parallelFrom(first: Page, firstUrl: string, pageSize: number, lastIndex: number): Promise<void> {
-    const firstIndex = first.pageIndex as number;
-    // Raw bodies wait in the window and are parsed only when their turn to be written comes: a waiting
-    // page costs just its (recycled) bytes, and one span table serves the whole walk.
+  /**
+   * Fetches pages by pageIndex, up to the window at a time, and writes them in order. Raw bodies wait in the window
+   * and are parsed only when their turn to be written comes: a waiting page costs just its (recycled) bytes.
+   */
+  private async parallelFrom(first: Page, { pageSize, lastIndex }: ParallelPlan): Promise<void> {
     const queue: Pending<RawPage>[] = [];
-    let nextIndex = firstIndex + 1;
-    const urlFor = (index: number): string => {
-      // Built from the first request so its filters carry over; pageSize pinned to the size actually served.
-      const u = new URL(firstUrl);
-      setQueryParam(u, 'pageIndex', String(index));
-      setQueryParam(u, 'pageSize', String(pageSize));
-      return pageKey(u);
-    };
+    let nextIndex = (first.pageIndex as number) + 1;
     const fill = (): void => {
       // Once the reader has gone or the walk is interrupted, no new request starts.
-      while (nextIndex <= lastIndex && queue.length < window && !walkSignal.aborted) {
-        const url = urlFor(nextIndex);
-        visited.add(url);
-        queue.push(track({ url, index: nextIndex++, promise: fetchRaw(fetchCtx, url, walkSignal) }));
+      while (nextIndex <= lastIndex && queue.length < this.window && !this.signal.aborted) {
+        // Built from the first request so its filters carry over; pageSize pinned to the size actually served.
+        const u = new URL(this.options.firstUrl);
+        setQueryParam(u, 'pageIndex', String(nextIndex));
+        setQueryParam(u, 'pageSize', String(pageSize));
+        const url = pageKey(u);
+        this.visited.add(url);
+        queue.push(this.start(url, nextIndex++));
       }
     };
-    // Pages dropped here are cancelled when the walk ends (see `finished`).
-    const cancelAll = (): void => {
-      queue.length = 0;
-    };
-
     try {
       fill();
-      if (!(await emit(first, queue[0]?.url))) throw new ReaderGone();
-      while (queue.length > 0) {
-        const p = queue.shift() as Pending<RawPage>;
-        const raw = await settle(p);
-        let page: Page;
-        try {
-          page = parseRaw(raw, spans);
-        } catch (err) {
-          throw new WalkFailure(err, { items, pages }, p.url);
-        }
+      await this.emit(first, queue[0]?.url);
+      for (let p = queue.shift(); p; p = queue.shift()) {
+        const page = this.parse(await this.settle(p));
         if (page.pageIndex !== p.index) {
-          throw new WalkFailure(
-            contractError(p.url, `asked for pageIndex ${p.index}, got ${page.pageIndex ?? 'none'}`),
-            { items, pages },
-            p.url,
-          );
+          const got = `asked for pageIndex ${p.index}, got ${page.pageIndex ?? 'none'}`;
+          throw this.stopped(contractError(p.url, got), p.url);
         }
         // A grown collection: the planned last page links further, so continue by its links.
-        if (p.index === lastIndex && page.next !== undefined && wantsMoreAfter(page))
-          return await sequentialFrom(stepFrom(page, p.url));
-        const more = page.next !== undefined && wantsMoreAfter(page);
+        if (p.index === lastIndex && page.next !== undefined && this.wantsMoreAfter(page))
+          return await this.sequentialFrom(this.stepFrom(page, p.url));
+        const more = page.next !== undefined && this.wantsMoreAfter(page);
         // Pages come by pageIndex here, yet a link to another origin is the server breaking the contract all the
         // same, and says so as the sequential walk would: after this page, with nothing to resume from.
-        const linkError = foreignLink(page.next, p.url);
+        const linkError = this.foreignLink(page.next, p.url);
         if (more && !linkError) fill();
-        else cancelAll(); // a shrunken collection or the limit: nothing after this page is wanted
-        if (!(await emit(page, queue[0]?.url))) throw new ReaderGone();
-        if (linkError) throw new WalkFailure(linkError, { items, pages }, undefined);
+        else queue.length = 0; // a shrunken collection or the limit: nothing after this page is wanted
+        await this.emit(page, queue[0]?.url);
+        if (linkError) throw this.stopped(linkError, undefined);
         if (!more) return;
       }
     } finally {
-      cancelAll();
+      // Pages dropped here are cancelled when the walk ends (see `finished`).
+      queue.length = 0;
     }
   }
 
   /** The error a links.next to another origin raises, or undefined; whether it was visited does not matter here. */
-  function foreignLink(next: string | undefined, url: string): unknown {
+  private foreignLink(next: string | undefined, url: string): unknown {
     if (next === undefined) return undefined;
     try {
-      resolveNextLink(next, url, options.apiOrigin, NOTHING_VISITED);
+      resolveNextLink(next, url, this.options.apiOrigin, NOTHING_VISITED);
       return undefined;
     } catch (error) {
       return error;
     }
   }
+}
 
-  try {
-    visited.add(pageKey(options.firstUrl));
-    if (concurrency === 1) {
-      await sequentialFrom(await advance(await settle(startRaw(options.firstUrl))));
-      return { pages, items, readerGone: false };
-    }
-    const firstRaw = await settle(startRaw(options.firstUrl));
-    let first: Page;
-    try {
-      first = parseRaw(firstRaw, spans);
-    } catch (err) {
-      throw new WalkFailure(err, { items, pages }, firstRaw.url);
-    }
-    if (first.next !== undefined && first.itemCount > 0 && wantsMoreAfter(first)) {
-      const plan = parallelPlan(first);
-      if (typeof plan === 'string') ctx.onSequentialFallback?.(plan);
-      else if (plan.lastIndex > (first.pageIndex as number)) {
-        await parallelFrom(first, options.firstUrl, plan.pageSize, plan.lastIndex);
-        return { pages, items, readerGone: false };
-      }
-    }
-    await sequentialFrom(stepFrom(first, options.firstUrl));
-    return { pages, items, readerGone: false };
-  } catch (err) {
-    if (err instanceof ReaderGone || ctx.readerGone.aborted) return { pages, items, readerGone: true };
-    throw err;
-  } finally {
-    finished.abort();
-  }
+interface ParallelPlan {
+  pageSize: number;
+  lastIndex: number;
 }

@@ -14,7 +14,7 @@ import { link, mkdir, open, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ExitCode, IdcliError } from '../errors.js';
+import { ExitCode, IdcliError, interrupted } from '../errors.js';
 import { unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
@@ -292,7 +292,7 @@ async function removeUnder(
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw new IdcliError('interrupted', ExitCode.INTERRUPTED);
+  if (signal?.aborted) throw interrupted();
 }
 
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  backoffDelay,
-  DEFAULT_BACKOFF,
-  isIdempotent,
-  parseRetryAfter,
-  retryDelay,
-  sleep,
-} from '../../src/http/retry.js';
+import { backoffDelay, DEFAULT_BACKOFF, isRetried, parseRetryAfter, retryDelay, sleep } from '../../src/http/retry.js';
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');
 
@@ -46,9 +39,11 @@ describe('backoff', () => {
   });
 
   it('never treats POST as retryable', () => {
-    expect(isIdempotent('GET')).toBe(true);
-    expect(isIdempotent('post')).toBe(false);
-    expect(isIdempotent('PATCH')).toBe(false);
+    expect(isRetried('GET')).toBe(true);
+    expect(isRetried('post')).toBe(false);
+    expect(isRetried('PATCH')).toBe(false);
+    expect(isRetried('PUT')).toBe(false);
+    expect(isRetried('head')).toBe(true);
   });
 
   it('sleep stops at once on abort with the signal reason', async () => {

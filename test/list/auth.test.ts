@@ -93,7 +93,7 @@ describe('idcli list: the access token', () => {
     const r = await list(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
-    expect(r.stderr).toMatch(/rejected \(HTTP 401\) even after a refresh/);
+    expect(r.stderr).toMatch(/rejected \(HTTP 401 Unauthorized\) even after a refresh/);
     expect(r.stderr).toMatch(/idcli: stopped after 100 items; resume with: idcli list '/);
   }, 60_000);
 

@@ -188,7 +188,7 @@ describe('idcli list: links that must not be followed', () => {
       const r = await list(env, ['/v1/items']);
       expect(r.code).toBe(4);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
-      expect(r.stderr).toMatch(/redirect \(HTTP 302\) to http:\/\/127\.0\.0\.1:\d+, which idcli does not follow/);
+      expect(r.stderr).toMatch(/redirect \(HTTP 302 Found\) to http:\/\/127\.0\.0\.1:\d+, which idcli does not follow/);
       expect(other.seen).toHaveLength(0);
     } finally {
       await other.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildNdjsonInPlace } from '../../src/output/ndjson.js';
+import { buildNdjsonInPlace } from '../../src/paginate/ndjson.js';
 import { createSpanTable, itemSpan, JsonSyntaxError, scanPage } from '../../src/paginate/json-scan.js';
 import { parsesAsJson, seededRandom, stringByteCases } from './json-cases.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TokenSource } from '../../src/deps.js';
-import { createBearer } from '../../src/paginate/bearer.js';
+import { createBearer } from '../../src/apiclient/bearer.js';
 
 /** A token source that counts calls; tokens are t1, t2, ... in order of refresh. */
 function source() {

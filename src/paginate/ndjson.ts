@@ -1,4 +1,4 @@
-import type { ItemSpans } from '../paginate/json-scan.js';
+import type { ItemSpans } from './json-scan.js';
 
 const NEWLINE = 0x0a;
 const QUOTE = 0x22;

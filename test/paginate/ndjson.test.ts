@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildNdjsonInPlace } from '../../src/output/ndjson.js';
+import { buildNdjsonInPlace } from '../../src/paginate/ndjson.js';
 import { scanPage } from '../../src/paginate/json-scan.js';
 
 function build(text: string, count: number): string {

@@ -1,8 +1,18 @@
+/** Where a request of `list` or `api` goes: api-base-url, and a target resolved against it that stays on its origin. */
 import { usageError } from '../errors.js';
 import { clip, printable } from '../printable.js';
 import { redactUrl } from '../redact.js';
 
-export interface FirstPageOptions {
+/** api-base-url, else base-url: the API's origin, the only one the access token is sent to. */
+export function apiBaseUrl(settings: { apiBaseUrl?: string; baseUrl?: string }): string {
+  const base = settings.apiBaseUrl ?? settings.baseUrl;
+  if (base === undefined || base === '') {
+    throw usageError('no API base URL is configured', 'set --api-base-url or --base-url (or IDCLI_BASE_URL)');
+  }
+  return base;
+}
+
+export interface TargetOptions {
   pageSize?: number;
   pageIndex?: number;
   /** Only the count is wanted: ask for pageSize=0 (the contract's way of reading just the metadata). */
@@ -10,14 +20,14 @@ export interface FirstPageOptions {
 }
 
 /**
- * The URL of the first request. A bare path is resolved against api-base-url, which is treated as a
+ * The URL of the request (for `list`, the first page's). A bare path is resolved against api-base-url, which is treated as a
  * directory (`users` under `https://api.example.com/v1` is `/v1/users`) while `/v1/users` is
  * origin-absolute as in RFC 3986 §5.2. Whatever the target looks like, the resolved URL must be of the
  * api-base-url origin: that is the only origin the token is sent to. The WHATWG parser reads `//host`,
  * `\\host`, `/\host` (tabs and newlines dropped first) as scheme-relative, so a "path" can name another host;
  * only the resolved origin tells, and anything else is refused before any request (exit 2).
  */
-export function firstPageUrl(target: string, apiBaseUrl: string, options: FirstPageOptions = {}): string {
+export function targetUrl(target: string, apiBaseUrl: string, options: TargetOptions = {}): string {
   let base: URL;
   try {
     base = new URL(apiBaseUrl);

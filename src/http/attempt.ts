@@ -1,0 +1,138 @@
+/**
+ * One attempt's limits (see limits.ts), enforced alike by both transports: the caller's abort, the deadline that
+ * nothing restarts, the idle timeout that every byte restarts, the count of interim responses, a final status that is
+ * HTTP, and the body's size and coding (through its sink). The first to trip ends the attempt, and its error is the
+ * one the attempt fails with, whatever the transport makes of the connection it tears down.
+ */
+import type { Readable } from 'node:stream';
+import { type BodySink, createBodySink } from './body.js';
+import { acceptEncoding } from './content-coding.js';
+import {
+  checkStatus,
+  DEFAULT_DEADLINE_MS,
+  deadlineError,
+  IDLE_TIMEOUT_MS,
+  idleError,
+  interimCounter,
+} from './limits.js';
+import { type ErrorContext, toNetworkError } from './network-errors.js';
+import { type HttpHeaders, type HttpRequest, NetworkError } from './types.js';
+
+export interface LimitOptions {
+  /** Upper bound on parallel connections per origin (per proxy when proxied); the page walker needs concurrency + 1. */
+  maxSockets?: number;
+  /** A response larger than this is refused: a single page that big is a broken server, not data. */
+  maxBodyBytes?: number;
+  /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
+  deadlineMs?: number;
+  /** Ask for compressed bodies and decode them (IDCLI_HTTP_COMPRESSION); default true. */
+  compress?: boolean;
+}
+
+export interface Attempt {
+  /** Calls `listener` with the error of whatever ends the attempt early, when it does. */
+  onEnd(listener: (reason: unknown) => void): void;
+  /** The request's header fields, Accept-Encoding negotiated here unless the caller asked for a coding itself. */
+  readonly headers: Record<string, string>;
+  /** No byte received for this long fails the attempt. */
+  readonly idleMs: number;
+  /** Ends the attempt with `reason`, unless something ended it first. */
+  end(reason: unknown): void;
+  /** A byte arrived: the idle timer starts again (when the attempt keeps one, see startAttempt). */
+  touch(): void;
+  /** An interim (1xx) response arrived; too many, or a status that is not HTTP, end the attempt. */
+  interim(status: number): void;
+  /** The final response's head: its status is checked, and its body goes into the sink. Throws before any body byte. */
+  response(status: number, headers: HttpHeaders): BodySink;
+  /** What the attempt fails with: the reason that ended it, else `err` as a NetworkError. */
+  failure(err: unknown, context?: ErrorContext): unknown;
+  /** Clears the timers and lets go of the caller's signal. */
+  close(): void;
+}
+
+/** Only http:// and https:// are spoken; anything else fails before a connection is made. */
+export function checkScheme(url: URL): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new NetworkError(`unsupported URL scheme ${url.protocol}`, 'EPROTO', { retriable: false });
+  }
+}
+
+/**
+ * Starts the limits of one attempt. `idleTimer` false leaves the idle timeout to a transport whose sockets time out
+ * by themselves: node:http counts bytes sent as well as received, which a timer restarted per byte received cannot.
+ */
+export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer: boolean): Attempt {
+  // A list of listeners rather than an AbortController: an attempt per page makes its cost count.
+  const listeners: ((reason: unknown) => void)[] = [];
+  let ended: { reason: unknown } | undefined;
+  const idleMs = req.timeoutMs ?? IDLE_TIMEOUT_MS;
+  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const end = (reason: unknown): void => {
+    if (ended) return;
+    ended = { reason };
+    for (const listener of listeners) listener(reason);
+  };
+  // The idle timer is restarted by every byte, so a server sending one byte a second would never trip it; the
+  // deadline is not, and ends the exchange however the server dribbles its head, interim heads or body.
+  const deadline = setTimeout(() => end(deadlineError(deadlineMs)), deadlineMs);
+  const idle = idleTimer ? setTimeout(() => end(idleError(idleMs)), idleMs) : undefined;
+  const onAbort = (): void => end(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
+  req.signal?.addEventListener('abort', onAbort, { once: true });
+  const counted = interimCounter();
+  const accepted =
+    req.headers?.['accept-encoding'] === undefined ? acceptEncoding(options.compress ?? true) : undefined;
+  const touch = (): void => void idle?.refresh();
+
+  return {
+    onEnd: (listener) => void listeners.push(listener),
+    headers: accepted === undefined ? { ...req.headers } : { ...req.headers, 'accept-encoding': accepted },
+    idleMs,
+    end,
+    touch,
+    interim(status) {
+      touch();
+      const err = counted(status);
+      if (err) end(err);
+    },
+    response(status, headers) {
+      touch();
+      try {
+        const bad = checkStatus(status);
+        if (bad) throw bad;
+        const o = { headers, accepted, maxBody: options.maxBodyBytes, bodyBuffer: req.bodyBuffer, fail: end };
+        return createBodySink(o);
+      } catch (err) {
+        // An unasked coding stays the IdcliError it is: the server's contract error, not a network failure.
+        end(err);
+        throw err;
+      }
+    },
+    failure: (err, context) => (ended ? ended.reason : toNetworkError(err, context)),
+    close() {
+      clearTimeout(deadline);
+      clearTimeout(idle);
+      req.signal?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+/** Reads a response body into its sink; a body that stops short of its framing is a truncated page. */
+export function readBody(body: Readable, sink: BodySink, onData: () => void): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let ended = false;
+    body.on('data', (chunk: Buffer) => {
+      onData();
+      sink.write(chunk);
+    });
+    body.on('end', () => {
+      ended = true;
+      sink.end().then(resolve, reject);
+    });
+    // Closed without its end: the server hung up before the framing was met, or the attempt was ended (whatever
+    // ended it is reported by Attempt.failure). The error that comes with it says no more.
+    body.on('error', () => {});
+    body.on('close', () => {
+      if (!ended) reject(new NetworkError('connection closed before the response was complete', 'ECONNRESET'));
+    });
+  });
+}
