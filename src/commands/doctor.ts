@@ -57,16 +57,13 @@ export async function runDoctor(
   const mode = ok?.credentialStore ?? 'auto';
   let probe: StoreProbe | IdcliError;
   try {
-    let warning: string | undefined;
     const store = await openStore({
       mode,
       configDir: ok?.configDir ?? configDirFor(deps.env),
       service: ok?.keychainService ?? 'idcli',
-      warn: (msg) => {
-        warning = msg;
-      },
+      warn: (msg) => deps.log.warn(msg),
     });
-    probe = { kind: store.kind, description: store.describe(), ...(warning ? { warning } : {}) };
+    probe = { kind: store.kind, description: store.describe(), ...(store.notice ? { warning: store.notice } : {}) };
   } catch (err) {
     if (!(err instanceof IdcliError)) throw err;
     probe = err;

@@ -38,6 +38,8 @@ export async function runStatus(opts: StatusOptions, ctx: CommandContext): Promi
     report = { ...base, ...empty(), signedIn: true, store: 'IDCLI_ACCESS_TOKEN', storeKind: 'env' };
   } else {
     const { session } = credentials;
+    // Where the credentials are is what status is asked; a store other than the one expected is said out loud.
+    if (session.store.notice !== undefined) deps.log.warn(session.store.notice);
     const record = await session.read();
     report = {
       ...base,

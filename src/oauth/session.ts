@@ -161,7 +161,7 @@ export class Session implements TokenSource {
         scope: requestedScope,
         generation: previous?.generation ?? 0,
       });
-      await this.store.write(this.key, record);
+      await this.store.write(this.key, record, { signIn: true });
       return record;
     });
   }

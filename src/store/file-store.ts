@@ -18,7 +18,7 @@ import { ExitCode, IdcliError } from '../errors.js';
 import { refuseForeignOwner, tightenMode } from '../private-mode.js';
 import { unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
-import type { CommitHooks, CredentialStore } from './interface.js';
+import type { CommitHooks, CredentialStore, WriteOptions } from './interface.js';
 import {
   accountName,
   type CredentialKey,
@@ -40,8 +40,10 @@ const ORPHAN_TEMP_AGE_MS = 60 * 60 * 1000;
 
 export interface FileStoreOptions {
   configDir: string;
-  /** Told when permissions were too open and got tightened. */
+  /** Told when permissions were too open and got tightened, and the notice (see CredentialStore.notice). */
   warn?: (msg: string) => void;
+  /** Why credentials are here instead of the keychain; given when a write creates a record or saves a sign-in. */
+  notice?: string;
   hooks?: CommitHooks;
 }
 
@@ -54,6 +56,7 @@ const fsp = () => import('node:fs/promises');
 export class FileStore implements CredentialStore {
   readonly kind = 'file' as const;
   readonly dir: string;
+  readonly notice?: string;
   readonly #warn: (msg: string) => void;
   readonly #hooks: CommitHooks;
 
@@ -61,6 +64,7 @@ export class FileStore implements CredentialStore {
     this.dir = join(opts.configDir, 'credentials');
     this.#warn = opts.warn ?? (() => {});
     this.#hooks = opts.hooks ?? {};
+    if (opts.notice !== undefined) this.notice = opts.notice;
   }
 
   describe(): string {
@@ -146,10 +150,10 @@ export class FileStore implements CredentialStore {
     await unlink(probe).catch(() => {});
   }
 
-  async write(key: CredentialKey, record: CredentialRecord): Promise<void> {
+  async write(key: CredentialKey, record: CredentialRecord, opts: WriteOptions = {}): Promise<void> {
     const path = await this.pathFor(key);
     await this.#ensureDir();
-    this.#refuseSymlink(path);
+    const creates = !this.#refuseSymlink(path);
     await this.#removeOrphanTemps(path);
     const { open, rename, unlink } = await fsp();
     const tmp = await this.#tempName(path);
@@ -172,6 +176,7 @@ export class FileStore implements CredentialStore {
       throw fsError('cannot write', path, err);
     }
     await syncDir(this.dir);
+    if (this.notice !== undefined && (creates || opts.signIn)) this.#warn(this.notice);
   }
 
   async delete(key: CredentialKey): Promise<boolean> {
@@ -230,12 +235,15 @@ export class FileStore implements CredentialStore {
     return true;
   }
 
-  #refuseSymlink(path: string): void {
+  /** Whether something exists at `path`; refuses a symlink there. */
+  #refuseSymlink(path: string): boolean {
     try {
       if (lstatSync(path).isSymbolicLink()) throw symlinkRefused(path);
+      return true;
     } catch (err) {
       if (err instanceof IdcliError) throw err;
       if (errCode(err) !== 'ENOENT') throw fsError('cannot read', path, err);
+      return false;
     }
   }
 

@@ -12,10 +12,21 @@ export interface CredentialStore {
    * and the fix. Asked before anything that a failed write would lose is spent: a refresh token, a sign-in.
    */
   checkWritable(key: CredentialKey): Promise<void>;
+  /**
+   * Why credentials land here rather than where the user asked (the keychain fallback); absent when this store
+   * was chosen. The store tells it itself when a write creates a record or saves a sign-in; `status` and `doctor`
+   * show it on request. Reads and refreshes of an existing record stay quiet: a CI job would repeat it on every run.
+   */
+  readonly notice?: string;
   /** Atomic: a crash at any point leaves either the old or the new record readable. */
-  write(key: CredentialKey, record: CredentialRecord): Promise<void>;
+  write(key: CredentialKey, record: CredentialRecord, opts?: WriteOptions): Promise<void>;
   /** true when something was removed. */
   delete(key: CredentialKey): Promise<boolean>;
+}
+
+export interface WriteOptions {
+  /** The record is a new sign-in (`login`), not a refresh: the user is told where it lands even when it replaces one. */
+  signIn?: boolean;
 }
 
 /**

@@ -1,7 +1,10 @@
 /**
  * Which credential store to use (IDCLI_CREDENTIAL_STORE). The keychain is preferred; falling back to a file is
- * allowed only out loud, because a user who expects the keychain must learn that a token now sits on disk.
+ * allowed only out loud, because a user who expects the keychain must learn that a token now sits on disk. The
+ * fallback store carries that notice and gives it when credentials are written there (see CredentialStore.notice),
+ * not on every run that only reads them.
  */
+import { join } from 'node:path';
 import { usageError } from '../errors.js';
 import type { FileStore } from './file-store.js';
 import type { CredentialStore } from './interface.js';
@@ -11,6 +14,7 @@ export interface OpenStoreOptions {
   mode: 'auto' | 'keychain' | 'file';
   configDir: string;
   service: string;
+  /** What the store has to say: the fallback notice when credentials are written, permissions it tightened. */
   warn: (msg: string) => void;
   timeoutMs?: number;
   /** Environment for reaching the keychain (D-Bus session address); defaults to this process's. */
@@ -24,11 +28,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore
   if (problem === null) return keychain;
   keychain.close();
   if (opts.mode === 'keychain') throw usageError(`keychain unavailable: ${problem}; set IDCLI_CREDENTIAL_STORE=file`);
-  const file = await newFileStore(opts);
-  opts.warn(
-    `OS keychain unavailable (${problem}); storing credentials in ${file.dir} instead (set IDCLI_CREDENTIAL_STORE=file to choose this explicitly)`,
-  );
-  return file;
+  return newFileStore({
+    ...opts,
+    notice: `OS keychain unavailable (${problem}); storing credentials in ${join(opts.configDir, 'credentials')} instead (set IDCLI_CREDENTIAL_STORE=file to choose this explicitly)`,
+  });
 }
 
 /**
@@ -48,10 +51,10 @@ export async function allStores(
 
 /** Each store's code loads only when that store is asked for: a run uses one of them, and each costs start-up. */
 async function newFileStore(
-  opts: Pick<OpenStoreOptions, 'configDir'> & { warn?: (msg: string) => void },
+  opts: Pick<OpenStoreOptions, 'configDir'> & { warn?: (msg: string) => void; notice?: string },
 ): Promise<FileStore> {
   const { FileStore } = await import('./file-store.js');
-  return new FileStore({ configDir: opts.configDir, warn: opts.warn });
+  return new FileStore({ configDir: opts.configDir, warn: opts.warn, notice: opts.notice });
 }
 
 async function newKeychain(opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env'>): Promise<KeychainStore> {

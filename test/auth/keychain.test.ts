@@ -92,17 +92,70 @@ describe('without a D-Bus session', () => {
     IDCLI_KEYCHAIN_SERVICE: 'idcli-no-bus',
   };
 
-  it('auto mode falls back to the file store and says so on stderr', async () => {
+  const fallbackWarning = /^warning: OS keychain unavailable \(.+\); storing credentials in .+ instead/m;
+  const warnings = (stderr: string) => stderr.match(/^warning: OS keychain unavailable/gm)?.length ?? 0;
+
+  it('auto mode falls back to the file store and says so when it writes there, not when it reads', async () => {
     h = await harness();
-    const r = await h.run(['login', '--timeout', '30'], { ...noBus, IDCLI_CREDENTIAL_STORE: 'auto' });
+    h.emu.setCollection('/v1/items', { type: 'offset', items: ['{"id":1}', '{"id":2}'] });
+    h.emu.setResource('/v1/users/42', '{"id":42}');
+    const auto = { ...noBus, IDCLI_CREDENTIAL_STORE: 'auto', IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` };
+
+    const r = await h.run(['login', '--timeout', '30'], auto);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/^warning: OS keychain unavailable \(.+\).* instead/m);
+    expect(r.stderr).toMatch(fallbackWarning);
+    expect(warnings(r.stderr)).toBe(1);
     expect(r.stderr).toContain('credentials in file');
     expect(await files(join(h.dir, 'config', 'credentials'))).toHaveLength(1);
-    const t = await h.run(['token'], { ...noBus, IDCLI_CREDENTIAL_STORE: 'auto' });
-    expect(t.code).toBe(0);
+
+    // Reads: the cached token, a list, an API call. A CI job runs these many times; the log stays clean.
+    const t = await h.run(['token'], auto);
+    expect(t.code, t.stderr).toBe(0);
     expect(t.stdout).toBe(`${(await h.record())?.accessToken}\n`);
-    expect(t.stderr).toContain('warning: OS keychain unavailable');
+    expect(t.stderr).toBe('');
+    const l = await h.run(['list', '/v1/items'], auto);
+    expect(l.code, l.stderr).toBe(0);
+    expect(l.stdout).toBe('{"id":1}\n{"id":2}\n');
+    expect(l.stderr).not.toContain('warning');
+    const a = await h.run(['api', 'users/42'], auto);
+    expect(a.code, a.stderr).toBe(0);
+    expect(a.stderr).not.toContain('warning');
+
+    // A refresh overwrites the record that is already there: no warning either.
+    const before = await h.record();
+    const refreshed = await h.run(['token', '--refresh'], auto);
+    expect(refreshed.code, refreshed.stderr).toBe(0);
+    expect((await h.record())?.generation).toBe((before?.generation ?? 0) + 1);
+    expect(refreshed.stderr).toBe('');
+
+    // Asked where the credentials are, status and doctor say it.
+    const s = await h.run(['status'], auto);
+    expect(s.code, s.stderr).toBe(0);
+    expect(s.stderr).toMatch(fallbackWarning);
+    expect(warnings(s.stderr)).toBe(1);
+    const d = await h.run(['doctor'], auto);
+    expect(`${d.stdout}${d.stderr}`).toMatch(/OS keychain unavailable \(.+\); storing credentials in .+ instead/);
+    expect(d.stdout).toMatch(/^warn {2}credential store/m);
+
+    // Signing in again is a new sign-in: told again, once.
+    const again = await h.run(['login', '--timeout', '30'], auto);
+    expect(again.code, again.stderr).toBe(0);
+    expect(warnings(again.stderr)).toBe(1);
+    expectNoSecrets(h, [t.stdout.trim(), refreshed.stdout.trim()]);
+  });
+
+  it('IDCLI_CREDENTIAL_STORE=file says nothing about the keychain, at login or after', async () => {
+    h = await harness();
+    const file = { ...noBus, IDCLI_CREDENTIAL_STORE: 'file' };
+    const r = await login(h, [], file);
+    expect(r.stderr).not.toContain('warning');
+    for (const args of [['token'], ['token', '--refresh'], ['status']]) {
+      const run = await h.run(args, file);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr, args.join(' ')).not.toContain('warning');
+    }
+    const d = await h.run(['doctor'], file);
+    expect(`${d.stdout}${d.stderr}`).not.toContain('keychain unavailable');
   });
 
   it('keychain mode is a configuration error (exit 2) before any browser opens', async () => {

@@ -1,0 +1,278 @@
+/**
+ * The README's "Using idcli in CI" recipes, run as written: each script is read from README.md (the fenced block
+ * after its `<!-- ci-recipe: NAME -->` marker), so the README and this test cannot drift apart. Every script runs
+ * as a file under bash, with the BUILT CLI on PATH as `idcli`, against the emulator.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { describeEachStore, expectNoSecrets, type Harness, harness, login } from '../auth/harness.js';
+import { ndjson, plainItems } from '../list/helpers.js';
+import { BIN, ROOT } from '../support/cli.js';
+import { onTerminal } from '../support/pty.js';
+import { type CiRecipe, readRecipe } from './readme-recipes.js';
+
+const README = await readFile(join(ROOT, 'README.md'), 'utf8');
+const recipe = (name: string): CiRecipe => readRecipe(README, name);
+
+const USER = '{\n  "id": 42,\n  "name": "Ada"\n}\n';
+const USERS = plainItems(250, 'u');
+
+let h: Harness | undefined;
+afterEach(async () => {
+  try {
+    if (h) {
+      // No recipe puts a token, code or verifier into a job's log.
+      expectNoSecrets(h);
+      expect(h.emu.errors).toEqual([]);
+    }
+  } finally {
+    await h?.close();
+    h = undefined;
+  }
+});
+
+/** An emulator with the user and the collection the recipes fetch, and a directory holding `idcli` for PATH. */
+async function setUp(store: 'file' | 'keychain' = 'file'): Promise<Harness> {
+  h = await harness({ store });
+  h.emu.setResource('/v1/users/42', USER);
+  h.emu.setCollection('/v1/users', { type: 'offset', items: USERS });
+  const bin = join(h.dir, 'bin');
+  await mkdir(bin);
+  await symlink(BIN, join(bin, 'idcli'));
+  return h;
+}
+
+/** The environment of a CI job: the settings as a runner provides them, `idcli` on PATH, CI=true as runners set. */
+function jobEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return h!.env({
+    PATH: `${join(h!.dir, 'bin')}:${process.env.PATH}`,
+    IDCLI_API_BASE_URL: `${h!.emu.baseUrl}/v1`,
+    CI: 'true',
+    ...extra,
+  });
+}
+
+interface ScriptRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  dir: string;
+}
+
+/** Writes `script` to `<dir>/script.sh` and runs it with bash in `dir`, as a CI step runs its script. */
+async function runScript(script: string, dir: string, env: Record<string, string | undefined>): Promise<ScriptRun> {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'script.sh'), script);
+  const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
+  const child = spawn('bash', ['script.sh'], { cwd: dir, env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', resolve);
+  });
+  h!.outputs.push(stdout, stderr);
+  return { code, stdout, stderr, dir };
+}
+
+const file = (run: ScriptRun, name: string) => readFile(join(run.dir, name), 'utf8');
+
+function refreshEvents() {
+  return h!.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
+}
+
+/**
+ * The one-time sign-in of the self-hosted recipe. Over SSH the person at the keyboard pastes the address the
+ * browser ended on; here the README's commands run with the test's HTTP browser as $BROWSER, which completes the
+ * same sign-in through the loopback callback instead. Where `login` takes a pasted address, this is the place to
+ * run the block on a pseudo-terminal with SSH_CONNECTION set and paste the callback address.
+ */
+async function signInOnceOverSsh(): Promise<void> {
+  const r = await runScript(recipe('self-hosted-sign-in').text, join(h!.dir, 'ssh-session'), jobEnv());
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stderr).toContain('Signed in');
+}
+
+describe('README "Using idcli in CI": the recipes as written', () => {
+  it('every shell recipe starts with `set -euo pipefail`, and none passes a token through a command line', () => {
+    for (const name of ['self-hosted-job', 'trusted-step', 'throwaway-job', 'retry']) {
+      const r = recipe(name);
+      expect(r.lang, name).toBe('sh');
+      expect(r.text.split('\n')[0], name).toBe('set -euo pipefail');
+      expect(r.text, name).not.toMatch(/\$\(idcli token/);
+    }
+  });
+});
+
+// File store only: choosing it is the point of this recipe (a runner's service account has no unlocked keychain,
+// and the recipe sets IDCLI_CREDENTIAL_STORE=file). Concurrent refreshes in the keychain store are covered by
+// test/auth/concurrency.test.ts.
+describe('a runner that keeps its disk: one sign-in, shared by jobs running at once', () => {
+  it('three concurrent jobs all succeed, the refresh runs under the lock, no refresh token is used twice', async () => {
+    await setUp('file');
+    await signInOnceOverSsh();
+    expect(await readdir(join(h!.dir, 'config', 'credentials'))).toHaveLength(1);
+    // The jobs start after the access token expired: each needs a refresh unless a neighbour just did one.
+    const record = (await h!.record())!;
+    await h!.writeRecord({ ...record, expiresAt: Date.now() - 1000 });
+
+    const job = recipe('self-hosted-job').text;
+    const runs = await Promise.all([1, 2, 3].map((n) => runScript(job, join(h!.dir, `job-${n}`), jobEnv())));
+    for (const r of runs) {
+      expect(r.code, r.stderr).toBe(0);
+      // CI=true and --quiet: nothing on stderr, not even the keychain notice.
+      expect(r.stderr).toBe('');
+      expect(await file(r, 'user.json')).toBe(USER);
+      expect(await file(r, 'user-again.json')).toBe(USER);
+      expect(await file(r, 'users.ndjson')).toBe(ndjson(USERS));
+    }
+    // One job refreshed; the others waited for the lock and took its token.
+    expect(refreshEvents()).toHaveLength(1);
+    // The emulator refuses a refresh token presented twice (and flags it as reuse); none was.
+    expect(refreshEvents().filter((e) => !e.ok || e.reuse)).toEqual([]);
+    expect((await h!.record())!.generation).toBe(record.generation + 1);
+
+    // Next, the service refuses the token before its time (revoked, say): each job's first request gets a 401,
+    // and again one refresh serves all three.
+    h!.emu.expireAccessTokens();
+    const again = await Promise.all([4, 5, 6].map((n) => runScript(job, join(h!.dir, `job-${n}`), jobEnv())));
+    for (const r of again) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+      expect(await file(r, 'users.ndjson')).toBe(ndjson(USERS));
+    }
+    expect(refreshEvents()).toHaveLength(2);
+    expect(refreshEvents().filter((e) => !e.ok || e.reuse)).toEqual([]);
+
+    // A runner that gives the job a terminal: with CI=true and --quiet, nothing reaches it (no progress line).
+    const dir = join(h!.dir, 'job-on-terminal');
+    await mkdir(dir);
+    await writeFile(join(dir, 'script.sh'), job);
+    const tty = await onTerminal(`cd '${dir}' && bash script.sh`, { env: jobEnv() });
+    expect(tty.code).toBe(0);
+    expect(tty.raw).toBe('');
+    expect(await readFile(join(dir, 'users.ndjson'), 'utf8')).toBe(ndjson(USERS));
+  }, 120_000);
+});
+
+describeEachStore('throwaway runners: an access token from a trusted step', (store) => {
+  it('the job runs `api` and `list` with IDCLI_ACCESS_TOKEN alone, touching no store; expired, it exits 3', async () => {
+    await setUp(store);
+    await login(h!);
+
+    const trusted = await runScript(recipe('trusted-step').text, join(h!.dir, 'trusted'), jobEnv());
+    expect(trusted.code, trusted.stderr).toBe(0);
+    const handed = JSON.parse(await file(trusted, 'token.json')) as { access_token: string; expires_at: string };
+    // The log shows when the token expires, and no token.
+    expect(trusted.stdout).toBe(`${handed.expires_at}\n`);
+    expect(Date.parse(handed.expires_at) - Date.now()).toBeGreaterThan(1800 * 1000 - 60_000);
+
+    // The throwaway runner: a config directory that was never used, no D-Bus, and a store setting that would fail
+    // (exit 2) if any store were opened.
+    const empty = join(h!.dir, 'throwaway-config');
+    const throwaway = jobEnv({
+      IDCLI_ACCESS_TOKEN: handed.access_token,
+      IDCLI_CONFIG_DIR: empty,
+      IDCLI_CREDENTIAL_STORE: 'keychain',
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/idcli-throwaway',
+      BROWSER: undefined,
+    });
+    const job = recipe('throwaway-job').text;
+    const tokenRequests = h!.emu.tokenEvents.length;
+    const r = await runScript(job, join(h!.dir, 'throwaway'), throwaway);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(await file(r, 'user.json')).toBe(USER);
+    expect(await file(r, 'users.ndjson')).toBe(ndjson(USERS));
+    expect(h!.emu.tokenEvents.length).toBe(tokenRequests); // never refreshed
+    expect(await readdir(empty).catch(() => [])).toEqual([]);
+
+    // Past its expiry the token is refused: exit 3, the first command stops the script.
+    h!.emu.expireAccessTokens();
+    const late = await runScript(job, join(h!.dir, 'throwaway-late'), throwaway);
+    expect(late.code).toBe(3);
+    expect(h!.emu.tokenEvents.length).toBe(tokenRequests);
+
+    // That runner could not have served a stored sign-in: without the variable, idcli asks for the keychain (exit 2).
+    const storeNeeded = await runScript('idcli list users\n', join(h!.dir, 'throwaway-store'), {
+      ...throwaway,
+      IDCLI_ACCESS_TOKEN: undefined,
+    });
+    expect(storeNeeded.code).toBe(2);
+    expect(storeNeeded.stderr).toContain('keychain unavailable');
+
+    // Without the variable, the script says what is missing before idcli runs.
+    const unset = await runScript(job, join(h!.dir, 'throwaway-unset'), {
+      ...throwaway,
+      IDCLI_ACCESS_TOKEN: undefined,
+    });
+    expect(unset.code).not.toBe(0);
+    expect(unset.stderr).toContain('IDCLI_ACCESS_TOKEN: the trusted step sets it');
+  }, 120_000);
+});
+
+// The store plays no part in these: the retry decision and the resume are the same whichever store holds the
+// sign-in, so they run with the file store.
+describe('in the job', () => {
+  it('retry: exit 4 is tried again, exit 3 is not', async () => {
+    await setUp('file');
+    await login(h!);
+    const script = recipe('retry').text;
+    h!.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 500 } });
+    const r = await runScript(script, join(h!.dir, 'retry'), jobEnv({ RETRY_DELAY: '0' }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('exit 4, attempt 1 of 3');
+    expect(await file(r, 'user.json')).toBe(USER);
+    expect(h!.emu.requests.filter((q) => q.path === '/v1/users/42')).toHaveLength(2);
+
+    expect((await h!.run(['logout'])).code).toBe(0);
+    const signedOut = await runScript(script, join(h!.dir, 'retry-signed-out'), jobEnv({ RETRY_DELAY: '0' }));
+    expect(signedOut.code).toBe(3);
+    expect(signedOut.stderr).not.toContain('attempt');
+    expect(h!.emu.requests.filter((q) => q.path === '/v1/users/42')).toHaveLength(2);
+  }, 120_000);
+
+  it('a list that stopped early: the printed command, appended with >>, completes the file exactly', async () => {
+    await setUp('file');
+    await login(h!);
+    const { text } = recipe('resume');
+    const lines = text.split('\n');
+    const commands = lines.filter((l) => l.startsWith('$ ')).map((l) => l.slice(2));
+    const said = lines.find((l) => !l.startsWith('$ '))!;
+    expect(commands).toHaveLength(2);
+    // The README's transcript: the second command is the one printed, with `>> users.ndjson` after it.
+    const printedCommand = said.slice(said.indexOf('resume with: ') + 'resume with: '.length);
+    expect(commands[1]).toBe(`${printedCommand} >> users.ndjson`);
+
+    h!.emu.inject({
+      path: '/v1/users',
+      nth: 3,
+      times: Number.POSITIVE_INFINITY,
+      fault: { kind: 'status', status: 500 },
+    });
+    const dir = join(h!.dir, 'resume');
+    const first = await runScript(commands[0]!, dir, jobEnv());
+    expect(first.code).toBe(4);
+    // What idcli said has the README's form, with this emulator's URL and the count where it stopped.
+    const pattern = new RegExp(
+      `^${escape(said).replace(escape("'https://api.example.com/v1/users?pageIndex=2&pageSize=100'"), "'[^']+'").replace('200', '\\d+')}$`,
+      'm',
+    );
+    expect(first.stderr).toMatch(pattern);
+    const resume = /resume with: (.+)$/m.exec(first.stderr)![1]!;
+    expect((await file(first, 'users.ndjson')).length).toBeGreaterThan(0);
+
+    h!.emu.clearFaults();
+    const rest = await runScript(`${resume} >> users.ndjson`, dir, jobEnv());
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(await file(rest, 'users.ndjson')).toBe(ndjson(USERS));
+  }, 120_000);
+});
+
+function escape(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
