@@ -40,6 +40,6 @@ export const login = defineCommand({
   async run(o, inv) {
     const { runLogin } = await import('../commands/login.js');
     const { prompt, loginHint, browser, timeout } = o;
-    await runLogin({ prompt, loginHint, browser, timeoutSec: timeout }, await inv.context());
+    await runLogin({ prompt, loginHint, browser, timeoutSec: timeout }, await inv.context(), { stdin: inv.stdin });
   },
 });
