@@ -40,7 +40,7 @@ function loginView(opts: LoginOptions, { deps }: CommandContext, io: LoginIo): L
     async showAuthorizeUrl(url, callbackUri) {
       const noBrowser = opts.browser ? whyNoBrowser(deps.env) : undefined;
       opening = opts.browser && noBrowser === undefined;
-      if (noBrowser !== undefined) log.info(`Not opening a browser: ${noBrowser} (set BROWSER to name one).`);
+      if (noBrowser !== undefined) log.info(`Not opening a browser: ${noBrowser}; set BROWSER to name one.`);
       // Printed even with --quiet: without it a user whose browser did not open has no way to sign in.
       deps.stderr.write(
         opening

@@ -77,7 +77,7 @@ describeEachStore('login with a pasted address', (store) => {
     const r = await t.done;
     h.outputs.push(withoutTyped(r.raw, [address]));
     expect(r.code, r.raw).toBe(0);
-    expect(r.raw).toContain('Not opening a browser: this is an SSH session (set BROWSER to name one).');
+    expect(r.raw).toContain('Not opening a browser: this is an SSH session; set BROWSER to name one.');
     expect(r.raw).toContain('Open this URL in a browser to sign in:');
     const end = screen(r.raw).filter((l) => l !== '');
     expect(end.at(-1)).toMatch(/^Signed in as Alice Example <alice@example\.com> \(profile default; credentials in /);
