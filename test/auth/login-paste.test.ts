@@ -140,6 +140,27 @@ describe('login with a pasted address', () => {
     const r = await t.done;
     expect(r.code, r.raw).toBe(0);
     expect((await h.record())?.refreshToken).toBeTruthy();
+    // What was typed stays on the screen after the question, as the terminal showed it.
+    expect(screen(r.raw)).toContain(`${QUESTION} the page said it cannot be reached`);
+  }, 60_000);
+
+  it('stops asking at end of input (Ctrl-D) and still takes the callback', async () => {
+    h = await harness();
+    const env = h.env();
+    const t = terminalLogin('--no-browser --timeout 60', env);
+    await t.seen(QUESTION);
+    t.type('\x04');
+    // The question's row is ended: the cursor moved on to a new row below it.
+    const ended = () => screen(t.raw()).slice(-2).join('|') === `${QUESTION} |`;
+    await until(() => (ended() ? true : undefined), 20_000, 'the question ended');
+    expect(await browse(authorizeUrlIn(t.raw())!.href, env)).toBe(0);
+    const r = await t.done;
+    expect(r.code, r.raw).toBe(0);
+    expect(
+      screen(r.raw)
+        .filter((l) => l !== '')
+        .at(-1),
+    ).toMatch(/^Signed in as /);
   }, 60_000);
 
   it('lets the callback win when it comes first: the question goes, and no countdown was shown', async () => {
