@@ -3,6 +3,7 @@
  * the callback path and nothing else, checks the Host header (a DNS-rebinding page cannot reach it by a name of
  * its own), refuses responses without our state while the login keeps waiting, and answers the real callback
  * with a 303 to a page without the code, so the code leaves the address bar and the history (RFC 8252 §8.10).
+ * The address a browser on another machine ended on, pasted by the user, goes through the same checks.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,7 +1,8 @@
 /**
  * The sign-in: authorization code + PKCE through the user's browser and a loopback listener (RFC 8252), then the
  * code exchange with a new challenge (Serial PKCE) and one atomic save of everything the next refresh needs. What
- * the user sees while it runs (the URL, the browser, the wait) is the caller's, through `LoginView`.
+ * the user sees while it runs (the URL, the browser, the wait, the question for a pasted address) is the caller's,
+ * through `LoginView`.
  */
 import { requireSetting } from '../config.js';
 import { ExitCode, IdcliError } from '../errors.js';
