@@ -69,6 +69,7 @@ function loginView(opts: LoginOptions, { deps }: CommandContext, io: LoginIo): L
         const prompt = askForAddress({
           input: stdin!,
           output: deps.stderr,
+          erase: deps.env.TERM !== 'dumb',
           question: opening ? 'Or paste the address the browser ended on:' : 'Paste the address the browser ended on:',
           take: (line) => {
             const verdict = offer(line);

@@ -12,6 +12,8 @@ export interface AddressPromptOptions {
   output: TerminalStream;
   /** The question, without a trailing space. */
   question: string;
+  /** Whether the output can erase a row (a terminal that is not TERM=dumb); else a row is ended instead. */
+  erase: boolean;
   /** Checks one line: undefined when it was taken, else why not (said to the user before asking again). */
   take: (line: string) => string | undefined;
   /** The logger whose messages must not land after the question: each erases it first and asks it again. */
@@ -28,21 +30,25 @@ const CLEAR = '\r\x1b[2K';
 export function askForAddress(o: AddressPromptOptions): AddressPrompt {
   const { output } = o;
   // On a terminal the question waits on its own row for the answer; written to a file it is a whole line.
-  const live = output.isTTY === true;
+  const inline = output.isTTY === true;
   let open = false;
   let cleared = false;
   let stopped = false;
   const ask = () => {
-    output.write(live ? `${o.question} ` : `${o.question}\n`);
-    open = live;
+    output.write(inline ? `${o.question} ` : `${o.question}\n`);
+    open = inline;
+  };
+  /** Take the question off its row: erased where the terminal can, else left behind a line break. */
+  const endRow = () => {
+    if (open) output.write(o.erase ? CLEAR : '\n');
+    open = false;
   };
   // A message that comes while the question waits (a --verbose trace, a browser warning) takes its row, then the
   // question is asked again below it.
   const row = {
     clear() {
       if (!open) return;
-      output.write(CLEAR);
-      open = false;
+      endRow();
       cleared = true;
     },
     invalidate() {
@@ -73,8 +79,7 @@ export function askForAddress(o: AddressPromptOptions): AddressPrompt {
     if (stopped) return;
     stopped = true;
     o.messages?.setStatusLine(undefined);
-    if (open) output.write(CLEAR);
-    open = false;
+    endRow();
     lines.close();
   }
   o.messages?.setStatusLine(row);
