@@ -11,6 +11,23 @@ export interface BrowserOptions {
   warn: (msg: string) => void;
 }
 
+/**
+ * Why no browser should be started here, if so: over SSH the browser would open on the remote machine (or not at
+ * all), and a Linux session without a display has none to show; the opener would then start a text-mode browser
+ * in the background or fail. `$BROWSER` overrides both: it names a browser the user knows works here. WSL opens
+ * the Windows browser without a display.
+ */
+export function whyNoBrowser(
+  env: Record<string, string | undefined>,
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
+  if (env.BROWSER?.trim()) return undefined;
+  if (env.SSH_CONNECTION || env.SSH_TTY) return 'this is an SSH session';
+  if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY && !env.WSL_DISTRO_NAME)
+    return 'there is no display (DISPLAY and WAYLAND_DISPLAY are not set)';
+  return undefined;
+}
+
 export async function openBrowser(url: string, opts: BrowserOptions): Promise<void> {
   const command = opts.env.BROWSER?.trim();
   if (command) return launch(command, url, opts);

@@ -5,7 +5,9 @@ export const login = defineCommand({
   summary: 'sign in through the browser',
   description:
     'Sign in through the browser (OAuth 2.0 authorization code with PKCE) and store the credentials.\n' +
-    'On a terminal, a line counts down the time left until --timeout while the browser is out; Ctrl-C cancels.',
+    'With a terminal on stdin, login also takes the address the browser ended on, pasted there: a browser on\n' +
+    'another machine lands on a page that does not load. Over SSH or without a display it opens no browser\n' +
+    'unless $BROWSER names one. Ctrl-C cancels.',
   options: {
     prompt: option.choice({
       flag: '--prompt',
@@ -33,13 +35,13 @@ export const login = defineCommand({
   },
   examples: [
     'idcli login',
-    'idcli login --no-browser            # print the URL to open in any browser of this machine',
+    'idcli login --no-browser            # print the URL, then paste the address the browser ended on',
     'idcli login --prompt login --login-hint alice@example.com',
     'idcli --profile staging login --timeout 120',
   ],
   async run(o, inv) {
     const { runLogin } = await import('../commands/login.js');
     const { prompt, loginHint, browser, timeout } = o;
-    await runLogin({ prompt, loginHint, browser, timeoutSec: timeout }, await inv.context());
+    await runLogin({ prompt, loginHint, browser, timeoutSec: timeout }, await inv.context(), { stdin: inv.stdin });
   },
 });

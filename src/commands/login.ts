@@ -1,8 +1,9 @@
 /** `idcli login`: the sign-in as the user sees it: the URL, the browser, the wait, then who signed in and where. */
-import { openBrowser } from '../browser.js';
+import { openBrowser, whyNoBrowser } from '../browser.js';
 import type { CommandContext } from '../context.js';
 import type { Prompt } from '../oauth/authorize-url.js';
 import { type LoginView, signIn } from '../oauth/login-flow.js';
+import { askForAddress } from '../output/address-prompt.js';
 import { showLoginWait } from '../output/login-wait.js';
 import { liveLineWanted } from '../output/status-line.js';
 
@@ -14,30 +15,70 @@ export interface LoginOptions {
   timeoutSec: number;
 }
 
-export async function runLogin(opts: LoginOptions, ctx: CommandContext): Promise<void> {
+export interface LoginIo {
+  /** The process's stdin: on a terminal, the user can paste there the address the browser ended on. */
+  stdin?: () => NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
+export async function runLogin(opts: LoginOptions, ctx: CommandContext, io: LoginIo = {}): Promise<void> {
   const { log } = ctx.deps;
   const request = { prompt: opts.prompt, loginHint: opts.loginHint, timeoutMs: opts.timeoutSec * 1000 };
-  const { record, who, store } = await signIn(ctx, request, loginView(opts, ctx));
+  const { record, who, store } = await signIn(ctx, request, loginView(opts, ctx, io));
   if (record.refreshToken === undefined)
     log.warn('the server sent no refresh token: `idcli login` will be needed again when the access token expires');
   const where = store.kind === 'keychain' ? 'OS keychain' : store.describe();
   log.info(`Signed in${who ? ` as ${who}` : ''} (profile ${ctx.settings.profile}; credentials in ${where})`);
 }
 
-/** What the user sees while the sign-in runs: the URL, the browser, and the wait. */
-function loginView(opts: LoginOptions, { deps }: CommandContext): LoginView {
+/** What the user sees while the sign-in runs: the URL, the browser or the paste, and the wait. */
+function loginView(opts: LoginOptions, { deps }: CommandContext, io: LoginIo): LoginView {
   const { log } = deps;
+  const stdin = io.stdin?.();
+  const canPaste = stdin?.isTTY === true;
+  let opening = false;
   return {
-    async showAuthorizeUrl(url) {
+    async showAuthorizeUrl(url, callbackUri) {
+      const noBrowser = opts.browser ? whyNoBrowser(deps.env) : undefined;
+      opening = opts.browser && noBrowser === undefined;
+      if (noBrowser !== undefined) log.info(`Not opening a browser: ${noBrowser}; set BROWSER to name one.`);
       // Printed even with --quiet: without it a user whose browser did not open has no way to sign in.
       deps.stderr.write(
-        opts.browser
+        opening
           ? `Opening the browser to sign in. If it does not open, visit:\n\n  ${url}\n\n`
-          : `Open this URL in a browser on this machine to sign in:\n\n  ${url}\n\n`,
+          : `Open this URL in a browser to sign in:\n\n  ${url}\n\n`,
       );
-      if (opts.browser) await openBrowser(url, { env: deps.env, warn: (m) => log.warn(m) });
+      if (!opening && canPaste) {
+        deps.stderr.write(
+          `A browser on another machine ends on a page that does not load (${callbackUri}?…): that is expected.\n`,
+        );
+      } else if (!opening) {
+        const { hostname, port } = new URL(callbackUri);
+        deps.stderr.write(
+          `The browser must reach ${callbackUri} on this machine. From another machine, forward that port ` +
+            `first (ssh -L ${port}:${hostname}:${port} <this host>), or run idcli login where a browser runs.\n`,
+        );
+      }
+      if (opening) await openBrowser(url, { env: deps.env, warn: (m) => log.warn(m) });
     },
-    showWaiting(deadline) {
+    showWaiting(deadline, offer) {
+      if (canPaste) {
+        // No countdown while the question waits for an answer: the terminal shows what is typed on the cursor's
+        // row, which a line redrawn every second would overwrite, and in line mode only the terminal can show the
+        // typing again. The time left is said once instead.
+        log.info(`Waiting for the sign-in (up to ${opts.timeoutSec} s; Ctrl-C to cancel)…`);
+        const prompt = askForAddress({
+          input: stdin!,
+          output: deps.stderr,
+          erase: deps.env.TERM !== 'dumb',
+          question: opening ? 'Or paste the address the browser ended on:' : 'Paste the address the browser ended on:',
+          take: (line) => {
+            const verdict = offer(line);
+            return verdict.taken ? undefined : verdict.reason;
+          },
+          messages: log,
+        });
+        return () => prompt.stop();
+      }
       // On a terminal a countdown that goes away with the callback; elsewhere (a pipe, CI) one plain line.
       if (liveLineWanted(deps.stderr, deps.env, log.isQuiet)) {
         const waiting = showLoginWait({ stream: deps.stderr, deadline, now: () => deps.now(), messages: log });

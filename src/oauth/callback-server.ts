@@ -3,6 +3,7 @@
  * the callback path and nothing else, checks the Host header (a DNS-rebinding page cannot reach it by a name of
  * its own), refuses responses without our state while the login keeps waiting, and answers the real callback
  * with a 303 to a page without the code, so the code leaves the address bar and the history (RFC 8252 §8.10).
+ * The address a browser on another machine ended on, pasted by the user, goes through the same checks.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +12,9 @@ import type { Logger } from '../log.js';
 import { type CallbackExpectation, type CallbackOutcome, validateCallback } from './callback.js';
 
 export type CallbackResult = Exclude<CallbackOutcome, { kind: 'ignore' }>;
+
+/** What became of an address the user pasted: taken (wait() resolves with it), or refused with the reason. */
+export type PasteVerdict = { taken: true } | { taken: false; reason: string };
 
 export interface DonePage {
   ok: boolean;
@@ -22,6 +26,12 @@ export interface CallbackServer {
   readonly redirectUri: string;
   /** The first response that carries our state; ends with a timeout (exit 3) or the abort signal (exit 130). */
   wait(timeoutMs: number, signal: AbortSignal): Promise<CallbackResult>;
+  /**
+   * Take the address a browser on another machine ended on, pasted by the user, as if that browser had delivered
+   * it: the same host, port and path, and the same validation of the response. The reason of a refusal names
+   * what is wrong without repeating what was pasted.
+   */
+  offer(address: string): PasteVerdict;
   /** Show `page` to the browser that delivered the callback, then stop listening. */
   close(page?: DonePage): Promise<void>;
 }
@@ -108,11 +118,15 @@ class Listener implements CallbackServer {
     }
     // Paths only: the query holds the code.
     this.opts.log.verbose(`loopback: ${req.method} ${url.pathname}`);
-    if ((req.headers.host ?? '').toLowerCase() !== `${this.target.host}:${this.port}`.toLowerCase())
-      return page(res, 400, false, 'Unexpected Host header.');
+    if (!this.isOurHost(req.headers.host ?? '')) return page(res, 400, false, 'Unexpected Host header.');
     if (url.pathname === this.target.path) return this.takeCallback(req, res, url);
     if (url.pathname === this.donePath && this.result !== undefined) return this.serveDone(req, res);
     return page(res, 404, false, 'Not found.');
+  }
+
+  /** `host:port` as the browser sends it in Host, or as a pasted address names it: the redirect URI's. */
+  private isOurHost(hostAndPort: string): boolean {
+    return hostAndPort.toLowerCase() === `${this.target.host}:${this.port}`.toLowerCase();
   }
 
   /** Take the first response with our state and send the browser on to the done page; refuse every other. */
@@ -120,9 +134,8 @@ class Listener implements CallbackServer {
     if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
     if (this.result !== undefined)
       return page(res, 400, false, 'This sign-in has already been handled. You can close this tab.');
-    const outcome = validateCallback(url.searchParams, this.opts.expectation);
+    const outcome = this.accept(url.searchParams, 'loopback: refused a callback');
     if (outcome.kind === 'ignore') {
-      this.opts.log.verbose(`loopback: refused a callback (${outcome.reason}); still waiting`);
       return page(
         res,
         400,
@@ -130,11 +143,45 @@ class Listener implements CallbackServer {
         'This sign-in response does not belong to the running idcli login. Return to the terminal.',
       );
     }
-    this.result = outcome;
     this.redirectedAt = performance.now();
     res.writeHead(303, { ...SECURITY_HEADERS, Location: this.donePath, 'Content-Length': '0' });
     res.end();
+  }
+
+  offer(address: string): PasteVerdict {
+    let url: URL;
+    try {
+      url = new URL(address.trim());
+    } catch {
+      return refused("that is not an address: copy the whole address from the browser's address bar");
+    }
+    // A pasted address has no Host header: its own host and port stand for it (the port written out even when
+    // it is 80, which the URL parser leaves out).
+    const ours =
+      url.protocol === 'http:' &&
+      this.isOurHost(`${url.hostname}:${url.port || '80'}`) &&
+      url.pathname === this.target.path;
+    if (!ours) return refused(`that is not this sign-in's address: it starts with ${this.redirectUri}`);
+    if (this.result !== undefined) return refused('this sign-in has already been handled');
+    const outcome = this.accept(url.searchParams, 'paste: refused an address');
+    if (outcome.kind !== 'ignore') return { taken: true };
+    return refused(
+      outcome.reason === 'state does not match'
+        ? "that address is from another sign-in (its state is not this sign-in's)"
+        : `that address is not a whole sign-in response (${outcome.reason}): copy all of it, with everything after "?"`,
+    );
+  }
+
+  /** The one check of a response, whichever way it came: the first that carries our state settles wait(). */
+  private accept(params: URLSearchParams, refusal: string): CallbackOutcome {
+    const outcome = validateCallback(params, this.opts.expectation);
+    if (outcome.kind === 'ignore') {
+      this.opts.log.verbose(`${refusal} (${outcome.reason}); still waiting`);
+      return outcome;
+    }
+    this.result = outcome;
     this.settle(outcome);
+    return outcome;
   }
 
   /** Show the outcome once the login knows it; until then hold the request open. */
@@ -276,6 +323,10 @@ const SECURITY_HEADERS = {
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
   Connection: 'close',
 };
+
+function refused(reason: string): PasteVerdict {
+  return { taken: false, reason };
+}
 
 function page(
   res: ServerResponse,

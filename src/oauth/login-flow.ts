@@ -1,14 +1,15 @@
 /**
  * The sign-in: authorization code + PKCE through the user's browser and a loopback listener (RFC 8252), then the
  * code exchange with a new challenge (Serial PKCE) and one atomic save of everything the next refresh needs. What
- * the user sees while it runs (the URL, the browser, the wait) is the caller's, through `LoginView`.
+ * the user sees while it runs (the URL, the browser, the wait, the question for a pasted address) is the caller's,
+ * through `LoginView`.
  */
 import { requireSetting } from '../config.js';
 import { ExitCode, IdcliError } from '../errors.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialRecord } from '../store/record.js';
 import { buildAuthorizeUrl, buildScope, type Prompt } from './authorize-url.js';
-import { type CallbackResult, type CallbackServer, startCallbackServer } from './callback-server.js';
+import { type CallbackResult, type CallbackServer, type PasteVerdict, startCallbackServer } from './callback-server.js';
 import { describeIdentity, identityFromIdToken } from './jwt.js';
 import { uiLocalesFromEnv } from './locale.js';
 import { createPkcePair, createState, type PkcePair } from './pkce.js';
@@ -22,10 +23,16 @@ export interface LoginRequest {
 }
 
 export interface LoginView {
-  /** Show the authorization URL (and open the browser); the wait for the response starts when it resolves. */
-  showAuthorizeUrl(url: string): Promise<void>;
-  /** Show that the sign-in is awaited until `deadline` (deps.now() time); the returned function ends the display. */
-  showWaiting(deadline: number): () => void;
+  /**
+   * Show the authorization URL (and open the browser); the wait for the response starts when it resolves.
+   * `callback` is the listener's address, where the browser ends (a page that does not load on another machine).
+   */
+  showAuthorizeUrl(url: string, callback: string): Promise<void>;
+  /**
+   * Show that the sign-in is awaited until `deadline` (deps.now() time), and, where the user can paste, hand each
+   * pasted address to `offer`; the returned function ends the display and stops asking.
+   */
+  showWaiting(deadline: number, offer: (address: string) => PasteVerdict): () => void;
 }
 
 export interface SignedIn {
@@ -62,7 +69,7 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
   try {
     const scope = buildScope(required.clientName, settings.scope);
     const attempt: Attempt = { ...required, redirectUri: server.redirectUri, scope, pkce, state };
-    await view.showAuthorizeUrl(authorizeUrl(ctx, request, attempt));
+    await view.showAuthorizeUrl(authorizeUrl(ctx, request, attempt), server.redirectUri);
     const code = authorizationCode(await awaitResponse(ctx, server, request.timeoutMs, view), request.prompt);
     const record = await redeemCode(ctx, session, attempt, code);
     const who = describeIdentity(identityFromIdToken(record.idToken));
@@ -102,14 +109,17 @@ function authorizeUrl({ settings, deps }: SessionContext, request: LoginRequest,
   }).href;
 }
 
-/** The first authorization response that carries our state, within the timeout (exit 3) and until Ctrl-C (130). */
+/**
+ * The first authorization response that carries our state, within the timeout (exit 3) and until Ctrl-C (130):
+ * from the browser through the listener, or pasted by the user and checked by the listener the same way.
+ */
 async function awaitResponse(
   { deps }: SessionContext,
   server: CallbackServer,
   timeoutMs: number,
   view: LoginView,
 ): Promise<CallbackResult> {
-  const stopWaiting = view.showWaiting(deps.now() + timeoutMs);
+  const stopWaiting = view.showWaiting(deps.now() + timeoutMs, (address) => server.offer(address));
   try {
     return await server.wait(timeoutMs, deps.signal);
   } finally {

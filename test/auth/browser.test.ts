@@ -1,7 +1,7 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openBrowser } from '../../src/browser.js';
+import { openBrowser, whyNoBrowser } from '../../src/browser.js';
 import { tempDir } from '../support/cli.js';
 
 let dir: { path: string; cleanup: () => Promise<void> };
@@ -55,5 +55,25 @@ describe('openBrowser', () => {
     });
     await until(async () => (warnings.length > 0 ? true : undefined));
     expect(warnings[0]).toContain('exited with status 1');
+  });
+});
+
+describe('whyNoBrowser', () => {
+  it('keeps the browser shut over SSH and on Linux without a display, unless $BROWSER names one', () => {
+    const desktop = { DISPLAY: ':0' };
+    expect(whyNoBrowser(desktop, 'linux')).toBeUndefined();
+    expect(whyNoBrowser({ WAYLAND_DISPLAY: 'wayland-0' }, 'linux')).toBeUndefined();
+    expect(whyNoBrowser({}, 'linux')).toBe('there is no display (DISPLAY and WAYLAND_DISPLAY are not set)');
+    expect(whyNoBrowser({ DISPLAY: '' }, 'linux')).toMatch(/no display/);
+    expect(whyNoBrowser({}, 'darwin')).toBeUndefined();
+    expect(whyNoBrowser({}, 'win32')).toBeUndefined();
+    expect(whyNoBrowser({ WSL_DISTRO_NAME: 'Ubuntu' }, 'linux')).toBeUndefined();
+    expect(whyNoBrowser({ ...desktop, SSH_CONNECTION: '192.0.2.1 50000 192.0.2.2 22' }, 'linux')).toBe(
+      'this is an SSH session',
+    );
+    expect(whyNoBrowser({ SSH_TTY: '/dev/pts/3' }, 'darwin')).toBe('this is an SSH session');
+    expect(whyNoBrowser({ SSH_TTY: '/dev/pts/3', BROWSER: 'w3m' }, 'linux')).toBeUndefined();
+    expect(whyNoBrowser({ BROWSER: 'firefox' }, 'linux')).toBeUndefined();
+    expect(whyNoBrowser({ SSH_TTY: '/dev/pts/3', BROWSER: '  ' }, 'linux')).toBe('this is an SSH session');
   });
 });

@@ -238,3 +238,56 @@ describe('the loopback listener', () => {
     expect((await send({ host: '::1', port, path: '/cb?state=no' })).status).toBe(400);
   });
 });
+
+describe('a pasted address', () => {
+  it('is checked like a callback: host, port and path of the redirect URI, then the state', async () => {
+    const s = await start('http://127.0.0.1:0/callback');
+    const port = Number(new URL(s.redirectUri).port);
+    const good = `http://127.0.0.1:${port}/callback?code=the-code&state=expected-state`;
+    const refusal = (address: string) => {
+      const v = s.offer(address);
+      return v.taken ? undefined : v.reason;
+    };
+    expect(refusal('just some words')).toMatch(/^that is not an address/);
+    expect(refusal(good.replace('http:', 'https:'))).toMatch(/^that is not this sign-in's address/);
+    expect(refusal(good.replace('127.0.0.1', 'localhost'))).toMatch(/^that is not this sign-in's address/);
+    expect(refusal(good.replace(`:${port}/`, `:${port === 65535 ? 1024 : port + 1}/`))).toMatch(
+      /^that is not this sign-in's address: it starts with http:\/\/127\.0\.0\.1:\d+\/callback$/,
+    );
+    expect(refusal(good.replace('/callback', '/done'))).toMatch(/^that is not this sign-in's address/);
+    expect(refusal(good.replace('expected-state', 'other-state'))).toMatch(/^that address is from another sign-in/);
+    expect(refusal(good.replace('&state=expected-state', ''))).toMatch(/\(missing state\)/);
+    expect(refusal(`${good}&state=expected-state`)).toMatch(/\(repeated parameter state\)/);
+    // None of the refusals repeats what was pasted.
+    expect(refusal(good.replace('expected-state', 'other-state'))).not.toContain('the-code');
+
+    expect(refusal(`  ${good}\n`)).toBeUndefined();
+    expect(await s.wait(5_000, new AbortController().signal)).toEqual({ kind: 'code', code: 'the-code' });
+    // The browser that comes after is told the sign-in was handled, and a second paste is refused.
+    const late = await send({ host: '127.0.0.1', port, path: '/callback?code=c&state=expected-state' });
+    expect(late.status).toBe(400);
+    expect(late.body).toContain('already been handled');
+    expect(refusal(good)).toBe('this sign-in has already been handled');
+  });
+
+  it('ends the sign-in like a callback when it carries an error or another issuer', async () => {
+    const s = await start('http://127.0.0.1:0/callback');
+    const { port } = new URL(s.redirectUri);
+    expect(s.offer(`http://127.0.0.1:${port}/callback?error=access_denied&state=expected-state`)).toEqual({
+      taken: true,
+    });
+    expect(await s.wait(5_000, new AbortController().signal)).toEqual({ kind: 'error', error: 'access_denied' });
+
+    const t = await start('http://127.0.0.1:0/callback');
+    const other = new URL(t.redirectUri);
+    expect(t.offer(`${other.href}?code=c&state=expected-state&iss=https%3A%2F%2Fevil.example`).taken).toBe(true);
+    expect(await t.wait(5_000, new AbortController().signal)).toMatchObject({ kind: 'invalid', issuerMismatch: true });
+  });
+
+  it('names the port of a localhost redirect URI as written, and the default port 80 of an address', async () => {
+    const s = await start('http://LocalHost:0/cb');
+    const { port } = new URL(s.redirectUri);
+    expect(s.offer(`http://localhost:${port}/cb?code=c&state=expected-state`).taken).toBe(true);
+    expect(s.offer('http://localhost/cb?code=c&state=expected-state')).toMatchObject({ taken: false });
+  });
+});

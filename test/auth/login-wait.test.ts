@@ -1,6 +1,7 @@
 /**
  * `login`'s countdown on a pseudo-terminal, through the BUILT CLI: it appears after the URL, counts down, and is
- * gone when the callback arrives or the wait times out; CI and pipes get the one plain line instead.
+ * gone when the callback arrives or the wait times out; CI and pipes get the one plain line instead. stdin is not
+ * the terminal here: with a terminal on stdin, login asks for the pasted address instead (login-paste.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN } from '../support/cli.js';
@@ -26,7 +27,7 @@ describe('idcli login on a terminal', () => {
     h = await harness();
     const env = h.env();
     let browsing: Promise<number | null> | undefined;
-    const r = await onTerminal(`node "${BIN}" login --no-browser --timeout 30`, {
+    const r = await onTerminal(`node "${BIN}" login --no-browser --timeout 30 </dev/null`, {
       env,
       columns: 100,
       onOutput: (raw) => {
@@ -52,7 +53,7 @@ describe('idcli login on a terminal', () => {
 
   it('clears the line before the timeout error', async () => {
     h = await harness();
-    const r = await onTerminal(`node "${BIN}" login --timeout 2`, {
+    const r = await onTerminal(`node "${BIN}" login --timeout 2 </dev/null`, {
       env: h.env({ HTTP_BROWSER_ACTION: 'none' }),
     });
     expect(r.code).toBe(3);
@@ -69,7 +70,7 @@ describe('idcli login on a terminal', () => {
 
   it('prints one plain line instead when CI is set', async () => {
     h = await harness();
-    const r = await onTerminal(`node "${BIN}" login --timeout 1`, {
+    const r = await onTerminal(`node "${BIN}" login --timeout 1 </dev/null`, {
       env: h.env({ HTTP_BROWSER_ACTION: 'none', CI: 'true' }),
     });
     expect(r.code).toBe(3);

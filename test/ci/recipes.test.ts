@@ -7,7 +7,16 @@ import { spawn } from 'node:child_process';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeEachStore, expectNoSecrets, type Harness, harness, login } from '../auth/harness.js';
+import {
+  authorizeUrlIn,
+  browse,
+  describeEachStore,
+  expectNoSecrets,
+  type Harness,
+  harness,
+  login,
+  until,
+} from '../auth/harness.js';
 import { ndjson, plainItems } from '../list/helpers.js';
 import { BIN, ROOT } from '../support/cli.js';
 import { onTerminal } from '../support/pty.js';
@@ -86,15 +95,35 @@ function refreshEvents() {
 }
 
 /**
- * The one-time sign-in of the self-hosted recipe. Over SSH the person at the keyboard pastes the address the
- * browser ended on; here the README's commands run with the test's HTTP browser as $BROWSER, which completes the
- * same sign-in through the loopback callback instead. Where `login` takes a pasted address, this is the place to
- * run the block on a pseudo-terminal with SSH_CONNECTION set and paste the callback address.
+ * The one-time sign-in of the self-hosted recipe, as the person does it over SSH: the README's commands run on a
+ * pseudo-terminal in an SSH session without $BROWSER, the browser on "their laptop" (the test's HTTP browser)
+ * signs in and ends on the callback address, which does not load there, and that address is typed at the question.
  */
 async function signInOnceOverSsh(): Promise<void> {
-  const r = await runScript(recipe('self-hosted-sign-in').text, join(h!.dir, 'ssh-session'), jobEnv());
-  expect(r.code, r.stderr).toBe(0);
-  expect(r.stderr).toContain('Signed in');
+  const dir = join(h!.dir, 'ssh-session');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'script.sh'), recipe('self-hosted-sign-in').text);
+  const env = jobEnv({ SSH_CONNECTION: '192.0.2.10 50022 192.0.2.20 22', BROWSER: undefined, CI: undefined });
+  let raw = '';
+  let type: ((keys: string) => void) | undefined;
+  const done = onTerminal(`cd "${dir}" && exec bash script.sh`, {
+    env,
+    columns: 200,
+    onOutput: (soFar) => (raw = soFar),
+    keyboard: (keys) => (type = keys),
+  });
+  const question = 'Paste the address the browser ended on:';
+  const url = await until(() => (raw.includes(question) ? authorizeUrlIn(raw) : undefined), 20_000, 'the question');
+  const landed = join(h!.dir, 'landed.url');
+  expect(await browse(url.href, h!.env({ HTTP_BROWSER_ACTION: 'remote', HTTP_BROWSER_LANDED: landed }))).toBe(0);
+  const address = await readFile(landed, 'utf8');
+  type!(`${address}\r`);
+  const r = await done;
+  // The terminal shows the address as it was typed; nothing else of it may appear.
+  h!.outputs.push(r.raw.split(address).join('<typed>'));
+  expect(r.code, r.raw).toBe(0);
+  expect(r.raw).toContain('Not opening a browser: this is an SSH session');
+  expect(r.raw).toContain('Signed in');
 }
 
 describe('README "Using idcli in CI": the recipes as written', () => {

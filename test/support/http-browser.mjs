@@ -2,15 +2,17 @@
 // A "browser" for tests: idcli runs `$BROWSER <url>` and this walks the emulator's sign-in over plain HTTP,
 // following the real redirects and submitting the real forms, then delivers the callback to idcli's
 // loopback listener. Configured through the environment:
-//   HTTP_BROWSER_ACTION   login (default) | cancel | signup | none | wrong-state
+//   HTTP_BROWSER_ACTION   login (default) | cancel | signup | none | wrong-state | remote
+//                         (remote: signs in like login, as a browser on another machine would, where the callback
+//                         address does not load: it delivers nothing and writes that address to HTTP_BROWSER_LANDED)
 //   HTTP_BROWSER_EMAIL    / HTTP_BROWSER_PASSWORD (default: the emulator's default user), HTTP_BROWSER_NAME (sign-up)
 //   HTTP_BROWSER_COOKIES  JSON file keeping cookies across runs (the SSO session)
 //   HTTP_BROWSER_LOG      diagnostics file; query values are redacted. Nothing is ever written to stdout/stderr,
 //                         which idcli may share with the test.
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 
 const env = process.env;
-const ACTIONS = new Set(['login', 'cancel', 'signup', 'none', 'wrong-state']);
+const ACTIONS = new Set(['login', 'cancel', 'signup', 'none', 'wrong-state', 'remote']);
 const DEFAULT_EMAIL = 'alice@example.com';
 const DEFAULT_PASSWORD = 'correct-horse-battery';
 const FETCH_TIMEOUT_MS = 10_000;
@@ -157,6 +159,18 @@ async function deliver(url) {
 }
 
 async function callback(url, action) {
+  if (action === 'remote') {
+    // Written whole under a temporary name, then renamed: a reader never sees half an address.
+    const landed = env.HTTP_BROWSER_LANDED;
+    if (!landed) {
+      log('remote: HTTP_BROWSER_LANDED is not set');
+      return 2;
+    }
+    writeFileSync(`${landed}.tmp`, url, { mode: 0o600 });
+    renameSync(`${landed}.tmp`, landed);
+    log(`landed on ${redact(url)} (not delivered)`);
+    return 0;
+  }
   if (action === 'wrong-state') {
     const forged = new URL(url);
     const state = forged.searchParams.get('state');

@@ -1,0 +1,88 @@
+/**
+ * `login`'s question on a terminal: the address a browser on another machine ended on, read a line at a time
+ * until one is taken. The terminal stays in its normal line mode: it shows what is typed or pasted (a one-time
+ * code bound to this login's verifier, nothing to hide from the person who holds it), lets it be edited, and
+ * turns Ctrl-C into the signal every other wait of idcli ends on.
+ */
+import { createInterface } from 'node:readline';
+import type { TerminalStream } from './status-line.js';
+
+export interface AddressPromptOptions {
+  input: NodeJS.ReadableStream;
+  output: TerminalStream;
+  /** The question, without a trailing space. */
+  question: string;
+  /** Whether the output can erase a row (a terminal that is not TERM=dumb); else a row is ended instead. */
+  erase: boolean;
+  /** Checks one line: undefined when it was taken, else why not (said to the user before asking again). */
+  take: (line: string) => string | undefined;
+  /** The logger whose messages must not land after the question: each erases it first and asks it again. */
+  messages?: { setStatusLine(line: { clear(): void; invalidate(): void } | undefined): void };
+}
+
+export interface AddressPrompt {
+  /** Stop asking: the question goes from the screen and the input is released, so the process can end. */
+  stop(): void;
+}
+
+const CLEAR = '\r\x1b[2K';
+
+export function askForAddress(o: AddressPromptOptions): AddressPrompt {
+  const { output } = o;
+  // On a terminal the question waits on its own row for the answer; written to a file it is a whole line.
+  const inline = output.isTTY === true;
+  let open = false;
+  let cleared = false;
+  let stopped = false;
+  const ask = () => {
+    output.write(inline ? `${o.question} ` : `${o.question}\n`);
+    open = inline;
+  };
+  /** Take the question off its row: erased where the terminal can, else left behind a line break. */
+  const endRow = () => {
+    if (open) output.write(o.erase ? CLEAR : '\n');
+    open = false;
+  };
+  // A message that comes while the question waits (a --verbose trace, a browser warning) takes its row, then the
+  // question is asked again below it.
+  const row = {
+    clear() {
+      if (!open) return;
+      endRow();
+      cleared = true;
+    },
+    invalidate() {
+      if (!cleared || stopped) return;
+      cleared = false;
+      ask();
+    },
+  };
+  const lines = createInterface({ input: o.input, terminal: false, crlfDelay: Infinity });
+  lines.on('line', (line) => {
+    if (stopped) return;
+    open = false; // the Enter key moved the cursor to a new row
+    if (line.trim() === '') return ask();
+    const refusal = o.take(line);
+    if (refusal === undefined) return stop();
+    output.write(`${refusal.charAt(0).toUpperCase()}${refusal.slice(1)}.\n`);
+    ask();
+  });
+  // End of input (Ctrl-D): nothing more can be pasted, and the listener keeps waiting for the browser.
+  lines.on('close', () => {
+    if (stopped) return;
+    o.messages?.setStatusLine(undefined);
+    if (open) output.write('\n');
+    open = false;
+    stopped = true;
+  });
+  function stop(): void {
+    if (stopped) return;
+    stopped = true;
+    o.messages?.setStatusLine(undefined);
+    endRow();
+    lines.close();
+  }
+  o.messages?.setStatusLine(row);
+  ask();
+  return { stop };
+}
