@@ -16,7 +16,7 @@ if (only === '--version' || only === '-V' || only === '--help' || only === '-h')
   try {
     writeSync(1, text);
   } catch (err) {
-    // A reader that went away (EPIPE) is not an error; any other failed write is (cli-contract "Streams and exit codes").
+    // A reader that went away (EPIPE) is not an error; any other failed write is (docs/cli.md, "Streams").
     if (err.code !== 'EPIPE') {
       process.exitCode = 1;
       try {

@@ -1,5 +1,5 @@
 /**
- * Opens the sign-in page. `$BROWSER` wins (cli-contract) and is run without a shell, with the URL as its one
+ * Opens the sign-in page. `$BROWSER` wins (docs/cli.md, "Environment variables") and is run without a shell, with the URL as its one
  * argument, so nothing in the URL can be interpreted as shell syntax; otherwise the platform opener through the
  * `open` package. A failed launch is never fatal: the caller has already printed the URL and keeps waiting.
  */

@@ -48,8 +48,8 @@ export function notLoggedIn(detail = 'not logged in'): IdcliError {
 }
 
 /**
- * stdout could not be written (a full disk, an I/O error): a failure, never a success (cli-contract "Streams and
- * exit codes"). A reader that went away (EPIPE) is not this: that ends the run quietly with exit 0.
+ * stdout could not be written (a full disk, an I/O error): a failure, never a success (docs/cli.md, "Streams").
+ * A reader that went away (EPIPE) is not this: that ends the run quietly with exit 0.
  */
 export class OutputError extends IdcliError {
   constructor(cause: unknown) {
