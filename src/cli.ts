@@ -7,6 +7,7 @@ import type { Writable } from 'node:stream';
 import { createFileOutput } from './output/file-output.js';
 import { commandHelp, rootHelp } from './argv/help.js';
 import { parseArgv } from './argv/parse.js';
+import { SURFACE } from './cmd/index.js';
 import { configDirFor, loadConfigFile, resolveSettings, settingFlags } from './config.js';
 import type { CommandContext } from './context.js';
 import type { Deps } from './deps.js';
@@ -66,10 +67,14 @@ export async function main(proc: Process): Promise<number> {
   const styled = () => (style ??= stderrStyle(proc.stderr, proc.env));
   let deps: Deps | undefined;
   try {
-    const parsed = parseArgv(proc.argv.slice(2));
+    const parsed = parseArgv(proc.argv.slice(2), SURFACE);
     if (parsed.kind === 'version' || parsed.kind === 'help') {
       proc.print(
-        parsed.kind === 'version' ? `${VERSION}\n` : parsed.path.length ? commandHelp(parsed.path) : rootHelp(VERSION),
+        parsed.kind === 'version'
+          ? `${VERSION}\n`
+          : parsed.path.length
+            ? commandHelp(parsed.path, SURFACE)
+            : rootHelp(VERSION, SURFACE),
       );
       await flushed(proc);
       return ExitCode.OK;
@@ -115,7 +120,7 @@ export async function main(proc: Process): Promise<number> {
       const base = { deps: d, settings };
       return { ...base, tokens: () => openTokenSource(base), credentials: () => openCredentials(base) };
     };
-    await command.run(parsed, { deps: d, context, flags, stdin: () => process.stdin });
+    await command.run(parsed, { deps: d, context, flags, stdin: () => process.stdin, surface: SURFACE });
     await flushed(proc);
     // A stop signal that cut the last wait for the reader short left the output incomplete: not a success.
     if (proc.stopped?.()) throw interrupted();

@@ -140,6 +140,8 @@ export interface Invocation {
   flags: SettingFlags;
   /** The process's stdin, opened only when asked for. */
   stdin(): NodeJS.ReadableStream & { isTTY?: boolean };
+  /** Every command, for the one that describes them all (completion). */
+  surface: Surface;
 }
 
 interface About {
@@ -171,6 +173,12 @@ export interface CommandGroup extends About {
 }
 
 export type CommandSpec = LeafCommand | CommandGroup;
+
+/** The whole command line: the global options and every command (src/cmd/index.ts). */
+export interface Surface {
+  globals: readonly OptionSpec[];
+  commands: readonly CommandSpec[];
+}
 
 export function defineCommand<T extends Table>(
   def: About & { options: T; quick?: boolean; run(o: OptionsOf<T>, inv: Invocation): Promise<void> },

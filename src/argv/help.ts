@@ -1,5 +1,5 @@
 /** Help pages rendered from the command table: purpose, usage, options with defaults and env, examples. */
-import { COMMANDS, type CommandSpec, GLOBAL_OPTIONS, type OptionSpec } from './spec.js';
+import type { CommandSpec, OptionSpec, Surface } from './define.js';
 
 const EXIT_CODES = `Exit codes: 0 ok, 1 internal error or output not written, 2 usage or configuration,
 3 sign-in needed, 4 server or network failure, 5 server broke the contract, 129 hung up, 130 interrupted,
@@ -33,14 +33,16 @@ function examples(lines: readonly string[]): string {
   return lines.length ? `\n\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}` : '';
 }
 
-export function rootHelp(version: string): string {
-  const commands = COMMANDS.filter((c) => !c.hidden).map((c): [string, string] => [
-    c.name + (c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : ''),
-    c.summary,
-  ]);
+export function rootHelp(version: string, { commands: all, globals }: Surface): string {
+  const commands = all
+    .filter((c) => !c.hidden)
+    .map((c): [string, string] => [
+      c.name + (c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : ''),
+      c.summary,
+    ]);
   commands.push(['help [command]', 'show help for a command']);
   const options: [string, string][] = [
-    ...GLOBAL_OPTIONS.map((o): [string, string] => [optionLabel(o), optionText(o)]),
+    ...globals.map((o): [string, string] => [optionLabel(o), optionText(o)]),
     ['-h, --help', 'show help'],
     ['-V, --version', `print the version (${version})`],
   ];
@@ -65,7 +67,7 @@ Run \`idcli <command> --help\` for a command's options and examples.
 `;
 }
 
-export function commandHelp(path: readonly CommandSpec[]): string {
+export function commandHelp(path: readonly CommandSpec[], { globals }: Surface): string {
   const cmd = path[path.length - 1]!;
   const name = path.map((c) => c.name).join(' ');
   const args = cmd.args?.map((a) => ` <${a.name}>`).join('') ?? '';
@@ -83,7 +85,7 @@ export function commandHelp(path: readonly CommandSpec[]): string {
     ['-h, --help', 'show help'],
   ];
   text += `\nOptions:\n${table(own)}\n`;
-  text += `\nGlobal options (before or after the command):\n${table(GLOBAL_OPTIONS.map((o) => [optionLabel(o), optionText(o)]))}`;
+  text += `\nGlobal options (before or after the command):\n${table(globals.map((o) => [optionLabel(o), optionText(o)]))}`;
   text += examples(cmd.examples);
   return `${text}\n`;
 }

@@ -1,12 +1,11 @@
 /**
- * A small parser for the surface in spec.ts. Global options are accepted before or after the command; a command's
+ * A small parser for the command line described in src/cmd/index.ts. Global options are accepted before or after the command; a command's
  * own options after it. Every mistake is a usage error (exit 2) with a "did you mean" where one is close.
  */
 import { usageError } from '../errors.js';
 import { clip, quoted } from '../printable.js';
 import { suggest } from '../suggest.js';
-import type { LeafCommand, Values } from './define.js';
-import { COMMANDS, type CommandSpec, GLOBAL_OPTIONS, type OptionSpec } from './spec.js';
+import type { CommandSpec, LeafCommand, OptionSpec, Surface, Values } from './define.js';
 
 export type { Values } from './define.js';
 
@@ -25,7 +24,8 @@ export type Parsed =
 const usage = (message: string, near?: string) =>
   usageError(message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
 
-export function parseArgv(argv: readonly string[]): Parsed {
+export function parseArgv(argv: readonly string[], surface: Surface): Parsed {
+  const { commands, globals: globalOptions } = surface;
   const path: CommandSpec[] = [];
   const args: string[] = [];
   const options: Values = {};
@@ -62,11 +62,11 @@ export function parseArgv(argv: readonly string[]): Parsed {
     const inline = eq === -1 ? stuck : token.slice(eq + 1);
     const matches = (o: OptionSpec) => o.flag === flag || o.short === flag;
     const own = current()?.options.find(matches);
-    const global = GLOBAL_OPTIONS.find(matches);
+    const global = globalOptions.find(matches);
     const spec = own ?? global;
     if (!spec) {
-      const known = [...(current()?.options ?? []), ...GLOBAL_OPTIONS].map((o) => o.flag);
-      const elsewhere = path.length === 0 && COMMANDS.some((c) => c.options.some(matches));
+      const known = [...(current()?.options ?? []), ...globalOptions].map((o) => o.flag);
+      const elsewhere = path.length === 0 && commands.some((c) => c.options.some(matches));
       if (elsewhere)
         throw usageError(`option ${quoted(flag)} belongs after its command`, `e.g. idcli <command> ${clip(flag)}`);
       throw usage(`unknown option ${quoted(long ? flag : token)}${forCommand()}`, suggest(flag, known));
@@ -126,14 +126,14 @@ export function parseArgv(argv: readonly string[]): Parsed {
     }
     if (help && !cmd) {
       // `idcli help <command> [<subcommand>]`
-      const found = COMMANDS.find((c) => c.name === token && !c.hidden);
-      if (!found) throw usage(`unknown command ${quoted(token)}`, suggest(token, visibleNames(COMMANDS)));
+      const found = commands.find((c) => c.name === token && !c.hidden);
+      if (!found) throw usage(`unknown command ${quoted(token)}`, suggest(token, visibleNames(commands)));
       path.push(found);
       return;
     }
     if (!cmd) {
-      const found = COMMANDS.find((c) => c.name === token);
-      if (!found) throw usage(`unknown command ${quoted(token)}`, suggest(token, visibleNames(COMMANDS)));
+      const found = commands.find((c) => c.name === token);
+      if (!found) throw usage(`unknown command ${quoted(token)}`, suggest(token, visibleNames(commands)));
       path.push(found);
       return;
     }

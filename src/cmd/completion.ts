@@ -13,7 +13,7 @@ export const completion = defineCommand({
   ],
   async run(o, inv) {
     const { completionScript } = await import('../completion/scripts.js');
-    inv.deps.stdout.write(completionScript(o.shell));
+    inv.deps.stdout.write(completionScript(o.shell, inv.surface));
   },
 });
 

@@ -2,11 +2,12 @@
  * Completion scripts for bash, zsh and fish, generated from the program's spec. Profiles are completed at
  * completion time through the hidden `idcli __profiles` command, so new profiles appear without regenerating.
  */
+import type { Surface } from '../argv/define.js';
 import { type CommandSpec, type OptionSpec, programSpec, type ProgramSpec } from './spec.js';
 
-export function completionScript(shell: 'bash' | 'zsh' | 'fish'): string {
+export function completionScript(shell: 'bash' | 'zsh' | 'fish', surface: Surface): string {
   const script = { bash: bashScript, zsh: zshScript, fish: fishScript }[shell];
-  return script(programSpec());
+  return script(programSpec(surface));
 }
 
 const words = (list: readonly string[]) => list.join(' ');

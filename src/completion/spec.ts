@@ -1,4 +1,4 @@
-import { COMMANDS, GLOBAL_OPTIONS, type OptionSpec as ArgvOption } from '../argv/spec.js';
+import type { OptionSpec as ArgvOption, Surface } from '../argv/define.js';
 import { CONFIG_KEYS } from '../config.js';
 
 /** What the shell scripts need to know of the program, read off the command table so the two never drift. */
@@ -43,17 +43,19 @@ function optionSpec(o: ArgvOption): OptionSpec {
   return spec;
 }
 
-export function programSpec(): ProgramSpec {
-  const commands = COMMANDS.filter((c) => !c.hidden).map((c): CommandSpec => {
-    const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options.map(optionSpec) };
-    if (c.subcommands) {
-      spec.positional = c.subcommands.map((s) => s.name);
-      spec.keys = Object.keys(CONFIG_KEYS);
-    }
-    const first = c.args?.[0];
-    if (first?.choices) spec.positional = first.choices;
-    else if (first && !c.subcommands) spec.argument = first.name;
-    return spec;
-  });
-  return { globals: GLOBAL_OPTIONS.map(optionSpec), commands };
+export function programSpec({ commands: all, globals }: Surface): ProgramSpec {
+  const commands = all
+    .filter((c) => !c.hidden)
+    .map((c): CommandSpec => {
+      const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options.map(optionSpec) };
+      if (c.subcommands) {
+        spec.positional = c.subcommands.map((s) => s.name);
+        spec.keys = Object.keys(CONFIG_KEYS);
+      }
+      const first = c.args?.[0];
+      if (first?.choices) spec.positional = first.choices;
+      else if (first && !c.subcommands) spec.argument = first.name;
+      return spec;
+    });
+  return { globals: globals.map(optionSpec), commands };
 }

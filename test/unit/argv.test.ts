@@ -2,16 +2,16 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { argument, option, readOptions } from '../../src/argv/define.js';
 import { commandHelp, rootHelp } from '../../src/argv/help.js';
 import { parseArgv, type Parsed } from '../../src/argv/parse.js';
-import { COMMANDS, GLOBAL_OPTIONS } from '../../src/argv/spec.js';
+import { COMMANDS, GLOBAL_OPTIONS, SURFACE } from '../../src/cmd/index.js';
 import { thrown } from '../support/thrown.js';
 
 function run(argv: string[]): Extract<Parsed, { kind: 'run' }> {
-  const p = parseArgv(argv);
+  const p = parseArgv(argv, SURFACE);
   if (p.kind !== 'run') throw new Error(`expected a command, got ${p.kind}`);
   return p;
 }
 
-const usage = (argv: string[]) => thrown(() => parseArgv(argv), 2);
+const usage = (argv: string[]) => thrown(() => parseArgv(argv, SURFACE), 2);
 
 describe('parseArgv', () => {
   it('takes global options before or after the command, and the command options after it', () => {
@@ -38,12 +38,12 @@ describe('parseArgv', () => {
     expect(s.globals.profile).toBe('x');
   });
   it('help and version', () => {
-    expect(parseArgv([])).toEqual({ kind: 'help', path: [] });
-    expect(parseArgv(['--version']).kind).toBe('version');
-    expect(parseArgv(['-V']).kind).toBe('version');
-    const h = parseArgv(['help', 'config', 'set']);
+    expect(parseArgv([], SURFACE)).toEqual({ kind: 'help', path: [] });
+    expect(parseArgv(['--version'], SURFACE).kind).toBe('version');
+    expect(parseArgv(['-V'], SURFACE).kind).toBe('version');
+    const h = parseArgv(['help', 'config', 'set'], SURFACE);
     expect(h.kind === 'help' && h.path.map((c) => c.name)).toEqual(['config', 'set']);
-    const h2 = parseArgv(['list', '--help']);
+    const h2 = parseArgv(['list', '--help'], SURFACE);
     expect(h2.kind === 'help' && h2.path.map((c) => c.name)).toEqual(['list']);
   });
   it('refuses mistakes with a suggestion where one is close', () => {
@@ -74,7 +74,7 @@ describe('parseArgv', () => {
 describe('help pages', () => {
   it('every command documents its purpose, each option with its default and env, and examples', () => {
     for (const cmd of COMMANDS.filter((c) => !c.hidden)) {
-      const text = commandHelp([cmd]);
+      const text = commandHelp([cmd], SURFACE);
       expect(text).toContain(cmd.description);
       for (const o of [...cmd.options, ...GLOBAL_OPTIONS]) {
         expect(text).toContain(o.flag);
@@ -86,7 +86,7 @@ describe('help pages', () => {
     }
   });
   it('the root page lists every visible command and the exit codes', () => {
-    const text = rootHelp('1.2.3');
+    const text = rootHelp('1.2.3', SURFACE);
     for (const cmd of COMMANDS) expect(text.includes(`  ${cmd.name}`)).toBe(!cmd.hidden);
     expect(text).toContain('Exit codes:');
     expect(text).toContain('1.2.3');
@@ -117,14 +117,16 @@ describe('short flags and repeatable options', () => {
     expect(usage(['-X', 'GET', 'api', 'u']).message).toContain('belongs after its command');
   });
   it('help shows the aliases, the repeatable options and the suggested methods', () => {
-    const text = commandHelp([COMMANDS.find((c) => c.name === 'api')!]);
+    const text = commandHelp([COMMANDS.find((c) => c.name === 'api')!], SURFACE);
     expect(text).toContain("  -H, --header 'Name: value'");
     expect(text).toContain('      --input <file|->');
     expect(text).toMatch(/--field <key=value> .*repeatable/);
     expect(text).toContain('e.g. GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS');
     expect(text).not.toContain('$(idcli token)');
-    expect(rootHelp('1.0.0')).not.toContain('$(idcli token)');
-    expect(commandHelp([COMMANDS.find((c) => c.name === 'token')!])).toContain('idcli token --header | curl -H @-');
+    expect(rootHelp('1.0.0', SURFACE)).not.toContain('$(idcli token)');
+    expect(commandHelp([COMMANDS.find((c) => c.name === 'token')!], SURFACE)).toContain(
+      'idcli token --header | curl -H @-',
+    );
   });
 });
 

@@ -2,19 +2,17 @@
  * idcli's command-line surface: the global options and the list of commands (one module each in src/cmd/). The
  * parser, the help pages and the shell completions all read it.
  */
-import { api } from '../cmd/api.js';
-import { completion, profiles } from '../cmd/completion.js';
-import { config } from '../cmd/config.js';
-import { doctor } from '../cmd/doctor.js';
-import { list } from '../cmd/list.js';
-import { login } from '../cmd/login.js';
-import { logout } from '../cmd/logout.js';
-import { status } from '../cmd/status.js';
-import { token } from '../cmd/token.js';
+import { api } from './api.js';
+import { completion, profiles } from './completion.js';
+import { config } from './config.js';
+import { doctor } from './doctor.js';
+import { list } from './list.js';
+import { login } from './login.js';
+import { logout } from './logout.js';
+import { status } from './status.js';
+import { token } from './token.js';
 import { CONFIG_KEYS, OPTION_KEYS, PROFILE } from '../config.js';
-import { type CommandSpec, option, type OptionSpec } from './define.js';
-
-export type { ArgSpec, CommandSpec, OptionSpec, OptionType } from './define.js';
+import { type CommandSpec, option, type OptionSpec, type Surface } from '../argv/define.js';
 
 /** The settings with a global flag, under their field's name (see settingFlags in config.ts). */
 const settingOptions = OPTION_KEYS.filter((k) => 'global' in CONFIG_KEYS[k]).map((k): OptionSpec => ({
@@ -53,3 +51,6 @@ export const COMMANDS: readonly CommandSpec[] = [
   completion,
   profiles,
 ];
+
+/** What the parser, the help pages and the completion scripts are given. */
+export const SURFACE: Surface = { globals: GLOBAL_OPTIONS, commands: COMMANDS };
