@@ -5,6 +5,7 @@
  * written here (a config dir of its own, so the user's is never read): the file-store figure must not be slower.
  * Beside the keychain figure, the keychain library alone: `node -e` loading @napi-rs/keyring and reading one
  * secret of a record's size, which is what any keychain read through the library costs before idcli's own work.
+ * BENCH_BASELINE=<checkout> adds that build's cached `idcli token` (file store) to the same loop.
  * Prints figures; asserts nothing.
  */
 import { execFile, spawnSync } from 'node:child_process';
@@ -110,6 +111,12 @@ export async function benchStartup(): Promise<void> {
       { name: 'idcli --help', args: [bin, '--help'], env: base, budget: 1.15 },
       { name: 'idcli token (file store)', args: [bin, 'token'], env: fileEnv, budget: 1.3 },
     ];
+    // Another build of idcli (a checkout with its own dist/) reading the same record: is this one slower than it?
+    const baseline = process.env.BENCH_BASELINE;
+    if (baseline) {
+      const other = join(baseline, 'bin', 'idcli.cjs');
+      cases.push({ name: 'idcli token (file), baseline', args: [other, 'token'], env: fileEnv });
+    }
     const gh = findGh();
     if (gh) {
       const ghDir = join(tmp, 'gh');
