@@ -23,13 +23,6 @@ export function isSecretParam(name: string): boolean {
   return SECRET_PARAMS.has(name.toLowerCase());
 }
 
-export function redactParams(params: URLSearchParams): string {
-  const parts: string[] = [];
-  for (const [k, v] of params)
-    parts.push(`${encodeURIComponent(k)}=${isSecretParam(k) ? REDACTED : encodeURIComponent(v)}`);
-  return parts.join('&');
-}
-
 /** The URL without credentials or secret parameters, cut to MAX_ECHO characters: a server's link can be huge. */
 export function redactUrl(url: string | URL): string {
   return clip(redactSecrets(url));
