@@ -23,13 +23,6 @@ export function isSecretParam(name: string): boolean {
   return SECRET_PARAMS.has(name.toLowerCase());
 }
 
-export function redactParams(params: URLSearchParams): string {
-  const parts: string[] = [];
-  for (const [k, v] of params)
-    parts.push(`${encodeURIComponent(k)}=${isSecretParam(k) ? REDACTED : encodeURIComponent(v)}`);
-  return parts.join('&');
-}
-
 /** The URL without credentials or secret parameters, cut to MAX_ECHO characters: a server's link can be huge. */
 export function redactUrl(url: string | URL): string {
   return clip(redactSecrets(url));
@@ -55,20 +48,17 @@ export function redactSecrets(url: string | URL): string {
 function redactQuery(query: string): string {
   return query
     .split('&')
-    .map((part) => {
-      const eq = part.indexOf('=');
-      const name = eq === -1 ? part : part.slice(0, eq);
-      return isSecretParam(decodeName(name)) ? `${name}=${REDACTED}` : part;
-    })
+    .map((part) => (isSecretParam(paramName(part)) ? `${part.split('=', 1)[0]}=${REDACTED}` : part))
     .join('&');
 }
 
-/** A query parameter's name as a server reads it (`access%5Ftoken` is `access_token`). */
-function decodeName(name: string): string {
+/** The name of a query's `name=value` part as a server reads it (`access%5Ftoken=…` is `access_token`). */
+export function paramName(part: string): string {
+  const raw = part.split('=', 1)[0] ?? '';
   try {
-    return decodeURIComponent(name.replaceAll('+', ' '));
+    return decodeURIComponent(raw.replaceAll('+', ' '));
   } catch {
-    return name;
+    return raw;
   }
 }
 

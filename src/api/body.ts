@@ -7,6 +7,7 @@ import { close, constants, createReadStream, fstat, open, type Stats } from 'nod
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { isatty, ReadStream } from 'node:tty';
+import { promisify } from 'node:util';
 import { ExitCode, IdcliError, interrupted, usageError } from '../errors.js';
 import { seconds } from '../http/limits.js';
 import type { StreamedBody } from '../http/types.js';
@@ -56,15 +57,9 @@ export async function openInput(path: string, o: InputOptions): Promise<InputBod
  * O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, inside a thread of the pool where no signal
  * and no timer can end the wait. Reads from the descriptor then go through streams that poll it.
  */
-function openWithoutWaiting(path: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    open(path, constants.O_RDONLY | constants.O_NONBLOCK, (err, fd) => (err ? reject(err) : resolve(fd)));
-  });
-}
-
-function statOf(fd: number): Promise<Stats> {
-  return new Promise((resolve, reject) => fstat(fd, (err, stats) => (err ? reject(err) : resolve(stats))));
-}
+const openWithoutWaiting = (path: string): Promise<number> =>
+  promisify(open)(path, constants.O_RDONLY | constants.O_NONBLOCK);
+const statOf = promisify(fstat);
 
 /** A stream that owns `fd`: a FIFO and a terminal are polled from the event loop, anything else read as a file. */
 function streamOf(fd: number, stats: Stats, path: string): Readable {

@@ -1,7 +1,7 @@
 /** Where a request of `list` or `api` goes: api-base-url, and a target resolved against it that stays on its origin. */
 import { usageError } from '../errors.js';
 import { clip, printable } from '../printable.js';
-import { redactUrl } from '../redact.js';
+import { paramName, redactUrl } from '../redact.js';
 
 /** api-base-url, else base-url: the API's origin, the only one the access token is sent to. */
 export function apiBaseUrl(settings: { apiBaseUrl?: string; baseUrl?: string }): string {
@@ -83,14 +83,5 @@ function resolveTarget(target: string, base: URL): URL {
     return new URL(target, dir);
   } catch {
     throw usageError(`not a valid URL or path: ${clip(printable(target))}`);
-  }
-}
-
-function paramName(part: string): string {
-  const raw = part.split('=', 1)[0] ?? '';
-  try {
-    return decodeURIComponent(raw.replaceAll('+', ' '));
-  } catch {
-    return raw;
   }
 }

@@ -12,6 +12,7 @@ import {
   checkReachable,
   checkRedirectPort,
   checkStore,
+  reachableSkipped,
   type StoreProbe,
 } from '../doctor/checks.js';
 import { createHttpClient } from '../http/client.js';
@@ -44,13 +45,7 @@ export async function runDoctor(
       http.close();
     }
   } else {
-    checks.push({
-      id: 'reachable',
-      title: 'identity service reachable',
-      status: 'fail',
-      detail: 'skipped: base-url is not set or invalid',
-      fix: 'fix the configuration first',
-    });
+    checks.push(reachableSkipped());
   }
   checks.push(await checkRedirectPort(ok?.redirectUri), await checkLocalhost(ok?.redirectUri));
 

@@ -19,10 +19,8 @@ import { stderrStyle } from '../style.js';
  */
 export const AUTO_CONCURRENCY = 4;
 
-export type ListContext = CommandContext;
-
 /** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
-export async function runList(opts: ListOptions, ctx: ListContext): Promise<void> {
+export async function runList(opts: ListOptions, ctx: CommandContext): Promise<void> {
   const { deps, settings } = ctx;
   const apiBase = apiBaseUrl(settings);
   // Everything that can be refused without the network is refused before any request (exit 2).

@@ -2,8 +2,43 @@
  * Completion scripts for bash, zsh and fish, generated from the program's spec. Profiles are completed at
  * completion time through the hidden `idcli __profiles` command, so new profiles appear without regenerating.
  */
-import type { Surface } from '../argv/define.js';
-import { type CommandSpec, type OptionSpec, programSpec, type ProgramSpec } from './spec.js';
+import type { OptionSpec, Surface } from '../argv/define.js';
+import { CONFIG_KEYS } from '../config.js';
+
+/** A command as the scripts complete it: its options, and what its positional arguments may be. */
+interface CommandSpec {
+  name: string;
+  description: string;
+  options: readonly OptionSpec[];
+  /** Fixed values for the first positional argument (subcommands of `config`, shells of `completion`). */
+  positional?: readonly string[];
+  /** Second positional: config keys after `config set|get|unset`. */
+  keys?: readonly string[];
+  /** Name of a free first positional argument (a path or URL), for shells that describe it. */
+  argument?: string;
+}
+
+interface ProgramSpec {
+  globals: readonly OptionSpec[];
+  commands: CommandSpec[];
+}
+
+function programSpec({ commands: all, globals }: Surface): ProgramSpec {
+  const commands = all
+    .filter((c) => !c.hidden)
+    .map((c): CommandSpec => {
+      const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options };
+      if (c.subcommands) {
+        spec.positional = c.subcommands.map((s) => s.name);
+        spec.keys = Object.keys(CONFIG_KEYS);
+      }
+      const first = c.args?.[0];
+      if (first?.choices) spec.positional = first.choices;
+      else if (first && !c.subcommands) spec.argument = first.name;
+      return spec;
+    });
+  return { globals, commands };
+}
 
 export function completionScript(shell: 'bash' | 'zsh' | 'fish', surface: Surface): string {
   const script = { bash: bashScript, zsh: zshScript, fish: fishScript }[shell];
@@ -11,7 +46,12 @@ export function completionScript(shell: 'bash' | 'zsh' | 'fish', surface: Surfac
 }
 
 const words = (list: readonly string[]) => list.join(' ');
-const names = (o: OptionSpec) => (o.short ? [o.long, o.short] : [o.long]);
+const names = (o: OptionSpec) => (o.short ? [o.flag, o.short] : [o.flag]);
+const takesValue = (o: OptionSpec) => o.type !== 'boolean';
+// Completion only offers values, so values that are suggested but not enforced complete the same way.
+const choices = (o: OptionSpec) => o.choices ?? o.suggestions ?? o.keywords;
+/** Profiles are looked up when completing, not fixed in the script. */
+const isProfile = (o: OptionSpec) => o.flag === '--profile';
 
 /**
  * Every option word that takes a value, with the commands where it does. A word that is a switch for one command
@@ -27,18 +67,18 @@ interface ValueWord {
 function valueWords(spec: ProgramSpec): ValueWord[] {
   const byLong = new Map<string, { option: OptionSpec; words: Set<string>; commands: Set<string> }>();
   const switches = new Set<string>();
-  const globals = new Set(spec.globals.map((o) => o.long));
+  const globals = new Set<string>(spec.globals.map((o) => o.flag));
   const add = (o: OptionSpec, command: string | undefined) => {
-    const entry = byLong.get(o.long) ?? { option: o, words: new Set<string>(), commands: new Set<string>() };
+    const entry = byLong.get(o.flag) ?? { option: o, words: new Set<string>(), commands: new Set<string>() };
     for (const w of names(o)) entry.words.add(w);
     if (command) entry.commands.add(command);
-    byLong.set(o.long, entry);
+    byLong.set(o.flag, entry);
   };
-  for (const o of spec.globals) if (o.takesValue) add(o, undefined);
+  for (const o of spec.globals) if (takesValue(o)) add(o, undefined);
   for (const c of spec.commands) {
     for (const o of c.options) {
-      if (o.takesValue) add(o, c.name);
-      else switches.add(o.long);
+      if (takesValue(o)) add(o, c.name);
+      else switches.add(o.flag);
     }
   }
   return [...byLong.entries()].map(([long, e]) => ({
@@ -54,15 +94,15 @@ function bashBranch(pattern: string[], action: string, commands: string[] | unde
   return `    ${pattern.join('|')}) case "$cmd" in ${commands.join('|')}) ${action} ;; esac ;;`;
 }
 
-export function bashScript(spec: ProgramSpec): string {
+function bashScript(spec: ProgramSpec): string {
   const values = valueWords(spec);
-  const fixed = values.filter((v) => !v.option.dynamic && !v.option.choices);
+  const fixed = values.filter((v) => !isProfile(v.option) && !choices(v.option));
   const valueCases = [
     '    --profile) COMPREPLY=($(compgen -W "$(idcli __profiles 2>/dev/null)" -- "$cur")); return ;;',
     ...values
-      .filter((v) => v.option.choices)
+      .filter((v) => choices(v.option))
       .map((v) =>
-        bashBranch(v.words, `COMPREPLY=($(compgen -W "${words(v.option.choices!)}" -- "$cur")); return`, v.commands),
+        bashBranch(v.words, `COMPREPLY=($(compgen -W "${words(choices(v.option)!)}" -- "$cur")); return`, v.commands),
       ),
     ...fixed.filter((v) => v.commands).map((v) => bashBranch(v.words, 'return', v.commands)),
     bashBranch(
@@ -79,7 +119,7 @@ export function bashScript(spec: ProgramSpec): string {
     ),
     ...values.filter((v) => v.commands).map((v) => bashBranch(v.words, 'skip=1', v.commands)),
   ].map((line) => `  ${line}`);
-  const globals = words(spec.globals.map((o) => o.long));
+  const globals = words(spec.globals.map((o) => o.flag));
   const commandCases = spec.commands.map((c) => {
     const opts = words([...c.options.flatMap(names), '--help']);
     if (c.positional) {
@@ -120,16 +160,17 @@ complete -F _idcli idcli
 
 function zshOption(o: OptionSpec): string {
   const desc = o.description.replace(/[[\]:']/g, '');
-  const action = o.dynamic === 'profiles' ? '_idcli_profiles' : o.choices ? `(${words(o.choices)})` : ' ';
-  const tail = o.takesValue ? `[${desc}]:value:${action}'` : `[${desc}]'`;
+  const values = choices(o);
+  const action = isProfile(o) ? '_idcli_profiles' : values ? `(${words(values)})` : ' ';
+  const tail = takesValue(o) ? `[${desc}]:value:${action}'` : `[${desc}]'`;
   // A repeatable option may appear again; any other excludes itself and its alias once given.
-  if (!o.short) return `'${o.repeatable ? '*' : ''}${o.long}${o.takesValue ? '=' : ''}${tail}`;
-  const group = o.repeatable ? "'*'" : `'(${o.short} ${o.long})'`;
-  const forms = o.takesValue ? `{${o.short}+,${o.long}=}` : `{${o.short},${o.long}}`;
+  if (!o.short) return `'${o.repeatable ? '*' : ''}${o.flag}${takesValue(o) ? '=' : ''}${tail}`;
+  const group = o.repeatable ? "'*'" : `'(${o.short} ${o.flag})'`;
+  const forms = takesValue(o) ? `{${o.short}+,${o.flag}=}` : `{${o.short},${o.flag}}`;
   return `${group}${forms}'${tail}`;
 }
 
-function zshCommand(c: CommandSpec, globals: OptionSpec[]): string {
+function zshCommand(c: CommandSpec, globals: readonly OptionSpec[]): string {
   const args = [...c.options, ...globals].map(zshOption);
   if (c.positional && c.keys) {
     args.push(`'1:subcommand:(${words(c.positional)})'`, `'2:key:(${words(c.keys)})'`, "'3:value: '");
@@ -141,7 +182,7 @@ function zshCommand(c: CommandSpec, globals: OptionSpec[]): string {
   return `    ${c.name}) _arguments -s \\\n      ${args.join(' \\\n      ')} ;;`;
 }
 
-export function zshScript(spec: ProgramSpec): string {
+function zshScript(spec: ProgramSpec): string {
   const commands = spec.commands.map((c) => `    '${c.name}:${c.description.replace(/'/g, '')}'`).join('\n');
   return `#compdef idcli
 # zsh completion for idcli — save as _idcli in a directory of your $fpath
@@ -173,19 +214,20 @@ if [ "$funcstack[1]" = "_idcli" ]; then _idcli "$@"; else compdef _idcli idcli; 
 }
 
 function fishOption(o: OptionSpec, condition: string): string {
-  const name = o.long.replace(/^--/, '');
+  const name = o.flag.replace(/^--/, '');
   const parts = [`complete -c idcli -n '${condition}' -l ${name}`];
   if (o.short) parts.push(`-s ${o.short.slice(1)}`);
-  if (o.takesValue) {
-    if (o.dynamic === 'profiles') parts.push(`-x -a '(idcli __profiles 2>/dev/null)'`);
-    else if (o.choices) parts.push(`-x -a '${words(o.choices)}'`);
+  const values = choices(o);
+  if (takesValue(o)) {
+    if (isProfile(o)) parts.push(`-x -a '(idcli __profiles 2>/dev/null)'`);
+    else if (values) parts.push(`-x -a '${words(values)}'`);
     else parts.push('-r');
   }
   parts.push(`-d '${o.description.replace(/'/g, "\\'")}'`);
   return parts.join(' ');
 }
 
-export function fishScript(spec: ProgramSpec): string {
+function fishScript(spec: ProgramSpec): string {
   const lines = [
     '# fish completion for idcli — save as ~/.config/fish/completions/idcli.fish',
     'complete -c idcli -f',

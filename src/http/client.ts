@@ -114,9 +114,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
           throw new IdcliError(
             `${req.method} ${redactUrl(req.url)} failed: ${err.message}${after}${once}`,
             ExitCode.NETWORK,
-            {
-              cause: err,
-            },
+            { cause: err },
           );
         }
         reason = err.message;

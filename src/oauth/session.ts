@@ -12,7 +12,7 @@ import { notLoggedIn } from '../errors.js';
 import { requireSetting } from '../config.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialKey, CredentialRecord } from '../store/record.js';
-import { allStores, openStore } from '../store/select.js';
+import { allStores, openStore, type OpenStoreOptions } from '../store/select.js';
 import type { TokenSet } from './token-client.js';
 
 export type SessionContext = Pick<CommandContext, 'deps' | 'settings'>;
@@ -33,14 +33,7 @@ const REFRESH_TIMEOUT_MS = 30_000;
 
 export async function openSession(ctx: SessionContext): Promise<Session> {
   const key = credentialKey(ctx);
-  const store = await openStore({
-    mode: ctx.settings.credentialStore,
-    configDir: ctx.settings.configDir,
-    service: ctx.settings.keychainService,
-    warn: (msg) => ctx.deps.log.warn(msg),
-    env: ctx.deps.env,
-  });
-  return new Session(ctx, store, key);
+  return new Session(ctx, await openStore(storeOptions(ctx)), key);
 }
 
 /**
@@ -49,18 +42,23 @@ export async function openSession(ctx: SessionContext): Promise<Session> {
  */
 export async function forgetSignIn(ctx: SessionContext): Promise<string[]> {
   const key = credentialKey(ctx);
-  const stores = await allStores({
-    configDir: ctx.settings.configDir,
-    service: ctx.settings.keychainService,
-    env: ctx.deps.env,
-    warn: (m) => ctx.deps.log.warn(m),
-  });
+  const stores = await allStores(storeOptions(ctx));
   // Under the refresh lock, so a refresh finishing right now cannot write the record back after we removed it.
   return underLock(ctx, key, async () => {
     const removed: string[] = [];
     for (const store of stores) if (await store.delete(key)) removed.push(store.describe());
     return removed;
   });
+}
+
+function storeOptions({ settings, deps }: SessionContext): OpenStoreOptions {
+  return {
+    mode: settings.credentialStore,
+    configDir: settings.configDir,
+    service: settings.keychainService,
+    warn: (msg) => deps.log.warn(msg),
+    env: deps.env,
+  };
 }
 
 function credentialKey({ settings }: SessionContext): CredentialKey {

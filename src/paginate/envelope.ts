@@ -10,6 +10,7 @@ import {
   type Span,
   type SpanTable,
 } from './json-scan.js';
+import { linkHref } from './peek-links.js';
 
 /** One validated page of a collection (offset- or cursor-based, see the service contract). */
 export interface Page {
@@ -73,11 +74,15 @@ export function validateEnvelope(body: Buffer, scanned: ScannedPage, pageUrl: st
   if (typeof links !== 'object' || links === null || Array.isArray(links)) bad('"links" is not an object');
   const linkMap = links as Record<string, unknown>;
 
-  const self = linkHref(linkMap, 'self', bad);
-  const first = linkHref(linkMap, 'first', bad);
+  const link = (name: string): string | undefined => {
+    const href = linkHref(linkMap, name);
+    return href === null ? bad(`links.${name} must be an object with an "href" string or a string`) : href;
+  };
+  const self = link('self');
+  const first = link('first');
   if (self === undefined) bad('links.self is missing');
   if (first === undefined) bad('links.first is missing');
-  const next = linkHref(linkMap, 'next', bad);
+  const next = link('next');
 
   const pageIndex = integerMember(body, scanned, 'pageIndex', bad);
   const totalItems = integerMember(body, scanned, 'totalItems', bad);
@@ -95,23 +100,6 @@ export function validateEnvelope(body: Buffer, scanned: ScannedPage, pageUrl: st
   if (pageIndex !== undefined) page.pageIndex = Number(pageIndex);
   if (totalItems !== undefined) page.totalItems = totalItems;
   return page;
-}
-
-/**
- * A link member: per the service contract an object `{ "href": "<url>" }`; idcli also accepts a plain
- * string (docs/cli.md, "list"). Absent -> undefined. Present but not one of those shapes -> contract error,
- * including `null`: the contract says a missing page's link is omitted, and guessing "null means the
- * end" could silently truncate the output.
- */
-function linkHref(links: Record<string, unknown>, name: string, bad: (p: string) => never): string | undefined {
-  if (!Object.hasOwn(links, name)) return undefined;
-  const v = links[name];
-  let href: unknown = v;
-  if (typeof v === 'object' && v !== null && !Array.isArray(v)) href = (v as Record<string, unknown>)['href'];
-  if (typeof href !== 'string' || href.trim() === '') {
-    return bad(`links.${name} must be an object with an "href" string or a string`);
-  }
-  return href;
 }
 
 function integerMember(

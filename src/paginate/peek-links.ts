@@ -83,17 +83,21 @@ export function peekLinks(buf: Buffer): PeekedLinks | undefined {
   }
   if (typeof links !== 'object' || links === null || Array.isArray(links)) return undefined;
   const map = links as Record<string, unknown>;
-  const next = href(map, 'next');
+  const next = linkHref(map, 'next');
   if (next === null) return undefined;
-  const self = href(map, 'self');
+  const self = linkHref(map, 'self');
   const out: PeekedLinks = {};
   if (next !== undefined) out.next = next;
   if (typeof self === 'string') out.self = self;
   return out;
 }
 
-/** undefined: absent; null: present but malformed (left to the full validation to report). */
-function href(links: Record<string, unknown>, name: string): string | undefined | null {
+/**
+ * A link member: per the service contract an object `{ "href": "<url>" }`; idcli also accepts a plain string
+ * (docs/cli.md, "list"). undefined when absent; null when present in any other shape, `null` included: the contract
+ * says a missing page's link is omitted, and guessing "null means the end" could silently truncate the output.
+ */
+export function linkHref(links: Record<string, unknown>, name: string): string | undefined | null {
   if (!Object.hasOwn(links, name)) return undefined;
   const v = links[name];
   const h = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>)['href'] : v;

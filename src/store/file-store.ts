@@ -133,15 +133,10 @@ export class FileStore implements CredentialStore {
     const path = await this.pathFor(key);
     await this.#ensureDir();
     this.#refuseSymlink(path);
-    const { open, unlink } = await fsp();
+    const { unlink, writeFile } = await fsp();
     const probe = await this.#tempName(path);
     try {
-      const fh = await open(probe, 'wx', FILE_MODE);
-      try {
-        await fh.writeFile('\n');
-      } finally {
-        await fh.close();
-      }
+      await writeFile(probe, '\n', { mode: FILE_MODE, flag: 'wx' });
     } catch (err) {
       await unlink(probe).catch(() => {});
       throw unwritableDir(this.dir, err) ?? fsError('cannot write', probe, err);

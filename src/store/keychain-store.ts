@@ -105,9 +105,7 @@ export class KeychainStore implements CredentialStore {
       previous = raw;
       const head = this.#parseHead(raw);
       if ('record' in head) return this.#validated(() => validateRecord(head.record));
-      const parts = await Promise.all(
-        Array.from({ length: head.chunks }, (_, i) => this.backend.get(chunkAccount(account, head.write, i))),
-      );
+      const parts = await Promise.all(chunkNames(account, head).map((name) => this.backend.get(name)));
       if (parts.some((p) => p === null)) {
         reason = 'a part is missing';
         continue;

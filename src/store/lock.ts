@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { link, mkdir, open, unlink, writeFile } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -82,12 +82,7 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
       unwritableDir(dirname(dirname(lockPath)), err) ?? lockFsError('cannot create the directory of', lockPath, err)
     );
   }
-  const owner: Owner = {
-    pid: process.pid,
-    host: hostname(),
-    createdAt: Date.now(),
-    token: randomBytes(16).toString('hex'),
-  };
+  const owner = newOwner();
   let waitingOn: string | null | undefined;
   let deadline = Date.now() + timeoutMs;
   for (let round = 0; ; round++) {
@@ -118,14 +113,13 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
   }
 }
 
+/** This process as the owner of a lock it is about to create; the token tells its own file from a successor's. */
+function newOwner(): Owner {
+  return { pid: process.pid, host: hostname(), createdAt: Date.now(), token: randomBytes(16).toString('hex') };
+}
+
 /** Holding the lock: the file's mtime is kept fresh until release. */
-function hold(
-  lockPath: string,
-  fh: Awaited<ReturnType<typeof open>>,
-  owner: Owner,
-  staleMs: number,
-  timeoutMs: number,
-): Held {
+function hold(lockPath: string, fh: FileHandle, owner: Owner, staleMs: number, timeoutMs: number): Held {
   // While alive, the holder keeps the file's mtime fresh, so "untouched for staleMs" really means abandoned
   // (crashed on another host, or frozen) and a slow-but-healthy refresh is never taken over.
   const beat = setInterval(
@@ -168,7 +162,7 @@ function pollDelay(round: number): number {
  * EEXIST when the path exists, so of all racers exactly one wins (like O_CREAT|O_EXCL), and the lock file is
  * never seen empty or half-written — a process killed at any point leaves either no lock or one naming its pid.
  */
-async function createExclusive(path: string, content: object): Promise<Awaited<ReturnType<typeof open>> | null> {
+async function createExclusive(path: string, content: object): Promise<FileHandle | null> {
   const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     await writeFile(tmp, JSON.stringify(content), { mode: 0o600, flag: 'wx' });
@@ -197,7 +191,7 @@ async function createExclusive(path: string, content: object): Promise<Awaited<R
  * but a regular file in its place is refused: it can be neither read as an owner nor ever turn stale.
  */
 async function snapshot(path: string): Promise<Snapshot | null> {
-  let fh: Awaited<ReturnType<typeof open>>;
+  let fh: FileHandle;
   try {
     fh = await open(path, constants.O_RDONLY | O_NONBLOCK);
   } catch {
@@ -260,12 +254,7 @@ async function removeUnder(
   signal?: AbortSignal,
 ): Promise<boolean> {
   const reaperPath = `${lockPath}.reaper`;
-  const me: Owner = {
-    pid: process.pid,
-    host: hostname(),
-    createdAt: Date.now(),
-    token: randomBytes(8).toString('hex'),
-  };
+  const me = newOwner();
   for (;;) {
     const fh = await createExclusive(reaperPath, me);
     if (fh) {
