@@ -9,7 +9,7 @@
  */
 import { ExitCode, IdcliError } from '../errors.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
-import { type KeyringBackend, KeyringClient, type KeyringClientOptions } from './keyring-client.js';
+import { type KeyringBackend, KeyringClient, type KeyringClientOptions, messageOf } from './keyring-client.js';
 import {
   accountName,
   type CredentialKey,
@@ -73,7 +73,7 @@ export class KeychainStore implements CredentialStore {
       await this.backend.ready();
       return null;
     } catch (err) {
-      return err instanceof Error ? err.message : String(err);
+      return messageOf(err);
     }
   }
 
@@ -86,8 +86,7 @@ export class KeychainStore implements CredentialStore {
     try {
       await this.backend.writable();
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      throw new IdcliError(`the ${this.describe()} cannot save credentials now: ${reason}`, ExitCode.USAGE, {
+      throw new IdcliError(`the ${this.describe()} cannot save credentials now: ${messageOf(err)}`, ExitCode.USAGE, {
         hint: 'run the command again once it can',
       });
     }

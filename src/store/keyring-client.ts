@@ -194,7 +194,8 @@ function libraryError(err: unknown): IdcliError {
   return keychainError(message);
 }
 
-function messageOf(err: unknown): string {
+/** An error's message, or the thrown value itself when it is not an Error. */
+export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
