@@ -32,62 +32,41 @@ export interface Settings {
 }
 
 /**
- * The keys a profile in config.json may hold: each one's field in Settings, the environment variable that
- * overrides it and, for most, the flag that overrides both. `global` flags are accepted before or after any
- * command; the others belong to the command that lists them (`option.setting` in src/argv/define.ts).
+ * The keys a profile in config.json may hold: each one's field in Settings and, for most, the flag that overrides
+ * it and its environment variable (envVar). `global` flags are accepted before or after any command; the others
+ * belong to the command that lists them (`option.setting` in src/argv/define.ts).
  */
 export const CONFIG_KEYS = {
-  'base-url': {
-    field: 'baseUrl',
-    env: 'IDCLI_BASE_URL',
-    global: true,
-    value: '<url>',
-    description: 'identity service base URL',
-  },
-  'client-id': {
-    field: 'clientId',
-    env: 'IDCLI_CLIENT_ID',
-    global: true,
-    value: '<uuid>',
-    description: 'registered application id',
-  },
+  'base-url': { field: 'baseUrl', global: true, value: '<url>', description: 'identity service base URL' },
+  'client-id': { field: 'clientId', global: true, value: '<uuid>', description: 'registered application id' },
   'client-name': {
     field: 'clientName',
-    env: 'IDCLI_CLIENT_NAME',
     global: true,
     value: '<name>',
     description: 'registered client name, sent in scope',
   },
-  'redirect-uri': {
-    field: 'redirectUri',
-    env: 'IDCLI_REDIRECT_URI',
-    global: true,
-    value: '<url>',
-    description: 'registered loopback callback',
-  },
+  'redirect-uri': { field: 'redirectUri', global: true, value: '<url>', description: 'registered loopback callback' },
   'api-base-url': {
     field: 'apiBaseUrl',
-    env: 'IDCLI_API_BASE_URL',
     global: true,
     value: '<url>',
     description: 'base URL for `list` and `api` paths',
     defaultText: 'base-url',
   },
-  issuer: { field: 'issuer', env: 'IDCLI_ISSUER' },
-  scope: {
-    field: 'scope',
-    env: 'IDCLI_SCOPE',
-    value: '<scopes>',
-    description: 'extra scopes after "openid <client-name>"',
-  },
+  issuer: { field: 'issuer' },
+  scope: { field: 'scope', value: '<scopes>', description: 'extra scopes after "openid <client-name>"' },
   'ui-locales': {
     field: 'uiLocales',
-    env: 'IDCLI_UI_LOCALES',
     value: '<tags>',
     description: 'sign-in page language, e.g. "fr en"',
     defaultText: 'your locale',
   },
 } as const;
+
+/** The environment variable that overrides a key: IDCLI_ and the key in capitals, `-` read as `_`. */
+export function envVar(key: ConfigKey): string {
+  return `IDCLI_${key.toUpperCase().replaceAll('-', '_')}`;
+}
 
 /** `--profile`: not a key of a profile, but chosen like a setting (flag > environment > default). */
 export const PROFILE = { env: 'IDCLI_PROFILE', default: 'default' } as const;
@@ -386,7 +365,7 @@ export function resolveSettings(
     settings.accessToken = env.IDCLI_ACCESS_TOKEN;
   }
   for (const [key, spec] of Object.entries(CONFIG_KEYS) as [ConfigKey, (typeof CONFIG_KEYS)[ConfigKey]][]) {
-    const value = flags[spec.field] ?? nonEmpty(env[spec.env]) ?? fromFile[key];
+    const value = flags[spec.field] ?? nonEmpty(env[envVar(key)]) ?? fromFile[key];
     if (value === undefined) continue;
     settings[spec.field] = validateSetting(key, value);
   }
@@ -418,7 +397,7 @@ function nonEmpty(v: string | undefined): string | undefined {
 /** Where a setting may be given, for error messages that say what to do next. */
 export function howToSet(key: ConfigKey): string {
   const flag = hasFlag(key) ? `--${key}` : undefined;
-  return [flag, CONFIG_KEYS[key].env, `idcli config set ${key} <value>`].filter(Boolean).join(', ');
+  return [flag, envVar(key), `idcli config set ${key} <value>`].filter(Boolean).join(', ');
 }
 
 export function requireSetting<F extends SettingField>(settings: Settings, field: F): string {

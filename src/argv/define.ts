@@ -2,7 +2,7 @@
  * How a command is defined: one table of its options and arguments, from which the parser, the help page, the
  * shell completion and the type of what its `run` receives are all derived. Each command is one module in src/cmd/.
  */
-import { CONFIG_KEYS, type OptionKey, type SettingFlags } from '../config.js';
+import { CONFIG_KEYS, envVar, type OptionKey, type SettingFlags } from '../config.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
 import { usageError } from '../errors.js';
@@ -104,9 +104,9 @@ export const option = {
    */
   setting: (key: OptionKey) => {
     const entry = CONFIG_KEYS[key];
-    const { env, value, description } = entry;
+    const { value, description } = entry;
     const defaultText = 'defaultText' in entry ? { defaultText: entry.defaultText } : {};
-    return option.string({ flag: `--${key}`, env, value, description, ...defaultText });
+    return option.string({ flag: `--${key}`, env: envVar(key), value, description, ...defaultText });
   },
 };
 
