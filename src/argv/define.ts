@@ -199,7 +199,8 @@ export function defineCommand<T extends Table>(
   };
 }
 
-function splitTable(table: Table): { options: OptionSpec[]; args?: ArgSpec[] } {
+/** A table's options (each under its key) and arguments, in the table's order. */
+export function splitTable(table: Table): { options: OptionSpec[]; args?: ArgSpec[] } {
   const options: OptionSpec[] = [];
   const args: ArgSpec[] = [];
   for (const [key, entry] of Object.entries(table)) {

@@ -12,32 +12,25 @@ import { logout } from './logout.js';
 import { status } from './status.js';
 import { token } from './token.js';
 import { CONFIG_KEYS, OPTION_KEYS, PROFILE } from '../config.js';
-import { type CommandSpec, option, type OptionSpec, type Surface } from '../argv/define.js';
+import { type CommandSpec, option, type OptionSpec, splitTable, type Surface } from '../argv/define.js';
 
 /** The settings with a global flag, under their field's name (see settingFlags in config.ts). */
-const settingOptions = OPTION_KEYS.filter((k) => 'global' in CONFIG_KEYS[k]).map((k): OptionSpec => ({
-  ...option.setting(k),
-  key: CONFIG_KEYS[k].field,
-}));
+const settingOptions = Object.fromEntries(
+  OPTION_KEYS.filter((k) => 'global' in CONFIG_KEYS[k]).map((k) => [CONFIG_KEYS[k].field, option.setting(k)]),
+);
 
-export const GLOBAL_OPTIONS: readonly OptionSpec[] = [
-  {
-    ...option.string({
-      flag: '--profile',
-      value: '<name>',
-      description: 'profile to use',
-      env: PROFILE.env,
-      defaultText: PROFILE.default,
-    }),
-    key: 'profile',
-  },
+export const GLOBAL_OPTIONS: readonly OptionSpec[] = splitTable({
+  profile: option.string({
+    flag: '--profile',
+    value: '<name>',
+    description: 'profile to use',
+    env: PROFILE.env,
+    defaultText: PROFILE.default,
+  }),
   ...settingOptions,
-  {
-    ...option.boolean({ flag: '--verbose', description: 'trace requests on stderr, secrets redacted' }),
-    key: 'verbose',
-  },
-  { ...option.boolean({ flag: '--quiet', description: 'only errors and warnings on stderr' }), key: 'quiet' },
-];
+  verbose: option.boolean({ flag: '--verbose', description: 'trace requests on stderr, secrets redacted' }),
+  quiet: option.boolean({ flag: '--quiet', description: 'only errors and warnings on stderr' }),
+}).options;
 
 export const COMMANDS: readonly CommandSpec[] = [
   login,
