@@ -29,6 +29,9 @@ export interface LimitOptions {
   compress?: boolean;
 }
 
+/** Connections per origin (or per proxy), when the caller does not say. */
+export const connectionLimit = (o: LimitOptions): number => Math.max(1, o.maxSockets ?? 4);
+
 export interface Attempt {
   /** Calls `listener` with the error of whatever ends the attempt early, when it does. */
   onEnd(listener: (reason: unknown) => void): void;

@@ -63,7 +63,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   const transport =
     options.transport ??
     createTransport(options.env ?? {}, {
-      maxSockets: options.maxSockets ?? 4,
+      maxSockets: options.maxSockets,
       deadlineMs: options.deadlineMs,
       log: options.log,
     });

@@ -3,7 +3,7 @@
  * They are loaded on the first request, so a command that makes none (a cached `idcli token`) never pays for them.
  */
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
-import { type Attempt, checkScheme, type LimitOptions, readBody, startAttempt } from './attempt.js';
+import { type Attempt, checkScheme, connectionLimit, type LimitOptions, readBody, startAttempt } from './attempt.js';
 import { IDLE_TIMEOUT_MS, idleError } from './limits.js';
 import { type HttpRequest, type HttpResponse, NetworkError, outgoingBody, type Transport } from './types.js';
 
@@ -15,7 +15,7 @@ interface Client {
 type Outgoing = ReturnType<typeof outgoingBody>;
 
 export function createNodeTransport(options: LimitOptions = {}): Transport {
-  const maxSockets = Math.max(1, options.maxSockets ?? 4);
+  const maxSockets = connectionLimit(options);
   const clients = new Map<string, Client>();
 
   /** node:http or node:https and its Agent, loaded on the first request of its scheme. */

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { checkScheme, type LimitOptions, readBody, startAttempt } from './attempt.js';
+import { checkScheme, connectionLimit, type LimitOptions, readBody, startAttempt } from './attempt.js';
 import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
 import { type HttpRequest, type HttpResponse, outgoingBody, type Transport } from './types.js';
 
@@ -30,7 +30,7 @@ export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}
         // http:// targets are forwarded in absolute form rather than tunnelled: many proxies allow CONNECT to
         // port 443 only, and a forwarding proxy is what http_proxy has always meant.
         proxyTunnel: false,
-        connections: Math.max(1, options.maxSockets ?? 4),
+        connections: connectionLimit(options),
       });
       if (closed) void agent.destroy().catch(() => {});
       return agent;
