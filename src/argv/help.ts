@@ -29,17 +29,17 @@ function table(rows: [string, string][]): string {
     .join('\n');
 }
 
+/** A command's name and what follows it, as listed under its parent. */
+function synopsis(c: CommandSpec): string {
+  return c.name + (c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : '');
+}
+
 function examples(lines: readonly string[]): string {
   return lines.length ? `\n\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}` : '';
 }
 
 export function rootHelp(version: string, { commands: all, globals }: Surface): string {
-  const commands = all
-    .filter((c) => !c.hidden)
-    .map((c): [string, string] => [
-      c.name + (c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : ''),
-      c.summary,
-    ]);
+  const commands = all.filter((c) => !c.hidden).map((c): [string, string] => [synopsis(c), c.summary]);
   commands.push(['help [command]', 'show help for a command']);
   const options: [string, string][] = [
     ...globals.map((o): [string, string] => [optionLabel(o), optionText(o)]),
@@ -74,7 +74,7 @@ export function commandHelp(path: readonly CommandSpec[], { globals }: Surface):
   const sub = cmd.subcommands ? ' <subcommand>' : '';
   let text = `Usage: idcli ${name}${cmd.options.length ? ' [options]' : ''}${sub}${args}\n\n${cmd.description}\n`;
   if (cmd.subcommands) {
-    text += `\nSubcommands:\n${table(cmd.subcommands.map((s) => [s.name + (s.args ? ` <${s.args.map((a) => a.name).join('> <')}>` : ''), s.summary]))}\n`;
+    text += `\nSubcommands:\n${table(cmd.subcommands.map((s) => [synopsis(s), s.summary]))}\n`;
   }
   if (cmd.args?.length) {
     text += `\nArguments:\n${table(cmd.args.map((a) => [`<${a.name}>`, a.choices ? `${a.description} (${a.choices.join('|')})` : a.description]))}\n`;
