@@ -7,8 +7,6 @@ import { clip, quoted } from '../printable.js';
 import { suggest } from '../suggest.js';
 import type { CommandSpec, LeafCommand, OptionSpec, Surface, Values } from './define.js';
 
-export type { Values } from './define.js';
-
 export type Parsed =
   | { kind: 'version' }
   | { kind: 'help'; path: readonly CommandSpec[] }
@@ -124,35 +122,20 @@ export function parseArgv(argv: readonly string[], surface: Surface): Parsed {
       help = true;
       return;
     }
-    if (help && !cmd) {
-      // `idcli help <command> [<subcommand>]`
-      const found = commands.find((c) => c.name === token && !c.hidden);
-      if (!found) throw usage(`unknown command ${quoted(token)}`, suggest(token, visibleNames(commands)));
-      path.push(found);
+    if (cmd && !cmd.subcommands) {
+      args.push(token);
       return;
     }
-    if (!cmd) {
-      const found = commands.find((c) => c.name === token);
-      if (!found) throw usage(`unknown command ${quoted(token)}`, suggest(token, visibleNames(commands)));
-      path.push(found);
-      return;
+    const among = cmd ? cmd.subcommands : commands;
+    // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
+    const found = among.find((c) => c.name === token && !(help && c.hidden));
+    if (!found) {
+      const what = cmd ? `subcommand ${quoted(`${cmd.name} ${token}`)}` : `command ${quoted(token)}`;
+      const visible = among.filter((c) => !c.hidden).map((c) => c.name);
+      throw usage(`unknown ${what}`, suggest(token, visible));
     }
-    if (cmd.subcommands) {
-      const found = cmd.subcommands.find((c) => c.name === token);
-      if (!found)
-        throw usage(
-          `unknown subcommand ${quoted(`${cmd.name} ${token}`)}`,
-          suggest(token, visibleNames(cmd.subcommands)),
-        );
-      path.push(found);
-      return;
-    }
-    args.push(token);
+    path.push(found);
   }
-}
-
-function visibleNames(commands: readonly CommandSpec[]): string[] {
-  return commands.filter((c) => !c.hidden).map((c) => c.name);
 }
 
 /** An option's value, checked against its type, bounds and choices. */
