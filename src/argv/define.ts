@@ -110,26 +110,20 @@ export const option = {
   },
 };
 
-function argument(spec: { name: string; description: string }): Argument<string>;
-function argument<const C extends string>(spec: {
-  name: string;
-  description: string;
-  choices: readonly C[];
-}): Argument<C>;
-function argument(spec: ArgSpec): Argument<string> {
-  // The parser has checked the count and the choices; a missing one here would be a parser bug, told the same way.
-  const missing = () => usageError(`missing argument <${spec.name}>`);
+export function argument(spec: Omit<ArgSpec, 'choices'>): Argument<string>;
+export function argument<const C extends string>(spec: ArgSpec & { choices: readonly C[] }): Argument<C>;
+export function argument(spec: ArgSpec): Argument<string> {
   return {
     ...spec,
     kind: 'argument',
     read: (v) => {
       const found = spec.choices ? spec.choices.find((c) => c === v) : v;
-      if (found === undefined) throw missing();
+      // The parser has checked the count and the choices; a missing one here would be a parser bug, told the same way.
+      if (found === undefined) throw usageError(`missing argument <${spec.name}>`);
       return found;
     },
   };
 }
-export { argument };
 
 /** What a command's `run` may use besides its options. */
 export interface Invocation {
