@@ -5,11 +5,13 @@ const EXIT_CODES = `Exit codes: 0 ok, 1 internal error or output not written, 2 
 3 sign-in needed, 4 server or network failure, 5 server broke the contract, 129 hung up, 130 interrupted,
 143 terminated.`;
 
-function optionLabel(o: OptionSpec, aligned = false): string {
+function optionRow(o: OptionSpec, aligned = false): [string, string] {
   // In a list where some options have a one-letter alias, the long names line up.
   const names = o.short ? `${o.short}, ${o.flag}` : aligned ? `    ${o.flag}` : o.flag;
-  return o.value ? `${names} ${o.value}` : names;
+  return [o.value ? `${names} ${o.value}` : names, optionText(o)];
 }
+
+const HELP_ROW: [string, string] = ['-h, --help', 'show help'];
 
 function optionText(o: OptionSpec): string {
   const notes: string[] = [];
@@ -29,9 +31,9 @@ function table(rows: [string, string][]): string {
     .join('\n');
 }
 
-/** A command's name and what follows it, as listed under its parent. */
-function synopsis(c: CommandSpec): string {
-  return c.name + (c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : '');
+/** What follows a command's name: its arguments, or its subcommand. */
+function operands(c: CommandSpec): string {
+  return c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : '';
 }
 
 function examples(lines: readonly string[]): string {
@@ -39,11 +41,11 @@ function examples(lines: readonly string[]): string {
 }
 
 export function rootHelp(version: string, { commands: all, globals }: Surface): string {
-  const commands = all.filter((c) => !c.hidden).map((c): [string, string] => [synopsis(c), c.summary]);
+  const commands = all.filter((c) => !c.hidden).map((c): [string, string] => [c.name + operands(c), c.summary]);
   commands.push(['help [command]', 'show help for a command']);
   const options: [string, string][] = [
-    ...globals.map((o): [string, string] => [optionLabel(o), optionText(o)]),
-    ['-h, --help', 'show help'],
+    ...globals.map((o) => optionRow(o)),
+    HELP_ROW,
     ['-V, --version', `print the version (${version})`],
   ];
   return `Usage: idcli [options] <command>
@@ -70,22 +72,16 @@ Run \`idcli <command> --help\` for a command's options and examples.
 export function commandHelp(path: readonly CommandSpec[], { globals }: Surface): string {
   const cmd = path[path.length - 1]!;
   const name = path.map((c) => c.name).join(' ');
-  const args = cmd.args?.map((a) => ` <${a.name}>`).join('') ?? '';
-  const sub = cmd.subcommands ? ' <subcommand>' : '';
-  let text = `Usage: idcli ${name}${cmd.options.length ? ' [options]' : ''}${sub}${args}\n\n${cmd.description}\n`;
+  let text = `Usage: idcli ${name}${cmd.options.length ? ' [options]' : ''}${operands(cmd)}\n\n${cmd.description}\n`;
   if (cmd.subcommands) {
-    text += `\nSubcommands:\n${table(cmd.subcommands.map((s) => [synopsis(s), s.summary]))}\n`;
+    text += `\nSubcommands:\n${table(cmd.subcommands.map((s) => [s.name + operands(s), s.summary]))}\n`;
   }
   if (cmd.args?.length) {
     text += `\nArguments:\n${table(cmd.args.map((a) => [`<${a.name}>`, a.choices ? `${a.description} (${a.choices.join('|')})` : a.description]))}\n`;
   }
   const aligned = cmd.options.some((o) => o.short);
-  const own: [string, string][] = [
-    ...cmd.options.map((o): [string, string] => [optionLabel(o, aligned), optionText(o)]),
-    ['-h, --help', 'show help'],
-  ];
-  text += `\nOptions:\n${table(own)}\n`;
-  text += `\nGlobal options (before or after the command):\n${table(globals.map((o) => [optionLabel(o), optionText(o)]))}`;
+  text += `\nOptions:\n${table([...cmd.options.map((o) => optionRow(o, aligned)), HELP_ROW])}\n`;
+  text += `\nGlobal options (before or after the command):\n${table(globals.map((o) => optionRow(o)))}`;
   text += examples(cmd.examples);
   return `${text}\n`;
 }
