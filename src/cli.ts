@@ -11,15 +11,7 @@ import { SURFACE } from './cmd/index.js';
 import { configDirFor, loadConfigFile, resolveSettings, settingFlags } from './config.js';
 import type { CommandContext } from './context.js';
 import type { Deps } from './deps.js';
-import {
-  ExitCode,
-  type ExitCodeValue,
-  IdcliError,
-  interrupted,
-  OutputError,
-  outputError,
-  usageError,
-} from './errors.js';
+import { ExitCode, IdcliError, interrupted, OutputError, outputError, usageError } from './errors.js';
 import { createLogger } from './log.js';
 import { printable } from './printable.js';
 import { stderrStyle, type Style } from './style.js';
@@ -217,7 +209,7 @@ export function run(): void {
     },
     stopped: () => controller?.signal.aborted === true,
   };
-  main(proc).then(async (code: ExitCodeValue | number) => {
+  main(proc).then(async (code) => {
     process.exitCode = code;
     await proc.flush!();
     // The run ends when nothing is left to wait for. process.exit() stops the platform's threads while the isolate
