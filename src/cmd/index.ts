@@ -12,7 +12,7 @@ import { logout } from './logout.js';
 import { status } from './status.js';
 import { token } from './token.js';
 import { CONFIG_KEYS, OPTION_KEYS, PROFILE } from '../config.js';
-import { type CommandSpec, option, type OptionSpec, splitTable, type Surface } from '../argv/define.js';
+import { option, type OptionSpec, splitTable, type Surface } from '../argv/define.js';
 
 /** The settings with a global flag, under their field's name (see settingFlags in config.ts). */
 const settingOptions = Object.fromEntries(
@@ -32,18 +32,9 @@ export const GLOBAL_OPTIONS: readonly OptionSpec[] = splitTable({
   quiet: option.boolean({ flag: '--quiet', description: 'only errors and warnings on stderr' }),
 }).options;
 
-export const COMMANDS: readonly CommandSpec[] = [
-  login,
-  token,
-  api,
-  list,
-  status,
-  logout,
-  config,
-  doctor,
-  completion,
-  profiles,
-];
-
 /** What the parser, the help pages and the completion scripts are given. */
-export const SURFACE: Surface = { globals: GLOBAL_OPTIONS, commands: COMMANDS };
+export const SURFACE: Surface = {
+  globals: GLOBAL_OPTIONS,
+  commands: [login, token, api, list, status, logout, config, doctor, completion, profiles],
+};
+export const COMMANDS = SURFACE.commands;
