@@ -13,17 +13,10 @@ import { tightenMode } from './private-mode.js';
 import { suggest } from './suggest.js';
 import { isTokenText } from './token-rules.js';
 
-export interface Settings {
+/** The resolved settings: every key of CONFIG_KEYS under its field's name, then those no config key holds. */
+export interface Settings extends Partial<Record<SettingField, string>> {
   profile: string;
   configDir: string;
-  baseUrl?: string;
-  clientId?: string;
-  clientName?: string;
-  redirectUri?: string;
-  apiBaseUrl?: string;
-  issuer?: string;
-  scope?: string;
-  uiLocales?: string;
   credentialStore: 'auto' | 'keychain' | 'file';
   keychainService: string;
   accessToken?: string;
