@@ -160,14 +160,12 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
   // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
   // Any failure but ENOENT (the directory is a file, or may not be looked into) is told now, before a command works
   // with it. Not throwIfNoEntry: from Node 22 on it also hides ENOTDIR, a config directory that is a file.
-  let exists = true;
   try {
     statSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw configDirFault(configDir, path, err, 'read');
-    exists = false;
+    return { profiles: {} };
   }
-  if (!exists) return { profiles: {} };
   checkConfigDir(configDir, opts.warn);
   let fd: number;
   try {
