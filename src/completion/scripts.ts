@@ -89,10 +89,13 @@ function valueWords(spec: ProgramSpec): ValueWord[] {
 }
 
 /** A bash case branch whose action applies only while completing one of `commands` (all when undefined). */
-function bashBranch(pattern: string[], action: string, commands: string[] | undefined): string {
+function bashBranch(pattern: string[], action: string, commands?: string[]): string {
   if (!commands) return `    ${pattern.join('|')}) ${action} ;;`;
   return `    ${pattern.join('|')}) case "$cmd" in ${commands.join('|')}) ${action} ;; esac ;;`;
 }
+
+/** The words that take a value wherever they are accepted, for one branch of them all. */
+const unbound = (values: ValueWord[]) => values.filter((v) => !v.commands).flatMap((v) => v.words);
 
 function bashScript(spec: ProgramSpec): string {
   const values = valueWords(spec);
@@ -105,18 +108,10 @@ function bashScript(spec: ProgramSpec): string {
         bashBranch(v.words, `COMPREPLY=($(compgen -W "${words(choices(v.option)!)}" -- "$cur")); return`, v.commands),
       ),
     ...fixed.filter((v) => v.commands).map((v) => bashBranch(v.words, 'return', v.commands)),
-    bashBranch(
-      fixed.filter((v) => !v.commands).flatMap((v) => v.words),
-      'return',
-      undefined,
-    ),
+    bashBranch(unbound(fixed), 'return'),
   ];
   const skipCases = [
-    bashBranch(
-      values.filter((v) => !v.commands).flatMap((v) => v.words),
-      'skip=1',
-      undefined,
-    ),
+    bashBranch(unbound(values), 'skip=1'),
     ...values.filter((v) => v.commands).map((v) => bashBranch(v.words, 'skip=1', v.commands)),
   ].map((line) => `  ${line}`);
   const globals = words(spec.globals.map((o) => o.flag));
