@@ -72,8 +72,9 @@ export type OptionKey = {
 type SettingField = (typeof CONFIG_KEYS)[ConfigKey]['field'];
 export type SettingFlags = Partial<Record<SettingField, string>> & { profile?: string };
 
+const ALL_KEYS: readonly ConfigKey[] = Object.keys(CONFIG_KEYS).filter(isConfigKey);
 const hasFlag = (key: ConfigKey): key is OptionKey => 'description' in CONFIG_KEYS[key];
-export const OPTION_KEYS: readonly OptionKey[] = Object.keys(CONFIG_KEYS).filter(isConfigKey).filter(hasFlag);
+export const OPTION_KEYS: readonly OptionKey[] = ALL_KEYS.filter(hasFlag);
 
 /**
  * The settings among parsed flags: every setting's flag is parsed under its field's name, wherever it was given
@@ -105,10 +106,10 @@ export function isConfigKey(key: string): key is ConfigKey {
 
 export function assertConfigKey(key: string): ConfigKey {
   if (isConfigKey(key)) return key;
-  const near = suggest(key, Object.keys(CONFIG_KEYS));
+  const near = suggest(key, ALL_KEYS);
   throw usageError(
     `unknown config key ${quoted(key)}`,
-    near ? `did you mean '${near}'?` : `keys: ${Object.keys(CONFIG_KEYS).join(', ')}`,
+    near ? `did you mean '${near}'?` : `keys: ${ALL_KEYS.join(', ')}`,
   );
 }
 
@@ -355,10 +356,10 @@ export function resolveSettings(
     }
     settings.accessToken = env.IDCLI_ACCESS_TOKEN;
   }
-  for (const [key, spec] of Object.entries(CONFIG_KEYS) as [ConfigKey, (typeof CONFIG_KEYS)[ConfigKey]][]) {
-    const value = flags[spec.field] ?? nonEmpty(env[envVar(key)]) ?? fromFile[key];
-    if (value === undefined) continue;
-    settings[spec.field] = validateSetting(key, value);
+  for (const key of ALL_KEYS) {
+    const { field } = CONFIG_KEYS[key];
+    const value = flags[field] ?? nonEmpty(env[envVar(key)]) ?? fromFile[key];
+    if (value !== undefined) settings[field] = validateSetting(key, value);
   }
   return settings;
 }
@@ -394,7 +395,7 @@ export function howToSet(key: ConfigKey): string {
 export function requireSetting<F extends SettingField>(settings: Settings, field: F): string {
   const value = settings[field];
   if (value !== undefined && value !== '') return value;
-  const key = (Object.keys(CONFIG_KEYS) as ConfigKey[]).find((k) => CONFIG_KEYS[k].field === field)!;
+  const key = ALL_KEYS.find((k) => CONFIG_KEYS[k].field === field)!;
   throw usageError(`${key} is not set`, `set it with ${howToSet(key)}`);
 }
 
