@@ -22,8 +22,7 @@ export type Parsed =
 const usage = (message: string, near?: string) =>
   usageError(message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
 
-export function parseArgv(argv: readonly string[], surface: Surface): Parsed {
-  const { commands, globals: globalOptions } = surface;
+export function parseArgv(argv: readonly string[], { commands, globals: globalOptions }: Surface): Parsed {
   const path: CommandSpec[] = [];
   const args: string[] = [];
   const options: Values = {};
@@ -60,8 +59,7 @@ export function parseArgv(argv: readonly string[], surface: Surface): Parsed {
     const inline = eq === -1 ? stuck : token.slice(eq + 1);
     const matches = (o: OptionSpec) => o.flag === flag || o.short === flag;
     const own = current()?.options.find(matches);
-    const global = globalOptions.find(matches);
-    const spec = own ?? global;
+    const spec = own ?? globalOptions.find(matches);
     if (!spec) {
       const known = [...(current()?.options ?? []), ...globalOptions].map((o) => o.flag);
       const elsewhere = path.length === 0 && commands.some((c) => c.options.some(matches));
