@@ -289,6 +289,6 @@ export class Session implements TokenSource {
   }
 }
 
-export function secondsLeft(r: CredentialRecord, now: number): number {
+export function secondsLeft(r: Pick<CredentialRecord, 'expiresAt'>, now: number): number {
   return r.expiresAt === undefined ? 0 : Math.max(0, Math.floor((r.expiresAt - now) / 1000));
 }
