@@ -43,6 +43,10 @@ export async function openBrowser(url: string, opts: BrowserOptions): Promise<vo
 /** Resolves once the program started (or failed to); it keeps running detached from idcli. */
 function launch(command: string, url: string, opts: BrowserOptions): Promise<void> {
   return new Promise((resolve) => {
+    const failed = (err: unknown): void => {
+      opts.warn(`could not start $BROWSER (${reason(err)}); open the URL above yourself`);
+      resolve();
+    };
     let child: ReturnType<typeof spawn>;
     try {
       child = spawn(command, [url], {
@@ -52,14 +56,9 @@ function launch(command: string, url: string, opts: BrowserOptions): Promise<voi
         env: opts.env as NodeJS.ProcessEnv,
       });
     } catch (err) {
-      opts.warn(`could not start $BROWSER (${reason(err)}); open the URL above yourself`);
-      resolve();
-      return;
+      return failed(err);
     }
-    child.once('error', (err) => {
-      opts.warn(`could not start $BROWSER (${reason(err)}); open the URL above yourself`);
-      resolve();
-    });
+    child.once('error', failed);
     child.once('spawn', () => {
       // Only a quick failure is worth reporting; a browser that runs for minutes must not hold idcli open.
       child.once('exit', (code) => {

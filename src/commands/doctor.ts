@@ -26,13 +26,7 @@ export async function runDoctor(
   deps: Deps,
   context: () => Promise<CommandContext>,
 ): Promise<void> {
-  let settings: CommandContext['settings'] | IdcliError;
-  try {
-    settings = (await context()).settings;
-  } catch (err) {
-    if (!(err instanceof IdcliError)) throw err;
-    settings = err;
-  }
+  const settings = await context().then((c) => c.settings, reported);
   const checks: CheckResult[] = [checkConfig(settings)];
   const ok = settings instanceof IdcliError ? undefined : settings;
 
@@ -50,19 +44,17 @@ export async function runDoctor(
   checks.push(await checkRedirectPort(ok?.redirectUri), await checkLocalhost(ok?.redirectUri));
 
   const mode = ok?.credentialStore ?? 'auto';
-  let probe: StoreProbe | IdcliError;
-  try {
-    const store = await openStore({
-      mode,
-      configDir: ok?.configDir ?? configDirFor(deps.env),
-      service: ok?.keychainService ?? 'idcli',
-      warn: (msg) => deps.log.warn(msg),
-    });
-    probe = { kind: store.kind, description: store.describe(), ...(store.notice ? { warning: store.notice } : {}) };
-  } catch (err) {
-    if (!(err instanceof IdcliError)) throw err;
-    probe = err;
-  }
+  const probe = await openStore({
+    mode,
+    configDir: ok?.configDir ?? configDirFor(deps.env),
+    service: ok?.keychainService ?? 'idcli',
+    warn: (msg) => deps.log.warn(msg),
+  })
+    .then((store): StoreProbe => {
+      const warning = store.notice ? { warning: store.notice } : {};
+      return { kind: store.kind, description: store.describe(), ...warning };
+    })
+    .catch(reported);
   checks.push(checkStore(mode, probe), checkProxy(deps.env));
 
   const failed = checks.filter((c) => c.status === 'fail').length;
@@ -76,6 +68,12 @@ export async function runDoctor(
       hint: 'apply the fixes above and run `idcli doctor` again',
     });
   }
+}
+
+/** An IdcliError stands in for the value a step could not produce: its check reports it. Any other error is a bug. */
+function reported(err: unknown): IdcliError {
+  if (err instanceof IdcliError) return err;
+  throw err;
 }
 
 function render(checks: CheckResult[], style: ReturnType<typeof stderrStyle>): string {

@@ -9,7 +9,7 @@ import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
 import { liveLineWanted } from '../output/status-line.js';
 import { type FetchContext, fetchPage } from '../paginate/fetch-page.js';
-import { WalkFailure, walk } from '../paginate/walk.js';
+import { WalkFailure, type WalkOptions, walk } from '../paginate/walk.js';
 import { redactUrl } from '../redact.js';
 import { stderrStyle } from '../style.js';
 
@@ -24,22 +24,19 @@ export async function runList(opts: ListOptions, ctx: CommandContext): Promise<v
   const { deps, settings } = ctx;
   const apiBase = apiBaseUrl(settings);
   // Everything that can be refused without the network is refused before any request (exit 2).
-  const firstUrl = targetUrl(opts.target, apiBase, {
-    pageSize: opts.pageSize,
-    pageIndex: opts.pageIndex,
-    count: opts.count,
-  });
+  const firstUrl = targetUrl(opts.target, apiBase, opts);
   const apiOrigin = new URL(apiBase).origin;
   if (opts.limit === 0 && !opts.count) return;
   if (deps.signal.aborted) throw interrupted();
 
   const auto = opts.concurrency === 'auto';
   const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
+  const plan = { firstUrl, apiOrigin, limit: opts.limit, concurrency, yieldToThrottling: auto };
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
   const client = await openApiClient(ctx, { maxSockets: concurrency + 1, maxRetries: opts.maxRetries });
   try {
     if (opts.count) await printCount({ client }, firstUrl, deps);
-    else await walkToStdout({ firstUrl, apiOrigin, limit: opts.limit, concurrency, auto }, { client }, deps);
+    else await walkToStdout(plan, { client }, deps);
   } finally {
     client.close();
   }
@@ -60,44 +57,31 @@ async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps):
   await writer.write(`${page.totalItems}\n`);
 }
 
-interface WalkPlan {
-  firstUrl: string;
-  apiOrigin: string;
-  limit: number | undefined;
-  concurrency: number;
-  /** --concurrency auto */
-  auto: boolean;
-}
-
 /** The walk with its live progress line, its summary, and on a stop the resume command. */
-async function walkToStdout(plan: WalkPlan, fetchCtx: FetchContext, deps: Deps): Promise<void> {
+async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Deps): Promise<void> {
   const readerGone = new AbortController();
   const writer = createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
   const progress = startProgress(deps, plan.limit);
   const started = deps.now();
   try {
-    const { limit, concurrency, auto } = plan;
-    const result = await walk(
-      { firstUrl: plan.firstUrl, apiOrigin: plan.apiOrigin, limit, concurrency, yieldToThrottling: auto },
-      {
-        fetch: fetchCtx,
-        writer,
-        interrupt: deps.signal,
-        readerGone: readerGone.signal,
-        onPage: (pages, items, page) => {
-          if (pages === 1) progress.setTotal(page.totalItems);
-          progress.update(pages, items);
-        },
-        // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
-        onSequentialFallback: (reason) => {
-          const message = `--concurrency ignored: ${reason}; fetching pages one by one`;
-          if (auto) deps.log.verbose(message);
-          else deps.log.info(message);
-        },
-        onThrottled: (reason) =>
-          deps.log.verbose(`--concurrency auto: the server answered ${reason}; one page at a time from now on`),
+    const result = await walk(plan, {
+      fetch: fetchCtx,
+      writer,
+      interrupt: deps.signal,
+      readerGone: readerGone.signal,
+      onPage: (pages, items, page) => {
+        if (pages === 1) progress.setTotal(page.totalItems);
+        progress.update(pages, items);
       },
-    );
+      // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
+      onSequentialFallback: (reason) => {
+        const message = `--concurrency ignored: ${reason}; fetching pages one by one`;
+        if (plan.yieldToThrottling) deps.log.verbose(message);
+        else deps.log.info(message);
+      },
+      onThrottled: (reason) =>
+        deps.log.verbose(`--concurrency auto: the server answered ${reason}; one page at a time from now on`),
+    });
     progress.stop();
     if (deps.stderr.isTTY === true && !result.readerGone) {
       const seconds = ((deps.now() - started) / 1000).toFixed(1);

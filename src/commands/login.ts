@@ -47,45 +47,42 @@ function loginView(opts: LoginOptions, { deps }: CommandContext, io: LoginIo): L
           ? `Opening the browser to sign in. If it does not open, visit:\n\n  ${url}\n\n`
           : `Open this URL in a browser to sign in:\n\n  ${url}\n\n`,
       );
-      if (!opening && canPaste) {
+      if (opening) return openBrowser(url, { env: deps.env, warn: (m) => log.warn(m) });
+      if (canPaste) {
         deps.stderr.write(
           `A browser on another machine ends on a page that does not load (${callbackUri}?…): that is expected.\n`,
         );
-      } else if (!opening) {
+      } else {
         const { hostname, port } = new URL(callbackUri);
         deps.stderr.write(
           `The browser must reach ${callbackUri} on this machine. From another machine, forward that port ` +
             `first (ssh -L ${port}:${hostname}:${port} <this host>), or run idcli login where a browser runs.\n`,
         );
       }
-      if (opening) await openBrowser(url, { env: deps.env, warn: (m) => log.warn(m) });
     },
     showWaiting(deadline, offer) {
-      if (canPaste) {
-        // No countdown while the question waits for an answer: the terminal shows what is typed on the cursor's
-        // row, which a line redrawn every second would overwrite, and in line mode only the terminal can show the
-        // typing again. The time left is said once instead.
-        log.info(`Waiting for the sign-in (up to ${opts.timeoutSec} s; Ctrl-C to cancel)…`);
-        const prompt = askForAddress({
-          input: stdin!,
-          output: deps.stderr,
-          erase: deps.env.TERM !== 'dumb',
-          question: opening ? 'Or paste the address the browser ended on:' : 'Paste the address the browser ended on:',
-          take: (line) => {
-            const verdict = offer(line);
-            return verdict.taken ? undefined : verdict.reason;
-          },
-          messages: log,
-        });
-        return () => prompt.stop();
-      }
       // On a terminal a countdown that goes away with the callback; elsewhere (a pipe, CI) one plain line.
-      if (liveLineWanted(deps.stderr, deps.env, log.isQuiet)) {
+      if (!canPaste && liveLineWanted(deps.stderr, deps.env, log.isQuiet)) {
         const waiting = showLoginWait({ stream: deps.stderr, deadline, now: () => deps.now(), messages: log });
         return () => waiting.stop();
       }
+      // No countdown while the question waits for an answer: the terminal shows what is typed on the cursor's
+      // row, which a line redrawn every second would overwrite, and in line mode only the terminal can show the
+      // typing again. The time left is said once instead.
       log.info(`Waiting for the sign-in (up to ${opts.timeoutSec} s; Ctrl-C to cancel)…`);
-      return () => {};
+      if (!stdin || !canPaste) return () => {};
+      const prompt = askForAddress({
+        input: stdin,
+        output: deps.stderr,
+        erase: deps.env.TERM !== 'dumb',
+        question: opening ? 'Or paste the address the browser ended on:' : 'Paste the address the browser ended on:',
+        take: (line) => {
+          const verdict = offer(line);
+          return verdict.taken ? undefined : verdict.reason;
+        },
+        messages: log,
+      });
+      return () => prompt.stop();
     },
   };
 }

@@ -3,42 +3,25 @@ import type { TokenOptions } from '../cmd/token.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../errors.js';
 import { secondsLeft } from '../oauth/session.js';
-
-interface TokenJson {
-  access_token: string;
-  token_type: string | null;
-  expires_in: number | null;
-  expires_at: string | null;
-  scope: string | null;
-  id_token: string | null;
-}
+import type { CredentialRecord } from '../store/record.js';
 
 export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise<void> {
   if (opts.json && opts.header) throw usageError('--json and --header cannot be used together');
   const { deps } = ctx;
   const credentials = await ctx.credentials();
-  let out: TokenJson;
-  if (credentials.kind === 'env') {
-    // Nothing about a token from the environment is known beyond its value.
-    out = {
-      access_token: credentials.token,
-      token_type: 'Bearer',
-      expires_in: null,
-      expires_at: null,
-      scope: null,
-      id_token: null,
-    };
-  } else {
-    const record = await credentials.session.valid(opts.minTtl, opts.refresh);
-    out = {
-      access_token: record.accessToken,
-      token_type: record.tokenType ?? 'Bearer',
-      expires_in: record.expiresAt === undefined ? null : secondsLeft(record, deps.now()),
-      expires_at: record.expiresAt === undefined ? null : new Date(record.expiresAt).toISOString(),
-      scope: record.scope ?? null,
-      id_token: record.idToken ?? null,
-    };
-  }
+  // Nothing about a token from the environment is known beyond its value.
+  const record: Partial<CredentialRecord> & { accessToken: string } =
+    credentials.kind === 'env'
+      ? { accessToken: credentials.token }
+      : await credentials.session.valid(opts.minTtl, opts.refresh);
+  const out = {
+    access_token: record.accessToken,
+    token_type: record.tokenType ?? 'Bearer',
+    expires_in: record.expiresAt === undefined ? null : secondsLeft(record, deps.now()),
+    expires_at: record.expiresAt === undefined ? null : new Date(record.expiresAt).toISOString(),
+    scope: record.scope ?? null,
+    id_token: record.idToken ?? null,
+  };
   // Never the refresh token or the verifier: they stay in the store (docs/cli.md, "token").
   // The header form lets a script hand the token to curl through a pipe (`curl -H @-`), never through argv.
   if (opts.header) deps.print(`Authorization: Bearer ${out.access_token}\n`);

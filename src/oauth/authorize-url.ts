@@ -14,10 +14,6 @@ export interface AuthorizeParams {
   uiLocales?: string;
 }
 
-export function authorizeEndpoint(baseUrl: string): string {
-  return `${baseUrl}/oauth/authorize`;
-}
-
 export function tokenEndpoint(baseUrl: string): string {
   return `${baseUrl}/oauth/token`;
 }
@@ -32,7 +28,7 @@ export function buildScope(clientName: string, extra?: string): string {
 }
 
 export function buildAuthorizeUrl(p: AuthorizeParams): URL {
-  const url = new URL(authorizeEndpoint(p.baseUrl));
+  const url = new URL(`${p.baseUrl}/oauth/authorize`);
   const q = url.searchParams;
   q.set('client_id', p.clientId);
   q.set('response_type', 'code');

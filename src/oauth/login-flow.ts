@@ -153,9 +153,6 @@ async function redeemCode(
     env: deps.env,
     deadlineMs: settings.httpTimeoutMs,
   });
-  log.addSecret(tokens.accessToken);
-  log.addSecret(tokens.refreshToken);
-  log.addSecret(tokens.idToken);
   return session.saveLogin(tokens, next.verifier, attempt.scope, startedAt);
 }
 
@@ -169,27 +166,20 @@ function authorizationCode(result: CallbackResult, prompt: Prompt | undefined): 
       result.issuerMismatch ? { hint: 'check the issuer setting (IDCLI_ISSUER)' } : {},
     );
   }
+  const { error } = result;
   const detail = result.description ? `: ${result.description}` : '';
-  if (
-    result.error === 'login_required' ||
-    result.error === 'interaction_required' ||
-    result.error === 'consent_required'
-  ) {
+  if (['login_required', 'interaction_required', 'consent_required'].includes(error)) {
     const hint =
       prompt === 'none'
         ? 'run `idcli login` without --prompt none to sign in interactively'
         : 'run `idcli login` again';
-    return fail(`no single sign-on session to use (${result.error})`, result.error, hint);
+    return fail(`no single sign-on session to use (${error})`, error, hint);
   }
-  if (result.error === 'access_denied')
-    return fail(
-      `sign-in was denied or cancelled (access_denied${detail})`,
-      result.error,
-      'run `idcli login` to try again',
-    );
-  return fail(`sign-in failed (${result.error}${detail})`, result.error);
+  if (error === 'access_denied')
+    return fail(`sign-in was denied or cancelled (access_denied${detail})`, error, 'run `idcli login` to try again');
+  return fail(`sign-in failed (${error}${detail})`, error);
 }
 
 function fail(message: string, oauthError: string, hint?: string): never {
-  throw new IdcliError(message, ExitCode.AUTH, hint === undefined ? { oauthError } : { oauthError, hint });
+  throw new IdcliError(message, ExitCode.AUTH, { oauthError, hint });
 }

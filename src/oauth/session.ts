@@ -28,8 +28,6 @@ export type UsableRecord = CredentialRecord & { accessToken: string };
  * minute after such a crash.
  */
 const LOCK_OPTIONS = { timeoutMs: 60_000, staleMs: 10_000 } as const;
-/** A refresh that was sent is finished rather than abandoned, but not forever. */
-const REFRESH_TIMEOUT_MS = 30_000;
 
 export async function openSession(ctx: SessionContext): Promise<Session> {
   const key = credentialKey(ctx);
@@ -153,6 +151,7 @@ export class Session implements TokenSource {
     requestedScope: string,
     startedAt: number,
   ): Promise<CredentialRecord> {
+    this.remember(tokens);
     return this.withLock(async () => {
       const previous = await this.store.read(this.key).catch(() => null);
       const record = this.recordFrom(tokens, verifier, startedAt, {
@@ -240,10 +239,9 @@ export class Session implements TokenSource {
       signal: new AbortController().signal,
       log: this.ctx.deps.log,
       env: this.ctx.deps.env,
-      timeoutMs: REFRESH_TIMEOUT_MS,
       deadlineMs: this.ctx.settings.httpTimeoutMs,
     });
-    this.rememberTokens(tokens);
+    this.remember(tokens);
     const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
     await this.store.write(this.key, saved);
     this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
@@ -281,22 +279,16 @@ export class Session implements TokenSource {
     return record;
   }
 
-  private remember(r: CredentialRecord): void {
+  /** Keep the secrets of a record or a token response out of every log line. */
+  private remember(r: Pick<CredentialRecord, 'accessToken' | 'refreshToken' | 'idToken' | 'codeVerifier'>): void {
     const { addSecret } = this.ctx.deps.log;
     addSecret(r.accessToken);
     addSecret(r.refreshToken);
     addSecret(r.idToken);
     addSecret(r.codeVerifier);
   }
-
-  private rememberTokens(t: TokenSet): void {
-    const { addSecret } = this.ctx.deps.log;
-    addSecret(t.accessToken);
-    addSecret(t.refreshToken);
-    addSecret(t.idToken);
-  }
 }
 
-export function secondsLeft(r: CredentialRecord, now: number): number {
+export function secondsLeft(r: Pick<CredentialRecord, 'expiresAt'>, now: number): number {
   return r.expiresAt === undefined ? 0 : Math.max(0, Math.floor((r.expiresAt - now) / 1000));
 }

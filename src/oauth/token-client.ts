@@ -46,19 +46,15 @@ export interface RefreshGrant {
 
 /** The authorization server refused the grant (RFC 6749 §5.2); `code` is the RFC error code. */
 export class OAuthError extends IdcliError {
-  readonly code: string;
-  readonly status: number;
   constructor(
     message: string,
     exitCode: typeof ExitCode.USAGE | typeof ExitCode.AUTH | typeof ExitCode.NETWORK,
-    code: string,
-    status: number,
+    readonly code: string,
+    readonly status: number,
     hint?: string,
   ) {
-    super(message, exitCode, hint === undefined ? { oauthError: code } : { oauthError: code, hint });
+    super(message, exitCode, { oauthError: code, hint });
     this.name = 'OAuthError';
-    this.code = code;
-    this.status = status;
   }
 }
 
@@ -90,7 +86,6 @@ export interface PostOptions {
   form: URLSearchParams;
   signal: AbortSignal;
   log: Logger;
-  timeoutMs?: number;
   /** deps.env, whose proxy variables route the request; the process's own environment when not given. */
   env: Record<string, string | undefined>;
   /** settings.httpTimeoutMs: how long the exchange may take, from sending to the answer's last byte. */
@@ -108,7 +103,8 @@ export async function postTokenRequest(o: PostOptions): Promise<TokenSet> {
       headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
       body: o.form.toString(),
       signal: o.signal,
-      timeoutMs: o.timeoutMs ?? 30_000,
+      // A refresh that was sent is finished rather than abandoned (see session.ts), but not forever.
+      timeoutMs: 30_000,
       deadlineMs: o.deadlineMs,
       log: o.log,
       env: o.env,
@@ -149,24 +145,15 @@ export function processTokenResponse(res: HttpResponse, sent: readonly string[] 
       throw new OAuthError('the server refused the grant (invalid_grant)', ExitCode.AUTH, code, status);
     }
     if (code !== undefined) {
-      const hint = clientHint(code);
       // A client the server does not know, or may not use this grant, is idcli's configuration, not the network.
-      const exit = hint === undefined ? ExitCode.NETWORK : ExitCode.USAGE;
+      const client = code === 'invalid_client' || code === 'unauthorized_client';
+      const hint = client ? 'check client-id and client-name with `idcli config list`' : undefined;
+      const exit = client ? ExitCode.USAGE : ExitCode.NETWORK;
       throw new OAuthError(`the token request was refused (HTTP ${status}, ${code})`, exit, code, status, hint);
     }
   }
   const suffix = code === undefined ? '' : `, ${code}`;
-  throw new IdcliError(
-    `the token endpoint answered HTTP ${status}${suffix}`,
-    ExitCode.NETWORK,
-    code === undefined ? {} : { oauthError: code },
-  );
-}
-
-function clientHint(code: string): string | undefined {
-  if (code === 'invalid_client' || code === 'unauthorized_client')
-    return 'check client-id and client-name with `idcli config list`';
-  return undefined;
+  throw new IdcliError(`the token endpoint answered HTTP ${status}${suffix}`, ExitCode.NETWORK, { oauthError: code });
 }
 
 /**

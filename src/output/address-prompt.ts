@@ -5,7 +5,7 @@
  * turns Ctrl-C into the signal every other wait of idcli ends on.
  */
 import { createInterface } from 'node:readline';
-import type { TerminalStream } from './status-line.js';
+import { CLEAR, type TerminalStream } from './status-line.js';
 
 export interface AddressPromptOptions {
   input: NodeJS.ReadableStream;
@@ -24,8 +24,6 @@ export interface AddressPrompt {
   /** Stop asking: the question goes from the screen and the input is released, so the process can end. */
   stop(): void;
 }
-
-const CLEAR = '\r\x1b[2K';
 
 export function askForAddress(o: AddressPromptOptions): AddressPrompt {
   const { output } = o;

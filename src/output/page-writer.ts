@@ -139,15 +139,12 @@ export function createPageWriter(
       if (errored) onError(errored);
       if (!more && !destroyed()) {
         await new Promise<void>((resolve) => {
+          const events = ['drain', 'close', 'error'];
           const done = (): void => {
-            stream.off('drain', done);
-            stream.off('close', done);
-            stream.off('error', done);
+            for (const event of events) stream.off(event, done);
             resolve();
           };
-          stream.on('drain', done);
-          stream.on('close', done);
-          stream.on('error', done);
+          for (const event of events) stream.on(event, done);
         });
       }
       return check(false);

@@ -33,7 +33,8 @@ export interface StatusLineOptions {
   messages?: { setStatusLine(line: StatusLine | undefined): void };
 }
 
-const CLEAR = '\r\x1b[2K';
+/** Back to the row's start and erase it. */
+export const CLEAR = '\r\x1b[2K';
 const ERASE_TO_END = '\x1b[K';
 /** What a terminal that does not report its size most likely is. */
 const DEFAULT_COLUMNS = 80;
