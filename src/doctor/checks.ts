@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { CONFIG_KEYS, howToSet, type ConfigKey, type Settings } from '../config.js';
 import { IdcliError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
-import { headerValue, NetworkError } from '../http/types.js';
+import { headerValue } from '../http/types.js';
 import { redactUrl } from '../redact.js';
 
 export type Verdict = 'pass' | 'warn' | 'fail';
@@ -76,11 +76,10 @@ export async function checkReachable(
     if (!Number.isNaN(serverDate)) out.serverDate = serverDate;
     return out;
   } catch (err) {
-    const reason = err instanceof NetworkError ? err.message : (err as Error).message;
     return {
       result: reachable(
         'fail',
-        `${redactUrl(url)}: ${reason}`,
+        `${redactUrl(url)}: ${(err as Error).message}`,
         'check base-url, your network, and HTTPS_PROXY/NO_PROXY if you are behind a proxy',
       ),
     };
@@ -189,15 +188,8 @@ export function checkStore(mode: Settings['credentialStore'], probe: StoreProbe 
   return verdict('pass', `using ${probe.description}`);
 }
 
-const PROXY_VARS = [
-  'HTTPS_PROXY',
-  'HTTP_PROXY',
-  'NO_PROXY',
-  'https_proxy',
-  'http_proxy',
-  'no_proxy',
-  'NODE_EXTRA_CA_CERTS',
-];
+const PROXY_NAMES = ['HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY'];
+const PROXY_VARS = [...PROXY_NAMES, ...PROXY_NAMES.map((v) => v.toLowerCase()), 'NODE_EXTRA_CA_CERTS'];
 
 export function checkProxy(env: Record<string, string | undefined>): CheckResult {
   const verdict = check('proxy', 'proxy settings');

@@ -60,13 +60,7 @@ export interface HttpClient {
 }
 
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
-  const transport =
-    options.transport ??
-    createTransport(options.env ?? {}, {
-      maxSockets: options.maxSockets,
-      deadlineMs: options.deadlineMs,
-      log: options.log,
-    });
+  const transport = options.transport ?? createTransport(options.env ?? {}, options);
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   // Tracing is skipped entirely when nobody reads it: redacting a URL per page is measurable on long walks.

@@ -39,6 +39,7 @@ export function toNetworkError(err: unknown, context: ErrorContext = {}): Error 
   const code = codeOf(err);
   const first = firstLine(err.message) || code;
   const { proxy } = context;
+  const via = proxy ? ` (through the proxy ${proxy})` : '';
 
   const tls = describeTls(code, first);
   // A certificate that fails today fails on every retry too.
@@ -60,17 +61,13 @@ export function toNetworkError(err: unknown, context: ErrorContext = {}): Error 
   // llhttp's codes: the server broke HTTP/1.1 framing (e.g. a Content-Length beside chunked coding), which it will
   // break the same way when asked again.
   if (code.startsWith('HPE_')) {
-    const what = `invalid HTTP response (${first})`;
-    return new NetworkError(proxy ? `${what} (through the proxy ${proxy})` : what, code, {
-      cause: err,
-      retriable: false,
-    });
+    return new NetworkError(`invalid HTTP response (${first})${via}`, code, { cause: err, retriable: false });
   }
 
   const what = describeCode(code, first);
   if (proxy && CONNECT_CODES.has(code))
     return new NetworkError(`cannot connect to the proxy ${proxy}: ${what}`, code, { cause: err });
-  return new NetworkError(proxy ? `${what} (through the proxy ${proxy})` : what, code, { cause: err });
+  return new NetworkError(`${what}${via}`, code, { cause: err });
 }
 
 function codeOf(err: Error): string {

@@ -3,7 +3,7 @@
  * They are loaded on the first request, so a command that makes none (a cached `idcli token`) never pays for them.
  */
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
-import { type Attempt, checkScheme, connectionLimit, type LimitOptions, readBody, startAttempt } from './attempt.js';
+import { type Attempt, connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
 import { IDLE_TIMEOUT_MS, idleError } from './limits.js';
 import { type HttpRequest, type HttpResponse, NetworkError, outgoingBody, type Transport } from './types.js';
 
@@ -36,8 +36,7 @@ export function createNodeTransport(options: LimitOptions = {}): Transport {
 
   /** One attempt: the request sent, the final head awaited, the body read into its sink. */
   async function send(req: HttpRequest): Promise<HttpResponse> {
-    const url = typeof req.url === 'string' ? new URL(req.url) : req.url;
-    checkScheme(url);
+    const url = targetOf(req);
     const client = clients.get(url.protocol) ?? (await load(url.protocol));
     req.signal?.throwIfAborted();
     const attempt = startAttempt(req, options, false);

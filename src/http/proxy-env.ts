@@ -92,6 +92,8 @@ function bypassed(target: URL, noProxy: string): boolean {
   return false;
 }
 
+const PROXY_FORM = 'use http://[user:password@]host:port';
+
 function parseProxyUrl(variable: string, value: string): URL {
   const trimmed = value.trim();
   // curl accepts a bare host:port and assumes http://; without a scheme, URL would read "host:" as the scheme.
@@ -100,15 +102,13 @@ function parseProxyUrl(variable: string, value: string): URL {
   try {
     url = new URL(withScheme);
   } catch {
-    throw usageError(`${variable} is not a valid proxy URL`, 'use http://[user:password@]host:port');
+    throw usageError(`${variable} is not a valid proxy URL`, PROXY_FORM);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw usageError(
-      `${variable} uses ${url.protocol.slice(0, -1)}, but only http:// and https:// proxies are supported`,
-      'use http://[user:password@]host:port',
-    );
+    const scheme = url.protocol.slice(0, -1);
+    throw usageError(`${variable} uses ${scheme}, but only http:// and https:// proxies are supported`, PROXY_FORM);
   }
-  if (url.hostname === '') throw usageError(`${variable} names no proxy host`, 'use http://[user:password@]host:port');
+  if (url.hostname === '') throw usageError(`${variable} names no proxy host`, PROXY_FORM);
   return url;
 }
 

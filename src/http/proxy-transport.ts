@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { checkScheme, connectionLimit, type LimitOptions, readBody, startAttempt } from './attempt.js';
+import { connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
 import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
 import { type HttpRequest, type HttpResponse, outgoingBody, type Transport } from './types.js';
 
@@ -40,8 +40,7 @@ export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}
 
   /** One attempt: the request sent, the final head awaited, the body read into its sink. */
   async function send(req: HttpRequest): Promise<HttpResponse> {
-    const url = typeof req.url === 'string' ? new URL(req.url) : req.url;
-    checkScheme(url);
+    const url = targetOf(req);
     const via = proxyFor(url, proxy);
     const context = via ? { proxy: showProxy(via) } : {};
     const d = agent ?? (await dispatcher());

@@ -28,7 +28,7 @@ export function createTransport(env: Env, options: TransportOptions = {}): Trans
   } catch (err) {
     // A malformed proxy variable fails the first request (exit 2, naming the variable), not the construction:
     // callers such as `doctor` report failed requests as findings instead of stopping.
-    return failingTransport(err);
+    return { send: () => Promise.reject(err), close() {} };
   }
   if (!proxy) return createNodeTransport(limits);
   options.log?.verbose(describe(proxy));
@@ -41,11 +41,4 @@ function describe(p: ProxyEnv): string {
   if (p.httpProxy) parts.push(`http:// through ${showProxy(p.httpProxy)} (${p.httpVar})`);
   const except = p.noProxy.trim() === '' ? '' : `; direct for NO_PROXY ${p.noProxy.trim()}`;
   return `proxy: ${parts.join(', ')}${except}`;
-}
-
-function failingTransport(err: unknown): Transport {
-  return {
-    send: () => Promise.reject(err),
-    close() {},
-  };
 }

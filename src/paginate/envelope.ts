@@ -1,15 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { ExitCode, IdcliError } from '../errors.js';
 import { redactUrl } from '../redact.js';
-import {
-  type ItemSpans,
-  JsonSyntaxError,
-  parseSpan,
-  type ScannedPage,
-  scanPage,
-  type Span,
-  type SpanTable,
-} from './json-scan.js';
+import { type ItemSpans, JsonSyntaxError, parseSpan, type ScannedPage, scanPage, type SpanTable } from './json-scan.js';
 import { linkHref } from './peek-links.js';
 
 /** One validated page of a collection (offset- or cursor-based, see the service contract). */
@@ -56,21 +48,21 @@ export function parsePage(body: Buffer, pageUrl: string, table?: SpanTable): Pag
 }
 
 export function validateEnvelope(body: Buffer, scanned: ScannedPage, pageUrl: string): Page {
-  const bad = (problem: string): never => {
+  // A declaration, not an arrow function: only then does each call below narrow what it checked.
+  function bad(problem: string): never {
     throw contractError(pageUrl, problem);
-  };
+  }
   if (scanned.notAnObject) bad('the body is not a JSON object');
   for (const key of ['items', 'links', 'pageIndex', 'totalItems']) {
     if (scanned.duplicates.has(key)) bad(`"${key}" appears more than once`);
   }
   const items = scanned.items;
   if (!items) bad(scanned.members.has('items') ? '"items" is not an array' : '"items" is missing');
-  const spans = items as ItemSpans;
-  if (spans.firstNonObject >= 0) bad(`items[${spans.firstNonObject}] is not a JSON object`);
+  if (items.firstNonObject >= 0) bad(`items[${items.firstNonObject}] is not a JSON object`);
 
   const linksSpan = scanned.members.get('links');
   if (!linksSpan) bad('"links" is missing');
-  const links = parseSpan(body, linksSpan as Span);
+  const links = parseSpan(body, linksSpan);
   if (typeof links !== 'object' || links === null || Array.isArray(links)) bad('"links" is not an object');
   const linkMap = links as Record<string, unknown>;
 
@@ -88,14 +80,7 @@ export function validateEnvelope(body: Buffer, scanned: ScannedPage, pageUrl: st
   const totalItems = integerMember(body, scanned, 'totalItems', bad);
   if (pageIndex !== undefined && !Number.isSafeInteger(Number(pageIndex))) bad('"pageIndex" is out of range');
 
-  const page: Page = {
-    url: pageUrl,
-    body,
-    items: spans,
-    itemCount: spans.count,
-    self: self as string,
-    first: first as string,
-  };
+  const page: Page = { url: pageUrl, body, items, itemCount: items.count, self, first };
   if (next !== undefined) page.next = next;
   if (pageIndex !== undefined) page.pageIndex = Number(pageIndex);
   if (totalItems !== undefined) page.totalItems = totalItems;

@@ -64,8 +64,8 @@ export interface ScannedPage {
   notAnObject: boolean;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 const LBRACE = 0x7b;
@@ -77,7 +77,7 @@ const DOT = 0x2e;
 const ZERO = 0x30;
 const NINE = 0x39;
 
-function isWs(c: number | undefined): boolean {
+export function isWs(c: number | undefined): boolean {
   // One compare in the usual case: structural characters and the first bytes of values are all above 0x20.
   return c !== undefined && c <= 0x20 && (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09);
 }

@@ -1,8 +1,6 @@
-import type { ItemSpans } from './json-scan.js';
+import { BACKSLASH, type ItemSpans, QUOTE } from './json-scan.js';
 
 const NEWLINE = 0x0a;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 
 /**
  * Turns the first `count` items of a scanned page into NDJSON: each item's bytes exactly as received,

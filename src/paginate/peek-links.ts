@@ -8,13 +8,7 @@
  * is not valid JSON this may find nothing or something wrong; the full forward scan that always follows
  * catches that (and the walker then checks both agree), so this is only ever a head start.
  */
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-function isWs(c: number | undefined): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
+import { BACKSLASH, isWs, QUOTE } from './json-scan.js';
 
 function skipWsBack(buf: Buffer, from: number): number {
   let p = from;

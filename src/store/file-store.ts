@@ -16,7 +16,7 @@ import {
 import { dirname, join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
 import { refuseForeignOwner, tightenMode } from '../private-mode.js';
-import { unwritableDir } from './fs-faults.js';
+import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore, WriteOptions } from './interface.js';
 import {
@@ -26,6 +26,7 @@ import {
   CredentialRecordError,
   decodeRecord,
   encodeRecord,
+  recordFrom,
 } from './record.js';
 
 const IS_POSIX = process.platform !== 'win32';
@@ -111,12 +112,7 @@ export class FileStore implements CredentialStore {
         const told = tightenMode(path, st, FILE_MODE, 'readable', () => fchmodSync(fd, FILE_MODE));
         this.#warn(`${told} — consider signing in again`);
       }
-      const text = readFileSync(fd, 'utf8');
-      try {
-        return decodeRecord(text);
-      } catch (err) {
-        throw err instanceof CredentialRecordError ? err.at(path) : err;
-      }
+      return recordFrom(path, () => decodeRecord(readFileSync(fd, 'utf8')));
     } catch (err) {
       if (err instanceof IdcliError || err instanceof CredentialRecordError) throw err;
       throw fsError('cannot read', path, err);
@@ -286,13 +282,4 @@ function symlinkRefused(path: string): IdcliError {
   return new IdcliError(`refusing to follow the symbolic link ${path}`, ExitCode.AUTH, {
     hint: 'remove the link and run `idcli login`',
   });
-}
-
-function fsError(what: string, path: string, err: unknown): IdcliError {
-  const code = errCode(err);
-  return new IdcliError(`${what} ${path}${code ? ` (${code})` : ''}`, ExitCode.INTERNAL, { cause: err });
-}
-
-function errCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | null)?.code;
 }

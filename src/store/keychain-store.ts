@@ -17,6 +17,7 @@ import {
   CredentialRecordError,
   decodeRecord,
   encodeRecord,
+  recordFrom,
   validateRecord,
 } from './record.js';
 
@@ -103,7 +104,7 @@ export class KeychainStore implements CredentialStore {
       if (previous?.equals(raw)) break;
       previous = raw;
       const head = this.#parseHead(raw);
-      if ('record' in head) return this.#validated(() => validateRecord(head.record));
+      if ('record' in head) return recordFrom(this.describe(), () => validateRecord(head.record));
       const parts = await Promise.all(chunkNames(account, head).map((name) => this.backend.get(name)));
       if (parts.some((p) => p === null)) {
         reason = 'a part is missing';
@@ -114,7 +115,7 @@ export class KeychainStore implements CredentialStore {
         reason = 'checksum mismatch';
         continue;
       }
-      return this.#validated(() => decodeRecord(whole.toString('utf8')));
+      return recordFrom(this.describe(), () => decodeRecord(whole.toString('utf8')));
     }
     throw new CredentialRecordError(reason, this.describe());
   }
@@ -214,14 +215,6 @@ export class KeychainStore implements CredentialStore {
       return this.#parseHead(raw);
     } catch {
       return null;
-    }
-  }
-
-  #validated(decode: () => CredentialRecord): CredentialRecord {
-    try {
-      return decode();
-    } catch (err) {
-      throw err instanceof CredentialRecordError ? err.at(this.describe()) : err;
     }
   }
 

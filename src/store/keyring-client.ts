@@ -149,19 +149,9 @@ export class KeyringClient implements KeyringBackend {
   /** The call's result, or a rejection once the timeout passes; the call itself runs on until the library returns. */
   #guard<T>(call: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(this.#fail(keychainError(keychainTimeoutReason(this.timeoutMs))));
-      }, this.timeoutMs);
-      call.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          reject(libraryError(err));
-        },
-      );
+      const timeout = (): void => reject(this.#fail(keychainError(keychainTimeoutReason(this.timeoutMs))));
+      const timer = setTimeout(timeout, this.timeoutMs);
+      call.then(resolve, (err: unknown) => reject(libraryError(err))).finally(() => clearTimeout(timer));
     });
   }
 

@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, IdcliError, interrupted } from '../errors.js';
-import { unwritableDir } from './fs-faults.js';
+import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
 
@@ -173,7 +173,7 @@ async function createExclusive(path: string, content: object): Promise<FileHandl
   try {
     await link(tmp, path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return null;
+    if (errCode(err) === 'EEXIST') return null;
     throw lockFsError('cannot create', path, err);
   } finally {
     await unlink(tmp).catch(() => {});
@@ -289,15 +289,10 @@ function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | nu
   return new IdcliError(
     `timed out after ${Number((timeoutMs / 1000).toFixed(3))} s waiting for the lock ${lockPath}${who}`,
     ExitCode.INTERNAL,
-    {
-      hint: 'another idcli process is using these credentials; if none is running, delete the lock file',
-    },
+    { hint: 'another idcli process is using these credentials; if none is running, delete the lock file' },
   );
 }
 
 function lockFsError(what: string, path: string, err: unknown): IdcliError {
-  const unwritable = unwritableDir(dirname(path), err);
-  if (unwritable) return unwritable;
-  const code = (err as NodeJS.ErrnoException | null)?.code;
-  return new IdcliError(`${what} the lock file ${path}${code ? ` (${code})` : ''}`, ExitCode.INTERNAL, { cause: err });
+  return unwritableDir(dirname(path), err) ?? fsError(`${what} the lock file`, path, err);
 }

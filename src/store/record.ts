@@ -49,6 +49,15 @@ export class CredentialRecordError extends IdcliError {
   }
 }
 
+/** What `decode` returns; the CredentialRecordError it throws is told with the store it came from, `where`. */
+export function recordFrom(where: string, decode: () => CredentialRecord): CredentialRecord {
+  try {
+    return decode();
+  } catch (err) {
+    throw err instanceof CredentialRecordError ? err.at(where) : err;
+  }
+}
+
 /** Stable across releases: it names keychain entries and (hashed) credential files, so changing it logs users out. */
 export function accountName(key: CredentialKey): string {
   return `${key.profile}|${key.clientId}|${key.baseUrl}`;

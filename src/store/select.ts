@@ -59,9 +59,5 @@ async function newFileStore(
 
 async function newKeychain(opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env'>): Promise<KeychainStore> {
   const { KeychainStore } = await import('./keychain-store.js');
-  return new KeychainStore({
-    service: opts.service,
-    timeoutMs: opts.timeoutMs,
-    env: opts.env,
-  });
+  return new KeychainStore({ service: opts.service, timeoutMs: opts.timeoutMs, env: opts.env });
 }
