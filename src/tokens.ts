@@ -1,6 +1,6 @@
 import type { TokenSource } from './deps.js';
 import { IdcliError, ExitCode } from './errors.js';
-import type { Session, SessionContext } from './oauth/session.js';
+import { openSession, type Session, type SessionContext } from './oauth/session.js';
 
 /**
  * Where this run's access token comes from. IDCLI_ACCESS_TOKEN short-circuits everything: used as is, no store
@@ -10,7 +10,6 @@ export type Credentials = { kind: 'env'; token: string } | { kind: 'stored'; ses
 
 export async function openCredentials(ctx: SessionContext): Promise<Credentials> {
   if (ctx.settings.accessToken !== undefined) return { kind: 'env', token: ctx.settings.accessToken };
-  const { openSession } = await import('./oauth/session.js');
   return { kind: 'stored', session: await openSession(ctx) };
 }
 
