@@ -175,12 +175,15 @@ export interface Surface {
 }
 
 export function defineCommand<T extends Table>(
-  def: About & { options: T; quick?: boolean; run(o: OptionsOf<T>, inv: Invocation): Promise<void> },
+  def: About & { options: () => T; quick?: boolean; run(o: OptionsOf<T>, inv: Invocation): Promise<void> },
 ): LeafCommand {
-  const { options: table, run, ...about } = def;
-  // Split on first use: a run reads the options of its own command only, and start-up is paid by every run.
+  const { options, run, ...about } = def;
+  // The table is built on first use: a run reads the options of its own command only, and start-up is paid by
+  // every run.
+  let table: T | undefined;
   let split: { options: OptionSpec[]; args?: ArgSpec[] } | undefined;
-  const parts = () => (split ??= splitTable(table));
+  const tableOf = () => (table ??= options());
+  const parts = () => (split ??= splitTable(tableOf()));
   return {
     ...about,
     get options() {
@@ -189,7 +192,7 @@ export function defineCommand<T extends Table>(
     get args() {
       return parts().args;
     },
-    run: (parsed, inv) => run(readOptions(table, parsed), inv),
+    run: (parsed, inv) => run(readOptions(tableOf(), parsed), inv),
   };
 }
 

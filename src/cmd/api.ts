@@ -1,6 +1,6 @@
 import { argument, defineCommand, option, type OptionsOf } from '../argv/define.js';
 
-const options = {
+const options = () => ({
   target: argument({
     name: 'path-or-url',
     description: 'path (resolved against api-base-url) or full URL of that origin',
@@ -43,9 +43,9 @@ const options = {
     min: 0,
     max: 100,
   }),
-};
+});
 /** Every option but the repeatable ones, which are named in the plural where the request is planned. */
-export type ApiOptions = Omit<OptionsOf<typeof options>, 'header' | 'field'> & {
+export type ApiOptions = Omit<OptionsOf<ReturnType<typeof options>>, 'header' | 'field'> & {
   headers: readonly string[];
   fields: readonly string[];
 };

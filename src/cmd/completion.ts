@@ -5,7 +5,9 @@ export const completion = defineCommand({
   name: 'completion',
   summary: 'print a shell completion script',
   description: 'Print a shell completion script.',
-  options: { shell: argument({ name: 'shell', description: 'bash, zsh or fish', choices: ['bash', 'zsh', 'fish'] }) },
+  options: () => ({
+    shell: argument({ name: 'shell', description: 'bash, zsh or fish', choices: ['bash', 'zsh', 'fish'] }),
+  }),
   examples: [
     'idcli completion bash > ~/.local/share/bash-completion/completions/idcli',
     'idcli completion zsh > "${fpath[1]}/_idcli"',
@@ -22,7 +24,7 @@ export const profiles = defineCommand({
   name: '__profiles',
   summary: '',
   description: '',
-  options: {},
+  options: () => ({}),
   examples: [],
   hidden: true,
   async run(_o, { deps }) {

@@ -1,7 +1,7 @@
 import { defineCommand, option, type OptionsOf } from '../argv/define.js';
 
-const options = { json: option.boolean({ flag: '--json', description: 'print the checks as JSON' }) };
-export type DoctorOptions = OptionsOf<typeof options>;
+const options = () => ({ json: option.boolean({ flag: '--json', description: 'print the checks as JSON' }) });
+export type DoctorOptions = OptionsOf<ReturnType<typeof options>>;
 
 export const doctor = defineCommand({
   name: 'doctor',

@@ -1,6 +1,6 @@
 import { argument, defineCommand, option, type OptionsOf } from '../argv/define.js';
 
-const options = {
+const options = () => ({
   target: argument({ name: 'path-or-url', description: 'collection path (resolved against api-base-url) or full URL' }),
   pageSize: option.integer({
     flag: '--page-size',
@@ -36,8 +36,8 @@ const options = {
     min: 0,
     max: 100,
   }),
-};
-export type ListOptions = OptionsOf<typeof options>;
+});
+export type ListOptions = OptionsOf<ReturnType<typeof options>>;
 
 export const list = defineCommand({
   name: 'list',

@@ -8,7 +8,7 @@ export const login = defineCommand({
     'With a terminal on stdin, login also takes the address the browser ended on, pasted there: a browser on\n' +
     'another machine lands on a page that does not load. Over SSH or without a display it opens no browser\n' +
     'unless $BROWSER names one. Ctrl-C cancels.',
-  options: {
+  options: () => ({
     prompt: option.choice({
       flag: '--prompt',
       value: '<mode>',
@@ -32,7 +32,7 @@ export const login = defineCommand({
       min: 1,
       max: 86400,
     }),
-  },
+  }),
   examples: [
     'idcli login',
     'idcli login --no-browser            # print the URL, then paste the address the browser ended on',

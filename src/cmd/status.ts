@@ -1,7 +1,7 @@
 import { defineCommand, option, type OptionsOf } from '../argv/define.js';
 
-const options = { json: option.boolean({ flag: '--json', description: 'print the status as JSON' }) };
-export type StatusOptions = OptionsOf<typeof options>;
+const options = () => ({ json: option.boolean({ flag: '--json', description: 'print the status as JSON' }) });
+export type StatusOptions = OptionsOf<ReturnType<typeof options>>;
 
 export const status = defineCommand({
   name: 'status',

@@ -3,7 +3,7 @@ import { defineCommand, option, type OptionsOf } from '../argv/define.js';
 // cached-token path lives in the entry chunk instead of costing extra module loads.
 import { runToken } from '../commands/token.js';
 
-const options = {
+const options = () => ({
   refresh: option.boolean({
     flag: '--refresh',
     description:
@@ -21,8 +21,8 @@ const options = {
     defaultValue: 60,
     min: 0,
   }),
-};
-export type TokenOptions = OptionsOf<typeof options>;
+});
+export type TokenOptions = OptionsOf<ReturnType<typeof options>>;
 
 export const token = defineCommand({
   name: 'token',
