@@ -51,6 +51,24 @@ function terminalLogin(args: string, env: Record<string, string | undefined>): T
   };
 }
 
+/**
+ * `login --no-browser` on a terminal in a fresh harness (kept in `h`): once it asks for the address and `meanwhile`
+ * is done, the browser signs in through the loopback callback. Returns the finished run.
+ */
+async function callbackWhileAsking(
+  meanwhile: (t: TerminalLogin) => Promise<void> = async () => {},
+): Promise<TerminalRun> {
+  h = await harness();
+  const env = h.env();
+  const t = terminalLogin('--no-browser --timeout 60', env);
+  await t.seen(QUESTION);
+  await meanwhile(t);
+  expect(await browse(authorizeUrlIn(t.raw())!.href, env)).toBe(0);
+  const r = await t.done;
+  expect(r.code, r.raw).toBe(0);
+  return r;
+}
+
 /** Signs in with the "browser on another machine": the address it ended on, not delivered to the listener. */
 async function remoteSignIn(harness: Harness, raw: string): Promise<string> {
   const url = authorizeUrlIn(raw);
@@ -85,7 +103,7 @@ describeEachStore('login with a pasted address', (store) => {
     expect(log).toMatch(/landed on http:\/\/127\.0\.0\.1:\d+\/callback\?code=\*\*\*&state=\*\*\* \(not delivered\)/);
     expect(log).not.toContain('(callback)');
     expect((await h.record())?.refreshToken).toBeTruthy();
-    expect(h.emu.tokenEvents).toHaveLength(1);
+    expect(h!.emu.tokenEvents).toHaveLength(1);
     expectNoSecrets(h);
   }, 60_000);
 
@@ -110,7 +128,7 @@ describeEachStore('login with a pasted address', (store) => {
         .at(-1),
     ).toMatch(/^Signed in as /);
     expect((await h.record())?.refreshToken).toBeTruthy();
-    expect(h.emu.tokenEvents).toHaveLength(1);
+    expect(h!.emu.tokenEvents).toHaveLength(1);
     expectNoSecrets(h);
   }, 60_000);
 });
@@ -145,17 +163,12 @@ describe('login with a pasted address', () => {
   }, 60_000);
 
   it('stops asking at end of input (Ctrl-D) and still takes the callback', async () => {
-    h = await harness();
-    const env = h.env();
-    const t = terminalLogin('--no-browser --timeout 60', env);
-    await t.seen(QUESTION);
-    t.type('\x04');
-    // The question's row is ended: the cursor moved on to a new row below it.
-    const ended = () => screen(t.raw()).slice(-2).join('|') === `${QUESTION} |`;
-    await until(() => (ended() ? true : undefined), 20_000, 'the question ended');
-    expect(await browse(authorizeUrlIn(t.raw())!.href, env)).toBe(0);
-    const r = await t.done;
-    expect(r.code, r.raw).toBe(0);
+    const r = await callbackWhileAsking(async (t) => {
+      t.type('\x04');
+      // The question's row is ended: the cursor moved on to a new row below it.
+      const ended = () => screen(t.raw()).slice(-2).join('|') === `${QUESTION} |`;
+      await until(() => (ended() ? true : undefined), 20_000, 'the question ended');
+    });
     expect(
       screen(r.raw)
         .filter((l) => l !== '')
@@ -164,19 +177,13 @@ describe('login with a pasted address', () => {
   }, 60_000);
 
   it('lets the callback win when it comes first: the question goes, and no countdown was shown', async () => {
-    h = await harness();
-    const env = h.env();
-    const t = terminalLogin('--no-browser --timeout 60', env);
-    await t.seen(QUESTION);
-    expect(await browse(authorizeUrlIn(t.raw())!.href, env)).toBe(0);
-    const r = await t.done;
-    expect(r.code, r.raw).toBe(0);
+    const r = await callbackWhileAsking();
     const end = screen(r.raw).filter((l) => l !== '');
     expect(end.some((l) => l.includes(QUESTION))).toBe(false);
     expect(end.at(-2)).toBe('Waiting for the sign-in (up to 60 s; Ctrl-C to cancel)…');
     expect(end.at(-1)).toMatch(/^Signed in as /);
     expect(frames(r.raw).some((f) => /\d+s left/.test(f))).toBe(false);
-    expect(h.emu.tokenEvents).toHaveLength(1);
+    expect(h!.emu.tokenEvents).toHaveLength(1);
   }, 60_000);
 
   it('times out while asking (exit 3), the question gone before the error', async () => {
