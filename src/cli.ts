@@ -5,8 +5,8 @@
 import { fstatSync, writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { createFileOutput } from './output/file-output.js';
-import { commandHelp, rootHelp } from './argv/help.js';
 import { parseArgv } from './argv/parse.js';
+import type { CommandSpec } from './argv/define.js';
 import { SURFACE } from './cmd/index.js';
 import { configDirFor, loadConfigFile, resolveSettings, settingFlags } from './config.js';
 import type { CommandContext } from './context.js';
@@ -61,13 +61,7 @@ export async function main(proc: Process): Promise<number> {
   try {
     const parsed = parseArgv(proc.argv.slice(2), SURFACE);
     if (parsed.kind === 'version' || parsed.kind === 'help') {
-      proc.print(
-        parsed.kind === 'version'
-          ? `${VERSION}\n`
-          : parsed.path.length
-            ? commandHelp(parsed.path, SURFACE)
-            : rootHelp(VERSION, SURFACE),
-      );
+      proc.print(parsed.kind === 'version' ? `${VERSION}\n` : await helpPage(parsed.path));
       await flushed(proc);
       return ExitCode.OK;
     }
@@ -123,6 +117,12 @@ export async function main(proc: Process): Promise<number> {
     const failure = err instanceof OutputError ? undefined : await proc.flush?.();
     return report(failure === undefined ? err : outputError(failure), proc, styled(), deps);
   }
+}
+
+/** Loaded only when asked: every run compiles what the entry imports, and bin/ answers `idcli --help` itself. */
+async function helpPage(path: readonly CommandSpec[]): Promise<string> {
+  const { commandHelp, rootHelp } = await import('./argv/help.js');
+  return path.length ? commandHelp(path, SURFACE) : rootHelp(VERSION, SURFACE);
 }
 
 /** Success only once stdout really holds the output: a full disk found at the last write is still a failure. */

@@ -22,7 +22,8 @@ export type Parsed =
 const usage = (message: string, near?: string) =>
   usageError(message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
 
-export function parseArgv(argv: readonly string[], { commands, globals: globalOptions }: Surface): Parsed {
+export function parseArgv(argv: readonly string[], surface: Surface): Parsed {
+  const { commands } = surface;
   const path: CommandSpec[] = [];
   const args: string[] = [];
   const options: Values = {};
@@ -59,9 +60,9 @@ export function parseArgv(argv: readonly string[], { commands, globals: globalOp
     const inline = eq === -1 ? stuck : token.slice(eq + 1);
     const matches = (o: OptionSpec) => o.flag === flag || o.short === flag;
     const own = current()?.options.find(matches);
-    const spec = own ?? globalOptions.find(matches);
+    const spec = own ?? surface.globals.find(matches);
     if (!spec) {
-      const known = [...(current()?.options ?? []), ...globalOptions].map((o) => o.flag);
+      const known = [...(current()?.options ?? []), ...surface.globals].map((o) => o.flag);
       const elsewhere = path.length === 0 && commands.some((c) => c.options.some(matches));
       if (elsewhere)
         throw usageError(`option ${quoted(flag)} belongs after its command`, `e.g. idcli <command> ${clip(flag)}`);

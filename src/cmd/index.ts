@@ -14,27 +14,33 @@ import { token } from './token.js';
 import { CONFIG_KEYS, OPTION_KEYS, PROFILE } from '../config.js';
 import { option, type OptionSpec, splitTable, type Surface } from '../argv/define.js';
 
-/** The settings with a global flag, under their field's name (see settingFlags in config.ts). */
-const settingOptions = Object.fromEntries(
-  OPTION_KEYS.filter((k) => 'global' in CONFIG_KEYS[k]).map((k) => [CONFIG_KEYS[k].field, option.setting(k)]),
-);
+/** The options accepted before or after any command; the settings with a global flag are listed under their field's name (see settingFlags in config.ts). */
+const globalOptions = (): OptionSpec[] =>
+  splitTable({
+    profile: option.string({
+      flag: '--profile',
+      value: '<name>',
+      description: 'profile to use',
+      env: PROFILE.env,
+      defaultText: PROFILE.default,
+    }),
+    ...Object.fromEntries(
+      OPTION_KEYS.filter((k) => 'global' in CONFIG_KEYS[k]).map((k) => [CONFIG_KEYS[k].field, option.setting(k)]),
+    ),
+    verbose: option.boolean({ flag: '--verbose', description: 'trace requests on stderr, secrets redacted' }),
+    quiet: option.boolean({ flag: '--quiet', description: 'only errors and warnings on stderr' }),
+  }).options;
 
-export const GLOBAL_OPTIONS: readonly OptionSpec[] = splitTable({
-  profile: option.string({
-    flag: '--profile',
-    value: '<name>',
-    description: 'profile to use',
-    env: PROFILE.env,
-    defaultText: PROFILE.default,
-  }),
-  ...settingOptions,
-  verbose: option.boolean({ flag: '--verbose', description: 'trace requests on stderr, secrets redacted' }),
-  quiet: option.boolean({ flag: '--quiet', description: 'only errors and warnings on stderr' }),
-}).options;
+let globals: readonly OptionSpec[] | undefined;
 
-/** What the parser, the help pages and the completion scripts are given. */
+/**
+ * What the parser, the help pages and the completion scripts are given. The global options are built on first
+ * use, like each command's: `idcli token` without flags never reads them.
+ */
 export const SURFACE: Surface = {
-  globals: GLOBAL_OPTIONS,
+  get globals() {
+    return (globals ??= globalOptions());
+  },
   commands: [login, token, api, list, status, logout, config, doctor, completion, profiles],
 };
 export const COMMANDS = SURFACE.commands;

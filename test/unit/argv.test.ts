@@ -2,7 +2,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { argument, option, readOptions } from '../../src/argv/define.js';
 import { commandHelp, rootHelp } from '../../src/argv/help.js';
 import { parseArgv, type Parsed } from '../../src/argv/parse.js';
-import { COMMANDS, GLOBAL_OPTIONS, SURFACE } from '../../src/cmd/index.js';
+import { COMMANDS, SURFACE } from '../../src/cmd/index.js';
 import { thrown } from '../support/thrown.js';
 
 function run(argv: string[]): Extract<Parsed, { kind: 'run' }> {
@@ -76,7 +76,7 @@ describe('help pages', () => {
     for (const cmd of COMMANDS.filter((c) => !c.hidden)) {
       const text = commandHelp([cmd], SURFACE);
       expect(text).toContain(cmd.description);
-      for (const o of [...cmd.options, ...GLOBAL_OPTIONS]) {
+      for (const o of [...cmd.options, ...SURFACE.globals]) {
         expect(text).toContain(o.flag);
         if (o.env) expect(text).toContain(`env ${o.env}`);
         if (o.defaultValue !== undefined) expect(text).toContain(`default: ${o.defaultValue}`);
@@ -192,7 +192,7 @@ describe('a command table', () => {
       key: 'uiLocales',
       env: 'IDCLI_UI_LOCALES',
     });
-    expect(GLOBAL_OPTIONS.map((o) => o.flag)).toEqual([
+    expect(SURFACE.globals.map((o) => o.flag)).toEqual([
       '--profile',
       '--base-url',
       '--client-id',
