@@ -1,68 +1,72 @@
-// Builds dist/ with esbuild: the CLI as CommonJS chunks. esbuild splits chunks only for ES modules, so it bundles
-// and splits to ES modules in memory, then converts each chunk to CommonJS. CommonJS because Node loads it
-// synchronously, without the ES module loader that ES modules (and import() of a CommonJS file) go through; chunks
-// because a cached `idcli token` then compiles only the code on its path, not every command's.
+// Builds dist/: the CLI as CommonJS chunks, bundled by Rollup, each file's TypeScript stripped and its output
+// minified by esbuild. CommonJS because Node loads it synchronously, without the ES module loader; chunks because a
+// cached `idcli token` then compiles only the code on its path, not every command's. Rollup rather than esbuild's
+// own bundler: esbuild splits what the entry and a command's chunk share into further chunks even though the entry
+// is always loaded first (evanw/esbuild#3780), and every file Node requires costs start-up time.
 // Dependencies (undici, open, @napi-rs/keyring) stay installed packages, imported where they are used.
 // The new build is written beside dist/ and swapped in with renames, so a process started from dist/ during a
 // rebuild never finds it half-deleted.
-import { readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { basename, resolve } from 'node:path';
-import { build, transform } from 'esbuild';
+import { resolve } from 'node:path';
+import { transform } from 'esbuild';
+import { rollup } from 'rollup';
 
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
 const next = resolve(`dist.next-${process.pid}`);
 const old = `dist.old-${process.pid}`;
-
 const TARGET = 'node20.18';
-const { outputFiles } = await build({
-  entryPoints: ['src/cli.ts'],
-  outdir: next,
-  outExtension: { '.js': '.cjs' },
-  chunkNames: '[name]-[hash]',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  write: false,
-  platform: 'node',
-  target: TARGET,
-  packages: 'external',
-  define: { IDCLI_VERSION: JSON.stringify(pkg.version) },
-  // Whitespace and syntax only: start-up compiles every byte, and names stay readable in the output.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-  logLevel: 'warning',
-});
 
-const chunks = outputFiles.map((f) => basename(f.path));
-await mkdir(next, { recursive: true });
-for (const file of outputFiles) {
-  // A chunk reached by import() is required inside a promise instead, as esbuild writes import() for CommonJS
-  // itself: import() of a file would start the ES module loader. Packages keep import(): open is an ES module.
-  let code = file.text;
-  for (const chunk of chunks) {
-    code = code.replaceAll(`import("./${chunk}")`, `Promise.resolve().then(()=>require("./${chunk}"))`);
-  }
-  // The same for Node's builtins and CommonJS packages: an import() of one goes through the ES module loader and
-  // builds a facade that reads every export, lazy ones included (node:http's WebSocket getter loads Node's own
-  // undici, which needs WebAssembly).
-  code = code.replace(/import\("([^".][^"]*)"\)/g, (call, specifier) =>
-    isCommonJs(specifier) ? `Promise.resolve().then(()=>require("${specifier}"))` : call,
-  );
-  const out = await transform(code, {
-    format: 'cjs',
-    platform: 'node',
-    target: TARGET,
-    minifyWhitespace: true,
-    minifySyntax: true,
-    sourcefile: basename(file.path),
-  });
-  // e.g. import.meta, which CommonJS has not: esbuild would leave an empty object in its place.
-  if (out.warnings.length > 0) throw new Error(`${basename(file.path)}: ${out.warnings[0].text}`);
-  await writeFile(file.path, out.code);
+/** Throws on any warning: e.g. import.meta, which CommonJS has not, or a circular chunk. */
+async function esbuild(code, file, options) {
+  const out = await transform(code, { target: TARGET, sourcefile: file, logLevel: 'silent', ...options });
+  if (out.warnings.length > 0) throw new Error(`${file}: ${out.warnings[0].text}`);
+  return { code: out.code, map: null };
 }
+
+const bundle = await rollup({
+  input: 'src/cli.ts',
+  // Node's builtins and the installed packages; everything else is a path into src/.
+  external: (id) => !id.startsWith('.') && !id.startsWith('/'),
+  onwarn(warning) {
+    throw new Error(`rollup: ${warning.message}`);
+  },
+  plugins: [
+    {
+      name: 'idcli-typescript',
+      // The sources import `./x.js` (the name after compilation); the file on disk is `./x.ts`.
+      resolveId(source, importer) {
+        if (!importer || !source.startsWith('.')) return null;
+        const ts = resolve(importer, '..', source.replace(/\.js$/, '.ts'));
+        return existsSync(ts) ? ts : null;
+      },
+      transform(code, id) {
+        if (!id.endsWith('.ts')) return null;
+        return esbuild(code, id, { loader: 'ts', define: { IDCLI_VERSION: JSON.stringify(pkg.version) } });
+      },
+      // A chunk, a builtin or a CommonJS package is required inside a promise: import() would start the ES module
+      // loader, and import() of a builtin builds a facade that reads every export, lazy ones included (node:http's
+      // WebSocket getter loads Node's own undici, which needs WebAssembly). Only ES module packages (open) keep it.
+      renderDynamicImport({ targetModuleId }) {
+        if (targetModuleId && !targetModuleId.startsWith('/') && !isCommonJs(targetModuleId)) return null;
+        return { left: 'Promise.resolve().then(()=>require(', right: '))' };
+      },
+      // Whitespace and syntax only: start-up compiles every byte, and names stay readable in the output.
+      renderChunk: (code, chunk) => esbuild(code, chunk.fileName, { minifyWhitespace: true, minifySyntax: true }),
+    },
+  ],
+  // The entry may export what the command chunks import from it, instead of handing it all to one more chunk.
+  preserveEntrySignatures: 'allow-extension',
+});
+await bundle.write({
+  dir: next,
+  format: 'cjs',
+  entryFileNames: '[name].cjs',
+  chunkFileNames: '[name]-[hash].cjs',
+  generatedCode: 'es2015',
+});
+await bundle.close();
 
 /** A builtin, or an installed package that is not an ES module (open is one: it keeps import()). */
 function isCommonJs(specifier) {

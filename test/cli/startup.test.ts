@@ -4,7 +4,7 @@
  * writes, refreshes and streams need: each costs milliseconds of start-up.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeEachStore, type Harness, harness, login } from '../auth/harness.js';
 import { ROOT } from '../support/cli.js';
@@ -69,5 +69,20 @@ describeEachStore('idcli token with a cached token', (store) => {
     // The keychain's bus check speaks over node:net, which brings the streams; the file store needs neither.
     if (store === 'file') unneeded.push('node:net', 'node:stream');
     expect(token.files.filter((f) => unneeded.includes(f))).toEqual([]);
+  }, 60_000);
+
+  it('loads the entry and the chunks of its store, no other file of dist/', async () => {
+    h = await harness({ store });
+    await login(h);
+    const token = await loadedBy(['token']);
+    expect(token.code).toBe(0);
+    // Chunks are named after their first module, then a content hash: `record-DaP5Axol.cjs`. Every file Node
+    // requires costs start-up time, so the code a cached token runs must not be scattered over shared chunks.
+    const chunks = token.files
+      .filter((f) => f.startsWith(`${DIST}/`))
+      .map((f) => basename(f).replace(/-[\w-]{8}\.cjs$/, ''));
+    expect(chunks).toContain('cli.cjs');
+    const allowed = ['cli.cjs', `${store}-store`, 'record', ...(store === 'file' ? ['pid'] : [])];
+    expect(chunks.filter((c) => !allowed.includes(c))).toEqual([]);
   }, 60_000);
 });
