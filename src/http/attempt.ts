@@ -13,7 +13,8 @@ import {
   deadlineError,
   IDLE_TIMEOUT_MS,
   idleError,
-  interimCounter,
+  MAX_INTERIM_RESPONSES,
+  protocolError,
 } from './limits.js';
 import { type ErrorContext, toNetworkError } from './network-errors.js';
 import { type HttpHeaders, type HttpRequest, NetworkError } from './types.js';
@@ -83,7 +84,7 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
   const idle = idleTimer ? setTimeout(() => end(idleError(idleMs)), idleMs) : undefined;
   const onAbort = (): void => end(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
   req.signal?.addEventListener('abort', onAbort, { once: true });
-  const counted = interimCounter();
+  let interims = 0;
   const accepted =
     req.headers?.['accept-encoding'] === undefined ? acceptEncoding(options.compress ?? true) : undefined;
   const touch = (): void => void idle?.refresh();
@@ -96,8 +97,11 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
     touch,
     interim(status) {
       touch();
-      const err = counted(status);
-      if (err) end(err);
+      // A status below 100 is not an interim response, though HTTP parsers hand it over as one.
+      const bad = checkStatus(status);
+      if (bad) end(bad);
+      else if (++interims > MAX_INTERIM_RESPONSES)
+        end(protocolError(`more than ${MAX_INTERIM_RESPONSES} interim responses`));
     },
     response(status, headers) {
       touch();
