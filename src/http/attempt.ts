@@ -22,8 +22,6 @@ import { type HttpHeaders, type HttpRequest, NetworkError } from './types.js';
 export interface LimitOptions {
   /** Upper bound on parallel connections per origin (per proxy when proxied); the page walker needs concurrency + 1. */
   maxSockets?: number;
-  /** A response larger than this is refused: a single page that big is a broken server, not data. */
-  maxBodyBytes?: number;
   /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
   deadlineMs?: number;
   /** Ask for compressed bodies and decode them (IDCLI_HTTP_COMPRESSION); default true. */
@@ -108,8 +106,7 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
       try {
         const bad = checkStatus(status);
         if (bad) throw bad;
-        const o = { headers, accepted, maxBody: options.maxBodyBytes, bodyBuffer: req.bodyBuffer, fail: end };
-        return createBodySink(o);
+        return createBodySink({ headers, accepted, bodyBuffer: req.bodyBuffer, fail: end });
       } catch (err) {
         // An unasked coding stays the IdcliError it is: the server's contract error, not a network failure.
         end(err);
