@@ -82,10 +82,8 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
     }
   }
 
-  const given = parseHeaders(flags.headers);
-  const headers: Record<string, string> = { ...API_HEADERS };
-  if (body.kind !== 'none') headers['content-type'] = 'application/json';
-  return { method, url, headers: { ...headers, ...given }, body };
+  const contentType: Record<string, string> = body.kind === 'none' ? {} : { 'content-type': 'application/json' };
+  return { method, url, headers: { ...API_HEADERS, ...contentType, ...parseHeaders(flags.headers) }, body };
 }
 
 /** -f key=value pairs as a JSON object of strings, in the order given. */

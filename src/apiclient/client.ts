@@ -73,13 +73,10 @@ export async function openApiClient(ctx: CommandContext, options: ApiClientOptio
     const token = bearer.ready() ?? (await bearer.token());
     const res = await attempt(req, token, o);
     if (res.status !== 401) return res;
-    let fresh: string;
-    try {
-      fresh = await bearer.rejected(token);
-    } catch (err) {
+    const fresh = await bearer.rejected(token).catch(async (err: unknown) => {
       await o.onUnrepeated401?.(res);
       throw err;
-    }
+    });
     if (!canResend(req.body)) {
       await o.onUnrepeated401?.(res);
       throw notRepeated(req.method, String(req.url), o.bodyFrom ?? 'its source');

@@ -61,15 +61,16 @@ export function targetUrl(target: string, apiBaseUrl: string, options: TargetOpt
  */
 export function setQueryParam(url: URL, name: string, value: string): void {
   const query = url.search.startsWith('?') ? url.search.slice(1) : url.search;
+  const pair = `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
   const out: string[] = [];
   let placed = false;
   for (const part of query === '' ? [] : query.split('&')) {
     if (paramName(part) === name) {
-      if (!placed) out.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+      if (!placed) out.push(pair);
       placed = true;
     } else out.push(part);
   }
-  if (!placed) out.push(`${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
+  if (!placed) out.push(pair);
   url.search = out.join('&');
 }
 

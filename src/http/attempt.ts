@@ -13,7 +13,8 @@ import {
   deadlineError,
   IDLE_TIMEOUT_MS,
   idleError,
-  interimCounter,
+  MAX_INTERIM_RESPONSES,
+  protocolError,
 } from './limits.js';
 import { type ErrorContext, toNetworkError } from './network-errors.js';
 import { type HttpHeaders, type HttpRequest, NetworkError } from './types.js';
@@ -21,8 +22,6 @@ import { type HttpHeaders, type HttpRequest, NetworkError } from './types.js';
 export interface LimitOptions {
   /** Upper bound on parallel connections per origin (per proxy when proxied); the page walker needs concurrency + 1. */
   maxSockets?: number;
-  /** A response larger than this is refused: a single page that big is a broken server, not data. */
-  maxBodyBytes?: number;
   /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
   deadlineMs?: number;
   /** Ask for compressed bodies and decode them (IDCLI_HTTP_COMPRESSION); default true. */
@@ -83,7 +82,7 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
   const idle = idleTimer ? setTimeout(() => end(idleError(idleMs)), idleMs) : undefined;
   const onAbort = (): void => end(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
   req.signal?.addEventListener('abort', onAbort, { once: true });
-  const counted = interimCounter();
+  let interims = 0;
   const accepted =
     req.headers?.['accept-encoding'] === undefined ? acceptEncoding(options.compress ?? true) : undefined;
   const touch = (): void => void idle?.refresh();
@@ -96,16 +95,18 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
     touch,
     interim(status) {
       touch();
-      const err = counted(status);
-      if (err) end(err);
+      // A status below 100 is not an interim response, though HTTP parsers hand it over as one.
+      const bad = checkStatus(status);
+      if (bad) end(bad);
+      else if (++interims > MAX_INTERIM_RESPONSES)
+        end(protocolError(`more than ${MAX_INTERIM_RESPONSES} interim responses`));
     },
     response(status, headers) {
       touch();
       try {
         const bad = checkStatus(status);
         if (bad) throw bad;
-        const o = { headers, accepted, maxBody: options.maxBodyBytes, bodyBuffer: req.bodyBuffer, fail: end };
-        return createBodySink(o);
+        return createBodySink({ headers, accepted, bodyBuffer: req.bodyBuffer, fail: end });
       } catch (err) {
         // An unasked coding stays the IdcliError it is: the server's contract error, not a network failure.
         end(err);

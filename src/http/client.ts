@@ -5,21 +5,20 @@ import { redactUrl } from '../redact.js';
 import type { Env } from './proxy-env.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF, isRetried, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
 import { createTransport } from './transport.js';
-import { canResend, headerValue, type HttpRequest, type HttpResponse, NetworkError, type Transport } from './types.js';
+import { canResend, headerValue, type HttpRequest, type HttpResponse, NetworkError } from './types.js';
 
 export interface HttpClientOptions {
   /** Verbose tracing goes here; the URL is redacted and headers are never logged (they carry the token). */
   log?: Pick<Logger, 'verbose'> & Partial<Pick<Logger, 'isVerbose'>>;
   /**
    * The process environment (deps.env): its HTTPS_PROXY/HTTP_PROXY/NO_PROXY decide the route of every request.
-   * Without it requests go direct. Ignored when `transport` is given.
+   * Without it requests go direct.
    */
   env?: Env;
-  transport?: Transport;
   maxSockets?: number;
   /**
    * How long each attempt may take, from sending the request to the answer's last byte: settings.httpTimeoutMs
-   * (IDCLI_HTTP_TIMEOUT). Every retry gets a deadline of its own. Ignored when `transport` is given.
+   * (IDCLI_HTTP_TIMEOUT). Every retry gets a deadline of its own.
    */
   deadlineMs?: number;
   now?: () => number;
@@ -60,7 +59,7 @@ export interface HttpClient {
 }
 
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
-  const transport = options.transport ?? createTransport(options.env ?? {}, options);
+  const transport = createTransport(options.env ?? {}, options);
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   // Tracing is skipped entirely when nobody reads it: redacting a URL per page is measurable on long walks.

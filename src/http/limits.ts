@@ -51,20 +51,6 @@ export function checkStatus(status: number): NetworkError | undefined {
   return status >= 100 && status <= 599 ? undefined : protocolError(`status ${String(status).padStart(3, '0')}`);
 }
 
-/** Counts interim responses; returns the error that ends the exchange once there are too many, or a bad one. */
-export function interimCounter(): (status: number) => NetworkError | undefined {
-  let count = 0;
-  return (status) => {
-    // A status below 100 is not an interim response, though HTTP parsers hand it over as one.
-    const bad = checkStatus(status);
-    if (bad) return bad;
-    count++;
-    return count > MAX_INTERIM_RESPONSES
-      ? protocolError(`more than ${MAX_INTERIM_RESPONSES} interim responses`)
-      : undefined;
-  };
-}
-
 /** Milliseconds as the seconds a message names, e.g. 1.5. */
 export function seconds(ms: number): number {
   return Number((ms / 1000).toFixed(3));

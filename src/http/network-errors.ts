@@ -32,13 +32,12 @@ const UNTRUSTED_CODES = new Set([
   'CERT_SIGNATURE_FAILURE',
 ]);
 
-export function toNetworkError(err: unknown, context: ErrorContext = {}): Error {
+export function toNetworkError(err: unknown, { proxy }: ErrorContext = {}): Error {
   if (err instanceof NetworkError) return err;
   if (!(err instanceof Error)) return new NetworkError(String(err), 'ECONNRESET');
   if (err.name === 'AbortError') return err;
   const code = codeOf(err);
   const first = firstLine(err.message) || code;
-  const { proxy } = context;
   const via = proxy ? ` (through the proxy ${proxy})` : '';
 
   const tls = describeTls(code, first);

@@ -28,7 +28,7 @@ const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY
  * undici with it) is loaded at all, so the common case without a proxy pays nothing.
  */
 export function wantsProxy(env: Env): boolean {
-  if (!PROXY_VARIABLES.some((v) => nonEmpty(env[v]) !== undefined)) return false;
+  if (!PROXY_VARIABLES.some((v) => isSet(env[v]))) return false;
   // NO_PROXY=* sends everything direct: the plain transport does that without loading undici.
   return noProxyValue(env).trim() !== '*';
 }
@@ -41,20 +41,10 @@ export function readProxyEnv(env: Env): ProxyEnv | undefined {
   const httpVar = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
   const httpsVar = firstSet(env, ['https_proxy', 'HTTPS_PROXY']);
   if (httpVar === undefined && httpsVar === undefined) return undefined;
-  const out: ProxyEnv = { noProxy: noProxyValue(env) };
-  if (httpVar !== undefined) {
-    out.httpProxy = parseProxyUrl(httpVar, env[httpVar] as string);
-    out.httpVar = httpVar;
-  }
-  if (httpsVar !== undefined) {
-    out.httpsProxy = parseProxyUrl(httpsVar, env[httpsVar] as string);
-    out.httpsVar = httpsVar;
-  } else if (out.httpProxy) {
-    // undici's EnvHttpProxyAgent sends https:// targets through the http proxy when no https proxy is given.
-    out.httpsProxy = out.httpProxy;
-    out.httpsVar = httpVar;
-  }
-  return out;
+  const httpProxy = httpVar === undefined ? undefined : parseProxyUrl(httpVar, env[httpVar] as string);
+  // undici's EnvHttpProxyAgent sends https:// targets through the http proxy when no https proxy is given.
+  const httpsProxy = httpsVar === undefined ? httpProxy : parseProxyUrl(httpsVar, env[httpsVar] as string);
+  return { httpProxy, httpsProxy, noProxy: noProxyValue(env), httpVar, httpsVar: httpsVar ?? httpVar };
 }
 
 /**
@@ -113,13 +103,13 @@ function parseProxyUrl(variable: string, value: string): URL {
 }
 
 function firstSet(env: Env, names: readonly string[]): string | undefined {
-  return names.find((n) => nonEmpty(env[n]) !== undefined);
+  return names.find((n) => isSet(env[n]));
 }
 
 function noProxyValue(env: Env): string {
   return env.no_proxy ?? env.NO_PROXY ?? '';
 }
 
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v.trim() === '' ? undefined : v;
+function isSet(v: string | undefined): boolean {
+  return v !== undefined && v.trim() !== '';
 }

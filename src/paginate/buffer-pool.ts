@@ -16,13 +16,8 @@ export function createBufferPool(maxFree: number): BufferPool {
   const free: Buffer[] = [];
   return {
     take(size) {
-      for (let i = free.length - 1; i >= 0; i--) {
-        const b = free[i]!;
-        if (b.length >= size) {
-          free.splice(i, 1);
-          return b;
-        }
-      }
+      const i = free.findLastIndex((b) => b.length >= size);
+      if (i >= 0) return free.splice(i, 1)[0]!;
       // Rounded up so pages of slightly different sizes can share buffers.
       const b = Buffer.allocUnsafeSlow(Math.max(64 * 1024, 2 ** Math.ceil(Math.log2(size))));
       ours.add(b.buffer);

@@ -44,10 +44,6 @@ export function parsePage(body: Buffer, pageUrl: string, table?: SpanTable): Pag
     if (err instanceof JsonSyntaxError) throw contractError(pageUrl, `invalid JSON (${err.message})`, err);
     throw err;
   }
-  return validateEnvelope(body, scanned, pageUrl);
-}
-
-export function validateEnvelope(body: Buffer, scanned: ScannedPage, pageUrl: string): Page {
   // A declaration, not an arrow function: only then does each call below narrow what it checked.
   function bad(problem: string): never {
     throw contractError(pageUrl, problem);
@@ -76,15 +72,12 @@ export function validateEnvelope(body: Buffer, scanned: ScannedPage, pageUrl: st
   if (first === undefined) bad('links.first is missing');
   const next = link('next');
 
-  const pageIndex = integerMember(body, scanned, 'pageIndex', bad);
+  const index = integerMember(body, scanned, 'pageIndex', bad);
   const totalItems = integerMember(body, scanned, 'totalItems', bad);
-  if (pageIndex !== undefined && !Number.isSafeInteger(Number(pageIndex))) bad('"pageIndex" is out of range');
+  const pageIndex = index === undefined ? undefined : Number(index);
+  if (pageIndex !== undefined && !Number.isSafeInteger(pageIndex)) bad('"pageIndex" is out of range');
 
-  const page: Page = { url: pageUrl, body, items, itemCount: items.count, self, first };
-  if (next !== undefined) page.next = next;
-  if (pageIndex !== undefined) page.pageIndex = Number(pageIndex);
-  if (totalItems !== undefined) page.totalItems = totalItems;
-  return page;
+  return { url: pageUrl, body, items, itemCount: items.count, self, first, next, pageIndex, totalItems };
 }
 
 function integerMember(

@@ -78,12 +78,8 @@ export function peekLinks(buf: Buffer): PeekedLinks | undefined {
   if (typeof links !== 'object' || links === null || Array.isArray(links)) return undefined;
   const map = links as Record<string, unknown>;
   const next = linkHref(map, 'next');
-  if (next === null) return undefined;
-  const self = linkHref(map, 'self');
-  const out: PeekedLinks = {};
-  if (next !== undefined) out.next = next;
-  if (typeof self === 'string') out.self = self;
-  return out;
+  // A malformed self (null) is left to the full scan to report, as a malformed next is.
+  return next === null ? undefined : { next, self: linkHref(map, 'self') ?? undefined };
 }
 
 /**

@@ -9,7 +9,7 @@ import { type FetchContext, fetchRaw, parseRaw, type RawPage } from './fetch-pag
 import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
 import { setQueryParam } from '../apiclient/target.js';
-import { createVisitedPages } from './visited.js';
+import { createVisitedPages, type VisitedPages } from './visited.js';
 
 export interface WalkOptions {
   firstUrl: string;
@@ -64,11 +64,6 @@ export class WalkFailure extends Error {
 class ReaderGone extends Error {}
 
 const NOTHING_VISITED = { has: () => false };
-
-/** Resolves after the callbacks already queued with process.nextTick have run. */
-function nextTick(): Promise<void> {
-  return new Promise((resolve) => process.nextTick(resolve));
-}
 
 interface Pending<T> {
   url: string;
@@ -228,17 +223,22 @@ class Walk {
     if (this.ctx.interrupt.aborted) throw this.failure(undefined, nextUrl);
   }
 
-  /** links.next resolved and checked, or the error to raise once the page is written. */
-  private resolveNext(next: string | undefined, self: string | undefined, url: string): NextLink {
-    this.rememberSelf(self, url);
+  /** links.next resolved and checked against `visited`, or the error it raises. */
+  private link(next: string | undefined, url: string, visited: Pick<VisitedPages, 'has'>): NextLink {
     if (next === undefined) return {};
     try {
-      const resolved = resolveNextLink(next, url, this.options.apiOrigin, this.visited);
-      this.visited.add(resolved);
-      return { url: resolved };
+      return { url: resolveNextLink(next, url, this.options.apiOrigin, visited) };
     } catch (error) {
       return { error };
     }
+  }
+
+  /** links.next resolved, checked and remembered, or the error to raise once the page is written. */
+  private resolveNext(next: string | undefined, self: string | undefined, url: string): NextLink {
+    this.rememberSelf(self, url);
+    const link = this.link(next, url, this.visited);
+    if (link.url !== undefined) this.visited.add(link.url);
+    return link;
   }
 
   /**
@@ -270,7 +270,7 @@ class Walk {
     const pending = next.url === undefined ? undefined : this.start(next.url);
     // node:http sends from a process.nextTick callback: let it run before the scan, so the server
     // prepares the next page while this one is validated.
-    if (pending) await nextTick();
+    if (pending) await new Promise((resolve) => process.nextTick(resolve));
     const page = this.parse(raw);
     // Unreachable for valid JSON (both read the same bytes); a guard against a head start gone wrong.
     if (page.next !== early.next) throw this.stopped(contractError(raw.url, 'inconsistent links'), raw.url);
@@ -336,13 +336,12 @@ class Walk {
           const got = `asked for pageIndex ${p.index}, got ${page.pageIndex ?? 'none'}`;
           throw this.stopped(contractError(p.url, got), p.url);
         }
-        // A grown collection: the planned last page links further, so continue by its links.
-        if (p.index === lastIndex && page.next !== undefined && this.wantsMoreAfter(page))
-          return await this.sequentialFrom(this.stepFrom(page, p.url));
         const more = page.next !== undefined && this.wantsMoreAfter(page);
-        // Pages come by pageIndex here, yet a link to another origin is the server breaking the contract all the
+        // A grown collection: the planned last page links further, so continue by its links.
+        if (p.index === lastIndex && more) return await this.sequentialFrom(this.stepFrom(page, p.url));
+        // Pages come by pageIndex here, yet a link to another origin (visited or not) breaks the contract all the
         // same, and says so as the sequential walk would: after this page, with nothing to resume from.
-        const linkError = this.foreignLink(page.next, p.url);
+        const linkError = this.link(page.next, p.url, NOTHING_VISITED).error;
         if (more && !linkError) fill();
         else queue.length = 0; // a shrunken collection or the limit: nothing after this page is wanted
         await this.emit(page, queue[0]?.url);
@@ -352,17 +351,6 @@ class Walk {
     } finally {
       // Pages dropped here are cancelled when the walk ends (see `finished`).
       queue.length = 0;
-    }
-  }
-
-  /** The error a links.next to another origin raises, or undefined; whether it was visited does not matter here. */
-  private foreignLink(next: string | undefined, url: string): unknown {
-    if (next === undefined) return undefined;
-    try {
-      resolveNextLink(next, url, this.options.apiOrigin, NOTHING_VISITED);
-      return undefined;
-    } catch (error) {
-      return error;
     }
   }
 }
