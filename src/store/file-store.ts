@@ -23,7 +23,6 @@ import {
   accountName,
   type CredentialKey,
   type CredentialRecord,
-  CredentialRecordError,
   decodeRecord,
   encodeRecord,
   recordFrom,
@@ -114,7 +113,7 @@ export class FileStore implements CredentialStore {
       }
       return recordFrom(path, () => decodeRecord(readFileSync(fd, 'utf8')));
     } catch (err) {
-      if (err instanceof IdcliError || err instanceof CredentialRecordError) throw err;
+      if (err instanceof IdcliError) throw err; // a CredentialRecordError among them
       throw fsError('cannot read', path, err);
     } finally {
       closeSync(fd);
