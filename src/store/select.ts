@@ -9,16 +9,13 @@ import { usageError } from '../errors.js';
 import type { FileStore, FileStoreOptions } from './file-store.js';
 import type { CredentialStore } from './interface.js';
 import type { KeychainStore, KeychainStoreOptions } from './keychain-store.js';
+import type { KeyringClientOptions } from './keyring-client.js';
 
-export interface OpenStoreOptions {
+export interface OpenStoreOptions extends KeyringClientOptions {
   mode: 'auto' | 'keychain' | 'file';
   configDir: string;
-  service: string;
   /** What the store has to say: the fallback notice when credentials are written, permissions it tightened. */
   warn: (msg: string) => void;
-  timeoutMs?: number;
-  /** Environment for reaching the keychain (D-Bus session address); defaults to this process's. */
-  env?: Record<string, string | undefined>;
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore> {
