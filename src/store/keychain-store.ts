@@ -177,13 +177,12 @@ export class KeychainStore implements CredentialStore {
   }
 
   #parseHead(raw: Buffer): InlineHead | ChunkedHead {
-    let data: unknown;
+    let h: Partial<ChunkedHead & InlineHead> | null;
     try {
-      data = JSON.parse(raw.toString('utf8'));
+      h = JSON.parse(raw.toString('utf8'));
     } catch {
       throw new CredentialRecordError('not JSON', this.describe());
     }
-    const h = data as Partial<ChunkedHead & InlineHead> | null;
     if (typeof h !== 'object' || h === null || h.format !== HEAD_FORMAT || h.v !== 1) {
       throw new CredentialRecordError('unknown entry format', this.describe());
     }
