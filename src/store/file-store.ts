@@ -245,12 +245,7 @@ export class FileStore implements CredentialStore {
   async #removeOrphanTemps(path: string): Promise<void> {
     const prefix = `${path.slice(this.dir.length + 1)}.`;
     const { lstat, readdir, unlink } = await fsp();
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch {
-      return;
-    }
+    const names = await readdir(this.dir).catch((): string[] => []);
     const now = Date.now();
     for (const name of names) {
       if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;

@@ -184,12 +184,8 @@ async function createExclusive(path: string, content: object): Promise<FileHandl
  * but a regular file in its place is refused: it can be neither read as an owner nor ever turn stale.
  */
 async function snapshot(path: string): Promise<Snapshot | null> {
-  let fh: FileHandle;
-  try {
-    fh = await open(path, constants.O_RDONLY | O_NONBLOCK);
-  } catch {
-    return null;
-  }
+  const fh = await open(path, constants.O_RDONLY | O_NONBLOCK).catch(() => null);
+  if (fh === null) return null;
   try {
     const st = await fh.stat();
     if (st.isFile()) {
