@@ -3,15 +3,11 @@
  * failed is reported as failed, with the command that fixes it, and a path another user owns is refused (like ssh
  * refuses a key file it does not own), because its owner can read or replace what idcli would trust.
  */
+import type { Stats } from 'node:fs';
 import { ExitCode, IdcliError } from './errors.js';
 
-export interface ModeInfo {
-  mode: number;
-  uid: number;
-}
-
 /** Exit 2 when `st` belongs to another user than this process's (POSIX; Windows has no uids). */
-export function refuseForeignOwner(path: string, st: ModeInfo): void {
+export function refuseForeignOwner(path: string, st: Stats): void {
   const uid = process.getuid?.();
   if (uid === undefined || st.uid === uid) return;
   throw new IdcliError(
@@ -25,7 +21,7 @@ export function refuseForeignOwner(path: string, st: ModeInfo): void {
  * Runs `chmod` to take the group and other bits off, and returns the warning that tells what happened: `what` is
  * how the path was open ("accessible", "readable"), `mode` the one it gets.
  */
-export function tightenMode(path: string, st: ModeInfo, mode: number, what: string, chmod: () => void): string {
+export function tightenMode(path: string, st: Stats, mode: number, what: string, chmod: () => void): string {
   const was = `0${(st.mode & 0o777).toString(8)}`;
   const want = `0${mode.toString(8)}`;
   try {

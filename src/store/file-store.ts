@@ -23,7 +23,6 @@ import {
   accountName,
   type CredentialKey,
   type CredentialRecord,
-  CredentialRecordError,
   decodeRecord,
   encodeRecord,
   recordFrom,
@@ -114,7 +113,7 @@ export class FileStore implements CredentialStore {
       }
       return recordFrom(path, () => decodeRecord(readFileSync(fd, 'utf8')));
     } catch (err) {
-      if (err instanceof IdcliError || err instanceof CredentialRecordError) throw err;
+      if (err instanceof IdcliError) throw err; // a CredentialRecordError among them
       throw fsError('cannot read', path, err);
     } finally {
       closeSync(fd);
@@ -246,12 +245,7 @@ export class FileStore implements CredentialStore {
   async #removeOrphanTemps(path: string): Promise<void> {
     const prefix = `${path.slice(this.dir.length + 1)}.`;
     const { lstat, readdir, unlink } = await fsp();
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch {
-      return;
-    }
+    const names = await readdir(this.dir).catch((): string[] => []);
     const now = Date.now();
     for (const name of names) {
       if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;

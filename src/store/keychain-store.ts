@@ -26,13 +26,6 @@ export const CHUNK_BYTES = 2000;
 const HEAD_FORMAT = 'idcli-credential-head';
 const READ_ATTEMPTS = 3;
 
-interface InlineHead {
-  format: typeof HEAD_FORMAT;
-  v: 1;
-  generation: number;
-  record: unknown;
-}
-
 interface ChunkedHead {
   format: typeof HEAD_FORMAT;
   v: 1;
@@ -44,7 +37,8 @@ interface ChunkedHead {
   sha256: string;
 }
 
-type Head = InlineHead | ChunkedHead;
+/** A small record is kept inline, in a head with the same format, v and generation (see write). */
+type InlineHead = { record: unknown };
 
 export interface KeychainStoreOptions extends KeyringClientOptions {
   hooks?: CommitHooks;
@@ -122,7 +116,7 @@ export class KeychainStore implements CredentialStore {
 
   async write(key: CredentialKey, record: CredentialRecord): Promise<void> {
     const account = accountName(key);
-    const previous = await this.#headOrNull(account);
+    const previous = await this.#currentChunks(account);
     const body = encodeRecord(record);
     const inline = Buffer.from(
       `{"format":"${HEAD_FORMAT}","v":1,"generation":${record.generation},"record":${body}}`,
@@ -157,16 +151,15 @@ export class KeychainStore implements CredentialStore {
       // No cleanup if the commit fails: a timed-out head write may still have landed, and then these chunks are current.
       await this.#commit(account, Buffer.from(JSON.stringify(head), 'utf8'));
     }
-    if (previous && 'write' in previous) await this.#deleteQuietly(chunkNames(account, previous));
+    await this.#deleteQuietly(previous);
   }
 
   async delete(key: CredentialKey): Promise<boolean> {
     const account = accountName(key);
-    const previous = await this.#headOrNull(account);
+    const previous = await this.#currentChunks(account);
     // The head goes first: from then on the record is gone, whatever happens to the chunks.
     let removed = await this.backend.delete(account);
-    if (previous && 'write' in previous)
-      removed = (await this.#deleteQuietly(chunkNames(account, previous))) || removed;
+    removed = (await this.#deleteQuietly(previous)) || removed;
     // Chunks of writers that died before their commit are referenced by no head; find them by name.
     try {
       const prefix = chunkPrefix(account);
@@ -183,14 +176,13 @@ export class KeychainStore implements CredentialStore {
     await this.backend.set(account, head);
   }
 
-  #parseHead(raw: Buffer): Head {
-    let data: unknown;
+  #parseHead(raw: Buffer): InlineHead | ChunkedHead {
+    let h: Partial<ChunkedHead & InlineHead> | null;
     try {
-      data = JSON.parse(raw.toString('utf8'));
+      h = JSON.parse(raw.toString('utf8'));
     } catch {
       throw new CredentialRecordError('not JSON', this.describe());
     }
-    const h = data as Partial<ChunkedHead & InlineHead> | null;
     if (typeof h !== 'object' || h === null || h.format !== HEAD_FORMAT || h.v !== 1) {
       throw new CredentialRecordError('unknown entry format', this.describe());
     }
@@ -207,14 +199,14 @@ export class KeychainStore implements CredentialStore {
     return h as ChunkedHead;
   }
 
-  /** The current head for cleanup purposes; a missing or unreadable one just means there is nothing to clean. */
-  async #headOrNull(account: string): Promise<Head | null> {
+  /** The current head's chunks, for cleanup; a missing or unreadable head just means there is nothing to clean. */
+  async #currentChunks(account: string): Promise<string[]> {
     const raw = await this.backend.get(account);
-    if (raw === null) return null;
     try {
-      return this.#parseHead(raw);
+      const head = raw === null ? null : this.#parseHead(raw);
+      return head && 'write' in head ? chunkNames(account, head) : [];
     } catch {
-      return null;
+      return [];
     }
   }
 

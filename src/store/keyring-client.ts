@@ -129,11 +129,8 @@ export class KeyringClient implements KeyringBackend {
 
   async #entry(account: string): Promise<AsyncEntry> {
     const lib = await this.#library();
-    let entry = this.#entries.get(account);
-    if (!entry) {
-      entry = this.#construct(lib, account);
-      this.#entries.set(account, entry);
-    }
+    const entry = this.#entries.get(account) ?? this.#construct(lib, account);
+    this.#entries.set(account, entry);
     return entry;
   }
 

@@ -59,19 +59,16 @@ export function lockPathFor(configDir: string, key: CredentialKey): string {
 }
 
 export async function withLock<T>(lockPath: string, fn: () => Promise<T>, opts: LockOptions = {}): Promise<T> {
-  const held = await acquire(lockPath, opts);
+  const release = await acquire(lockPath, opts);
   try {
     return await fn();
   } finally {
-    await held.release();
+    await release();
   }
 }
 
-interface Held {
-  release(): Promise<void>;
-}
-
-async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
+/** Resolves once the lock is held, to the function that lets it go. */
+async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promise<void>> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   const staleMs = opts.staleMs ?? DEFAULT_LOCK_STALE_MS;
   try {
@@ -86,7 +83,7 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
   let waitingOn: string | null | undefined;
   let deadline = Date.now() + timeoutMs;
   for (let round = 0; ; round++) {
-    throwIfAborted(opts.signal);
+    if (opts.signal?.aborted) throw interrupted();
     // After the first try, a waiter only reads the lock until it looks free: creating a file on every poll of
     // every waiter would load the disk the holder is writing to.
     const seen = round === 0 ? null : await snapshot(lockPath);
@@ -118,8 +115,8 @@ function newOwner(): Owner {
   return { pid: process.pid, host: hostname(), createdAt: Date.now(), token: randomBytes(16).toString('hex') };
 }
 
-/** Holding the lock: the file's mtime is kept fresh until release. */
-function hold(lockPath: string, fh: FileHandle, owner: Owner, staleMs: number, timeoutMs: number): Held {
+/** Holding the lock: the file's mtime is kept fresh until the release it returns is called. */
+function hold(lockPath: string, fh: FileHandle, owner: Owner, staleMs: number, timeoutMs: number): () => Promise<void> {
   // While alive, the holder keeps the file's mtime fresh, so "untouched for staleMs" really means abandoned
   // (crashed on another host, or frozen) and a slow-but-healthy refresh is never taken over.
   const beat = setInterval(
@@ -130,15 +127,11 @@ function hold(lockPath: string, fh: FileHandle, owner: Owner, staleMs: number, t
     Math.max(10, Math.floor(staleMs / 3)),
   );
   beat.unref();
-  return {
-    async release() {
-      clearInterval(beat);
-      await fh.close().catch(() => {});
-      // Never throws: a lock left behind by a failed release turns stale (dead pid, no heartbeat) and is recovered.
-      await removeUnder(lockPath, (snap) => snap.owner?.token === owner.token, Date.now() + timeoutMs).catch(
-        () => false,
-      );
-    },
+  return async () => {
+    clearInterval(beat);
+    await fh.close().catch(() => {});
+    // Never throws: a lock left behind by a failed release turns stale (dead pid, no heartbeat) and is recovered.
+    await removeUnder(lockPath, (snap) => snap.owner?.token === owner.token, Date.now() + timeoutMs).catch(() => false);
   };
 }
 
@@ -191,32 +184,22 @@ async function createExclusive(path: string, content: object): Promise<FileHandl
  * but a regular file in its place is refused: it can be neither read as an owner nor ever turn stale.
  */
 async function snapshot(path: string): Promise<Snapshot | null> {
-  let fh: FileHandle;
-  try {
-    fh = await open(path, constants.O_RDONLY | O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  let snap: Snapshot | 'not a file' | null = null;
+  const fh = await open(path, constants.O_RDONLY | O_NONBLOCK).catch(() => null);
+  if (fh === null) return null;
   try {
     const st = await fh.stat();
-    if (!st.isFile()) snap = 'not a file';
-    else {
+    if (st.isFile()) {
       const text = await fh.readFile('utf8');
-      snap = { text, mtimeMs: st.mtimeMs, owner: parseOwner(text) };
+      return { text, mtimeMs: st.mtimeMs, owner: parseOwner(text) };
     }
   } catch {
     // Gone or unreadable mid-way: as if there were no lock; the exclusive create decides.
+    return null;
   } finally {
     await fh.close().catch(() => {});
   }
-  if (snap === 'not a file') throw notRegular(path);
-  return snap;
-}
-
-function notRegular(path: string): IdcliError {
   // Something local is in the way, which the user removes: a configuration fault (exit 2), not a sign-in problem.
-  return new IdcliError(`${path} is not a regular file, so it cannot serve as a lock`, ExitCode.USAGE, {
+  throw new IdcliError(`${path} is not a regular file, so it cannot serve as a lock`, ExitCode.USAGE, {
     hint: 'remove it (no idcli process creates it this way) and try again',
   });
 }
@@ -275,13 +258,9 @@ async function removeUnder(
       continue;
     }
     if (Date.now() >= deadline) return false;
-    throwIfAborted(signal);
+    if (signal?.aborted) throw interrupted();
     await sleep(10 + Math.floor(Math.random() * 41));
   }
-}
-
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted) throw interrupted();
 }
 
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {

@@ -126,12 +126,6 @@ function lockedValue(body: Buffer, littleEndian: boolean): boolean {
   return (littleEndian ? body.readUInt32LE(4) : body.readUInt32BE(4)) !== 0;
 }
 
-interface Reply {
-  error?: string;
-  body: Buffer;
-  littleEndian: boolean;
-}
-
 /** One socket to the bus; every wait on it ends when the socket fails, closes or is failed by the caller. */
 class Connection {
   readonly #socket: Socket;
@@ -177,7 +171,7 @@ class Connection {
   }
 
   /** The reply to call `serial`; signals and other replies on the way are skipped. */
-  reply(serial: number): Promise<Reply> {
+  reply(serial: number): Promise<Message & { error?: string }> {
     return this.#until(() => {
       for (;;) {
         const message = takeMessage(this.#buffered);

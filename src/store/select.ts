@@ -6,19 +6,16 @@
  */
 import { join } from 'node:path';
 import { usageError } from '../errors.js';
-import type { FileStore } from './file-store.js';
+import type { FileStore, FileStoreOptions } from './file-store.js';
 import type { CredentialStore } from './interface.js';
-import type { KeychainStore } from './keychain-store.js';
+import type { KeychainStore, KeychainStoreOptions } from './keychain-store.js';
+import type { KeyringClientOptions } from './keyring-client.js';
 
-export interface OpenStoreOptions {
+export interface OpenStoreOptions extends KeyringClientOptions {
   mode: 'auto' | 'keychain' | 'file';
   configDir: string;
-  service: string;
   /** What the store has to say: the fallback notice when credentials are written, permissions it tightened. */
   warn: (msg: string) => void;
-  timeoutMs?: number;
-  /** Environment for reaching the keychain (D-Bus session address); defaults to this process's. */
-  env?: Record<string, string | undefined>;
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore> {
@@ -50,14 +47,12 @@ export async function allStores(
 }
 
 /** Each store's code loads only when that store is asked for: a run uses one of them, and each costs start-up. */
-async function newFileStore(
-  opts: Pick<OpenStoreOptions, 'configDir'> & { warn?: (msg: string) => void; notice?: string },
-): Promise<FileStore> {
+async function newFileStore(opts: FileStoreOptions): Promise<FileStore> {
   const { FileStore } = await import('./file-store.js');
-  return new FileStore({ configDir: opts.configDir, warn: opts.warn, notice: opts.notice });
+  return new FileStore(opts);
 }
 
-async function newKeychain(opts: Pick<OpenStoreOptions, 'service' | 'timeoutMs' | 'env'>): Promise<KeychainStore> {
+async function newKeychain(opts: KeychainStoreOptions): Promise<KeychainStore> {
   const { KeychainStore } = await import('./keychain-store.js');
-  return new KeychainStore({ service: opts.service, timeoutMs: opts.timeoutMs, env: opts.env });
+  return new KeychainStore(opts);
 }
