@@ -64,8 +64,6 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
     expectation: { state, issuer: settings.issuer ?? required.baseUrl },
     log: deps.log,
   });
-  let done = false;
-  let failure = 'The sign-in did not complete. Return to the terminal.';
   try {
     const scope = buildScope(required.clientName, settings.scope);
     const attempt: Attempt = { ...required, redirectUri: server.redirectUri, scope, pkce, state };
@@ -77,13 +75,11 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
       ok: true,
       message: `${who ? `Signed in as ${who}. ` : 'Signed in. '}You can close this tab and return to the terminal.`,
     });
-    done = true;
     return { record, who, store: session.store };
   } catch (err) {
-    if (err instanceof IdcliError) failure = `The sign-in failed: ${err.message}. Return to the terminal.`;
+    const failed = err instanceof IdcliError ? `The sign-in failed: ${err.message}.` : 'The sign-in did not complete.';
+    await server.close({ ok: false, message: `${failed} Return to the terminal.` });
     throw err;
-  } finally {
-    if (!done) await server.close({ ok: false, message: failure });
   }
 }
 
