@@ -258,34 +258,28 @@ export class Session implements TokenSource {
     startedAt: number,
     previous: Partial<Pick<CredentialRecord, 'refreshToken' | 'idToken' | 'scope'>> & { generation: number },
   ): CredentialRecord {
-    const record: CredentialRecord = {
+    // Fields left undefined are not stored (encodeRecord omits them).
+    return {
       version: 1,
       accessToken: tokens.accessToken,
       tokenType: tokens.tokenType,
       // expires_in counts from when the server answered (RFC 6749 §5.1); counting from when we asked errs early.
       expiresAt: startedAt + tokens.expiresIn * 1000,
       codeVerifier: verifier,
+      refreshToken: tokens.refreshToken ?? previous.refreshToken,
+      // OIDC Core §12.2: a refresh response may omit the ID token; the last one still names the user.
+      idToken: tokens.idToken ?? previous.idToken,
+      // RFC 6749 §5.1: scope is omitted when it equals the one requested.
+      scope: tokens.scope ?? previous.scope,
       updatedAt: this.ctx.deps.now(),
       generation: previous.generation + 1,
     };
-    const refreshToken = tokens.refreshToken ?? previous.refreshToken;
-    // OIDC Core §12.2: a refresh response may omit the ID token; the last one still names the user.
-    const idToken = tokens.idToken ?? previous.idToken;
-    // RFC 6749 §5.1: scope is omitted when it equals the one requested.
-    const scope = tokens.scope ?? previous.scope;
-    if (refreshToken !== undefined) record.refreshToken = refreshToken;
-    if (idToken !== undefined) record.idToken = idToken;
-    if (scope !== undefined) record.scope = scope;
-    return record;
   }
 
   /** Keep the secrets of a record or a token response out of every log line. */
   private remember(r: Pick<CredentialRecord, 'accessToken' | 'refreshToken' | 'idToken' | 'codeVerifier'>): void {
-    const { addSecret } = this.ctx.deps.log;
-    addSecret(r.accessToken);
-    addSecret(r.refreshToken);
-    addSecret(r.idToken);
-    addSecret(r.codeVerifier);
+    for (const secret of [r.accessToken, r.refreshToken, r.idToken, r.codeVerifier])
+      this.ctx.deps.log.addSecret(secret);
   }
 }
 
