@@ -185,13 +185,11 @@ function parseTokenBody(res: HttpResponse): TokenSet {
   if (!isTokenText(accessToken)) throw invalid('access_token');
   const out: TokenSet = { accessToken, tokenType: tokenText(o, 'token_type') ?? 'Bearer', ...lifetime(o.expires_in) };
   // Everything kept is checked here, so nothing the store would refuse on the next read is ever saved.
-  const refreshToken = tokenText(o, 'refresh_token');
-  const idToken = tokenText(o, 'id_token');
+  out.refreshToken = tokenText(o, 'refresh_token');
+  out.idToken = tokenText(o, 'id_token');
   const scope = optionalString(o, 'scope');
   if (scope !== undefined && printable(scope) !== scope) throw invalid('scope');
-  if (refreshToken !== undefined) out.refreshToken = refreshToken;
-  if (idToken !== undefined) out.idToken = idToken;
-  if (scope !== undefined && scope !== '') out.scope = scope;
+  if (scope) out.scope = scope;
   return out;
 }
 
