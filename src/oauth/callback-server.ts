@@ -114,14 +114,14 @@ class Listener implements CallbackServer {
     try {
       url = new URL(req.url ?? '/', 'http://loopback.invalid');
     } catch {
-      return page(res, 400, false, 'Bad request.');
+      return page(res, 400, 'Bad request.');
     }
     // Paths only: the query holds the code.
     this.opts.log.verbose(`loopback: ${req.method} ${url.pathname}`);
-    if (!this.isOurHost(req.headers.host ?? '')) return page(res, 400, false, 'Unexpected Host header.');
+    if (!this.isOurHost(req.headers.host ?? '')) return page(res, 400, 'Unexpected Host header.');
     if (url.pathname === this.target.path) return this.takeCallback(req, res, url);
     if (url.pathname === this.donePath && this.result !== undefined) return this.serveDone(req, res);
-    return page(res, 404, false, 'Not found.');
+    return page(res, 404, 'Not found.');
   }
 
   /** `host:port` as the browser sends it in Host, or as a pasted address names it: the redirect URI's. */
@@ -131,15 +131,14 @@ class Listener implements CallbackServer {
 
   /** Take the first response with our state and send the browser on to the done page; refuse every other. */
   private takeCallback(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
+    if (req.method !== 'GET') return page(res, 405, 'Method not allowed.', { Allow: 'GET' });
     if (this.result !== undefined)
-      return page(res, 400, false, 'This sign-in has already been handled. You can close this tab.');
+      return page(res, 400, 'This sign-in has already been handled. You can close this tab.');
     const outcome = this.accept(url.searchParams, 'loopback: refused a callback');
     if (outcome.kind === 'ignore') {
       return page(
         res,
         400,
-        false,
         'This sign-in response does not belong to the running idcli login. Return to the terminal.',
       );
     }
@@ -186,7 +185,7 @@ class Listener implements CallbackServer {
 
   /** Show the outcome once the login knows it; until then hold the request open. */
   private serveDone(req: IncomingMessage, res: ServerResponse): void {
-    if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
+    if (req.method !== 'GET') return page(res, 405, 'Method not allowed.', { Allow: 'GET' });
     this.doneServed();
     if (this.finalPage) return showDone(res, this.finalPage);
     this.pendingDone.push(res);
@@ -328,14 +327,8 @@ function refused(reason: string): PasteVerdict {
   return { taken: false, reason };
 }
 
-function page(
-  res: ServerResponse,
-  status: number,
-  ok: boolean,
-  message: string,
-  extra: Record<string, string> = {},
-): void {
-  const title = ok ? 'Signed in' : 'idcli sign-in';
+function page(res: ServerResponse, status: number, message: string, extra: Record<string, string> = {}): void {
+  const title = status === 200 ? 'Signed in' : 'idcli sign-in';
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em;color:#222}</style></head>
 <body><h1>${title}</h1><p>${escapeHtml(message)}</p></body></html>\n`;
@@ -349,7 +342,7 @@ function page(
 }
 
 function showDone(res: ServerResponse, done: DonePage): void {
-  page(res, done.ok ? 200 : 400, done.ok, done.message);
+  page(res, done.ok ? 200 : 400, done.message);
 }
 
 function escapeHtml(s: string): string {
