@@ -125,30 +125,24 @@ async function awaitResponse(
 
 /** Exchange the code, sending the next challenge (Serial PKCE), and save the sign-in under the lock. */
 async function redeemCode(
-  { deps, settings }: SessionContext,
+  ctx: SessionContext,
   session: Session,
   attempt: Attempt,
   code: string,
 ): Promise<CredentialRecord> {
-  const { log } = deps;
-  log.addSecret(code);
+  const { deps } = ctx;
+  deps.log.addSecret(code);
   const next = createPkcePair();
-  log.addSecret(next.verifier);
+  deps.log.addSecret(next.verifier);
   const startedAt = deps.now();
-  const tokens = await postTokenRequest({
-    baseUrl: attempt.baseUrl,
-    form: codeGrantForm({
-      code,
-      clientId: attempt.clientId,
-      redirectUri: attempt.redirectUri,
-      codeVerifier: attempt.pkce.verifier,
-      nextChallenge: next.challenge,
-    }),
-    signal: deps.signal,
-    log,
-    env: deps.env,
-    deadlineMs: settings.httpTimeoutMs,
+  const form = codeGrantForm({
+    code,
+    clientId: attempt.clientId,
+    redirectUri: attempt.redirectUri,
+    codeVerifier: attempt.pkce.verifier,
+    nextChallenge: next.challenge,
   });
+  const tokens = await postTokenRequest(ctx, attempt.baseUrl, form, deps.signal);
   return session.saveLogin(tokens, next.verifier, attempt.scope, startedAt);
 }
 

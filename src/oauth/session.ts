@@ -103,9 +103,7 @@ export class Session implements TokenSource {
 
   async refresh(rejected: string): Promise<string> {
     // Another process may have refreshed since `rejected` was handed out; then its token is the answer.
-    const record = await this.locked(
-      (r) => r.accessToken !== undefined && r.accessToken !== rejected && this.fresh(r, 0),
-    );
+    const record = await this.locked((r) => r.accessToken !== rejected && this.fresh(r, 0));
     return record.accessToken;
   }
 
@@ -233,14 +231,7 @@ export class Session implements TokenSource {
       nextChallenge: next.challenge,
     });
     // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer would lose the sign-in.
-    const tokens = await postTokenRequest({
-      baseUrl: this.key.baseUrl,
-      form,
-      signal: new AbortController().signal,
-      log: this.ctx.deps.log,
-      env: this.ctx.deps.env,
-      deadlineMs: this.ctx.settings.httpTimeoutMs,
-    });
+    const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
     this.remember(tokens);
     const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
     await this.store.write(this.key, saved);
