@@ -192,18 +192,14 @@ class Listener implements CallbackServer {
   }
 
   async wait(timeoutMs: number, signal: AbortSignal): Promise<CallbackResult> {
+    const timedOut = () =>
+      new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, {
+        hint: 'run `idcli login` again',
+      });
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, {
-              hint: 'run `idcli login` again',
-            }),
-          ),
-        timeoutMs,
-      );
+      timer = setTimeout(() => reject(timedOut()), timeoutMs);
       onAbort = () => reject(new IdcliError('sign-in interrupted', ExitCode.INTERRUPTED));
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
@@ -227,15 +223,9 @@ class Listener implements CallbackServer {
       if (left > 0) await Promise.race([this.doneRequested, new Promise<void>((r) => (grace = setTimeout(r, left)))]);
       clearTimeout(grace);
     }
-    await Promise.all(
-      this.servers.map(
-        (s) =>
-          new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            s.closeAllConnections();
-          }),
-      ),
-    );
+    const closed = this.servers.map((s) => new Promise((resolve) => s.close(resolve)));
+    for (const s of this.servers) s.closeAllConnections();
+    await Promise.all(closed);
   }
 }
 
