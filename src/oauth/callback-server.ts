@@ -5,7 +5,7 @@
  * with a 303 to a page without the code, so the code leaves the address bar and the history (RFC 8252 §8.10).
  * The address a browser on another machine ended on, pasted by the user, goes through the same checks.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ExitCode, IdcliError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -80,7 +80,7 @@ class Listener implements CallbackServer {
   private readonly target: ParsedRedirect;
   private readonly donePath: string;
   private port: number;
-  private readonly servers: Server[] = [];
+  private servers: Server[] = [];
   private result: CallbackResult | undefined;
   private finalPage: DonePage | undefined;
   private readonly pendingDone: ServerResponse[] = [];
@@ -103,8 +103,9 @@ class Listener implements CallbackServer {
 
   /** Bind every loopback address of the redirect URI, on the port it names or one picked for all. */
   async listen(): Promise<void> {
-    const handler = (req: IncomingMessage, res: ServerResponse) => this.route(req, res);
-    await bindAll(this.target, this.servers, handler, (p) => (this.port = p));
+    const bound = await bindAll(this.target, (req, res) => this.route(req, res));
+    this.servers = bound.servers;
+    this.port = bound.port;
     this.opts.log.verbose(`loopback: listening on ${this.target.bindAddresses.join(' and ')} port ${this.port}`);
   }
 
@@ -229,12 +230,7 @@ class Listener implements CallbackServer {
   }
 }
 
-async function bindAll(
-  target: ParsedRedirect,
-  servers: Server[],
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-  setPort: (p: number) => void,
-): Promise<void> {
+async function bindAll(target: ParsedRedirect, handler: RequestListener): Promise<{ servers: Server[]; port: number }> {
   // With port 0 the first address picks the port and the others must get the same one; if one of them is taken
   // there, try again with another free port.
   const attempts = target.port === 0 && target.bindAddresses.length > 1 ? 10 : 1;
@@ -255,9 +251,7 @@ async function bindAll(
       }
       if (bound.length === 0)
         throw new IdcliError(`cannot listen on ${target.host}: no loopback address is available`, ExitCode.USAGE);
-      servers.push(...bound);
-      setPort(port);
-      return;
+      return { servers: bound, port };
     } catch (err) {
       await Promise.all(bound.map((s) => new Promise((r) => s.close(r))));
       const code = (err as NodeJS.ErrnoException).code;
