@@ -11,7 +11,7 @@ import { apiBaseUrl } from '../apiclient/target.js';
 import type { CommandContext } from '../context.js';
 import { interrupted } from '../errors.js';
 import type { RetriedResponse } from '../http/client.js';
-import type { HttpRequest, HttpResponse, StreamedBody } from '../http/types.js';
+import type { HttpResponse, StreamedBody } from '../http/types.js';
 import { createPageWriter } from '../output/page-writer.js';
 import { escapeControls } from '../printable.js';
 import { redactUrl } from '../redact.js';
@@ -52,11 +52,8 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
     deps.log.verbose(
       `${plan.method} ${redactUrl(plan.url)}: headers ${[...Object.keys(plan.headers), 'authorization'].join(', ')} (values not shown), ${describeBody(body)}`,
     );
-    const req = { method: plan.method, url: plan.url, headers: plan.headers, signal: deps.signal };
-    const res = await client.send(body ? { ...req, body } : req, {
-      onUnrepeated401: output,
-      ...(input ? { bodyFrom: input.what } : {}),
-    });
+    const req = { method: plan.method, url: plan.url, headers: plan.headers, body, signal: deps.signal };
+    const res = await client.send(req, { onUnrepeated401: output, bodyFrom: input?.what });
     await output(res);
     if (res.status < 200 || res.status >= 300) throw statusError(plan.method, plan.url, res);
   } catch (err) {
@@ -66,12 +63,11 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
   }
 }
 
-function describeBody(body: HttpRequest['body']): string {
+function describeBody(body: Body['body'] | undefined): string {
   if (body === undefined) return 'no body';
-  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-  return length === undefined
+  return body.length === undefined
     ? `a body over ${REPLAY_CAP / 1024 / 1024} MB, sent chunked as it is read`
-    : `a ${length}-byte body`;
+    : `a ${body.length}-byte body`;
 }
 
 /** The request body: the -f fields as bytes, or --input opened to be read as it is sent. */

@@ -50,10 +50,7 @@ export async function runDoctor(
     service: ok?.keychainService ?? 'idcli',
     warn: (msg) => deps.log.warn(msg),
   })
-    .then((store): StoreProbe => {
-      const warning = store.notice ? { warning: store.notice } : {};
-      return { kind: store.kind, description: store.describe(), ...warning };
-    })
+    .then((store): StoreProbe => ({ kind: store.kind, description: store.describe(), warning: store.notice }))
     .catch(reported);
   checks.push(checkStore(mode, probe), checkProxy(deps.env));
 
@@ -82,9 +79,8 @@ function render(checks: CheckResult[], style: ReturnType<typeof stderrStyle>): s
   return checks
     .map((c) => {
       // Details may quote the server (a status line, an error): its control characters stay off the terminal.
-      const line = `${mark[c.status]}  ${c.title.padEnd(width)}  ${printable(c.detail)}`;
-      return c.fix ? `${line}\n      ${' '.repeat(width)}  fix: ${c.fix}` : line;
+      const line = `${mark[c.status]}  ${c.title.padEnd(width)}  ${printable(c.detail)}\n`;
+      return c.fix ? `${line}      ${' '.repeat(width)}  fix: ${c.fix}\n` : line;
     })
-    .map((l) => `${l}\n`)
     .join('');
 }

@@ -100,7 +100,7 @@ function startProgress(deps: Deps, limit: number | undefined): ReturnType<typeof
     stream: deps.stderr,
     enabled: liveLineWanted(deps.stderr, deps.env, deps.log.isQuiet),
     now: () => deps.now(),
-    ...(limit === undefined ? {} : { limit }),
+    limit,
     paint: { done: style.ok, todo: style.dim },
     messages: deps.log,
   });

@@ -5,7 +5,7 @@
  * with a 303 to a page without the code, so the code leaves the address bar and the history (RFC 8252 §8.10).
  * The address a browser on another machine ended on, pasted by the user, goes through the same checks.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ExitCode, IdcliError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -80,7 +80,7 @@ class Listener implements CallbackServer {
   private readonly target: ParsedRedirect;
   private readonly donePath: string;
   private port: number;
-  private readonly servers: Server[] = [];
+  private servers: Server[] = [];
   private result: CallbackResult | undefined;
   private finalPage: DonePage | undefined;
   private readonly pendingDone: ServerResponse[] = [];
@@ -103,8 +103,9 @@ class Listener implements CallbackServer {
 
   /** Bind every loopback address of the redirect URI, on the port it names or one picked for all. */
   async listen(): Promise<void> {
-    const handler = (req: IncomingMessage, res: ServerResponse) => this.route(req, res);
-    await bindAll(this.target, this.servers, handler, (p) => (this.port = p));
+    const bound = await bindAll(this.target, (req, res) => this.route(req, res));
+    this.servers = bound.servers;
+    this.port = bound.port;
     this.opts.log.verbose(`loopback: listening on ${this.target.bindAddresses.join(' and ')} port ${this.port}`);
   }
 
@@ -114,14 +115,14 @@ class Listener implements CallbackServer {
     try {
       url = new URL(req.url ?? '/', 'http://loopback.invalid');
     } catch {
-      return page(res, 400, false, 'Bad request.');
+      return page(res, 400, 'Bad request.');
     }
     // Paths only: the query holds the code.
     this.opts.log.verbose(`loopback: ${req.method} ${url.pathname}`);
-    if (!this.isOurHost(req.headers.host ?? '')) return page(res, 400, false, 'Unexpected Host header.');
+    if (!this.isOurHost(req.headers.host ?? '')) return page(res, 400, 'Unexpected Host header.');
     if (url.pathname === this.target.path) return this.takeCallback(req, res, url);
     if (url.pathname === this.donePath && this.result !== undefined) return this.serveDone(req, res);
-    return page(res, 404, false, 'Not found.');
+    return page(res, 404, 'Not found.');
   }
 
   /** `host:port` as the browser sends it in Host, or as a pasted address names it: the redirect URI's. */
@@ -131,15 +132,14 @@ class Listener implements CallbackServer {
 
   /** Take the first response with our state and send the browser on to the done page; refuse every other. */
   private takeCallback(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
+    if (req.method !== 'GET') return page(res, 405, 'Method not allowed.', { Allow: 'GET' });
     if (this.result !== undefined)
-      return page(res, 400, false, 'This sign-in has already been handled. You can close this tab.');
+      return page(res, 400, 'This sign-in has already been handled. You can close this tab.');
     const outcome = this.accept(url.searchParams, 'loopback: refused a callback');
     if (outcome.kind === 'ignore') {
       return page(
         res,
         400,
-        false,
         'This sign-in response does not belong to the running idcli login. Return to the terminal.',
       );
     }
@@ -186,25 +186,21 @@ class Listener implements CallbackServer {
 
   /** Show the outcome once the login knows it; until then hold the request open. */
   private serveDone(req: IncomingMessage, res: ServerResponse): void {
-    if (req.method !== 'GET') return page(res, 405, false, 'Method not allowed.', { Allow: 'GET' });
+    if (req.method !== 'GET') return page(res, 405, 'Method not allowed.', { Allow: 'GET' });
     this.doneServed();
     if (this.finalPage) return showDone(res, this.finalPage);
     this.pendingDone.push(res);
   }
 
   async wait(timeoutMs: number, signal: AbortSignal): Promise<CallbackResult> {
+    const timedOut = () =>
+      new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, {
+        hint: 'run `idcli login` again',
+      });
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, {
-              hint: 'run `idcli login` again',
-            }),
-          ),
-        timeoutMs,
-      );
+      timer = setTimeout(() => reject(timedOut()), timeoutMs);
       onAbort = () => reject(new IdcliError('sign-in interrupted', ExitCode.INTERRUPTED));
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
@@ -228,24 +224,13 @@ class Listener implements CallbackServer {
       if (left > 0) await Promise.race([this.doneRequested, new Promise<void>((r) => (grace = setTimeout(r, left)))]);
       clearTimeout(grace);
     }
-    await Promise.all(
-      this.servers.map(
-        (s) =>
-          new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            s.closeAllConnections();
-          }),
-      ),
-    );
+    const closed = this.servers.map((s) => new Promise((resolve) => s.close(resolve)));
+    for (const s of this.servers) s.closeAllConnections();
+    await Promise.all(closed);
   }
 }
 
-async function bindAll(
-  target: ParsedRedirect,
-  servers: Server[],
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-  setPort: (p: number) => void,
-): Promise<void> {
+async function bindAll(target: ParsedRedirect, handler: RequestListener): Promise<{ servers: Server[]; port: number }> {
   // With port 0 the first address picks the port and the others must get the same one; if one of them is taken
   // there, try again with another free port.
   const attempts = target.port === 0 && target.bindAddresses.length > 1 ? 10 : 1;
@@ -266,9 +251,7 @@ async function bindAll(
       }
       if (bound.length === 0)
         throw new IdcliError(`cannot listen on ${target.host}: no loopback address is available`, ExitCode.USAGE);
-      servers.push(...bound);
-      setPort(port);
-      return;
+      return { servers: bound, port };
     } catch (err) {
       await Promise.all(bound.map((s) => new Promise((r) => s.close(r))));
       const code = (err as NodeJS.ErrnoException).code;
@@ -328,14 +311,8 @@ function refused(reason: string): PasteVerdict {
   return { taken: false, reason };
 }
 
-function page(
-  res: ServerResponse,
-  status: number,
-  ok: boolean,
-  message: string,
-  extra: Record<string, string> = {},
-): void {
-  const title = ok ? 'Signed in' : 'idcli sign-in';
+function page(res: ServerResponse, status: number, message: string, extra: Record<string, string> = {}): void {
+  const title = status === 200 ? 'Signed in' : 'idcli sign-in';
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em;color:#222}</style></head>
 <body><h1>${title}</h1><p>${escapeHtml(message)}</p></body></html>\n`;
@@ -349,7 +326,7 @@ function page(
 }
 
 function showDone(res: ServerResponse, done: DonePage): void {
-  page(res, done.ok ? 200 : 400, done.ok, done.message);
+  page(res, done.ok ? 200 : 400, done.message);
 }
 
 function escapeHtml(s: string): string {

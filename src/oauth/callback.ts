@@ -44,11 +44,8 @@ export function validateCallback(params: URLSearchParams, expected: CallbackExpe
 
   const error = params.get('error');
   if (error !== null) {
-    const description = params.get('error_description');
-    const out: CallbackOutcome = { kind: 'error', error: printableOAuthText(error, 64) || 'unknown_error' };
-    const clean = description === null ? '' : printableOAuthText(description, 200);
-    if (clean !== '') out.description = clean;
-    return out;
+    const description = printableOAuthText(params.get('error_description') ?? '', 200) || undefined;
+    return { kind: 'error', error: printableOAuthText(error, 64) || 'unknown_error', description };
   }
   const code = params.get('code');
   if (code === null || code === '')

@@ -64,8 +64,6 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
     expectation: { state, issuer: settings.issuer ?? required.baseUrl },
     log: deps.log,
   });
-  let done = false;
-  let failure = 'The sign-in did not complete. Return to the terminal.';
   try {
     const scope = buildScope(required.clientName, settings.scope);
     const attempt: Attempt = { ...required, redirectUri: server.redirectUri, scope, pkce, state };
@@ -77,13 +75,11 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
       ok: true,
       message: `${who ? `Signed in as ${who}. ` : 'Signed in. '}You can close this tab and return to the terminal.`,
     });
-    done = true;
     return { record, who, store: session.store };
   } catch (err) {
-    if (err instanceof IdcliError) failure = `The sign-in failed: ${err.message}. Return to the terminal.`;
+    const failed = err instanceof IdcliError ? `The sign-in failed: ${err.message}.` : 'The sign-in did not complete.';
+    await server.close({ ok: false, message: `${failed} Return to the terminal.` });
     throw err;
-  } finally {
-    if (!done) await server.close({ ok: false, message: failure });
   }
 }
 
@@ -129,30 +125,24 @@ async function awaitResponse(
 
 /** Exchange the code, sending the next challenge (Serial PKCE), and save the sign-in under the lock. */
 async function redeemCode(
-  { deps, settings }: SessionContext,
+  ctx: SessionContext,
   session: Session,
   attempt: Attempt,
   code: string,
 ): Promise<CredentialRecord> {
-  const { log } = deps;
-  log.addSecret(code);
+  const { deps } = ctx;
+  deps.log.addSecret(code);
   const next = createPkcePair();
-  log.addSecret(next.verifier);
+  deps.log.addSecret(next.verifier);
   const startedAt = deps.now();
-  const tokens = await postTokenRequest({
-    baseUrl: attempt.baseUrl,
-    form: codeGrantForm({
-      code,
-      clientId: attempt.clientId,
-      redirectUri: attempt.redirectUri,
-      codeVerifier: attempt.pkce.verifier,
-      nextChallenge: next.challenge,
-    }),
-    signal: deps.signal,
-    log,
-    env: deps.env,
-    deadlineMs: settings.httpTimeoutMs,
+  const form = codeGrantForm({
+    code,
+    clientId: attempt.clientId,
+    redirectUri: attempt.redirectUri,
+    codeVerifier: attempt.pkce.verifier,
+    nextChallenge: next.challenge,
   });
+  const tokens = await postTokenRequest(ctx, attempt.baseUrl, form, deps.signal);
   return session.saveLogin(tokens, next.verifier, attempt.scope, startedAt);
 }
 

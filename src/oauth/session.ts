@@ -103,9 +103,7 @@ export class Session implements TokenSource {
 
   async refresh(rejected: string): Promise<string> {
     // Another process may have refreshed since `rejected` was handed out; then its token is the answer.
-    const record = await this.locked(
-      (r) => r.accessToken !== undefined && r.accessToken !== rejected && this.fresh(r, 0),
-    );
+    const record = await this.locked((r) => r.accessToken !== rejected && this.fresh(r, 0));
     return record.accessToken;
   }
 
@@ -233,14 +231,7 @@ export class Session implements TokenSource {
       nextChallenge: next.challenge,
     });
     // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer would lose the sign-in.
-    const tokens = await postTokenRequest({
-      baseUrl: this.key.baseUrl,
-      form,
-      signal: new AbortController().signal,
-      log: this.ctx.deps.log,
-      env: this.ctx.deps.env,
-      deadlineMs: this.ctx.settings.httpTimeoutMs,
-    });
+    const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
     this.remember(tokens);
     const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
     await this.store.write(this.key, saved);
@@ -258,34 +249,28 @@ export class Session implements TokenSource {
     startedAt: number,
     previous: Partial<Pick<CredentialRecord, 'refreshToken' | 'idToken' | 'scope'>> & { generation: number },
   ): CredentialRecord {
-    const record: CredentialRecord = {
+    // Fields left undefined are not stored (encodeRecord omits them).
+    return {
       version: 1,
       accessToken: tokens.accessToken,
       tokenType: tokens.tokenType,
       // expires_in counts from when the server answered (RFC 6749 §5.1); counting from when we asked errs early.
       expiresAt: startedAt + tokens.expiresIn * 1000,
       codeVerifier: verifier,
+      refreshToken: tokens.refreshToken ?? previous.refreshToken,
+      // OIDC Core §12.2: a refresh response may omit the ID token; the last one still names the user.
+      idToken: tokens.idToken ?? previous.idToken,
+      // RFC 6749 §5.1: scope is omitted when it equals the one requested.
+      scope: tokens.scope ?? previous.scope,
       updatedAt: this.ctx.deps.now(),
       generation: previous.generation + 1,
     };
-    const refreshToken = tokens.refreshToken ?? previous.refreshToken;
-    // OIDC Core §12.2: a refresh response may omit the ID token; the last one still names the user.
-    const idToken = tokens.idToken ?? previous.idToken;
-    // RFC 6749 §5.1: scope is omitted when it equals the one requested.
-    const scope = tokens.scope ?? previous.scope;
-    if (refreshToken !== undefined) record.refreshToken = refreshToken;
-    if (idToken !== undefined) record.idToken = idToken;
-    if (scope !== undefined) record.scope = scope;
-    return record;
   }
 
   /** Keep the secrets of a record or a token response out of every log line. */
   private remember(r: Pick<CredentialRecord, 'accessToken' | 'refreshToken' | 'idToken' | 'codeVerifier'>): void {
-    const { addSecret } = this.ctx.deps.log;
-    addSecret(r.accessToken);
-    addSecret(r.refreshToken);
-    addSecret(r.idToken);
-    addSecret(r.codeVerifier);
+    for (const secret of [r.accessToken, r.refreshToken, r.idToken, r.codeVerifier])
+      this.ctx.deps.log.addSecret(secret);
   }
 }
 

@@ -7,12 +7,12 @@
  * like token theft to the server (RFC 9700 §4.14.2) and revoke the whole sign-in.
  */
 import { ExitCode, IdcliError } from '../errors.js';
-import type { Logger } from '../log.js';
 import { request as httpRequest } from '../http/client.js';
 import { headerValue, type HttpResponse, NetworkError } from '../http/types.js';
 import { printable } from '../printable.js';
 import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
 import { tokenEndpoint } from './authorize-url.js';
+import type { SessionContext } from './session.js';
 
 export interface TokenSet {
   accessToken: string;
@@ -81,42 +81,39 @@ export function refreshGrantForm(g: RefreshGrant): URLSearchParams {
   });
 }
 
-export interface PostOptions {
-  baseUrl: string;
-  form: URLSearchParams;
-  signal: AbortSignal;
-  log: Logger;
-  /** deps.env, whose proxy variables route the request; the process's own environment when not given. */
-  env: Record<string, string | undefined>;
-  /** settings.httpTimeoutMs: how long the exchange may take, from sending to the answer's last byte. */
-  deadlineMs: number;
-}
-
-/** One POST, no retry, no redirect followed (the HTTP layer never follows one). */
-export async function postTokenRequest(o: PostOptions): Promise<TokenSet> {
-  const url = tokenEndpoint(o.baseUrl);
+/**
+ * One POST, no retry, no redirect followed (the HTTP layer never follows one). deps.env's proxy variables route it;
+ * settings.httpTimeoutMs bounds the exchange, from sending to the answer's last byte.
+ */
+export async function postTokenRequest(
+  { deps, settings }: SessionContext,
+  baseUrl: string,
+  form: URLSearchParams,
+  signal: AbortSignal,
+): Promise<TokenSet> {
+  const url = tokenEndpoint(baseUrl);
   let res: HttpResponse;
   try {
     res = await httpRequest({
       method: 'POST',
       url,
       headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
-      body: o.form.toString(),
-      signal: o.signal,
+      body: form.toString(),
+      signal,
       // A refresh that was sent is finished rather than abandoned (see session.ts), but not forever.
       timeoutMs: 30_000,
-      deadlineMs: o.deadlineMs,
-      log: o.log,
-      env: o.env,
+      deadlineMs: settings.httpTimeoutMs,
+      log: deps.log,
+      env: deps.env,
     });
   } catch (err) {
     if (!(err instanceof NetworkError)) throw err;
     // The message names the failure only (refused, reset, timed out); the form with its secrets is not in it.
     throw new IdcliError(`POST ${url} failed: ${err.message}`, ExitCode.NETWORK, { cause: err });
   }
-  const tokens = processTokenResponse(res, sentValues(o.form));
+  const tokens = processTokenResponse(res, sentValues(form));
   if (tokens.sentExpiresIn !== undefined) {
-    o.log.verbose(
+    deps.log.verbose(
       `the server's expires_in of ${tokens.sentExpiresIn} s is more than a year; the access token is taken to expire in a year`,
     );
   }
@@ -185,13 +182,11 @@ function parseTokenBody(res: HttpResponse): TokenSet {
   if (!isTokenText(accessToken)) throw invalid('access_token');
   const out: TokenSet = { accessToken, tokenType: tokenText(o, 'token_type') ?? 'Bearer', ...lifetime(o.expires_in) };
   // Everything kept is checked here, so nothing the store would refuse on the next read is ever saved.
-  const refreshToken = tokenText(o, 'refresh_token');
-  const idToken = tokenText(o, 'id_token');
+  out.refreshToken = tokenText(o, 'refresh_token');
+  out.idToken = tokenText(o, 'id_token');
   const scope = optionalString(o, 'scope');
   if (scope !== undefined && printable(scope) !== scope) throw invalid('scope');
-  if (refreshToken !== undefined) out.refreshToken = refreshToken;
-  if (idToken !== undefined) out.idToken = idToken;
-  if (scope !== undefined && scope !== '') out.scope = scope;
+  if (scope) out.scope = scope;
   return out;
 }
 

@@ -37,8 +37,8 @@ export function askForAddress(o: AddressPromptOptions): AddressPrompt {
     open = inline;
   };
   /** Take the question off its row: erased where the terminal can, else left behind a line break. */
-  const endRow = () => {
-    if (open) output.write(o.erase ? CLEAR : '\n');
+  const endRow = (end = o.erase ? CLEAR : '\n') => {
+    if (open) output.write(end);
     open = false;
   };
   // A message that comes while the question waits (a --verbose trace, a browser warning) takes its row, then the
@@ -66,18 +66,12 @@ export function askForAddress(o: AddressPromptOptions): AddressPrompt {
     ask();
   });
   // End of input (Ctrl-D): nothing more can be pasted, and the listener keeps waiting for the browser.
-  lines.on('close', () => {
-    if (stopped) return;
-    o.messages?.setStatusLine(undefined);
-    if (open) output.write('\n');
-    open = false;
-    stopped = true;
-  });
-  function stop(): void {
+  lines.on('close', () => stop('\n'));
+  function stop(rowEnd?: string): void {
     if (stopped) return;
     stopped = true;
     o.messages?.setStatusLine(undefined);
-    endRow();
+    endRow(rowEnd);
     lines.close();
   }
   o.messages?.setStatusLine(row);

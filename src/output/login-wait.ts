@@ -34,7 +34,7 @@ export function showLoginWait(options: LoginWaitOptions): StatusLine {
     render: (columns) => renderLoginWait(deadline - now(), columns),
     // Faster than the display changes, so each second is shown close to when it starts; unchanged text is not redrawn.
     tickMs: 200,
-    ...(options.messages === undefined ? {} : { messages: options.messages }),
+    messages: options.messages,
   });
   line.invalidate();
   return line;

@@ -18,11 +18,9 @@ export interface PageWriter {
  * `lines` lines of the chunk reached the reader whole, the rest never will.
  */
 export class WriteCut extends Error {
-  readonly lines: number;
-  constructor(lines: number) {
+  constructor(readonly lines: number) {
     super('interrupted while the output was written');
     this.name = 'WriteCut';
-    this.lines = lines;
   }
 }
 

@@ -41,11 +41,7 @@ function target(total: string | undefined, limit: number | undefined): { value: 
 
 /** The first candidate that fits in `room` characters, or ''. */
 function firstFitting(candidates: string[][], room: number): string {
-  for (const parts of candidates) {
-    const text = parts.join(GAP);
-    if (text.length <= room) return text;
-  }
-  return '';
+  return candidates.map((parts) => parts.join(GAP)).find((text) => text.length <= room) ?? '';
 }
 
 /**
@@ -118,7 +114,7 @@ export function createProgress(options: ProgressOptions): Progress {
   if (!options.enabled) return OFF;
   const { now, limit, paint } = options;
   const started = now();
-  const state: Omit<ProgressState, 'elapsedMs'> = { pages: 0, items: 0, ...(limit === undefined ? {} : { limit }) };
+  const state: Omit<ProgressState, 'elapsedMs'> = { pages: 0, items: 0, limit };
   const line = createStatusLine({
     stream: options.stream,
     now,
@@ -126,7 +122,7 @@ export function createProgress(options: ProgressOptions): Progress {
     intervalMs: 100,
     tickMs: 500,
     render: (columns) => renderProgress({ ...state, elapsedMs: now() - started }, columns, paint),
-    ...(options.messages === undefined ? {} : { messages: options.messages }),
+    messages: options.messages,
   });
   return {
     update(pages, items) {
@@ -135,8 +131,7 @@ export function createProgress(options: ProgressOptions): Progress {
       line.invalidate();
     },
     setTotal(total) {
-      if (total === undefined) delete state.total;
-      else state.total = total;
+      state.total = total;
     },
     stop: () => line.stop(),
   };
