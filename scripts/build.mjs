@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { transform } from 'esbuild';
 import { rollup } from 'rollup';
 
@@ -28,7 +28,7 @@ async function esbuild(code, file, options) {
 const bundle = await rollup({
   input: 'src/cli.ts',
   // Node's builtins and the installed packages; everything else is a path into src/.
-  external: (id) => !id.startsWith('.') && !id.startsWith('/'),
+  external: (id) => !id.startsWith('.') && !isAbsolute(id),
   onwarn(warning) {
     throw new Error(`rollup: ${warning.message}`);
   },
@@ -48,8 +48,8 @@ const bundle = await rollup({
       // A chunk, a builtin or a CommonJS package is required inside a promise: import() would start the ES module
       // loader, and import() of a builtin builds a facade that reads every export, lazy ones included (node:http's
       // WebSocket getter loads Node's own undici, which needs WebAssembly). Only ES module packages (open) keep it.
-      renderDynamicImport({ targetModuleId }) {
-        if (targetModuleId && !targetModuleId.startsWith('/') && !isCommonJs(targetModuleId)) return null;
+      renderDynamicImport({ targetChunk, targetModuleId }) {
+        if (!targetChunk && !isCommonJs(targetModuleId)) return null;
         return { left: 'Promise.resolve().then(()=>require(', right: '))' };
       },
       // Whitespace and syntax only: start-up compiles every byte, and names stay readable in the output.
