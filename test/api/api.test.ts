@@ -297,6 +297,11 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
    */
   const MAX_PEAK_MIB = 224;
   const LINUX = process.platform === 'linux';
+  /**
+   * How long a signalled run may take to end. Generous on purpose: what these tests catch is a run that never ends
+   * (an endless body, a FIFO nobody writes to), not a slow one on a busy machine.
+   */
+  const SIGNAL_EXIT_MS = 20_000;
 
   /** The child's peak resident memory so far (VmHWM) in MiB, or undefined once it has gone. */
   async function peakMiB(pid: number | undefined): Promise<number | undefined> {
@@ -389,13 +394,13 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
   });
 
   it.runIf(LINUX)(
-    '/dev/zero: past the cap it is sent chunked once, in bounded memory; the first SIGTERM ends it within 2 s (143)',
+    '/dev/zero: past the cap it is sent chunked once, in bounded memory; the first SIGTERM ends it (143)',
     async () => {
       const { child, running, peak } = await uploading(['-X', 'POST', 'upload', '--input', '/dev/zero'], 384 * MiB);
       const stoppedAt = Date.now();
       child.kill('SIGTERM');
       const r = await running;
-      expect(Date.now() - stoppedAt).toBeLessThan(2000);
+      expect(Date.now() - stoppedAt).toBeLessThan(SIGNAL_EXIT_MS);
       expect(r.code).toBe(143);
       expect(peak).toBeGreaterThan(0);
       expect(peak).toBeLessThan(MAX_PEAK_MIB);
@@ -412,13 +417,13 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
     ['SIGINT', 130],
     ['SIGTERM', 143],
   ] as const) {
-    it.runIf(LINUX)(`a FIFO nobody writes to: ${signal} ends the wait within 2 s (${code}), nothing sent`, async () => {
+    it.runIf(LINUX)(`a FIFO nobody writes to: ${signal} ends the wait (${code}), nothing sent`, async () => {
       const path = await fifo();
       const { child, running } = await readingFifo(path, ['-X', 'POST', 'upload', '--input', path]);
       const stoppedAt = Date.now();
       child.kill(signal);
       const r = await running;
-      expect(Date.now() - stoppedAt).toBeLessThan(2000);
+      expect(Date.now() - stoppedAt).toBeLessThan(SIGNAL_EXIT_MS);
       expect(r.code).toBe(code);
       expect(r.stdout).toBe('');
       expect(calls()).toHaveLength(0);

@@ -66,7 +66,7 @@ describe('idcli list stopped by a signal', () => {
 });
 
 describe('idcli list stopped while its reader has stopped reading', () => {
-  it('SIGTERM ends it within 2 s, and the hint counts the whole lines the reader got', async () => {
+  it('SIGTERM ends it though the pipe stays full, and the hint counts the whole lines the reader got', async () => {
     // Pages of about 42 kB into a pipe of 64 kB: the first page fits, the second only in part.
     const items = Array.from({ length: 1000 }, (_, i) => `{"id":${i},"pad":"${'p'.repeat(400)}"}`);
     emu.setCollection('/v1/big', { type: 'offset', items });
@@ -94,7 +94,8 @@ describe('idcli list stopped while its reader has stopped reading', () => {
       });
       const tookMs = Date.now() - signalledAt;
       expect(r.code, r.stderr).toBe(143);
-      expect(tookMs).toBeLessThan(2_000);
+      // Generous: the failure this catches is a run that waits for the reader without end, not a slow exit.
+      expect(tookMs).toBeLessThan(15_000);
       const written = Number(/stopped after (\d+) items/.exec(r.stderr)?.[1]);
       // Part of the second page: the pipe took whole lines of it, no more.
       expect(written).toBeGreaterThan(100);

@@ -52,6 +52,7 @@ describe('backoff', () => {
     const p = sleep(10_000, ac.signal);
     ac.abort(new Error('stop'));
     await expect(p).rejects.toThrow('stop');
-    expect(Date.now() - started).toBeLessThan(1000);
+    // Half the sleep: what this catches is an abort that waits the sleep out, not a slow wake-up on a busy machine.
+    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
