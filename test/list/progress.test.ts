@@ -2,7 +2,7 @@
  * `list`'s live progress line through the BUILT CLI on a pseudo-terminal: it appears, moves, fits the width (also
  * after a resize), gives way to messages and is gone at the end; nothing of it reaches a pipe, CI or --quiet.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
@@ -63,9 +63,14 @@ describe('idcli list: the progress bar on a terminal', () => {
 
   it('is fitted again when the terminal gets narrower', async () => {
     slowCollection('/v1/slow', 'offset', 300);
-    // Narrowed once the first page is written (so a wide bar has been drawn), with most of the walk still to come.
-    const cmd = `${listCmd('/v1/slow')} & until [ -s "${out}" ]; do sleep 0.05; done; sleep 0.3; stty cols 40; wait $!`;
-    const r = await onTerminal(cmd, { env: cliEnv(env), columns: 100 });
+    // Narrowed once a wide bar has been drawn, with most of the walk still to come: the test sees the bar on the
+    // terminal and tells the shell through a file.
+    const drawn = join(env.configDir, 'wide-bar-drawn');
+    const cmd = `${listCmd('/v1/slow')} & until [ -e "${drawn}" ]; do sleep 0.05; done; stty cols 40; wait $!`;
+    const onOutput = (raw: string): void => {
+      if (!existsSync(drawn) && frames(raw).some((f) => f.startsWith('[') && f.length >= 40)) writeFileSync(drawn, '');
+    };
+    const r = await onTerminal(cmd, { env: cliEnv(env), columns: 100, onOutput });
     expect(r.code).toBe(0);
     const all = frames(r.raw);
     const wide = all.findIndex((f) => f.length >= 40);
