@@ -91,14 +91,31 @@ export function settingFlags(values: Record<string, unknown>): SettingFlags {
   return flags;
 }
 
+/**
+ * The profiles of config.json by name, in a null-prototype object (and each parsed profile too): a name such as
+ * `constructor` is then an entry or nothing, never Object.prototype behaviour.
+ */
 export interface ConfigFile {
   profiles: Record<string, Partial<Record<ConfigKey, string>>>;
 }
 
+/** An empty config file, with the null-prototype maps every ConfigFile has. */
+function emptyConfigFile(): ConfigFile {
+  return { profiles: Object.create(null) as ConfigFile['profiles'] };
+}
+
 const PROFILE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const PROFILE_RULE =
+  'a profile name is 1 to 64 letters, digits, dots, dashes and underscores, starting with a letter or digit';
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CLIENT_NAME_RE = /^[\x21\x23-\x5B\x5D-\x7E]+$/; // a single scope-token (RFC 6749 §3.3): no spaces, quotes or backslashes
 const STORES = ['auto', 'keychain', 'file'] as const;
+
+/** The rule `--profile` applies, and the config file too: such a name is inert in a shell, a path or a key. */
+function isProfileName(name: string): boolean {
+  return PROFILE_RE.test(name);
+}
 
 export function isConfigKey(key: string): key is ConfigKey {
   return Object.hasOwn(CONFIG_KEYS, key);
@@ -165,14 +182,14 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
     statSync(path);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw configDirFault(configDir, path, err, 'read');
-    return { profiles: {} };
+    return emptyConfigFile();
   }
   checkConfigDir(configDir, opts.warn);
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { profiles: {} };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyConfigFile();
     throw configDirFault(configDir, path, err, 'read');
   }
   try {
@@ -224,10 +241,16 @@ function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {
   warn(tightenMode(configDir, st, 0o700, 'accessible', () => chmodSync(configDir, 0o700)));
 }
 
+/**
+ * config.json, checked whole: a profile name `--profile` would refuse (`__proto__`, `$(…)`, `*`) is refused here too,
+ * with the file named, rather than skipped. Completion prints these names to the shell, and a skipped profile would
+ * be dropped by the next `config set`.
+ */
 export function parseConfigFile(text: string, path: string): ConfigFile {
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    // A byte order mark, as some Windows editors write: not JSON, but not the user's content either.
+    data = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch {
     throw usageError(`${path} is not valid JSON`, 'fix it or remove it and use `idcli config set`');
   }
@@ -240,11 +263,13 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
   ) {
     throw usageError(`${path} must be an object with a "profiles" object`);
   }
-  const out: ConfigFile = { profiles: {} };
+  const out = emptyConfigFile();
   for (const [name, entries] of Object.entries((profiles ?? {}) as Record<string, unknown>)) {
-    if (typeof entries !== 'object' || entries === null)
+    if (!isProfileName(name))
+      throw usageError(`${path}: ${quoted(name)} is not a valid profile name`, `${PROFILE_RULE}; rename or remove it`);
+    if (typeof entries !== 'object' || entries === null || Array.isArray(entries))
       throw usageError(`${path}: profile ${quoted(name)} must be an object`);
-    const profile: Partial<Record<ConfigKey, string>> = {};
+    const profile = Object.create(null) as Partial<Record<ConfigKey, string>>;
     for (const [key, value] of Object.entries(entries)) {
       if (!isConfigKey(key)) throw usageError(`${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
       if (typeof value !== 'string')
@@ -319,9 +344,9 @@ function notADirectory(configDir: string): IdcliError {
 }
 
 export function profileName(flags: SettingFlags, env: Record<string, string | undefined>): string {
-  const name = flags.profile ?? env[PROFILE.env] ?? PROFILE.default;
-  if (!PROFILE_RE.test(name))
-    throw usageError(`invalid profile name ${quoted(name)}`, 'use letters, digits, dot, dash or underscore');
+  // An empty IDCLI_PROFILE is unset, like every IDCLI_ variable; an empty --profile is a mistake, told.
+  const name = flags.profile ?? nonEmpty(env[PROFILE.env]) ?? PROFILE.default;
+  if (!isProfileName(name)) throw usageError(`invalid profile name ${quoted(name)}`, PROFILE_RULE);
   return name;
 }
 

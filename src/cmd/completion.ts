@@ -19,7 +19,10 @@ export const completion = defineCommand({
   },
 });
 
-/** The profile names, one a line: the completion scripts run it to offer them. Not part of the documented surface. */
+/**
+ * The profile names, one a line: the completion scripts run it to offer them. Not part of the documented surface.
+ * Each is a name --profile accepts (parseConfigFile refuses a file with any other), so none is shell syntax.
+ */
 export const profiles = defineCommand({
   name: '__profiles',
   summary: '',

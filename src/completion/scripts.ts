@@ -46,6 +46,9 @@ export function completionScript(shell: 'bash' | 'zsh' | 'fish', surface: Surfac
 }
 
 const words = (list: readonly string[]) => list.join(' ');
+/** Words as arguments of a bash command: a word with anything but plain characters is quoted, so no glob expands it. */
+const bashWords = (list: readonly string[]) =>
+  list.map((w) => (/^[\w.,:=+-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(' ');
 const names = (o: OptionSpec) => (o.short ? [o.flag, o.short] : [o.flag]);
 const takesValue = (o: OptionSpec) => o.type !== 'boolean';
 // Completion only offers values, so values that are suggested but not enforced complete the same way.
@@ -101,12 +104,10 @@ function bashScript(spec: ProgramSpec): string {
   const values = valueWords(spec);
   const fixed = values.filter((v) => !isProfile(v.option) && !choices(v.option));
   const valueCases = [
-    '    --profile) COMPREPLY=($(compgen -W "$(idcli __profiles 2>/dev/null)" -- "$cur")); return ;;',
+    '    --profile) _idcli_profiles "$cur"; return ;;',
     ...values
       .filter((v) => choices(v.option))
-      .map((v) =>
-        bashBranch(v.words, `COMPREPLY=($(compgen -W "${words(choices(v.option)!)}" -- "$cur")); return`, v.commands),
-      ),
+      .map((v) => bashBranch(v.words, `_idcli_offer "$cur" ${bashWords(choices(v.option)!)}; return`, v.commands)),
     ...fixed.filter((v) => v.commands).map((v) => bashBranch(v.words, 'return', v.commands)),
     bashBranch(unbound(fixed), 'return'),
   ];
@@ -114,22 +115,40 @@ function bashScript(spec: ProgramSpec): string {
     bashBranch(unbound(values), 'skip=1'),
     ...values.filter((v) => v.commands).map((v) => bashBranch(v.words, 'skip=1', v.commands)),
   ].map((line) => `  ${line}`);
-  const globals = words(spec.globals.map((o) => o.flag));
+  const globals = bashWords(spec.globals.map((o) => o.flag));
   const commandCases = spec.commands.map((c) => {
-    const opts = words([...c.options.flatMap(names), '--help']);
+    const opts = bashWords([...c.options.flatMap(names), '--help']);
     if (c.positional) {
       const keys = c.keys
-        ? `\n        if [ -n "$sub" ]; then [ -z "$extra" ] && [ "$sub" != list ] && COMPREPLY=($(compgen -W "${words(c.keys)}" -- "$cur")); return; fi`
+        ? `\n        if [ -n "$sub" ]; then [ -z "$extra" ] && [ "$sub" != list ] && _idcli_offer "$cur" ${bashWords(c.keys)}; return; fi`
         : '';
       return `    ${c.name})
-        if [[ "$cur" == -* ]]; then COMPREPLY=($(compgen -W "${opts} ${globals}" -- "$cur")); return; fi${keys}
-        [ -z "$sub" ] && COMPREPLY=($(compgen -W "${words(c.positional)}" -- "$cur")) ;;`;
+        if [[ "$cur" == -* ]]; then _idcli_offer "$cur" ${opts} ${globals}; return; fi${keys}
+        [ -z "$sub" ] && _idcli_offer "$cur" ${bashWords(c.positional)} ;;`;
     }
-    return `    ${c.name}) COMPREPLY=($(compgen -W "${opts} ${globals}" -- "$cur")) ;;`;
+    return `    ${c.name}) _idcli_offer "$cur" ${opts} ${globals} ;;`;
   });
+  // Words are filtered by prefix in a loop, never through compgen -W: it expands its word list like a command line,
+  // so a profile name from config.json such as $(…) or * would run or glob.
   return `# bash completion for idcli — eval "$(idcli completion bash)" or save it under bash-completion/completions/idcli
+# Offers the words that start with $1, each as it is: nothing in them is expanded.
+_idcli_offer() {
+  local prefix="$1" w
+  shift
+  for w in "$@"; do
+    if [[ "$w" == "$prefix"* ]]; then COMPREPLY+=("$w"); fi
+  done
+}
+# The profiles of config.json that start with $1, read line by line as data.
+_idcli_profiles() {
+  local w
+  while IFS= read -r w; do
+    if [[ "$w" == "$1"* ]]; then COMPREPLY+=("$w"); fi
+  done < <(idcli __profiles 2>/dev/null)
+}
 _idcli() {
   local cur prev cmd="" sub="" extra="" i w skip=""
+  COMPREPLY=()
   cur="\${COMP_WORDS[COMP_CWORD]}"
   prev="\${COMP_WORDS[COMP_CWORD-1]}"
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -145,7 +164,7 @@ ${skipCases.join('\n')}
 ${valueCases.join('\n')}
   esac
   case "$cmd" in
-    "") COMPREPLY=($(compgen -W "${words(spec.commands.map((c) => c.name))} ${globals} --help --version" -- "$cur")) ;;
+    "") _idcli_offer "$cur" ${bashWords(spec.commands.map((c) => c.name))} ${globals} --help --version ;;
 ${commandCases.join('\n')}
   esac
 }
@@ -182,9 +201,10 @@ function zshScript(spec: ProgramSpec): string {
   return `#compdef idcli
 # zsh completion for idcli — save as _idcli in a directory of your $fpath
 _idcli_profiles() {
-  local -a profiles
+  local -a profiles expl
   profiles=(\${(f)"$(idcli __profiles 2>/dev/null)"})
-  _describe 'profile' profiles
+  # compadd takes each name whole; _describe would read a colon in one as the start of a description.
+  _wanted profiles expl profile compadd -a profiles
 }
 _idcli() {
   local -a commands

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BIN, baseEnv, runCli, tempDir } from '../support/cli.js';
 
 const run = promisify(execFile);
@@ -11,6 +11,13 @@ const hasShell = async (shell: string) =>
     () => true,
     () => false,
   );
+
+const hasFish = await hasShell('fish');
+// zsh is driven through a pseudo-terminal by its own zsh/zpty module.
+const hasZpty = await run('zsh', ['-fc', 'zmodload zsh/zpty']).then(
+  () => true,
+  () => false,
+);
 
 let dir: { path: string; cleanup: () => Promise<void> };
 let env: Record<string, string>;
@@ -37,12 +44,25 @@ beforeAll(async () => {
 });
 afterAll(() => dir.cleanup());
 
-async function bashComplete(line: string): Promise<string[]> {
+const sq = (w: string) => `'${w.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * Presses Tab at the end of `line` as bash does: the function that `complete -p idcli` names is called with the
+ * command, the current word and the one before, COMP_WORDS, COMP_CWORD, COMP_LINE and COMP_POINT set.
+ */
+async function bashComplete(
+  line: string,
+  opts: { env?: Record<string, string>; cwd?: string } = {},
+): Promise<string[]> {
   const words = line.split(' ');
-  const script = `source ${join(dir.path, 'completion.bash')}
-COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}
-_idcli; printf '%s\\n' "\${COMPREPLY[@]}"`;
-  const { stdout } = await run('bash', ['-c', script], { env });
+  const script = `source ${sq(join(dir.path, 'completion.bash'))}
+spec=$(complete -p idcli) || exit 9
+fn=\${spec##*-F }; fn=\${fn%% *}
+COMP_WORDS=(${words.map(sq).join(' ')}); COMP_CWORD=${words.length - 1}
+COMP_LINE=${sq(line)}; COMP_POINT=\${#COMP_LINE}; COMP_TYPE=9; COMP_KEY=9
+"$fn" idcli "\${COMP_WORDS[COMP_CWORD]}" "\${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\\n' "\${COMPREPLY[@]}"`;
+  const { stdout } = await run('bash', ['-c', script], { env: opts.env ?? env, cwd: opts.cwd });
   return stdout.split('\n').filter(Boolean).sort();
 }
 
@@ -74,7 +94,7 @@ describe('bash', () => {
   });
 });
 
-describe.runIf(await hasShell('fish'))('fish', () => {
+describe.runIf(hasFish)('fish', () => {
   const fish = async (line: string) => {
     const { stdout } = await run('fish', ['-c', `source ${join(dir.path, 'completion.fish')}; complete -C '${line}'`], {
       env,
@@ -127,3 +147,154 @@ describe('usage', () => {
     expect(r.stderr).toContain('bash, zsh, fish');
   });
 });
+
+/**
+ * Profile names come from config.json, which anyone who can write the config directory controls. Pressing Tab must
+ * never run or expand them: each shell is given names that would run a command (leaving a mark file) or glob.
+ */
+describe('profile names are data, never code', () => {
+  let marks: string;
+  let work: string;
+  let hostile: string[];
+  /** Runs the real idcli against a config.json holding the hostile names, beside a valid one. */
+  let hostileEnv: Record<string, string>;
+  /** Puts a program first on PATH that prints the hostile names for `__profiles`, as the scripts' data. */
+  let standInEnv: Record<string, string>;
+
+  beforeAll(async () => {
+    marks = join(dir.path, 'marks');
+    work = join(dir.path, 'work');
+    await mkdir(marks);
+    await mkdir(work);
+    // What a glob would expand to, in the directory where Tab is pressed.
+    await writeFile(join(work, 'glob-victim.txt'), '');
+    hostile = [
+      `$(touch ${marks}/dollar)`,
+      `\`touch ${marks}/backtick\``,
+      `(touch ${marks}/fish)`,
+      `$(touch ${marks}/nested)x$(touch ${marks}/nested2)`,
+      '*',
+      '{a,b}',
+      '~',
+      'x:y',
+      '__proto__',
+    ];
+    const cfg = join(dir.path, 'hostile-cfg');
+    await mkdir(cfg, { mode: 0o700 });
+    const profiles = Object.fromEntries([...hostile, 'staging'].map((n) => [n, { scope: 'x' }]));
+    await writeFile(join(cfg, 'config.json'), JSON.stringify({ profiles }));
+    hostileEnv = { ...env, IDCLI_CONFIG_DIR: cfg };
+    await mkdir(join(dir.path, 'stand-in'));
+    await writeFile(join(dir.path, 'names'), [...hostile, 'staging', ''].join('\n'));
+    await writeFile(
+      join(dir.path, 'stand-in', 'idcli'),
+      `#!/bin/sh\n[ "$1" = __profiles ] || exit 1\ncat ${sq(join(dir.path, 'names'))}\n`,
+    );
+    await chmod(join(dir.path, 'stand-in', 'idcli'), 0o755);
+    standInEnv = { ...env, PATH: `${join(dir.path, 'stand-in')}:${env.PATH}` };
+  });
+  // Each test looks only for the marks its own Tab would leave.
+  beforeEach(async () => {
+    await rm(marks, { recursive: true, force: true });
+    await mkdir(marks);
+  });
+  const noMarks = async () => expect(await readdir(marks)).toEqual([]);
+
+  it('__profiles refuses a config.json with a name --profile would refuse, and prints none of its names', async () => {
+    const r = await runCli(['__profiles'], { env: hostileEnv });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/config\.json: '.*' is not a valid profile name/);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    const ok = await runCli(['__profiles'], { env });
+    expect(ok.stdout.split('\n').filter(Boolean).sort()).toEqual(['default', 'prod-eu', 'staging']);
+  });
+
+  it('bash: Tab runs nothing from the real config.json and offers nothing from it', async () => {
+    expect(await bashComplete('idcli --profile ', { env: hostileEnv, cwd: work })).toEqual([]);
+    await noMarks();
+  });
+
+  it('bash: whatever __profiles prints is offered as it is, never run or globbed', async () => {
+    const offered = await bashComplete('idcli --profile ', { env: standInEnv, cwd: work });
+    expect(offered).toEqual([...hostile, 'staging'].sort());
+    expect(offered).not.toContain('glob-victim.txt');
+    expect(await bashComplete('idcli --profile st', { env: standInEnv, cwd: work })).toEqual(['staging']);
+    expect(await bashComplete('idcli --profile $', { env: standInEnv, cwd: work })).toEqual(
+      hostile.filter((n) => n.startsWith('$')).sort(),
+    );
+    await noMarks();
+  });
+
+  it.runIf(hasFish)('fish: whatever __profiles prints is offered as it is, never run or expanded', async () => {
+    const fish = async (line: string, e: Record<string, string>) => {
+      const { stdout } = await run(
+        'fish',
+        ['-c', `source ${join(dir.path, 'completion.fish')}; complete -C ${sq(line)}`],
+        {
+          env: e,
+          cwd: work,
+        },
+      );
+      return stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t')[0])
+        .sort();
+    };
+    expect(await fish('idcli --profile ', standInEnv)).toEqual([...hostile, 'staging'].sort());
+    expect(await fish('idcli --profile ', hostileEnv)).toEqual([]);
+    expect(await fish('idcli --profile st', env)).toEqual(['staging']);
+    await noMarks();
+  });
+
+  describe.runIf(hasZpty)('zsh, typing in a terminal', () => {
+    it('offers whatever __profiles prints, each name whole, and runs none of them', async () => {
+      const { listing, line } = await zshTab('idcli --profile ', standInEnv, work);
+      // zsh shows each candidate quoted as it would insert it.
+      for (const shown of ['\\$\\(touch', '\\*', 'x:y', '\\{a,b\\}', '\\~', 'staging'])
+        expect(listing).toContain(shown);
+      expect(listing).not.toContain('glob-victim.txt');
+      expect(line).toBe('idcli --profile');
+      await noMarks();
+    });
+    it('runs nothing from the real config.json, and completes a valid profile from a valid one', async () => {
+      expect((await zshTab('idcli --profile ', hostileEnv, work)).line).toBe('idcli --profile');
+      await noMarks();
+      expect((await zshTab('idcli --profile st', env, work)).line).toBe('idcli --profile staging');
+      expect((await zshTab('idcli token --profile prod', env, work)).line).toBe('idcli token --profile prod-eu');
+    });
+  });
+});
+
+/**
+ * Types `line` into an interactive zsh (in a pseudo-terminal, through zsh/zpty) that loaded the completion script,
+ * presses Tab once, then runs `print` on the resulting line. Keys are sent only once zle shows its prompt, and the
+ * printed line comes after the completion has finished: no waiting on the clock.
+ */
+const ZSH_DRIVER = `zmodload zsh/zpty || exit 3
+zpty z 'zsh -f -i'
+# The prompt is spelt with an escape, so that the echo of this line does not match it.
+zpty -w z "PS1=\\$'Z\\\\x4cE> '; bindkey -e; autoload -Uz compinit; compinit -u -D; source \${(q)1}"
+zpty -r z out '*ZLE> *' || exit 4
+zpty -w -n z "$2"$'\\t'
+# Ctrl-A, then the start of a print command, then Enter: prints the line as the completion left it.
+zpty -w z $'\\x01print -r -- DO\\'\\'NE:'
+zpty -r z out '*DONE:*'$'\\n' || exit 5
+print -r -- "$out"
+zpty -d z
+`;
+
+async function zshTab(line: string, e: Record<string, string>, cwd: string) {
+  const driver = join(dir.path, 'zsh-driver.zsh');
+  await writeFile(driver, ZSH_DRIVER);
+  const { stdout } = await run('zsh', ['-f', driver, join(dir.path, 'completion.zsh'), line], {
+    env: { ...e, TERM: 'xterm' },
+    cwd,
+  });
+  // Without the terminal's control sequences and carriage returns.
+  const text = stdout.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\r/g, '');
+  const done = /^DONE:(.*)$/m.exec(text);
+  expect(done, text).not.toBeNull();
+  return { listing: text.slice(0, done!.index), line: done![1]!.trim() };
+}

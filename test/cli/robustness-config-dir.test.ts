@@ -147,3 +147,66 @@ describe('a config directory that cannot be used', () => {
     expectConfigError(create, `error: cannot create ${below}: permission denied`);
   });
 });
+
+describe('what config.json holds', () => {
+  it('a "__proto__" profile is refused by every command, and `config set` leaves the file as it was', async () => {
+    const dir = await ownDir(join(tmp.path, 'idcli'));
+    // Written out: in an object literal, __proto__ would set the prototype, not a key.
+    const text = '{"profiles":{"__proto__":{"base-url":"https://a.example.com"},"default":{"scope":"x"}}}';
+    await writeFile(join(dir, 'config.json'), text);
+    const message = `error: ${dir}/config.json: '__proto__' is not a valid profile name; a profile name is`;
+    // Once, this listed the base-url of "__proto__" one character a line, as if it were a profile.
+    const list = await idcli(['--profile', 'base-url', 'config', 'list'], { IDCLI_CONFIG_DIR: dir });
+    expectConfigError(list, message);
+    expect(list.stdout).toBe('');
+    for (const args of [
+      ['--profile', 'base-url', 'config', 'set', 'scope', 'y'],
+      ['config', 'set', 'scope', 'y'],
+      ['config', 'unset', 'scope'],
+      ['status'],
+    ]) {
+      expectConfigError(await idcli(args, { IDCLI_CONFIG_DIR: dir }), message);
+    }
+    expect(await readFile(join(dir, 'config.json'), 'utf8')).toBe(text);
+  });
+
+  it('a profile named like an Object.prototype member reads as empty and is written as any other', async () => {
+    const dir = await ownDir(join(tmp.path, 'idcli'));
+    const env = { IDCLI_CONFIG_DIR: dir };
+    for (const name of ['constructor', 'toString']) {
+      const before = await idcli(['--profile', name, 'config', 'list'], env);
+      expect([before.code, before.stdout]).toEqual([0, '']);
+      expect((await idcli(['--profile', name, 'config', 'set', 'scope', 'y'], env)).code).toBe(0);
+    }
+    const list = await idcli(['--profile', 'constructor', 'config', 'list'], env);
+    expect([list.code, list.stdout]).toEqual([0, 'scope=y\n']);
+    const saved = JSON.parse(await readFile(join(dir, 'config.json'), 'utf8')) as unknown;
+    expect(saved).toEqual({ profiles: { constructor: { scope: 'y' }, toString: { scope: 'y' } } });
+  });
+
+  it('a file that starts with a UTF-8 byte order mark is read, and written back without it', async () => {
+    const dir = await ownDir(join(tmp.path, 'idcli'));
+    await writeFile(join(dir, 'config.json'), '\uFEFF{"profiles":{"default":{"scope":"x"}}}\r\n');
+    const get = await idcli(['config', 'get', 'scope'], { IDCLI_CONFIG_DIR: dir });
+    expect([get.code, get.stdout, get.stderr]).toEqual([0, 'x\n', '']);
+    expect((await idcli(['config', 'set', 'scope', 'y'], { IDCLI_CONFIG_DIR: dir })).code).toBe(0);
+    const saved = await readFile(join(dir, 'config.json'), 'utf8');
+    expect(saved.startsWith('{')).toBe(true);
+    expect(JSON.parse(saved)).toEqual({ profiles: { default: { scope: 'y' } } });
+  });
+
+  it('an empty IDCLI_PROFILE is unset: the default profile is used', async () => {
+    const dir = await ownDir(join(tmp.path, 'idcli'));
+    await writeFile(join(dir, 'config.json'), '{"profiles":{"default":{"scope":"x"}}}');
+    const list = await idcli(['config', 'list'], { IDCLI_CONFIG_DIR: dir, IDCLI_PROFILE: '' });
+    expect([list.code, list.stdout, list.stderr]).toEqual([0, 'scope=x\n', '']);
+    const status = await idcli(['status'], { IDCLI_CONFIG_DIR: dir, IDCLI_PROFILE: '' });
+    expect(status.code, status.stderr).toBe(3);
+    expect(status.stdout).toMatch(/^Profile: +default$/m);
+    // An empty --profile is given on purpose, and refused.
+    expectConfigError(
+      await idcli(['--profile', '', 'config', 'list'], { IDCLI_CONFIG_DIR: dir }),
+      "invalid profile name ''",
+    );
+  });
+});

@@ -1,7 +1,14 @@
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { configDirFor, parseConfigFile, resolveSettings, requireSetting, validateSetting } from '../../src/config.js';
+import {
+  configDirFor,
+  parseConfigFile,
+  profileName,
+  resolveSettings,
+  requireSetting,
+  validateSetting,
+} from '../../src/config.js';
 import { thrown } from '../support/thrown.js';
 
 const UUID = '4f9c0a1e-1234-4abc-8def-0123456789ab';
@@ -63,6 +70,43 @@ describe('precedence: flag > env > config file > default', () => {
   });
   it('rejects odd profile names', () => {
     usage(() => resolveSettings({ profile: '../x' }, {}, file));
+    usage(() => resolveSettings({ profile: '' }, {}, file));
+    usage(() => resolveSettings({}, { IDCLI_PROFILE: '__proto__' }, file));
+  });
+  it('an empty IDCLI_PROFILE is unset, like every empty IDCLI_ variable', () => {
+    expect(resolveSettings({}, { IDCLI_PROFILE: '' }, file).profile).toBe('default');
+    expect(resolveSettings({}, { IDCLI_PROFILE: '' }, file).baseUrl).toBe('https://file.example.com');
+    expect(profileName({}, { IDCLI_PROFILE: '' })).toBe('default');
+    const s = resolveSettings(
+      {},
+      {
+        IDCLI_CREDENTIAL_STORE: '',
+        IDCLI_KEYCHAIN_SERVICE: '',
+        IDCLI_ACCESS_TOKEN: '',
+        IDCLI_HTTP_TIMEOUT: '',
+        IDCLI_HTTP_COMPRESSION: '',
+        IDCLI_CONFIG_DIR: '',
+        HOME: '/h',
+        XDG_CONFIG_HOME: '/xdg',
+      },
+      file,
+    );
+    expect([s.credentialStore, s.keychainService, s.accessToken, s.httpTimeoutMs]).toEqual([
+      'auto',
+      'idcli',
+      undefined,
+      300_000,
+    ]);
+    expect(s.configDir).toBe(configDirFor({ XDG_CONFIG_HOME: '/xdg', HOME: '/h' }));
+  });
+  it('a profile named like an Object.prototype member is an ordinary, absent profile', () => {
+    const empty = parseConfigFile('{}', 'c.json');
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const s = resolveSettings({ profile: name }, {}, empty);
+      expect(s.profile).toBe(name);
+      expect(s.baseUrl).toBeUndefined();
+      expect(empty.profiles[name]).toBeUndefined();
+    }
   });
 });
 
@@ -120,7 +164,32 @@ describe('config file', () => {
     usage(() => parseConfigFile('[]', 'c.json'));
     usage(() => parseConfigFile('{"profiles":{"default":{"bogus":"x"}}}', 'c.json'));
     usage(() => parseConfigFile('{"profiles":{"default":{"scope":1}}}', 'c.json'));
+    usage(() => parseConfigFile('{"profiles":{"default":["scope"]}}', 'c.json'));
     expect(parseConfigFile('{}', 'c.json')).toEqual({ profiles: {} });
+  });
+  it('refuses a profile name that --profile would refuse, naming it and the rule', () => {
+    for (const name of ['__proto__', '$(touch /tmp/x)', '`id`', '*', '', '-x', '.hidden', 'a b', 'x'.repeat(65)]) {
+      const err = usage(() => parseConfigFile(JSON.stringify({ profiles: { ok: {}, [name]: {} } }), 'c.json'));
+      expect(err.message).toContain('is not a valid profile name');
+      expect(err.message).toContain('c.json');
+      expect(err.hint).toContain('letters, digits');
+    }
+    const ok = parseConfigFile(JSON.stringify({ profiles: { 'prod-eu.2_b': {}, ['x'.repeat(64)]: {} } }), 'c.json');
+    expect(Object.keys(ok.profiles)).toEqual(['prod-eu.2_b', 'x'.repeat(64)]);
+  });
+  it('keeps profiles in null-prototype maps, so no key reaches Object.prototype', () => {
+    const parsed = parseConfigFile('{"profiles":{"default":{"scope":"a"}}}', 'c.json');
+    expect(Object.getPrototypeOf(parsed.profiles)).toBeNull();
+    expect(Object.getPrototypeOf(parsed.profiles.default)).toBeNull();
+    expect(Object.getPrototypeOf(parseConfigFile('{}', 'c.json').profiles)).toBeNull();
+    // A "__proto__" key inside a profile is an unknown key, not a prototype.
+    usage(() => parseConfigFile('{"profiles":{"default":{"__proto__":{"scope":"a"}}}}', 'c.json'));
+  });
+  it('accepts a file that starts with a UTF-8 byte order mark', () => {
+    const parsed = parseConfigFile('\uFEFF{"profiles":{"default":{"scope":"a"}}}', 'c.json');
+    expect(parsed.profiles.default?.scope).toBe('a');
+    // Only at the start: anywhere else it is not JSON.
+    usage(() => parseConfigFile('{"profiles":\uFEFF{}}', 'c.json'));
   });
   it('lives in the platform config directory unless IDCLI_CONFIG_DIR says otherwise', () => {
     expect(configDirFor({ IDCLI_CONFIG_DIR: '/x' })).toBe('/x');
