@@ -24,8 +24,13 @@ export interface DonePage {
 export interface CallbackServer {
   /** The redirect URI to send: the configured one, with the port actually bound when it said 0. */
   readonly redirectUri: string;
-  /** The first response that carries our state; ends with a timeout (exit 3) or the abort signal (exit 130). */
-  wait(timeoutMs: number, signal: AbortSignal): Promise<CallbackResult>;
+  /**
+   * The first response that carries our state; ends with a timeout (exit 3) or the abort signal (exit 130). The
+   * timeout's message names `totalMs`, the whole wait of the sign-in, when this is the rest of it.
+   */
+  wait(timeoutMs: number, signal: AbortSignal, totalMs?: number): Promise<CallbackResult>;
+  /** Wait for another response, from the browser or pasted, after the one taken was a pasted code that was refused. */
+  reopen(): void;
   /**
    * Take the address a browser on another machine ended on, pasted by the user, as if that browser had delivered
    * it: the same host, port and path, and the same validation of the response. The reason of a refusal names
@@ -87,7 +92,7 @@ class Listener implements CallbackServer {
   /** When the browser was sent to the done page (performance.now()), if it was. */
   private redirectedAt: number | undefined;
   private settle: (r: CallbackResult) => void = () => {};
-  private readonly delivered = new Promise<CallbackResult>((resolve) => (this.settle = resolve));
+  private delivered = new Promise<CallbackResult>((resolve) => (this.settle = resolve));
   private doneServed: () => void = () => {};
   private readonly doneRequested = new Promise<void>((resolve) => (this.doneServed = resolve));
 
@@ -205,9 +210,14 @@ class Listener implements CallbackServer {
     this.pendingDone.push(res);
   }
 
-  async wait(timeoutMs: number, signal: AbortSignal): Promise<CallbackResult> {
+  reopen(): void {
+    this.result = undefined;
+    this.delivered = new Promise<CallbackResult>((resolve) => (this.settle = resolve));
+  }
+
+  async wait(timeoutMs: number, signal: AbortSignal, totalMs = timeoutMs): Promise<CallbackResult> {
     const timedOut = () =>
-      new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, {
+      new IdcliError(`sign-in timed out after ${Math.round(totalMs / 1000)} s`, ExitCode.AUTH, {
         hint: 'run `idcli login` again',
       });
     let timer: NodeJS.Timeout | undefined;

@@ -307,6 +307,20 @@ describe('a pasted address', () => {
     expect(await t.wait(5_000, new AbortController().signal)).toEqual({ kind: 'code', code: 'c' });
   });
 
+  it('waits again after reopen(), for the browser or another paste, naming the whole wait in its timeout', async () => {
+    const s = await start('http://127.0.0.1:0/callback');
+    const good = `${s.redirectUri}?code=cut&state=expected-state`;
+    expect(s.offer(good).taken).toBe(true);
+    expect(await s.wait(5_000, new AbortController().signal)).toEqual({ kind: 'code', code: 'cut' });
+    s.reopen();
+    expect(s.offer(good.replace('cut', 'whole')).taken).toBe(true);
+    expect(await s.wait(5_000, new AbortController().signal)).toEqual({ kind: 'code', code: 'whole' });
+    s.reopen();
+    const err = await s.wait(1, new AbortController().signal, 60_000).catch((e: unknown) => e);
+    expect((err as IdcliError).message).toBe('sign-in timed out after 60 s');
+    expect((err as IdcliError).exitCode).toBe(3);
+  });
+
   it('names the port of a localhost redirect URI as written, and the default port 80 of an address', async () => {
     const s = await start('http://LocalHost:0/cb');
     const { port } = new URL(s.redirectUri);

@@ -189,6 +189,32 @@ describe('login with a pasted address', () => {
     expect(h.emu.tokenEvents).toHaveLength(1);
   }, 60_000);
 
+  it('asks again when the service refuses the code of a paste cut off in its code, then takes the whole one', async () => {
+    h = await harness({ sendIss: true });
+    const t = terminalLogin('--no-browser --timeout 60', h.env());
+    await t.seen(QUESTION);
+    const address = await remoteSignIn(h, t.raw());
+    const cut = new URL(address);
+    cut.searchParams.set('code', cut.searchParams.get('code')!.slice(0, -6));
+    t.type(`${cut.href}\r`);
+    await t.seen('warning: the service refused the code of that address (invalid_grant)');
+    await t.seen(QUESTION, 2);
+    expect(h.emu.tokenEvents).toMatchObject([{ grant: 'authorization_code', ok: false }]);
+    t.type(`${address}\r`);
+    const r = await t.done;
+    expect(r.code, r.raw).toBe(0);
+    expect(
+      screen(r.raw)
+        .filter((l) => l !== '')
+        .at(-1),
+    ).toMatch(/^Signed in as /);
+    expect((await h.record())?.refreshToken).toBeTruthy();
+    expect(h.emu.tokenEvents).toMatchObject([
+      { grant: 'authorization_code', ok: false },
+      { grant: 'authorization_code', ok: true },
+    ]);
+  }, 60_000);
+
   it("still takes the browser's own return after a paste without a code", async () => {
     const r = await callbackWhileAsking(async (t) => {
       const authorize = authorizeUrlIn(t.raw())!;
