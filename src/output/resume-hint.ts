@@ -52,7 +52,7 @@ function redactedNote(url: string, heldToken: boolean): string {
   const what = [...names].map((name) => `the value of ${name}`);
   if (heldToken) what.push('the access token (`idcli token` prints it)');
   if (what.length === 0) return '';
-  return `idcli: [redacted] in that URL stands for ${what.join(', ')}, not shown here; put it back to resume\n`;
+  return `idcli: [redacted] in that URL stands for ${what.join(', ')}, not shown here; put the values back to resume\n`;
 }
 
 /**

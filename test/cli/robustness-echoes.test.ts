@@ -318,7 +318,7 @@ describe.each(['minted', 'stored'] as const)('secrets a server puts in its links
       expect(r.stderr).toContain(
         'idcli: [redacted] in that URL stands for the value of sig, the value of X-Amz-Signature, the value of ' +
           'x-amz-credential, the value of API_KEY, the access token (`idcli token` prints it), not shown here; put ' +
-          'it back to resume\n',
+          'the values back to resume\n',
       );
     }
   }, 60_000);

@@ -26,10 +26,10 @@ describe('resume hint', () => {
     ).toBe(
       "idcli: stopped after 100 items; resume with: idcli list 'http://h/v1/[redacted]/users?pageIndex=1&X-Amz-Signature=[redacted]&api_key=[redacted]&c=2'\n" +
         'idcli: [redacted] in that URL stands for the value of X-Amz-Signature, the value of api_key, the access ' +
-        'token (`idcli token` prints it), not shown here; put it back to resume\n',
+        'token (`idcli token` prints it), not shown here; put the values back to resume\n',
     );
     expect(stoppedMessage(100, 'http://h/v1/users?pageIndex=1&sig=s1', 0)).toMatch(
-      /sig=\[redacted\]'\nidcli: \[redacted\] in that URL stands for the value of sig, not shown here; put it back to resume\n$/,
+      /sig=\[redacted\]'\nidcli: \[redacted\] in that URL stands for the value of sig, not shown here; put the values back to resume\n$/,
     );
     // Nothing hidden: no note.
     expect(stoppedMessage(100, 'http://h/v1/users?pageIndex=1&cursor=abc', 0, hide).split('\n')).toHaveLength(2);
