@@ -239,6 +239,15 @@ describe('what the user typed, echoed in errors', () => {
     expect(max.stderr).not.toMatch(/--limit/);
   }, 30_000);
 
+  it('control characters in a setting are shown escaped in the error line, which stays one line', async () => {
+    const r = await cli(['list', '/v1/items'], { IDCLI_HTTP_TIMEOUT: '1\r\u001b[2J\nx' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "error: IDCLI_HTTP_TIMEOUT must be a positive number of seconds, not '1\\r\\u001b[2J\\nx'; " +
+        'unset it for the default of 300 s\n',
+    );
+  }, 30_000);
+
   it('an argument of 128 KiB is cut to 200 characters in the one error line', async () => {
     const big = 'x'.repeat(131_000);
     const cases: [string[], Record<string, string>?][] = [
