@@ -1,9 +1,13 @@
 /**
- * Opens the sign-in page. `$BROWSER` wins (docs/cli.md, "Environment variables") and is run without a shell, with the URL as its one
- * argument, so nothing in the URL can be interpreted as shell syntax; otherwise the platform opener through the
- * `open` package. A failed launch is never fatal: the caller has already printed the URL and keeps waiting.
+ * Opens the sign-in page. `$BROWSER` wins (docs/cli.md, "Environment variables"), read the way Debian and
+ * xdg-open read it: a `:`-separated list of commands tried in order, each split on whitespace into a program and its
+ * arguments, `%s` standing for the URL (appended as the last argument when no `%s` is there). It is run without a
+ * shell, ever, so nothing in the URL or the variable can be interpreted as shell syntax. Otherwise the platform
+ * opener through the `open` package. A failed launch is never fatal: the caller has already printed the URL and
+ * keeps waiting.
  */
 import { spawn } from 'node:child_process';
+import { clip } from './printable.js';
 
 export interface BrowserOptions {
   env: Record<string, string | undefined>;
@@ -21,16 +25,39 @@ export function whyNoBrowser(
   env: Record<string, string | undefined>,
   platform: NodeJS.Platform = process.platform,
 ): string | undefined {
-  if (env.BROWSER?.trim()) return undefined;
+  if (browserCommands(env.BROWSER).length > 0) return undefined;
   if (env.SSH_CONNECTION || env.SSH_TTY) return 'this is an SSH session';
   if (platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY && !env.WSL_DISTRO_NAME)
     return 'there is no display (DISPLAY and WAYLAND_DISPLAY are not set)';
   return undefined;
 }
 
+/**
+ * The commands of `$BROWSER` for `url`, each as the program and its arguments: `%s` replaced by the URL, `%%` by
+ * `%`, the URL appended when no `%s` is there. Empty entries (`a::b`, a trailing `:`) are skipped.
+ */
+export function browserCommands(value: string | undefined, url = '%s'): string[][] {
+  const commands: string[][] = [];
+  for (const entry of (value ?? '').split(':')) {
+    const words = entry.split(/\s+/).filter((w) => w !== '');
+    if (words.length === 0) continue;
+    let placed = false;
+    const argv = words.map((w) =>
+      w.replace(/%([s%])/g, (_, c: string) => {
+        if (c === '%') return '%';
+        placed = true;
+        return url;
+      }),
+    );
+    if (!placed) argv.push(url);
+    commands.push(argv);
+  }
+  return commands;
+}
+
 export async function openBrowser(url: string, opts: BrowserOptions): Promise<void> {
-  const command = opts.env.BROWSER?.trim();
-  if (command) return launch(command, url, opts);
+  const commands = browserCommands(opts.env.BROWSER, url);
+  if (commands.length > 0) return launchFirst(commands, opts);
   try {
     // Imported here: it is sizeable and only `login` needs it.
     const { default: open } = await import('open');
@@ -40,33 +67,71 @@ export async function openBrowser(url: string, opts: BrowserOptions): Promise<vo
   }
 }
 
-/** Resolves once the program started (or failed to); it keeps running detached from idcli. */
-function launch(command: string, url: string, opts: BrowserOptions): Promise<void> {
-  return new Promise((resolve) => {
-    const failed = (err: unknown): void => {
-      opts.warn(`could not start $BROWSER (${reason(err)}); open the URL above yourself`);
-      resolve();
+/**
+ * Starts the commands one after the other until one runs: the next is tried when one cannot start or exits with
+ * a failure status, as xdg-open does. Resolves once a command started (or none could); a browser that keeps
+ * running is left to run, detached from idcli.
+ */
+async function launchFirst(commands: string[][], opts: BrowserOptions): Promise<void> {
+  const failures: string[] = [];
+  const giveUp = (): void => {
+    if (commands.length === 1) {
+      const only = failures[0]!;
+      opts.warn(
+        only.startsWith('exited')
+          ? `$BROWSER ${only}; open the URL above yourself if no page appeared`
+          : `could not start $BROWSER (${only}); open the URL above yourself`,
+      );
+    } else {
+      opts.warn(`no command of $BROWSER opened the page (${failures.join('; ')}); open the URL above yourself`);
+    }
+  };
+  const tryFrom = async (i: number): Promise<void> => {
+    if (i === commands.length) return giveUp();
+    const argv = commands[i]!;
+    const failed = (why: string): void => {
+      failures.push(commands.length === 1 ? why : `${clip(argv[0]!, 60)}: ${why}`);
     };
+    const started = await launch(argv, opts.env, (code) => {
+      // Only a failure while idcli still runs is seen here; the next command is then tried in its place.
+      failed(`exited with status ${code}`);
+      void tryFrom(i + 1);
+    });
+    if (started === true) return;
+    failed(started);
+    return tryFrom(i + 1);
+  };
+  return tryFrom(0);
+}
+
+/**
+ * Starts `argv` detached: true once it runs, else why it could not start (e.g. ENOENT). `onFailure` is told of a
+ * failure exit status; a browser that runs for minutes must not hold idcli open, so the child is not waited for.
+ */
+function launch(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  onFailure: (code: number) => void,
+): Promise<true | string> {
+  return new Promise((resolve) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(command, [url], {
+      child = spawn(argv[0]!, argv.slice(1), {
         shell: false,
         detached: true,
         stdio: 'ignore',
-        env: opts.env as NodeJS.ProcessEnv,
+        env: env as NodeJS.ProcessEnv,
       });
     } catch (err) {
-      return failed(err);
+      return resolve(reason(err));
     }
-    child.once('error', failed);
+    child.once('error', (err) => resolve(reason(err)));
     child.once('spawn', () => {
-      // Only a quick failure is worth reporting; a browser that runs for minutes must not hold idcli open.
       child.once('exit', (code) => {
-        if (code !== null && code !== 0)
-          opts.warn(`$BROWSER exited with status ${code}; open the URL above yourself if no page appeared`);
+        if (code !== null && code !== 0) onFailure(code);
       });
       child.unref();
-      resolve();
+      resolve(true);
     });
   });
 }

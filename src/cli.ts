@@ -77,6 +77,8 @@ export async function main(proc: Process): Promise<number> {
         },
       },
     );
+    // Known before any command runs, so no line can show it, whether or not the command uses it.
+    log.addSecret(proc.env.IDCLI_ACCESS_TOKEN);
     // Getters, so a command that never touches a stream or the signal never creates it.
     const d: Deps = {
       env: proc.env,
@@ -134,7 +136,9 @@ async function flushed(proc: Process): Promise<void> {
 function report(err: unknown, proc: Process, style: Style, deps: Deps | undefined): number {
   const stop = proc.interrupt();
   if (stop.aborted) return STOP_SIGNALS[stop.reason as StopSignal] ?? ExitCode.INTERRUPTED;
-  const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${printable(msg)}\n`);
+  // The error line goes through the same redaction as the logger: a URL in it may carry the access token.
+  const shown = (msg: string) => printable(deps ? deps.log.redact(msg) : msg);
+  const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${shown(msg)}\n`);
   if (err instanceof IdcliError) {
     line(err.hint ? `${err.message}; ${err.hint}` : err.message);
     return err.exitCode;

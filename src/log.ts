@@ -7,6 +7,8 @@ export interface Logger {
   warn(msg: string): void;
   verbose(msg: string): void;
   addSecret(value: string | undefined): void;
+  /** `text` with every secret added so far replaced, for a line written without the logger (the error line). */
+  readonly redact: (text: string) => string;
   /**
    * A live line (progress, a countdown) below the messages: each message erases it first, so the two never
    * mix on one row, and asks for it to be drawn again after. `undefined` detaches it.
@@ -47,6 +49,7 @@ export function createLogger(stderr: Pick<NodeJS.WritableStream, 'write'>, opts:
     addSecret(value) {
       if (value) secrets.add(value);
     },
+    redact: (text) => redactValues(text, secrets),
     setStatusLine(line) {
       status = line;
     },

@@ -1,23 +1,38 @@
 /**
  * Text from servers (error descriptions, header values, ID token claims) and from links may carry terminal control
  * sequences: ESC (C0) or CSI (C1) can rewrite the screen, retitle the window or hide what follows. Anything shown
- * on a terminal passes through here first.
+ * on a terminal passes through here first. One rule for all of it: a control character is shown escaped, the way
+ * JSON writes it (`\r`, `\u001b`), so the reader sees that it was there and nothing of it acts on the terminal.
  */
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 
-/** The text without C0 and C1 control characters (DEL included). */
-export function printable(text: string): string {
-  return text.replace(CONTROLS, '');
+/** JSON's short escapes; every other control character is written `\u00XX`. */
+const SHORT_ESCAPES: Readonly<Record<number, string>> = {
+  0x08: '\\b',
+  0x09: '\\t',
+  0x0a: '\\n',
+  0x0c: '\\f',
+  0x0d: '\\r',
+};
+
+/** How a control character (C0, DEL or C1, by its code point) is shown. */
+function escaped(code: number): string {
+  return SHORT_ESCAPES[code] ?? `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
-/** How JSON writes a control character: its short escape where it has one, `\u00XX` otherwise. */
-const SHORT_ESCAPES: Readonly<Record<number, string>> = { 0x08: '\\b', 0x0c: '\\f', 0x0d: '\\r' };
+/**
+ * One line of a message: every C0 and C1 control character (DEL, newline and tab included: a message is one line)
+ * shown escaped. The result holds no control character, so passing it through again changes nothing.
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROLS, (c) => escaped(c.charCodeAt(0)));
+}
 
 /**
- * Bytes bound for a terminal with each control character other than newline and tab shown escaped, the way JSON
- * writes it (`\u001b`, `\r`): the C0 bytes, DEL, and C1 as UTF-8 encodes it (0xC2 0x80–0x9F). Every other byte is
- * passed as it is, so text reads exactly as sent and nothing in it can move the cursor, clear the screen or retitle
- * the window. Returns `bytes` itself when there is nothing to escape.
+ * Bytes bound for a terminal with each control character other than newline and tab shown escaped, as `printable`
+ * shows it: the C0 bytes, DEL, and C1 as UTF-8 encodes it (0xC2 0x80–0x9F). Newline and tab are kept: a body is
+ * text of many lines. Every other byte is passed as it is, so text reads exactly as sent. Returns `bytes` itself
+ * when there is nothing to escape.
  */
 export function escapeControls(bytes: Buffer): Buffer {
   const parts: Buffer[] = [];
@@ -29,7 +44,7 @@ export function escapeControls(bytes: Buffer): Buffer {
     if (b < 0x20 ? b !== 0x09 && b !== 0x0a : b === 0x7f) code = b;
     else if (b === 0xc2 && next >= 0x80 && next <= 0x9f) code = next;
     else continue;
-    parts.push(bytes.subarray(from, i), Buffer.from(SHORT_ESCAPES[code] ?? `\\u${code.toString(16).padStart(4, '0')}`));
+    parts.push(bytes.subarray(from, i), Buffer.from(escaped(code)));
     if (code >= 0x80) i++;
     from = i + 1;
   }

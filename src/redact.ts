@@ -1,20 +1,41 @@
 /**
- * Redaction for anything that may reach a log line. OAuth puts secrets in query strings (the authorization code
- * in the callback, RFC 6749 §4.1.2) and form bodies, so URLs and forms are scrubbed by parameter name; values the
- * process has learned at run time (tokens it received) are scrubbed by value in the logger.
+ * Redaction for anything that may reach a log line, an error or the resume hint. OAuth puts secrets in query
+ * strings (the authorization code in the callback, RFC 6749 §4.1.2) and form bodies, and servers put signatures and
+ * keys in the links they hand out, so URLs and forms are scrubbed by parameter name; values the process has learned
+ * at run time (the access token it sends) are scrubbed by value, wherever they appear, in the logger and the
+ * error line.
  */
 import { clip } from './printable.js';
 
+/**
+ * The query parameters whose values are secrets, by name without regard to case (docs/cli.md, "Streams"):
+ * OAuth's own (RFC 6749, RFC 7636), the signatures and credentials of pre-signed links (AWS SigV4 `X-Amz-*`,
+ * Google Cloud `X-Goog-*`, Azure SAS `sig`, CloudFront `Signature`), and the usual spellings of an API key. Names
+ * that also serve as cursors (`pageToken`, `continuationToken`) are not on it: a resume hint needs them.
+ */
 const SECRET_PARAMS = new Set([
   'code',
   'code_verifier',
+  'state',
   'access_token',
   'refresh_token',
   'id_token',
   'token',
   'client_secret',
+  'client_assertion',
   'password',
-  'state',
+  'secret',
+  'sig',
+  'signature',
+  'x-amz-signature',
+  'x-amz-credential',
+  'x-amz-security-token',
+  'x-goog-signature',
+  'x-goog-credential',
+  'api_key',
+  'api-key',
+  'apikey',
+  'key',
 ]);
 
 export const REDACTED = '[redacted]';
@@ -62,9 +83,16 @@ export function paramName(part: string): string {
   }
 }
 
-/** Replace every occurrence of each known secret value in `text`. */
+/**
+ * Replace every occurrence of each known secret value in `text`, as it is and percent-encoded (as a URL's query
+ * would carry it). Values under 8 characters are left alone: they would match ordinary words.
+ */
 export function redactValues(text: string, secrets: Iterable<string>): string {
   let out = text;
-  for (const s of secrets) if (s.length >= 8 && out.includes(s)) out = out.split(s).join(REDACTED);
+  for (const s of secrets) {
+    if (s.length < 8) continue;
+    for (const form of new Set([s, encodeURIComponent(s)]))
+      if (out.includes(form)) out = out.split(form).join(REDACTED);
+  }
   return out;
 }

@@ -115,6 +115,6 @@ function stopped(err: WalkFailure, deps: Deps): unknown {
   // Before the first page there is nothing partial, and the resume command would be the same command; a lost
   // output still says so, as a script reading stderr must not mistake it for an empty collection.
   if (err.pages > 0 || cut > 0 || err.cause instanceof OutputError)
-    deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut));
+    deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut, deps.log.redact));
   return err.cause instanceof WriteCut ? interrupted() : err.cause;
 }

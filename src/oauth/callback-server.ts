@@ -24,8 +24,13 @@ export interface DonePage {
 export interface CallbackServer {
   /** The redirect URI to send: the configured one, with the port actually bound when it said 0. */
   readonly redirectUri: string;
-  /** The first response that carries our state; ends with a timeout (exit 3) or the abort signal (exit 130). */
-  wait(timeoutMs: number, signal: AbortSignal): Promise<CallbackResult>;
+  /**
+   * The first response that carries our state; ends with a timeout (exit 3) or the abort signal (exit 130). The
+   * timeout's message names `totalMs`, the whole wait of the sign-in, when this is the rest of it.
+   */
+  wait(timeoutMs: number, signal: AbortSignal, totalMs?: number): Promise<CallbackResult>;
+  /** Wait for another response, from the browser or pasted, after the one taken was a pasted code that was refused. */
+  reopen(): void;
   /**
    * Take the address a browser on another machine ended on, pasted by the user, as if that browser had delivered
    * it: the same host, port and path, and the same validation of the response. The reason of a refusal names
@@ -87,7 +92,7 @@ class Listener implements CallbackServer {
   /** When the browser was sent to the done page (performance.now()), if it was. */
   private redirectedAt: number | undefined;
   private settle: (r: CallbackResult) => void = () => {};
-  private readonly delivered = new Promise<CallbackResult>((resolve) => (this.settle = resolve));
+  private delivered = new Promise<CallbackResult>((resolve) => (this.settle = resolve));
   private doneServed: () => void = () => {};
   private readonly doneRequested = new Promise<void>((resolve) => (this.doneServed = resolve));
 
@@ -135,7 +140,7 @@ class Listener implements CallbackServer {
     if (req.method !== 'GET') return page(res, 405, 'Method not allowed.', { Allow: 'GET' });
     if (this.result !== undefined)
       return page(res, 400, 'This sign-in has already been handled. You can close this tab.');
-    const outcome = this.accept(url.searchParams, 'loopback: refused a callback');
+    const outcome = this.accept(url.searchParams, 'callback');
     if (outcome.kind === 'ignore') {
       return page(
         res,
@@ -163,20 +168,33 @@ class Listener implements CallbackServer {
       url.pathname === this.target.path;
     if (!ours) return refused(`that is not this sign-in's address: it starts with ${this.redirectUri}`);
     if (this.result !== undefined) return refused('this sign-in has already been handled');
-    const outcome = this.accept(url.searchParams, 'paste: refused an address');
-    if (outcome.kind !== 'ignore') return { taken: true };
-    return refused(
-      outcome.reason === 'state does not match'
-        ? "that address is from another sign-in (its state is not this sign-in's)"
-        : `that address is not a whole sign-in response (${outcome.reason}): copy all of it, with everything after "?"`,
-    );
+    const outcome = this.accept(url.searchParams, 'paste');
+    if (outcome.kind === 'ignore' || outcome.kind === 'invalid') return refused(this.pasteRefusal(outcome));
+    return { taken: true };
   }
 
-  /** The one check of a response, whichever way it came: the first that carries our state settles wait(). */
-  private accept(params: URLSearchParams, refusal: string): CallbackOutcome {
+  /** Why a pasted address was refused, in words that say what to copy again. */
+  private pasteRefusal(outcome: Extract<CallbackOutcome, { kind: 'ignore' | 'invalid' }>): string {
+    const copyAll = 'copy all of it, with everything after "?"';
+    if (outcome.kind === 'invalid' && outcome.issuerMismatch)
+      return `that address names another issuer (iss) than ${this.opts.expectation.issuer}: ${copyAll}; if it was whole, check the issuer setting (IDCLI_ISSUER)`;
+    if (outcome.kind === 'invalid') return `that address carries no code: ${copyAll}`;
+    if (outcome.reason === 'state does not match')
+      return `that address is from another sign-in, or cut off in its state (its state is not this sign-in's): ${copyAll}`;
+    return `that address is not a whole sign-in response (${outcome.reason}): ${copyAll}`;
+  }
+
+  /**
+   * The one check of a response, whichever way it came: the first that carries our state settles wait(). A pasted
+   * address that is ours but unusable (no code, a wrong `iss`) is most likely cut off or mangled in the copy, not
+   * the server's answer: it is refused like a stray one, so the user can paste again and the browser's own return
+   * still counts. From the browser, it is what the server sent, and it ends the sign-in.
+   */
+  private accept(params: URLSearchParams, via: 'callback' | 'paste'): CallbackOutcome {
     const outcome = validateCallback(params, this.opts.expectation);
-    if (outcome.kind === 'ignore') {
-      this.opts.log.verbose(`${refusal} (${outcome.reason}); still waiting`);
+    if (outcome.kind === 'ignore' || (via === 'paste' && outcome.kind === 'invalid')) {
+      const what = via === 'paste' ? 'paste: refused an address' : 'loopback: refused a callback';
+      this.opts.log.verbose(`${what} (${outcome.reason}); still waiting`);
       return outcome;
     }
     this.result = outcome;
@@ -192,9 +210,14 @@ class Listener implements CallbackServer {
     this.pendingDone.push(res);
   }
 
-  async wait(timeoutMs: number, signal: AbortSignal): Promise<CallbackResult> {
+  reopen(): void {
+    this.result = undefined;
+    this.delivered = new Promise<CallbackResult>((resolve) => (this.settle = resolve));
+  }
+
+  async wait(timeoutMs: number, signal: AbortSignal, totalMs = timeoutMs): Promise<CallbackResult> {
     const timedOut = () =>
-      new IdcliError(`sign-in timed out after ${Math.round(timeoutMs / 1000)} s`, ExitCode.AUTH, {
+      new IdcliError(`sign-in timed out after ${Math.round(totalMs / 1000)} s`, ExitCode.AUTH, {
         hint: 'run `idcli login` again',
       });
     let timer: NodeJS.Timeout | undefined;

@@ -5,6 +5,7 @@
  * §10.12) nor abort the sign-in.
  */
 import { timingSafeEqual } from 'node:crypto';
+import { printable } from '../printable.js';
 
 export interface CallbackExpectation {
   state: string;
@@ -61,10 +62,11 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /**
- * RFC 6749 §4.1.2.1 restricts `error` and `error_description` to %x20-21 / %x23-5B / %x5D-7E. Anything else is
- * dropped so a hostile value cannot smuggle terminal escape sequences onto the user's screen.
+ * RFC 6749 §4.1.2.1 restricts `error` and `error_description` to %x20-21 / %x23-5B / %x5D-7E. Other printable
+ * characters are dropped; a control character is shown escaped, as in every message (src/printable.ts), so a
+ * hostile value can neither drive the terminal nor hide that it tried.
  */
 export function printableOAuthText(value: string, max: number): string {
-  const kept = value.replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '').trim();
+  const kept = printable(value.replace(/[^\x00-\x21\x23-\x5B\x5D-\x9F]/g, '').trim());
   return kept.length > max ? `${kept.slice(0, max)}…` : kept;
 }

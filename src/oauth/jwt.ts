@@ -3,6 +3,7 @@
  * verified and nothing here is used for an access decision: the token came straight from the token endpoint over
  * TLS (OIDC Core §3.1.3.7 allows skipping validation in that case) and idcli only shows who it is.
  */
+import { printable } from '../printable.js';
 
 export interface Identity {
   name?: string;
@@ -42,10 +43,13 @@ export function describeIdentity(id: Identity): string | undefined {
   return id.name ?? id.email ?? id.subject;
 }
 
-/** Claims are server-controlled text headed for a terminal: no control characters, bounded length. */
+/**
+ * Claims are server-controlled text headed for a terminal: control characters shown escaped like in every message,
+ * invisible format characters (bidi overrides, zero-width) dropped, bounded length.
+ */
 function displayText(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  const clean = value.replace(/[\p{Cc}\p{Cf}]/gu, '').trim();
+  const clean = printable(value.replace(/\p{Cf}/gu, '').trim());
   if (clean === '') return undefined;
   return clean.length > 200 ? `${clean.slice(0, 200)}…` : clean;
 }

@@ -68,8 +68,7 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
     const scope = buildScope(required.clientName, settings.scope);
     const attempt: Attempt = { ...required, redirectUri: server.redirectUri, scope, pkce, state };
     await view.showAuthorizeUrl(authorizeUrl(ctx, request, attempt), server.redirectUri);
-    const code = authorizationCode(await awaitResponse(ctx, server, request.timeoutMs, view), request.prompt);
-    const record = await redeemCode(ctx, session, attempt, code);
+    const record = await redeemResponse(ctx, session, attempt, server, request, view);
     const who = describeIdentity(identityFromIdToken(record.idToken));
     await server.close({
       ok: true,
@@ -106,18 +105,57 @@ function authorizeUrl({ settings, deps }: SessionContext, request: LoginRequest,
 }
 
 /**
- * The first authorization response that carries our state, within the timeout (exit 3) and until Ctrl-C (130):
- * from the browser through the listener, or pasted by the user and checked by the listener the same way.
+ * Wait for the authorization response and redeem its code. A pasted code that the token endpoint refuses as
+ * invalid_grant was most likely cut off in the copy (its state and iss were whole, so only the code can be wrong):
+ * the user is told, and the wait goes on, for another paste or the browser, within the same timeout. The code was
+ * not redeemed, so the real one is still good. A code from the browser itself that is refused ends the sign-in.
+ */
+async function redeemResponse(
+  ctx: SessionContext,
+  session: Session,
+  attempt: Attempt,
+  server: CallbackServer,
+  request: LoginRequest,
+  view: LoginView,
+): Promise<CredentialRecord> {
+  const { deps } = ctx;
+  const deadline = deps.now() + request.timeoutMs;
+  for (;;) {
+    const { result, pasted } = await awaitResponse(ctx, server, deadline, request.timeoutMs, view);
+    const code = authorizationCode(result, request.prompt);
+    try {
+      return await redeemCode(ctx, session, attempt, code);
+    } catch (err) {
+      if (!pasted || !(err instanceof IdcliError) || err.oauthError !== 'invalid_grant') throw err;
+      deps.log.warn(
+        'the service refused the code of that address (invalid_grant): if it was cut off, paste all of it again; ' +
+          "the browser's own return still counts",
+      );
+      server.reopen();
+    }
+  }
+}
+
+/**
+ * The first authorization response that carries our state, by `deadline` (exit 3) and until Ctrl-C (130): from
+ * the browser through the listener, or pasted by the user and checked by the listener the same way.
  */
 async function awaitResponse(
   { deps }: SessionContext,
   server: CallbackServer,
+  deadline: number,
   timeoutMs: number,
   view: LoginView,
-): Promise<CallbackResult> {
-  const stopWaiting = view.showWaiting(deps.now() + timeoutMs, (address) => server.offer(address));
+): Promise<{ result: CallbackResult; pasted: boolean }> {
+  let pasted = false;
+  const stopWaiting = view.showWaiting(deadline, (address) => {
+    const verdict = server.offer(address);
+    pasted ||= verdict.taken;
+    return verdict;
+  });
   try {
-    return await server.wait(timeoutMs, deps.signal);
+    const result = await server.wait(deadline - deps.now(), deps.signal, timeoutMs);
+    return { result, pasted };
   } finally {
     stopWaiting();
   }

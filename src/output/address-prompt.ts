@@ -56,9 +56,10 @@ export function askForAddress(o: AddressPromptOptions): AddressPrompt {
     },
   };
   const lines = createInterface({ input: o.input, terminal: false, crlfDelay: Infinity });
-  lines.on('line', (line) => {
+  lines.on('line', (typed) => {
     if (stopped) return;
     open = false; // the Enter key moved the cursor to a new row
+    const line = withoutPasteMarkers(typed);
     if (line.trim() === '') return ask();
     const refusal = o.take(line);
     if (refusal === undefined) return stop();
@@ -77,4 +78,14 @@ export function askForAddress(o: AddressPromptOptions): AddressPrompt {
   o.messages?.setStatusLine(row);
   ask();
   return { stop };
+}
+
+/**
+ * A terminal left in bracketed-paste mode (by a shell or an editor that ended without switching it off) wraps what
+ * is pasted in ESC[200~ … ESC[201~; the line mode used here does not interpret them, so they are taken off here.
+ */
+const PASTE_MARKERS = /\u001b\[20[01]~/g;
+
+export function withoutPasteMarkers(line: string): string {
+  return line.replace(PASTE_MARKERS, '');
 }

@@ -1,5 +1,5 @@
 import { clip, MAX_ECHO, printable } from '../printable.js';
-import { redactSecrets } from '../redact.js';
+import { isSecretParam, paramName, redactSecrets } from '../redact.js';
 
 /** Single-quotes a word for POSIX shells: the only character needing care inside '...' is ' itself. */
 export function shellQuote(word: string): string {
@@ -9,21 +9,50 @@ export function shellQuote(word: string): string {
 /**
  * The line telling the user what made it to stdout and how to get the rest. The resume URL is the first
  * page NOT written whole, so running the command, less the `skip` items of that page that were written,
- * yields exactly the remaining items. URLs here come from the API's own links: cursors are not secrets, but a
- * parameter that `--verbose` redacts (an `access_token` a server put in its links) is redacted here too, for the
- * user to fill in again.
+ * yields exactly the remaining items. URLs here come from the API's own links: cursors are not secrets, but what
+ * `--verbose` hides is hidden here too: a secret parameter (an `access_token` or a `sig` a server put in its links)
+ * by name, and the access token itself wherever it is, through `redact` (the logger's). Each shows as
+ * `[redacted]`, and a second line names what it stands for: the hint may land in a CI log, so the user puts the
+ * values back, rather than idcli printing them.
  */
-export function stoppedMessage(itemsWritten: number, nextUrl: string | undefined, skip = 0): string {
+export function stoppedMessage(
+  itemsWritten: number,
+  nextUrl: string | undefined,
+  skip = 0,
+  redact: (text: string) => string = (text) => text,
+): string {
   const items = `${itemsWritten} ${itemsWritten === 1 ? 'item' : 'items'}`;
   if (nextUrl === undefined) return `idcli: stopped after ${items}\n`;
-  const resumeUrl = redactSecrets(nextUrl);
+  const byName = redactSecrets(nextUrl);
+  const resumeUrl = redact(byName);
+  const note = redactedNote(nextUrl, resumeUrl !== byName);
   if (resumeUrl.length <= MAX_ECHO) {
     const tail = skip > 0 ? ` | tail -n +${skip + 1}` : '';
-    return `idcli: stopped after ${items}; resume with: idcli list ${shellQuote(resumeUrl)}${tail}\n`;
+    return `idcli: stopped after ${items}; resume with: idcli list ${shellQuote(resumeUrl)}${tail}\n${note}`;
   }
   const where = printable(whereToResume(resumeUrl));
   const after = skip > 0 ? `, after its first ${skip} ${skip === 1 ? 'item' : 'items'}` : '';
-  return `idcli: stopped after ${items}; the resume URL is too long to show (${resumeUrl.length} characters); ${where}${after}\n`;
+  return `idcli: stopped after ${items}; the resume URL is too long to show (${resumeUrl.length} characters); ${where}${after}\n${note}`;
+}
+
+/** The line that says what `[redacted]` in the resume URL stands for, or '' when nothing was. */
+function redactedNote(url: string, heldToken: boolean): string {
+  let query = '';
+  try {
+    query = new URL(url).search.slice(1);
+  } catch {
+    // Not a URL: redactSecrets showed none of it.
+  }
+  const names = new Set(
+    query
+      .split('&')
+      .filter((part) => part.includes('=') && isSecretParam(paramName(part)))
+      .map((part) => clip(printable(paramName(part)), 40)),
+  );
+  const what = [...names].map((name) => `the value of ${name}`);
+  if (heldToken) what.push('the access token (`idcli token` prints it)');
+  if (what.length === 0) return '';
+  return `idcli: [redacted] in that URL stands for ${what.join(', ')}, not shown here; put the values back to resume\n`;
 }
 
 /**

@@ -270,18 +270,55 @@ describe('a pasted address', () => {
     expect(refusal(good)).toBe('this sign-in has already been handled');
   });
 
-  it('ends the sign-in like a callback when it carries an error or another issuer', async () => {
+  it('ends the sign-in like a callback when it carries an error from the server', async () => {
     const s = await start('http://127.0.0.1:0/callback');
     const { port } = new URL(s.redirectUri);
     expect(s.offer(`http://127.0.0.1:${port}/callback?error=access_denied&state=expected-state`)).toEqual({
       taken: true,
     });
     expect(await s.wait(5_000, new AbortController().signal)).toEqual({ kind: 'error', error: 'access_denied' });
+  });
 
+  it('refuses one without a code or with another issuer, and still takes the browser after', async () => {
     const t = await start('http://127.0.0.1:0/callback');
     const other = new URL(t.redirectUri);
-    expect(t.offer(`${other.href}?code=c&state=expected-state&iss=https%3A%2F%2Fevil.example`).taken).toBe(true);
-    expect(await t.wait(5_000, new AbortController().signal)).toMatchObject({ kind: 'invalid', issuerMismatch: true });
+    const refusal = (address: string) => {
+      const v = t.offer(address);
+      return v.taken ? undefined : v.reason;
+    };
+    expect(refusal(`${other.href}?code=c&state=expected-state&iss=https%3A%2F%2Fevil.example`)).toBe(
+      'that address names another issuer (iss) than http://127.0.0.1:1: copy all of it, with everything after "?"; if it was whole, check the issuer setting (IDCLI_ISSUER)',
+    );
+    // Cut off inside `iss`: the same.
+    expect(refusal(`${other.href}?code=c&state=expected-state&iss=http%3A%2F%2F127.0.0.1%3A`)).toMatch(
+      /another issuer/,
+    );
+    expect(refusal(`${other.href}?state=expected-state`)).toBe(
+      'that address carries no code: copy all of it, with everything after "?"',
+    );
+    expect(refusal(`${other.href}?code=&state=expected-state`)).toMatch(/carries no code/);
+    const { port } = other;
+    const browser = await send({
+      host: '127.0.0.1',
+      port: Number(port),
+      path: '/callback?code=c&state=expected-state',
+    });
+    expect(browser.status).toBe(303);
+    expect(await t.wait(5_000, new AbortController().signal)).toEqual({ kind: 'code', code: 'c' });
+  });
+
+  it('waits again after reopen(), for the browser or another paste, naming the whole wait in its timeout', async () => {
+    const s = await start('http://127.0.0.1:0/callback');
+    const good = `${s.redirectUri}?code=cut&state=expected-state`;
+    expect(s.offer(good).taken).toBe(true);
+    expect(await s.wait(5_000, new AbortController().signal)).toEqual({ kind: 'code', code: 'cut' });
+    s.reopen();
+    expect(s.offer(good.replace('cut', 'whole')).taken).toBe(true);
+    expect(await s.wait(5_000, new AbortController().signal)).toEqual({ kind: 'code', code: 'whole' });
+    s.reopen();
+    const err = await s.wait(1, new AbortController().signal, 60_000).catch((e: unknown) => e);
+    expect((err as IdcliError).message).toBe('sign-in timed out after 60 s');
+    expect((err as IdcliError).exitCode).toBe(3);
   });
 
   it('names the port of a localhost redirect URI as written, and the default port 80 of an address', async () => {

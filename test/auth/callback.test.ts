@@ -35,7 +35,7 @@ describe('validateCallback', () => {
       q('error=access_denied&error_description=No%1B[31m%20thanks&state=the-state-value'),
       expected,
     );
-    expect(r).toEqual({ kind: 'error', error: 'access_denied', description: 'No[31m thanks' });
+    expect(r).toEqual({ kind: 'error', error: 'access_denied', description: 'No\\u001b[31m thanks' });
   });
 
   it('checks iss only when sent (RFC 9207)', () => {
@@ -60,8 +60,9 @@ describe('validateCallback', () => {
 });
 
 describe('printableOAuthText', () => {
-  it('keeps the RFC 6749 character set and bounds the length', () => {
-    expect(printableOAuthText('a"b\\c\u0007d\u00e9e', 50)).toBe('abcde');
+  it('keeps the RFC 6749 character set, shows control characters escaped, and bounds the length', () => {
+    expect(printableOAuthText('a"b\\c\u0007d\u00e9e\u001b[2J\r\u009b', 50)).toBe('abc\\u0007de\\u001b[2J\\r\\u009b');
+    expect(printableOAuthText(' \n denied \t', 50)).toBe('denied');
     expect(printableOAuthText('x'.repeat(10), 4)).toBe('xxxx…');
   });
 });

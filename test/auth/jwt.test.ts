@@ -13,8 +13,10 @@ describe('ID token display', () => {
     expect(describeIdentity({})).toBeUndefined();
   });
 
-  it('strips control characters from claims', () => {
-    expect(identityFromIdToken(jwt({ name: 'Eve\u001b]0;pwned\u0007 \u202eX' })).name).toBe('Eve]0;pwned X');
+  it('shows control characters of claims escaped and drops invisible format characters', () => {
+    expect(identityFromIdToken(jwt({ name: 'Eve\u001b]0;pwned\u0007 \u202eX\rY' })).name).toBe(
+      'Eve\\u001b]0;pwned\\u0007 X\\rY',
+    );
   });
 
   it('yields nothing for tokens that are not JWTs', () => {

@@ -162,6 +162,75 @@ describe('login with a pasted address', () => {
     expect(screen(r.raw)).toContain(`${QUESTION} the page said it cannot be reached`);
   }, 60_000);
 
+  it('asks again after an address without a code and one cut off in iss; takes one in bracketed-paste markers', async () => {
+    h = await harness({ sendIss: true });
+    const t = terminalLogin('--no-browser --timeout 60', h.env());
+    await t.seen(QUESTION);
+    const address = await remoteSignIn(h, t.raw());
+    expect(new URL(address).searchParams.get('iss')).toBe(h.emu.baseUrl);
+    const noCode = new URL(address);
+    noCode.searchParams.delete('code');
+    t.type(`${noCode.href}\r`);
+    await t.seen('That address carries no code: copy all of it, with everything after "?".');
+    await t.seen(QUESTION, 2);
+    t.type(`${address.slice(0, -3)}\r`); // cut off inside iss
+    await t.seen('That address names another issuer (iss) than');
+    await t.seen(QUESTION, 3);
+    expect(h.emu.tokenEvents).toHaveLength(0);
+    t.type(`\x1b[200~${address}\x1b[201~\r`);
+    const r = await t.done;
+    expect(r.code, r.raw).toBe(0);
+    expect(
+      screen(r.raw)
+        .filter((l) => l !== '')
+        .at(-1),
+    ).toMatch(/^Signed in as /);
+    expect((await h.record())?.refreshToken).toBeTruthy();
+    expect(h.emu.tokenEvents).toHaveLength(1);
+  }, 60_000);
+
+  it('asks again when the service refuses the code of a paste cut off in its code, then takes the whole one', async () => {
+    h = await harness({ sendIss: true });
+    const t = terminalLogin('--no-browser --timeout 60', h.env());
+    await t.seen(QUESTION);
+    const address = await remoteSignIn(h, t.raw());
+    const cut = new URL(address);
+    cut.searchParams.set('code', cut.searchParams.get('code')!.slice(0, -6));
+    t.type(`${cut.href}\r`);
+    await t.seen('warning: the service refused the code of that address (invalid_grant)');
+    await t.seen(QUESTION, 2);
+    expect(h.emu.tokenEvents).toMatchObject([{ grant: 'authorization_code', ok: false }]);
+    t.type(`${address}\r`);
+    const r = await t.done;
+    expect(r.code, r.raw).toBe(0);
+    expect(
+      screen(r.raw)
+        .filter((l) => l !== '')
+        .at(-1),
+    ).toMatch(/^Signed in as /);
+    expect((await h.record())?.refreshToken).toBeTruthy();
+    expect(h.emu.tokenEvents).toMatchObject([
+      { grant: 'authorization_code', ok: false },
+      { grant: 'authorization_code', ok: true },
+    ]);
+  }, 60_000);
+
+  it("still takes the browser's own return after a paste without a code", async () => {
+    const r = await callbackWhileAsking(async (t) => {
+      const authorize = authorizeUrlIn(t.raw())!;
+      const callback = authorize.searchParams.get('redirect_uri')!;
+      t.type(`${callback}?state=${authorize.searchParams.get('state')}\r`);
+      await t.seen('That address carries no code');
+      await t.seen(QUESTION, 2);
+    });
+    expect(
+      screen(r.raw)
+        .filter((l) => l !== '')
+        .at(-1),
+    ).toMatch(/^Signed in as /);
+    expect(h!.emu.tokenEvents).toHaveLength(1);
+  }, 60_000);
+
   it('stops asking at end of input (Ctrl-D) and still takes the callback', async () => {
     const r = await callbackWhileAsking(async (t) => {
       t.type('\x04');

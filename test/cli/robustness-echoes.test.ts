@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import type { Emulator } from '../emulator/index.js';
 import { cliEnv, list, type ListEnv, eachTest, ndjson, plainItems, resumeUrl } from '../list/helpers.js';
@@ -146,7 +146,7 @@ describe('control characters from servers', () => {
     env = v;
   });
 
-  it('C1 controls in a Content-Type never reach stderr', async () => {
+  it('C1 controls in a Content-Type never reach stderr: they are shown escaped', async () => {
     emu.inject({
       path: '/v1/items',
       nth: 1,
@@ -154,12 +154,12 @@ describe('control characters from servers', () => {
     });
     const r = await list(env, ['/v1/items']);
     expect(r.code).toBe(5);
-    expect(r.stderr).toMatch(/content-type text\/html2J0:owned\)/);
+    expect(r.stderr).toContain('content-type text/html\\u009b2J\\u009d0:owned\\u009c)');
     expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
   }, 30_000);
 
-  it('ESC and BEL in the ID token name never reach the terminal through `status`', async () => {
-    const claims = { sub: 'u1', name: 'Ada\u001b]0;owned\u0007\u001b[2J', email: 'ada@example.com' };
+  it('ESC, BEL and CR in the ID token name reach `status` escaped, never raw', async () => {
+    const claims = { sub: 'u1', name: 'Ada\r\u001b]0;owned\u0007\u001b[2J', email: 'ada@example.com' };
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
     const idToken = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64(claims)}.c2ln`;
     await new FileStore({ configDir: env.configDir }).write(
@@ -168,7 +168,7 @@ describe('control characters from servers', () => {
     );
     const r = await runCli(['status'], { env: cliEnv({ ...env, token: undefined }) });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/Ada\]0;owned\[2J/);
+    expect(r.stdout).toContain('Ada\\r\\u001b]0;owned\\u0007\\u001b[2J');
     expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
   }, 30_000);
 });
@@ -239,6 +239,15 @@ describe('what the user typed, echoed in errors', () => {
     expect(max.stderr).not.toMatch(/--limit/);
   }, 30_000);
 
+  it('control characters in a setting are shown escaped in the error line, which stays one line', async () => {
+    const r = await cli(['list', '/v1/items'], { IDCLI_HTTP_TIMEOUT: '1\r\u001b[2J\nx' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "error: IDCLI_HTTP_TIMEOUT must be a positive number of seconds, not '1\\r\\u001b[2J\\nx'; " +
+        'unset it for the default of 300 s\n',
+    );
+  }, 30_000);
+
   it('an argument of 128 KiB is cut to 200 characters in the one error line', async () => {
     const big = 'x'.repeat(131_000);
     const cases: [string[], Record<string, string>?][] = [
@@ -274,15 +283,72 @@ describe('what the user typed, echoed in errors', () => {
   }, 120_000);
 });
 
-describe('secrets a server puts in its links', () => {
+describe.each(['minted', 'stored'] as const)('secrets a server puts in its links (%s token)', (source) => {
   let emu: Emulator;
   let env: ListEnv & { cleanup: () => Promise<void> };
+  let token: string;
   const ITEMS = plainItems(250);
 
-  eachTest(ITEMS, (e, v) => {
-    emu = e;
-    env = v;
+  eachTest(
+    ITEMS,
+    (e, v) => {
+      emu = e;
+      env = v;
+    },
+    source,
+  );
+  beforeEach(async () => {
+    if (env.token !== undefined) token = env.token;
+    else {
+      token = emu.mintTokens().access_token;
+      await new FileStore({ configDir: env.configDir }).write(
+        { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' },
+        { version: 1, accessToken: token, expiresAt: Date.now() + 600_000, updatedAt: 0, generation: 0 },
+      );
+    }
   });
+
+  it('the error line and the resume hint hide the token in a path and signature and key parameters', async () => {
+    const sig = 'SIGNATURE-value-0123456789';
+    const query = `pageIndex=1&pageSize=100&sig=${sig}&X-Amz-Signature=${sig}&x-amz-credential=${sig}&API_KEY=${sig}&f=a+b`;
+    const next = `${emu.baseUrl}/v1/items/${token}/more?${query}&t=${encodeURIComponent(token)}`;
+    for (const verbose of [[], ['--verbose']]) {
+      emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: next } });
+      const r = await list(env, [...verbose, '--max-retries', '0', '--concurrency', '1', '/v1/items']);
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
+      // The page with the token in its path was asked for: the server's link was followed as it is.
+      expect(r.requests.at(-1)).toContain(`/v1/items/${token}/more?`);
+      expect(r.stderr).not.toContain(token);
+      expect(r.stderr).not.toContain(sig);
+      const shown = `${emu.baseUrl}/v1/items/[redacted]/more?pageIndex=1&pageSize=100&sig=[redacted]&X-Amz-Signature=[redacted]&x-amz-credential=[redacted]&API_KEY=[redacted]&f=a+b&t=[redacted]`;
+      expect(r.stderr).toMatch(/^error: GET .*\/v1\/items\/\[redacted\]\/more\?.*sig=\[redacted\].* 404/m);
+      expect(resumeUrl(r.stderr)).toBe(shown);
+      expect(r.stderr).toContain(
+        'idcli: [redacted] in that URL stands for the value of sig, the value of X-Amz-Signature, the value of ' +
+          'x-amz-credential, the value of API_KEY, the access token (`idcli token` prints it), not shown here; put ' +
+          'the values back to resume\n',
+      );
+    }
+  }, 60_000);
+
+  it('`api` hides the token in the target path and a key parameter in its error line', async () => {
+    const key = 'APIKEY-value-0123456789';
+    for (const verbose of [[], ['--verbose']]) {
+      const r = await runCli(['api', ...verbose, `/v1/nothing/${token}?key=${key}&x=1`], { env: cliEnv(env) });
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toContain('/v1/nothing/[redacted]?key=[redacted]&x=1');
+      expect(r.stderr).not.toContain(token);
+      expect(r.stderr).not.toContain(key);
+    }
+    // Refused before any token is read: only IDCLI_ACCESS_TOKEN is known by then, and it is hidden from the start.
+    if (source === 'minted') {
+      const r = await runCli(['api', `http://other.example/${token}`], { env: cliEnv(env) });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain('http://other.example/[redacted] resolves to');
+      expect(r.stderr).not.toContain(token);
+    }
+  }, 60_000);
 
   it('the resume hint redacts the parameters --verbose redacts, and keeps every other byte', async () => {
     const secret = 'SECRET-in-a-link-0123456789';

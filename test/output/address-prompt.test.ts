@@ -38,6 +38,24 @@ describe('askForAddress', () => {
     expect(t.text()).toBe(`${Q} That is not it.\n${Q} ${Q} `);
   });
 
+  it('takes a line pasted between bracketed-paste markers without them', async () => {
+    const input = new PassThrough();
+    const t = terminal();
+    const seen: string[] = [];
+    askForAddress({
+      input,
+      output: t.out,
+      question: Q,
+      erase: true,
+      take: (line) => (seen.push(line), line === 'http://x/cb?code=1' ? undefined : 'no'),
+    });
+    // An empty paste is an empty line: asked again, not refused.
+    input.write('\x1b[200~\x1b[201~\n\x1b[200~http://x/cb?code=1\x1b[201~\n');
+    await tick();
+    expect(seen).toEqual(['http://x/cb?code=1']);
+    expect(t.text()).toBe(`${Q} ${Q} `);
+  });
+
   it('erases the question for a message and asks again below it; stop() erases it for good', async () => {
     const input = new PassThrough();
     const t = terminal();

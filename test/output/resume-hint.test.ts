@@ -19,6 +19,22 @@ describe('resume hint', () => {
     );
   });
 
+  it('hides secret parameters and the known token, and says what [redacted] stands for', () => {
+    const hide = (text: string) => text.split('tok-0123456789').join('[redacted]');
+    expect(
+      stoppedMessage(100, 'http://h/v1/tok-0123456789/users?pageIndex=1&X-Amz-Signature=s1&api_key=k1&c=2', 0, hide),
+    ).toBe(
+      "idcli: stopped after 100 items; resume with: idcli list 'http://h/v1/[redacted]/users?pageIndex=1&X-Amz-Signature=[redacted]&api_key=[redacted]&c=2'\n" +
+        'idcli: [redacted] in that URL stands for the value of X-Amz-Signature, the value of api_key, the access ' +
+        'token (`idcli token` prints it), not shown here; put the values back to resume\n',
+    );
+    expect(stoppedMessage(100, 'http://h/v1/users?pageIndex=1&sig=s1', 0)).toMatch(
+      /sig=\[redacted\]'\nidcli: \[redacted\] in that URL stands for the value of sig, not shown here; put the values back to resume\n$/,
+    );
+    // Nothing hidden: no note.
+    expect(stoppedMessage(100, 'http://h/v1/users?pageIndex=1&cursor=abc', 0, hide).split('\n')).toHaveLength(2);
+  });
+
   it('quotes for a POSIX shell, single quotes included', () => {
     const word = "http://h/a'b?c=$(x)&d=`y`";
     const echoed = execFileSync('sh', ['-c', `printf %s ${shellQuote(word)}`]).toString();

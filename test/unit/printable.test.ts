@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeControls } from '../../src/printable.js';
+import { escapeControls, printable } from '../../src/printable.js';
 
 const shown = (bytes: Buffer | string): string => escapeControls(Buffer.from(bytes)).toString('latin1');
 
@@ -11,5 +11,21 @@ describe('escapeControls', () => {
   it('passes every other byte as is: newline, tab, text, U+00A0, a lone C2 at the end, invalid UTF-8', () => {
     const plain = Buffer.concat([Buffer.from('a\tb\ncafé ✓ \u00a0'), Buffer.from([0x9b, 0xff, 0xc2])]);
     expect(escapeControls(plain)).toBe(plain);
+  });
+});
+
+describe('printable', () => {
+  it('shows every control character of a message escaped as escapeControls does, newline and tab too', () => {
+    expect(printable('a\rb\x1b[2J\x07\n\tc\x7f\u009bd\u0085')).toBe(
+      'a\\rb\\u001b[2J\\u0007\\n\\tc\\u007f\\u009bd\\u0085',
+    );
+    const body = 'x\x1b]0;t\x07\r\b\f\u009d';
+    expect(printable(body)).toBe(escapeControls(Buffer.from(body)).toString());
+  });
+  it('leaves text without controls as it is, so a second pass changes nothing', () => {
+    const text = 'café ✓ \u00a0 "quoted" back\\slash';
+    expect(printable(text)).toBe(text);
+    const once = printable('\x1b[31mred\r');
+    expect(printable(once)).toBe(once);
   });
 });

@@ -23,6 +23,34 @@ describe('redaction', () => {
   it('scrubs known values anywhere in a line', () => {
     expect(redactValues('token abcdefgh1234 sent', ['abcdefgh1234'])).toBe('token [redacted] sent');
   });
+  it('scrubs a known value percent-encoded as a query carries it, and leaves values under 8 characters', () => {
+    expect(redactValues('http://h/p?t=ab%2Bcd%2Fef%3D', ['ab+cd/ef='])).toBe('http://h/p?t=[redacted]');
+    expect(redactValues('http://h/ab+cd/ef=/x', ['ab+cd/ef='])).toBe('http://h/[redacted]/x');
+    expect(redactValues('a short one', ['short'])).toBe('a short one');
+  });
+  it('scrubs signatures and keys of pre-signed links and API keys, whatever their case', () => {
+    const names = [
+      'sig',
+      'Signature',
+      'X-Amz-Signature',
+      'X-Amz-Credential',
+      'X-Amz-Security-Token',
+      'X-Goog-Signature',
+      'X-Goog-Credential',
+      'api_key',
+      'API-Key',
+      'apikey',
+      'key',
+      'client_secret',
+      'client_assertion',
+      'secret',
+      'TOKEN',
+    ];
+    const url = `https://h.example/o?${names.map((n) => `${n}=S3CR3T`).join('&')}&pageToken=c1&cursor=c2&keys=k`;
+    expect(redactSecrets(url)).toBe(
+      `https://h.example/o?${names.map((n) => `${n}=[redacted]`).join('&')}&pageToken=c1&cursor=c2&keys=k`,
+    );
+  });
   it('the logger redacts registered secrets and honours --quiet and --verbose', () => {
     const s = new PassThrough();
     const chunks: string[] = [];
@@ -33,6 +61,7 @@ describe('redaction', () => {
     log.warn('warn supersecretvalue');
     log.verbose('trace supersecretvalue');
     expect(chunks.join('')).toBe('warning: warn [redacted]\n* trace [redacted]\n');
+    expect(log.redact('GET http://h/supersecretvalue/x')).toBe('GET http://h/[redacted]/x');
     const quiet = createLogger(s, { verbose: false, quiet: false });
     chunks.length = 0;
     quiet.verbose('nothing');
