@@ -26,6 +26,12 @@ export function stoppedMessage(itemsWritten: number, nextUrl: string | undefined
   return `idcli: stopped after ${items}; the resume URL is too long to show (${resumeUrl.length} characters); ${where}${after}\n`;
 }
 
+/** The stop line of `list -o FILE`: the state beside FILE holds the position, so the same command continues. */
+export function stoppedDumpMessage(itemsInFile: number, file: string): string {
+  const items = `${itemsInFile} ${itemsInFile === 1 ? 'item' : 'items'}`;
+  return `idcli: stopped after ${items} in ${printable(file)}; run the same command again to continue\n`;
+}
+
 /**
  * A resume URL too long to echo (a server's link can be megabytes), told by what selects its page: the page index
  * of an offset collection, else the cursor-bearing query, cut.
