@@ -124,7 +124,7 @@ export function writeState(path: string, state: DumpState): void {
   const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | O_NOFOLLOW, MODE);
   try {
     const bytes = Buffer.from(text);
-    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+    for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
   } catch (err) {
     closeSync(fd);
     removeQuietly(tmp);

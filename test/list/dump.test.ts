@@ -26,10 +26,11 @@ beforeEach(() => {
 });
 
 const seq = ['--concurrency', '1'];
-const exists = (path: string) => stat(path).then(
-  () => true,
-  () => false,
-);
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
 const readState = async () =>
   JSON.parse(await readFile(state, 'utf8')) as { next: string; items: number; bytes: number; walk: object };
 
@@ -314,7 +315,9 @@ describe('idcli list -o FILE', () => {
     emu.inject({ path: '/v1/events', fault: { kind: 'status', status: 410 } });
     const r = await list(env, ['/v1/events', '-o', out]);
     expect(r.code).toBe(4);
-    expect(r.stderr).toMatch(/HTTP 410 Gone; if the service no longer accepts where the last run stopped, add --restart/);
+    expect(r.stderr).toMatch(
+      /HTTP 410 Gone; if the service no longer accepts where the last run stopped, add --restart/,
+    );
     const restarted = await list(env, ['/v1/events', '-o', out, '--restart']);
     expect(restarted.code, restarted.stderr).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(ndjson(events));
