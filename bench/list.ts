@@ -12,7 +12,7 @@
  * comes from /usr/bin/time (%M), or from a preloaded exit hook reading process.resourceUsage() without it.
  * Flags: --quick (3 runs, no 1M/2M items, no curl+jq), --runs <n>.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   BIN,
@@ -287,6 +287,9 @@ export async function benchDump(): Promise<void> {
     log(`${label} items, ${runs} runs each`);
     for (let i = 0; i < runs; i++) {
       plain.samples.push(await measure(idcli(), env, redirected));
+      // The shell truncates `> FILE` before idcli starts, outside the measured time; a FILE that -o overwrites would
+      // be truncated inside it. Both start from an empty file.
+      await rm(dumped, { force: true });
       dump.samples.push(await measure(idcli('-o', dumped), env));
     }
     const a = await readFile(redirected);

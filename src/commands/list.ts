@@ -65,7 +65,8 @@ function openOutput(opts: ListOptions, apiBase: string, ctx: CommandContext): Du
     pageIndex: opts.pageIndex ?? null,
   };
   const apiOrigin = new URL(apiBase).origin;
-  return openDump({ file, walk, restart: opts.restart, apiOrigin, info: (msg) => ctx.deps.log.info(msg) });
+  const { deps } = ctx;
+  return openDump({ file, walk, restart: opts.restart, apiOrigin, info: (msg) => deps.log.info(msg), now: deps.now });
 }
 
 /** --count: the first page's totalItems, asked with pageSize=0. */

@@ -44,11 +44,19 @@ export interface DumpOptions {
   /** The origin the token may go to: a state's URL elsewhere is refused. */
   apiOrigin: string;
   info: (msg: string) => void;
+  /** Milliseconds, for spacing the state's replacements. */
+  now: () => number;
 }
 
 /** The file store's mode: the items may be as private as the token that fetched them. */
 const FILE_MODE = 0o600;
 const RESTART = 'add --restart to start over';
+/**
+ * The state is replaced after a page only when the last replacement is this old, and always when the walk stops:
+ * replacing a file by rename while FILE streams to the same disk costs the file system far more than the page's
+ * write (the bench's `-o FILE` row), and a run killed outright fetches at most this much of the walk again.
+ */
+export const STATE_INTERVAL_MS = 100;
 
 /**
  * Opens the dump: reads and checks the state (exit 2 for one that cannot be continued), and on a resume cuts FILE
@@ -124,6 +132,9 @@ class Dump implements DumpFile {
   #tail: Buffer;
   /** What the state on disk says: its length and items, or undefined while there is none. */
   #recorded: { bytes: number; items: number } | undefined;
+  /** A state for the pages written since the last replacement, not on disk yet. */
+  #pending: DumpState | undefined;
+  #lastReplaced = Number.NEGATIVE_INFINITY;
   #wroteThisRun = false;
 
   constructor(
@@ -173,18 +184,34 @@ class Dump implements DumpFile {
   }
 
   pageWritten(items: number, rest: string | undefined): void {
-    // After the last page nothing is left to continue: the state stays at the page before until complete() removes
-    // it, so a run killed in between fetches that last page again.
+    // After the last page nothing is left to continue: the state stays at a page before until complete() removes
+    // it, so a run killed in between fetches the rest again.
     if (rest === undefined) return;
-    const next = { items: this.resumedItems + items, bytes: this.#bytes };
+    const { walk } = this.opts;
+    this.#pending = {
+      walk,
+      next: rest,
+      items: this.resumedItems + items,
+      bytes: this.#bytes,
+      tail: this.#tail.toString('hex'),
+    };
+    if (this.opts.now() - this.#lastReplaced >= STATE_INTERVAL_MS) this.#replaceState();
+  }
+
+  /** Puts the pending state on disk; FILE's bytes it counts are already there (written before this is called). */
+  #replaceState(): void {
+    const next = this.#pending;
+    if (next === undefined) return;
+    this.#pending = undefined;
     try {
-      writeState(this.state, { walk: this.opts.walk, next: rest, ...next, tail: this.#tail.toString('hex') });
+      writeState(this.state, next);
     } catch (err) {
       // FILE goes back to what the state on disk says, so the two still agree for the next run.
       this.#cutTo(this.#recorded?.bytes ?? 0);
       throw new OutputError(err);
     }
-    this.#recorded = next;
+    this.#recorded = { bytes: next.bytes, items: next.items };
+    this.#lastReplaced = this.opts.now();
   }
 
   #cutTo(bytes: number): void {
@@ -196,6 +223,7 @@ class Dump implements DumpFile {
   }
 
   complete(): void {
+    this.#pending = undefined;
     // A walk with nothing to write still leaves the (empty) FILE it was asked for.
     this.#open();
     removeState(this.state);
@@ -203,6 +231,12 @@ class Dump implements DumpFile {
   }
 
   stopped(cause: unknown, stderr: Pick<NodeJS.WritableStream, 'write'>): unknown {
+    let failure: unknown;
+    try {
+      this.#replaceState();
+    } catch (err) {
+      failure = err; // the disk that failed the page may refuse the state too: that is the error to report
+    }
     this.#close();
     const recorded = this.#recorded;
     // Before the first state there is nothing to continue: the next run starts over, as this one did.
@@ -218,7 +252,7 @@ class Dump implements DumpFile {
         });
       }
     }
-    return cause;
+    return cause instanceof OutputError || failure === undefined ? cause : failure;
   }
 
   #close(): void {

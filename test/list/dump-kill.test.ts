@@ -3,8 +3,9 @@
  * of the same command, until one completes: FILE's sha256 equals a clean run's. After every kill, the state claims
  * only bytes that are in FILE, and they are the clean run's bytes.
  *
- * Each page is served 5 ms late, so that a kill lands anywhere in the walk: before the first page, in a page's
- * write, between a page and its state, in the state's write. The kill moments come from a seeded generator; the seed
+ * Each page is served 30 ms late and a run lives up to half a second, so that a kill lands anywhere in the walk:
+ * before the first page, in a page's write, between a page and the state's replacement (at most every
+ * STATE_INTERVAL_MS), in the state's write. The kill moments come from a seeded generator; the seed
  * is in every assertion's message, to replay a failure.
  */
 import { createHash } from 'node:crypto';
@@ -23,8 +24,8 @@ eachTest([], (e, v) => {
 });
 
 const KILLS = 20;
-/** A kill lands this long at most after the run's first request, so each run writes a few pages at most. */
-const WINDOW_MS = 60;
+/** A kill lands this long at most after the run's first request, so each run writes a part of the walk only. */
+const WINDOW_MS = 500;
 
 /** mulberry32: a small seeded generator, so a failing sequence of kill moments can be replayed. */
 function random(seed: number): () => number {
@@ -56,11 +57,12 @@ function killAtRandom(path: string, next: () => number) {
   };
 }
 
-async function killedOverAndOver(path: string, args: string[]): Promise<void> {
+async function killedOverAndOver(path: string, pageSize: number, args: string[]): Promise<void> {
+  args = ['--page-size', String(pageSize), ...args];
   const seed = Date.now() % 2 ** 31;
   const why = `seed ${seed}`;
   const next = random(seed);
-  emu.inject({ path, times: Number.POSITIVE_INFINITY, fault: { kind: 'latency', ms: 5 } });
+  emu.inject({ path, times: Number.POSITIVE_INFINITY, fault: { kind: 'latency', ms: 30 } });
 
   const cleanFile = join(env.configDir, 'clean.ndjson');
   const clean = await list(env, [path, ...args, '-o', cleanFile]);
@@ -71,6 +73,8 @@ async function killedOverAndOver(path: string, args: string[]): Promise<void> {
   const state = `${out}.idcli-state`;
   let kills = 0;
   let progressed = 0;
+  /** Runs whose state moved on by more than one page: replaced during the run, not only after its first page. */
+  let replacedMidRun = 0;
   while (kills < KILLS) {
     const r = await list(env, [path, ...args, '-o', out], killAtRandom(path, next));
     // The collection is long enough for every kill to land before the walk completes.
@@ -81,14 +85,17 @@ async function killedOverAndOver(path: string, args: string[]): Promise<void> {
       () => undefined,
     );
     if (saved === undefined) continue; // killed before its first page was recorded
+    if (saved.items > progressed + pageSize) replacedMidRun++;
     progressed = Math.max(progressed, saved.items);
     const file = await readFile(out);
     // The state never claims bytes that are not in FILE, and what it claims is the clean run's.
     expect(file.length, why).toBeGreaterThanOrEqual(saved.bytes);
     expect(file.subarray(0, saved.bytes).equals(cleanBytes.subarray(0, saved.bytes)), why).toBe(true);
   }
-  // The kills were spread over the walk, not all before its first page.
+  // The kills were spread over the walk, not all before its first page, and some came after the state had been
+  // replaced during the run.
   expect(progressed, why).toBeGreaterThan(0);
+  expect(replacedMidRun, why).toBeGreaterThan(0);
   for (;;) {
     const r = await list(env, [path, ...args, '-o', out]);
     if (r.code === 0) break;
@@ -103,12 +110,12 @@ async function killedOverAndOver(path: string, args: string[]): Promise<void> {
 
 describe('idcli list -o FILE killed with SIGKILL 20 times over one walk', () => {
   it('an offset walk with pages in flight: the finished FILE is byte-identical to a clean run', async () => {
-    emu.setCollection('/v1/items', { type: 'offset', items: plainItems(20_000) });
-    await killedOverAndOver('/v1/items', ['--page-size', '20', '--concurrency', '4']);
+    emu.setCollection('/v1/items', { type: 'offset', items: plainItems(30_000) });
+    await killedOverAndOver('/v1/items', 20, ['--concurrency', '4']);
   }, 240_000);
 
   it('a cursor walk: the finished FILE is byte-identical to a clean run', async () => {
-    emu.setCollection('/v1/events', { type: 'cursor', items: plainItems(6_000, 'e') });
-    await killedOverAndOver('/v1/events', ['--page-size', '20']);
+    emu.setCollection('/v1/events', { type: 'cursor', items: plainItems(8_000, 'e') });
+    await killedOverAndOver('/v1/events', 20, []);
   }, 240_000);
 });
