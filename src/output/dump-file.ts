@@ -4,7 +4,7 @@
  * (docs/cli.md, "list -o"). FILE's bytes are written before the state that counts them, so the state never claims
  * bytes that are not in FILE; a page half written when the process died lies beyond the state's length and is cut.
  */
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
 import { ExitCode, IdcliError, OutputError } from '../errors.js';
 import { createFileOutput } from './file-output.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
@@ -63,6 +63,8 @@ export const STATE_INTERVAL_MS = 100;
  * back to its last whole page. Nothing touches the network here.
  */
 export function openDump(opts: DumpOptions): DumpFile {
+  if (statSync(opts.file, { throwIfNoEntry: false })?.isDirectory())
+    throw usage(`${opts.file} is a directory`, 'name a file for -o, e.g. users.ndjson');
   const state = statePath(opts.file);
   // The state goes first: FILE written anew under an old state could be taken for the old walk's pages.
   if (opts.restart) removeState(state);

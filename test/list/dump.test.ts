@@ -223,6 +223,13 @@ describe('idcli list -o FILE', () => {
     expect(await exists(state)).toBe(false);
   });
 
+  it('a directory as FILE is exit 2 before any request', async () => {
+    const r = await list(env, ['/v1/items', '-o', env.configDir]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${env.configDir} is a directory`);
+    expect(r.requests).toEqual([]);
+  });
+
   it('--restart without -o FILE, and --count with it, are usage errors', async () => {
     const a = await list(env, ['/v1/items', '--restart']);
     expect(a.code).toBe(2);
