@@ -26,12 +26,6 @@ export function stoppedMessage(itemsWritten: number, nextUrl: string | undefined
   return `idcli: stopped after ${items}; the resume URL is too long to show (${resumeUrl.length} characters); ${where}${after}\n`;
 }
 
-/** The stop line of `list -o FILE`: the state beside FILE holds the position, so the same command continues. */
-export function stoppedDumpMessage(itemsInFile: number, file: string): string {
-  const items = `${itemsInFile} ${itemsInFile === 1 ? 'item' : 'items'}`;
-  return `idcli: stopped after ${items} in ${printable(file)}; run the same command again to continue\n`;
-}
-
 /**
  * A resume URL too long to echo (a server's link can be megabytes), told by what selects its page: the page index
  * of an offset collection, else the cursor-bearing query, cut.
@@ -46,4 +40,10 @@ function whereToResume(url: string): string {
   const index = u.searchParams.get('pageIndex');
   if (index !== null && /^\d{1,15}$/.test(index)) return `it continues at pageIndex ${index}`;
   return u.search === '' ? `it starts ${clip(url)}` : `its query, cut: ${clip(u.search)}`;
+}
+
+/** The stop line of `list -o FILE`: the state beside FILE holds the position, so the same command continues. */
+export function stoppedDumpMessage(itemsInFile: number, file: string): string {
+  const items = `${itemsInFile} ${itemsInFile === 1 ? 'item' : 'items'}`;
+  return `idcli: stopped after ${items} in ${printable(file)}; run the same command again to continue\n`;
 }
