@@ -118,6 +118,18 @@ describe('idcli list -o FILE', () => {
     expect(await exists(state)).toBe(false);
   });
 
+  it('--quiet leaves out the resume note, never the stop line', async () => {
+    failFrom(3);
+    const first = await list(env, ['/v1/items', ...seq, '--quiet', '-o', out]);
+    expect(first.code).toBe(4);
+    expect(first.stderr).toContain('stopped after 200 items');
+    emu.clearFaults();
+    const again = await list(env, ['/v1/items', ...seq, '--quiet', '-o', out]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toBe('');
+    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+  });
+
   it('a page half written when the process died is cut off on the re-run', async () => {
     failFrom(3);
     expect((await list(env, ['/v1/items', ...seq, '-o', out])).code).toBe(4);
