@@ -18,7 +18,7 @@ export const BIN = join(ROOT, 'bin', 'idcli.cjs');
 const TIME = '/usr/bin/time';
 
 /**
- * --quick: fewer runs, no 1M/2M items, no curl+jq on loopback; --runs <n>; --only startup|list|link runs one
+ * --quick: fewer runs, no 1M/2M items, no curl+jq on loopback; --runs <n>; --only startup|list|dump|link runs one
  * section; --records <n>: the record count of the link section (default 100000).
  */
 export function benchFlags() {

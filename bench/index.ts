@@ -2,10 +2,10 @@
 // over a shaped link. Start-up goes first: after the multi-million-item walks the machine is still settling, Node's
 // own start is slower, and every start-up ratio then reads lower than it is. Run inside scripts/with-keyring.sh
 // (npm run bench does that) so the keychain figure reads a real Secret Service.
-// `--only startup|list|link` runs one section (see bench/harness.ts for every flag).
+// `--only startup|list|dump|link` runs one section (see bench/harness.ts for every flag).
 import { benchFlags } from './harness.js';
 
-const SECTIONS = ['startup', 'list', 'link'] as const;
+const SECTIONS = ['startup', 'list', 'dump', 'link'] as const;
 const { only } = benchFlags();
 if (only !== undefined && !(SECTIONS as readonly string[]).includes(only)) {
   throw new Error(`--only takes one of ${SECTIONS.join(', ')}`);
@@ -18,6 +18,10 @@ if (runs('startup')) {
 if (runs('list')) {
   const { benchList } = await import('./list.js');
   await benchList();
+}
+if (runs('dump')) {
+  const { benchDump } = await import('./list.js');
+  await benchDump();
 }
 if (runs('link')) {
   const { benchLink } = await import('./link.js');

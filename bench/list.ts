@@ -12,7 +12,7 @@
  * comes from /usr/bin/time (%M), or from a preloaded exit hook reading process.resourceUsage() without it.
  * Flags: --quick (3 runs, no 1M/2M items, no curl+jq), --runs <n>.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   BIN,
@@ -208,7 +208,27 @@ export async function benchList(): Promise<void> {
     await emu.stop();
   }
 
-  // ---- report -------------------------------------------------------------------------------------
+  // ---- report -----------------------------------------------------------------------------------------
+  const out = table(rows);
+  // Memory must not grow with the collection: peak RSS under 100 MB at 1M and 2M items, 2M within 10 MB of 1M.
+  const mb = (kb: number) => `${(kb / 1024).toFixed(1)} MB`;
+  for (const mode of ['idcli     ', 'idcli -c 8']) {
+    const one = rows.find((r) => r.name.startsWith(`${mode} 1M items`));
+    const two = rows.find((r) => r.name.startsWith(`${mode} 2M items`));
+    if (!one || !two) continue;
+    const a = peakRss(one);
+    const b = peakRss(two);
+    const ok = a < 100 * 1024 && b < 100 * 1024 && b <= a + 10 * 1024;
+    out.push(
+      `memory: ${mode.trim()} peak ${mb(a)} at 1M, ${mb(b)} at 2M (${b >= a ? '+' : ''}${mb(b - a)}); budget < 100 MB each and 2M <= 1M + 10 MB: ${ok ? 'ok' : 'MISSED'}`,
+    );
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+  await close();
+}
+
+/** The rows as a table: median time, the ratio against each row's floor, and the budget it is held to. */
+function table(rows: Row[]): string[] {
   const out: string[] = [];
   const pad = (s: string, n: number) => s.padEnd(n);
   out.push(
@@ -234,20 +254,52 @@ export async function benchList(): Promise<void> {
       `${pad(r.name, 46)}${pad(String(r.samples.length), 6)}${pad(`${(m / 1000).toFixed(3)} s`, 10)}${pad(vs, 46)}${pad(ratio, 9)}${pad(budget, 30)}${rss ? `${(rss / 1024).toFixed(1)} MB` : ''}`,
     );
   }
-  // Memory must not grow with the collection: peak RSS under 100 MB at 1M and 2M items, 2M within 10 MB of 1M.
-  const mb = (kb: number) => `${(kb / 1024).toFixed(1)} MB`;
-  for (const mode of ['idcli     ', 'idcli -c 8']) {
-    const one = rows.find((r) => r.name.startsWith(`${mode} 1M items`));
-    const two = rows.find((r) => r.name.startsWith(`${mode} 2M items`));
-    if (!one || !two) continue;
-    const a = peakRss(one);
-    const b = peakRss(two);
-    const ok = a < 100 * 1024 && b < 100 * 1024 && b <= a + 10 * 1024;
-    out.push(
-      `memory: ${mode.trim()} peak ${mb(a)} at 1M, ${mb(b)} at 2M (${b >= a ? '+' : ''}${mb(b - a)}); budget < 100 MB each and 2M <= 1M + 10 MB: ${ok ? 'ok' : 'MISSED'}`,
-    );
+  return out;
+}
+
+/**
+ * `-o FILE` against `> FILE` for 1M items on loopback: the state file replaced after every page is the whole
+ * difference, and must stay within 10 % (issue "list -o"). Both files are on the same file system (the scratch
+ * directory), and the runs are interleaved.
+ */
+export async function benchDump(): Promise<void> {
+  const { work, measure, close } = await createHarness();
+  const runs = Number(flags.runs ?? (flags.quick ? 1 : 3));
+  const count = flags.quick ? 100_000 : 1_000_000;
+  const label = flags.quick ? '100k' : '1M';
+  const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
+  log(`-o FILE vs > FILE: starting the emulator with ${count.toLocaleString('en')} items`);
+  const emu = await startEmu({ items: count });
+  const rows: Row[] = [];
+  try {
+    const env = cliEnv(work, emu.baseUrl);
+    const redirected = join(work, 'redirected.ndjson');
+    const dumped = join(work, 'dumped.ndjson');
+    const idcli = (...args: string[]) => [process.execPath, BIN, 'list', '/v1/bench', '--page-size', '1000', ...args];
+    const plain: Row = { name: `idcli > FILE  ${label} items, pageSize 1000`, samples: [] };
+    const dump: Row = {
+      name: `idcli -o FILE ${label} items, pageSize 1000`,
+      samples: [],
+      floor: plain,
+      budget: '<= 1.1x',
+      check: (r) => r <= 1.1,
+    };
+    log(`${label} items, ${runs} runs each`);
+    for (let i = 0; i < runs; i++) {
+      plain.samples.push(await measure(idcli(), env, redirected));
+      // The shell truncates `> FILE` before idcli starts, outside the measured time; a FILE that -o overwrites would
+      // be truncated inside it. Both start from an empty file.
+      await rm(dumped, { force: true });
+      dump.samples.push(await measure(idcli('-o', dumped), env));
+    }
+    const a = await readFile(redirected);
+    const b = await readFile(dumped);
+    if (!a.equals(b)) throw new Error('-o FILE and > FILE wrote different bytes');
+    rows.push(plain, dump);
+  } finally {
+    await emu.stop();
   }
-  process.stdout.write(`${out.join('\n')}\n`);
+  process.stdout.write(`${table(rows).join('\n')}\n`);
   await close();
 }
 

@@ -28,6 +28,13 @@ const options = () => ({
     max: 64,
   }),
   count: option.boolean({ flag: '--count', description: 'print totalItems only' }),
+  output: option.string({
+    flag: '--output',
+    short: '-o',
+    value: '<file>',
+    description: 'write to this file (- for stdout); the same command run again continues it',
+  }),
+  restart: option.boolean({ flag: '--restart', description: 'with -o: discard what an earlier run left, start over' }),
   maxRetries: option.integer({
     flag: '--max-retries',
     value: '<n>',
@@ -52,6 +59,7 @@ export const list = defineCommand({
   examples: [
     'idcli list users > users.ndjson',
     "idcli list '/v1/users?filter=active' --limit 10 | jq -r .email",
+    'idcli list users -o users.ndjson          # after a stop, the same command continues the file',
     'idcli list users --count                  # totalItems only',
     'idcli list users --concurrency 1 > users.ndjson  # strictly one page after the other',
     'IDCLI_ACCESS_TOKEN=$CI_TOKEN idcli list events --quiet > events.ndjson   # in CI, with a token from elsewhere',

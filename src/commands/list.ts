@@ -3,7 +3,8 @@ import { apiBaseUrl, targetUrl } from '../apiclient/target.js';
 import type { ListOptions } from '../cmd/list.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
-import { ExitCode, IdcliError, interrupted, OutputError } from '../errors.js';
+import { ExitCode, IdcliError, interrupted, OutputError, usageError } from '../errors.js';
+import { type DumpFile, openDump } from '../output/dump-file.js';
 import { createPageWriter, WriteCut } from '../output/page-writer.js';
 import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
@@ -24,22 +25,48 @@ export async function runList(opts: ListOptions, ctx: CommandContext): Promise<v
   const { deps, settings } = ctx;
   const apiBase = apiBaseUrl(settings);
   // Everything that can be refused without the network is refused before any request (exit 2).
-  const firstUrl = targetUrl(opts.target, apiBase, opts);
+  let firstUrl = targetUrl(opts.target, apiBase, opts);
   const apiOrigin = new URL(apiBase).origin;
-  if (opts.limit === 0 && !opts.count) return;
+  const dump = openOutput(opts, apiBase, ctx);
+  let limit = opts.limit;
+  if (dump) {
+    firstUrl = dump.resumeUrl ?? firstUrl;
+    if (limit !== undefined) limit = Math.max(0, limit - dump.resumedItems);
+  }
+  if (limit === 0 && !opts.count) return dump?.complete();
   if (deps.signal.aborted) throw interrupted();
 
   const auto = opts.concurrency === 'auto';
   const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
-  const plan = { firstUrl, apiOrigin, limit: opts.limit, concurrency, yieldToThrottling: auto };
+  const plan = { firstUrl, apiOrigin, limit, concurrency, yieldToThrottling: auto };
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
   const client = await openApiClient(ctx, { maxSockets: concurrency + 1, maxRetries: opts.maxRetries });
   try {
     if (opts.count) await printCount({ client }, firstUrl, deps);
-    else await walkToStdout(plan, { client }, deps);
+    else await walkToStdout(plan, { client }, deps, dump);
   } finally {
     client.close();
   }
+}
+
+/** `-o FILE`: the dump and its state, checked before any request; undefined for stdout (`-o -` too). */
+function openOutput(opts: ListOptions, apiBase: string, ctx: CommandContext): DumpFile | undefined {
+  const file = opts.output === '-' ? undefined : opts.output;
+  if (file === undefined) {
+    if (opts.restart) throw usageError('--restart applies to -o FILE only');
+    return undefined;
+  }
+  if (opts.count) throw usageError('--count prints one number; it cannot be written with -o');
+  const walk = {
+    target: opts.target,
+    apiBaseUrl: apiBase,
+    profile: ctx.settings.profile,
+    pageSize: opts.pageSize ?? null,
+    pageIndex: opts.pageIndex ?? null,
+  };
+  const apiOrigin = new URL(apiBase).origin;
+  const { deps } = ctx;
+  return openDump({ file, walk, restart: opts.restart, apiOrigin, info: (msg) => deps.log.info(msg), now: deps.now });
 }
 
 /** --count: the first page's totalItems, asked with pageSize=0. */
@@ -58,10 +85,11 @@ async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps):
 }
 
 /** The walk with its live progress line, its summary, and on a stop the resume command. */
-async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Deps): Promise<void> {
+async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Deps, dump?: DumpFile): Promise<void> {
   const readerGone = new AbortController();
-  const writer = createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
-  const progress = startProgress(deps, plan.limit);
+  const writer = dump?.writer ?? createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
+  const before = dump?.resumedItems ?? 0;
+  const progress = startProgress(deps, plan.limit === undefined ? undefined : before + plan.limit);
   const started = deps.now();
   try {
     const result = await walk(plan, {
@@ -69,9 +97,10 @@ async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Dep
       writer,
       interrupt: deps.signal,
       readerGone: readerGone.signal,
-      onPage: (pages, items, page) => {
+      onPage: (pages, items, page, rest) => {
+        dump?.pageWritten(items, rest);
         if (pages === 1) progress.setTotal(page.totalItems);
-        progress.update(pages, items);
+        progress.update(pages, before + items);
       },
       // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
       onSequentialFallback: (reason) => {
@@ -83,12 +112,14 @@ async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Dep
         deps.log.verbose(`--concurrency auto: the server answered ${reason}; one page at a time from now on`),
     });
     progress.stop();
+    dump?.complete();
     if (deps.stderr.isTTY === true && !result.readerGone) {
       const seconds = ((deps.now() - started) / 1000).toFixed(1);
       deps.log.info(`${result.items} items in ${result.pages} ${result.pages === 1 ? 'page' : 'pages'} (${seconds} s)`);
     }
   } catch (err) {
     progress.stop();
+    if (dump) throw dump.stopped(err instanceof WalkFailure ? err.cause : err, deps.stderr);
     throw err instanceof WalkFailure ? stopped(err, deps) : err;
   }
 }

@@ -70,3 +70,9 @@ function whereToResume(url: string): string {
   if (index !== null && /^\d{1,15}$/.test(index)) return `it continues at pageIndex ${index}`;
   return u.search === '' ? `it starts ${clip(url)}` : `its query, cut: ${clip(u.search)}`;
 }
+
+/** The stop line of `list -o FILE`: the state beside FILE holds the position, so the same command continues. */
+export function stoppedDumpMessage(itemsInFile: number, file: string): string {
+  const items = `${itemsInFile} ${itemsInFile === 1 ? 'item' : 'items'}`;
+  return `idcli: stopped after ${items} in ${printable(file)}; run the same command again to continue\n`;
+}

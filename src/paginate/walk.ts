@@ -30,7 +30,8 @@ export interface WalkContext {
   interrupt: AbortSignal;
   /** Aborted when stdout's reader has gone; the walk then ends quietly. */
   readerGone: AbortSignal;
-  onPage?: (pages: number, items: number, page: Page) => void;
+  /** After each page is written; `rest` (when there is more) is the URL that fetches exactly what follows it. */
+  onPage?: (pages: number, items: number, page: Page, rest: string | undefined) => void;
   /** Why --concurrency could not be used for this collection. */
   onSequentialFallback?: (reason: string) => void;
   /** The walk dropped to one page in flight (yieldToThrottling), and why. */
@@ -218,7 +219,7 @@ class Walk {
     if (!written) throw new ReaderGone();
     this.items += take;
     this.pages++;
-    this.ctx.onPage?.(this.pages, this.items, page);
+    this.ctx.onPage?.(this.pages, this.items, page, nextUrl);
     // SIGINT is honoured between pages, never inside one: no partial line reaches stdout.
     if (this.ctx.interrupt.aborted) throw this.failure(undefined, nextUrl);
   }
@@ -315,21 +316,24 @@ class Walk {
   private async parallelFrom(first: Page, { pageSize, lastIndex }: ParallelPlan): Promise<void> {
     const queue: Pending<RawPage>[] = [];
     let nextIndex = (first.pageIndex as number) + 1;
+    // Built from the first request so its filters carry over; pageSize pinned to the size actually served.
+    const indexUrl = (index: number): string => {
+      const u = new URL(this.options.firstUrl);
+      setQueryParam(u, 'pageIndex', String(index));
+      setQueryParam(u, 'pageSize', String(pageSize));
+      return pageKey(u);
+    };
     const fill = (): void => {
       // Once the reader has gone or the walk is interrupted, no new request starts.
       while (nextIndex <= lastIndex && queue.length < this.window && !this.signal.aborted) {
-        // Built from the first request so its filters carry over; pageSize pinned to the size actually served.
-        const u = new URL(this.options.firstUrl);
-        setQueryParam(u, 'pageIndex', String(nextIndex));
-        setQueryParam(u, 'pageSize', String(pageSize));
-        const url = pageKey(u);
+        const url = indexUrl(nextIndex);
         this.visited.add(url);
         queue.push(this.start(url, nextIndex++));
       }
     };
     try {
       fill();
-      await this.emit(first, queue[0]?.url);
+      await this.emit(first, queue[0]?.url ?? indexUrl(nextIndex));
       for (let p = queue.shift(); p; p = queue.shift()) {
         const page = this.parse(await this.settle(p));
         if (page.pageIndex !== p.index) {
@@ -344,7 +348,8 @@ class Walk {
         const linkError = this.link(page.next, p.url, NOTHING_VISITED).error;
         if (more && !linkError) fill();
         else queue.length = 0; // a shrunken collection or the limit: nothing after this page is wanted
-        await this.emit(page, queue[0]?.url);
+        // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
+        await this.emit(page, queue[0]?.url ?? (more && !linkError ? indexUrl(nextIndex) : undefined));
         if (linkError) throw this.stopped(linkError, undefined);
         if (!more) return;
       }

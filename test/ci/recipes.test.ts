@@ -4,6 +4,7 @@
  * as a file under bash, with the BUILT CLI on PATH as `idcli`, against the emulator.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -265,10 +266,72 @@ describe('in the job', () => {
     expect(h!.emu.requests.filter((q) => q.path === '/v1/users/42')).toHaveLength(2);
   }, 120_000);
 
-  it('a list that stopped early: the printed command, appended with >>, completes the file exactly', async () => {
+  it('retry: a dump that fails twice mid-walk continues on each attempt and completes on the third, byte-identical', async () => {
+    await setUp('file');
+    await login(h!);
+    // A cursor walk goes one page at a time, so the requests tell where each attempt stops: the first one fails at
+    // its third page, the second attempt at its second (the fifth request since the faults were queued).
+    const users = plainItems(6000, 'u');
+    h!.emu.setCollection('/v1/users', { type: 'cursor', items: users });
+    const clean = await runScript('idcli list users\n', join(h!.dir, 'clean'), jobEnv());
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(clean.stdout).toBe(ndjson(users));
+    const pages = h!.emu.requests.filter((q) => q.path === '/v1/users').length;
+    expect(pages).toBeGreaterThanOrEqual(4);
+
+    h!.emu.inject({ path: '/v1/users', nth: 3, fault: { kind: 'status', status: 500 } });
+    h!.emu.inject({ path: '/v1/users', nth: 5, fault: { kind: 'status', status: 500 } });
+    const before = h!.emu.requests.length;
+    const r = await runScript(recipe('retry').text, join(h!.dir, 'retry-dump'), jobEnv({ RETRY_DELAY: '0' }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('exit 4, attempt 1 of 3');
+    expect(r.stderr).toContain('exit 4, attempt 2 of 3');
+    expect(r.stderr).not.toContain('attempt 3 of 3');
+    expect(r.stderr).toMatch(/stopped after \d+ items in users\.ndjson; run the same command again to continue/);
+    expect(r.stderr.match(/resuming users\.ndjson after \d+ items/g)).toHaveLength(2);
+    const dumped = await readFile(join(r.dir, 'users.ndjson'));
+    expect(sha256(dumped)).toBe(sha256(Buffer.from(clean.stdout)));
+    // No page was fetched twice: every page once, and the two failed requests.
+    const walked = h!.emu.requests.slice(before).filter((q) => q.path === '/v1/users');
+    expect(walked).toHaveLength(pages + 2);
+    await expect(readFile(join(r.dir, 'users.ndjson.idcli-state'))).rejects.toThrow();
+    expect(await file(r, 'user.json')).toBe(USER);
+  }, 120_000);
+
+  it('a dump that stopped early: the same command, run again, completes the file exactly', async () => {
     await setUp('file');
     await login(h!);
     const { text } = recipe('resume');
+    const lines = text.split('\n');
+    const commands = lines.filter((l) => l.startsWith('$ ')).map((l) => l.slice(2));
+    const said = lines.filter((l) => l !== '' && !l.startsWith('$ '));
+    expect(commands).toHaveLength(2);
+    expect(commands[1]).toBe(commands[0]);
+    expect(commands[0]).toMatch(/ -o users\.ndjson$/);
+
+    h!.emu.inject({
+      path: '/v1/users',
+      nth: 3,
+      times: Number.POSITIVE_INFINITY,
+      fault: { kind: 'status', status: 500 },
+    });
+    const dir = join(h!.dir, 'resume');
+    const first = await runScript(commands[0]!, dir, jobEnv());
+    expect(first.code).toBe(4);
+    // What idcli said has the README's form, with the count where it stopped.
+    const asSaid = (line: string) => new RegExp(`^${escape(line).replace('200', '\\d+')}$`, 'm');
+    expect(first.stderr).toMatch(asSaid(said[0]!));
+    h!.emu.clearFaults();
+    const rest = await runScript(commands[1]!, dir, jobEnv());
+    expect(rest.code, rest.stderr).toBe(0);
+    expect(rest.stderr).toMatch(asSaid(said[1]!));
+    expect(await file(rest, 'users.ndjson')).toBe(ndjson(USERS));
+  }, 120_000);
+
+  it('into a pipeline: the printed command, appended with >>, completes the file exactly', async () => {
+    await setUp('file');
+    await login(h!);
+    const { text } = recipe('resume-stdout');
     const lines = text.split('\n');
     const commands = lines.filter((l) => l.startsWith('$ ')).map((l) => l.slice(2));
     const said = lines.find((l) => !l.startsWith('$ '))!;
@@ -283,7 +346,7 @@ describe('in the job', () => {
       times: Number.POSITIVE_INFINITY,
       fault: { kind: 'status', status: 500 },
     });
-    const dir = join(h!.dir, 'resume');
+    const dir = join(h!.dir, 'resume-stdout');
     const first = await runScript(commands[0]!, dir, jobEnv());
     expect(first.code).toBe(4);
     // What idcli said has the README's form, with this emulator's URL and the count where it stopped.
@@ -301,6 +364,10 @@ describe('in the job', () => {
     expect(await file(rest, 'users.ndjson')).toBe(ndjson(USERS));
   }, 120_000);
 });
+
+function sha256(b: Buffer): string {
+  return createHash('sha256').update(b).digest('hex');
+}
 
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,0 +1,167 @@
+/**
+ * The state file of `idcli list -o FILE` (docs/cli.md, "list -o"): `FILE.idcli-state`, one JSON object saying which
+ * walk FILE belongs to, where it continues, and how much of FILE is whole pages. It is replaced atomically (a temp
+ * file, then rename), so a reader sees the previous state or the next one, never a torn one.
+ */
+import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+
+/** What makes two runs the same walk: a state is continued only by a run whose identity is equal in every field. */
+export interface WalkIdentity {
+  /** The target as given on the command line. */
+  target: string;
+  apiBaseUrl: string;
+  profile: string;
+  /** Shaping flags as the user gave them (null when not given): they decide which items land on which page. */
+  pageSize: number | string | null;
+  pageIndex: number | null;
+}
+
+export interface DumpState {
+  walk: WalkIdentity;
+  /** The URL that fetches exactly the items after the last whole page in FILE. */
+  next: string;
+  /** Items in FILE's first `bytes` bytes. */
+  items: number;
+  /** FILE's length at the end of the last whole page. */
+  bytes: number;
+  /** FILE's last bytes before `bytes` (hex, at most TAIL_BYTES), so a FILE replaced since is not continued. */
+  tail: string;
+}
+
+/** How FILE must end for its state to be continued: enough to tell another file, cheap to read back. */
+export const TAIL_BYTES = 32;
+
+const FORMAT = 'idcli list -o state';
+const VERSION = 1;
+const MODE = 0o600;
+const IS_POSIX = process.platform !== 'win32';
+const O_NOFOLLOW = IS_POSIX ? constants.O_NOFOLLOW : 0;
+// A FIFO planted as the state must be refused by the fstat below, not wait for a writer.
+const O_NONBLOCK = IS_POSIX ? constants.O_NONBLOCK : 0;
+
+export function statePath(file: string): string {
+  return `${file}.idcli-state`;
+}
+
+/** Why a state file cannot be used, for the exit-2 message. */
+export class StateUnreadable extends Error {}
+
+/**
+ * The state beside FILE; undefined when there is none. Throws StateUnreadable for a file that is not a state this
+ * version wrote (a symlink, another user's file, bad JSON, missing fields).
+ */
+export function readState(path: string): DumpState | undefined {
+  let text: string;
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw new StateUnreadable(code === 'ELOOP' ? 'it is a symbolic link' : `it cannot be opened (${code})`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new StateUnreadable('it is not a regular file');
+    // Another user's state could steer the walk, and this user's token, anywhere on the API.
+    const uid = process.getuid?.();
+    if (uid !== undefined && st.uid !== uid) throw new StateUnreadable(`it belongs to another user (uid ${st.uid})`);
+    text = readFileSync(fd, 'utf8');
+  } catch (err) {
+    if (err instanceof StateUnreadable) throw err;
+    throw new StateUnreadable(`it cannot be read (${(err as NodeJS.ErrnoException).code})`);
+  } finally {
+    closeSync(fd);
+  }
+  return parseState(text);
+}
+
+/** A state's text, checked field by field: anything else is refused rather than guessed at. */
+export function parseState(text: string): DumpState {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new StateUnreadable('it is not valid JSON');
+  }
+  const o = raw as Record<string, unknown> | null;
+  if (typeof o !== 'object' || o === null || o.format !== FORMAT) throw new StateUnreadable('it is not an idcli state');
+  if (o.version !== VERSION) throw new StateUnreadable(`its version ${String(o.version)} is not ${VERSION}`);
+  const w = o.walk as Record<string, unknown> | null;
+  const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+  const ok =
+    typeof w === 'object' &&
+    w !== null &&
+    typeof w.target === 'string' &&
+    typeof w.apiBaseUrl === 'string' &&
+    typeof w.profile === 'string' &&
+    (w.pageSize === null || count(w.pageSize) || typeof w.pageSize === 'string') &&
+    (w.pageIndex === null || count(w.pageIndex)) &&
+    typeof o.next === 'string' &&
+    count(o.items) &&
+    count(o.bytes) &&
+    typeof o.tail === 'string' &&
+    /^(?:[0-9a-f]{2})*$/.test(o.tail) &&
+    o.tail.length <= 2 * TAIL_BYTES;
+  if (!ok) throw new StateUnreadable('a field is missing or has the wrong type');
+  const walk: WalkIdentity = {
+    target: w.target as string,
+    apiBaseUrl: w.apiBaseUrl as string,
+    profile: w.profile as string,
+    pageSize: w.pageSize as WalkIdentity['pageSize'],
+    pageIndex: w.pageIndex as WalkIdentity['pageIndex'],
+  };
+  return { walk, next: o.next as string, items: o.items as number, bytes: o.bytes as number, tail: o.tail as string };
+}
+
+/**
+ * Replaces the state: written whole to `<state>.tmp` (private from its first byte; a temp left by a killed run is
+ * overwritten), then renamed over the state. Synchronous, so the walk goes on only once the state is current.
+ */
+export function writeState(path: string, state: DumpState): void {
+  const tmp = `${path}.tmp`;
+  const text = `${JSON.stringify({ format: FORMAT, version: VERSION, ...state })}\n`;
+  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | O_NOFOLLOW, MODE);
+  try {
+    const bytes = Buffer.from(text);
+    for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
+  } catch (err) {
+    closeSync(fd);
+    removeQuietly(tmp);
+    throw err;
+  }
+  closeSync(fd);
+  // rename(2) replaces the state atomically: a run killed at any moment leaves the old state or the new one.
+  renameSync(tmp, path);
+}
+
+/** Removes the state and a temp a killed run may have left; a missing one is no error. */
+export function removeState(path: string): void {
+  removeQuietly(path);
+  removeQuietly(`${path}.tmp`);
+}
+
+export function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone, or never written.
+  }
+}
+
+/** Which setting of `got` differs from `want`, named as the user sets it, with both values; undefined when equal. */
+export function identityDiff(want: WalkIdentity, got: WalkIdentity): string | undefined {
+  const names: Array<[keyof WalkIdentity, string]> = [
+    ['target', 'the target'],
+    ['apiBaseUrl', 'api-base-url'],
+    ['profile', 'the profile'],
+    ['pageSize', '--page-size'],
+    ['pageIndex', '--page-index'],
+  ];
+  for (const [key, name] of names) {
+    if (want[key] === got[key]) continue;
+    const shown = (v: unknown): string => (v === null ? 'not given' : JSON.stringify(v));
+    return `${name} differs (${shown(want[key])} there, ${shown(got[key])} here)`;
+  }
+  return undefined;
+}
