@@ -14,7 +14,7 @@ export interface EndlessServer {
   url: string;
   /** The request lines received, e.g. `POST /oauth/token`. */
   requests: string[];
-  /** Body bytes written to clients so far, all connections together. */
+  /** Body bytes written to clients so far (into the socket's buffers), all connections together. */
   sent(): number;
   close(): Promise<void>;
 }
@@ -31,6 +31,13 @@ function bodyOf(kind: EndlessBody): { start: Buffer; block: Buffer } {
   const block = Buffer.concat(Array.from({ length: Math.floor(BLOCK / member.length) }, () => member));
   return { start: Buffer.alloc(0), block };
 }
+
+/**
+ * What the server sends on one connection at most, then it holds the connection open without a byte more: far past
+ * any limit of idcli's, and a client that keeps everything it is sent stops at this and waits for its deadline
+ * instead of filling the machine.
+ */
+export const SEND_AT_MOST = 256 * 1024 * 1024;
 
 export async function startEndlessServer(kind: EndlessBody, framing: Framing): Promise<EndlessServer> {
   const requests: string[] = [];
@@ -60,11 +67,13 @@ export async function startEndlessServer(kind: EndlessBody, framing: Framing): P
       pump();
     };
     /** Writes blocks until the socket's buffer is full, then again once it drains, until the client goes. */
+    let sentHere = 0;
     const pump = (): void => {
-      while (!socket.destroyed) {
+      while (!socket.destroyed && sentHere < SEND_AT_MOST) {
         let room = true;
         for (const b of frame(block)) room = socket.write(b);
         sent += block.length;
+        sentHere += block.length;
         if (!room) {
           socket.once('drain', pump);
           return;
