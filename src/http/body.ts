@@ -1,7 +1,8 @@
 /**
- * Assembles a response body as it arrives, for both transports: the size limit (on the decoded bytes when the body
- * is compressed), decoding as the bytes stream in, and recycled page buffers. Failures go to `fail` as they happen,
- * so an inflating body stops within the chunk that crosses the limit instead of after the download.
+ * Assembles a response body as it arrives, for both transports: the size limit (on the bytes received and, when the
+ * body is compressed, on the bytes decoded), decoding as the bytes stream in at the decoder's pace, and recycled page
+ * buffers. Failures go to `fail` as they happen, so an inflating body stops within the chunk that crosses the limit
+ * instead of after the download.
  */
 import { type Decoding, decodersFor } from './content-coding.js';
 import { GzipHeaderCheck } from './gzip-header.js';
