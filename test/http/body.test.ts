@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { brotliCompressSync, crc32, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createBodySink } from '../../src/http/body.js';
+import { GzipHeaderCheck, gzipHeaderLength } from '../../src/http/gzip-header.js';
 import { acceptEncoding, compressionWanted, decodersFor } from '../../src/http/content-coding.js';
 import { IdcliError } from '../../src/errors.js';
 import { NetworkError } from '../../src/http/types.js';
@@ -203,5 +204,38 @@ describe('content codings', () => {
     expect(compressionWanted({ IDCLI_HTTP_COMPRESSION: '0' })).toBe(false);
     expect(compressionWanted({ IDCLI_HTTP_COMPRESSION: '1' })).toBe(true);
     expect(() => compressionWanted({ IDCLI_HTTP_COMPRESSION: 'yes' })).toThrow(/must be 0 or 1/);
+  });
+});
+
+describe('gzipHeaderLength (RFC 1952 §2.3)', () => {
+  const fixed = (flags: number): Buffer => Buffer.from([0x1f, 0x8b, 8, flags, 0, 0, 0, 0, 0, 3]);
+
+  it('measures the fixed part and each optional field, and waits for the bytes it lacks', () => {
+    expect(gzipHeaderLength(fixed(0))).toBe(10);
+    expect(gzipHeaderLength(fixed(0).subarray(0, 9))).toBeUndefined();
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x08), Buffer.from('name')]))).toBeUndefined();
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x08 | 0x10), Buffer.from('name\0note\0')]))).toBe(20);
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x04), Buffer.from([3, 0, 1, 2, 3])]))).toBe(15);
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x04), Buffer.from([3, 0, 1])]))).toBeUndefined();
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x02), Buffer.from([0xaa])]))).toBeUndefined();
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x02), Buffer.from([0xaa, 0xbb])]))).toBe(12);
+  });
+
+  it('tells a body that does not start as zlib reads gzip: magic, method, reserved flags', () => {
+    expect(gzipHeaderLength(Buffer.from('{"items":[]}'))).toBe(false);
+    expect(gzipHeaderLength(Buffer.from([0x1f, 0x8b, 7]))).toBe(false);
+    expect(gzipHeaderLength(fixed(0x20))).toBe(false);
+    expect(gzipHeaderLength(Buffer.from([0x1f]))).toBeUndefined();
+  });
+
+  it('the check refuses a header past its limit, and costs nothing once the header has ended', () => {
+    const check = new GzipHeaderCheck(64);
+    expect(check.feed(fixed(0x08))).toBe(true);
+    expect(check.feed(Buffer.alloc(50, 0x41))).toBe(true);
+    expect(check.feed(Buffer.alloc(10, 0x41))).toBe(false);
+    const ok = new GzipHeaderCheck(64);
+    expect(ok.feed(Buffer.concat([fixed(0x08), Buffer.from('n\0'), Buffer.alloc(1000)]))).toBe(true);
+    expect(ok.state).toBe('valid');
+    expect(ok.feed(Buffer.alloc(1000, 0x41))).toBe(true);
   });
 });
