@@ -6,7 +6,7 @@
  */
 import { type Decoding, decodersFor } from './content-coding.js';
 import { GzipHeaderCheck } from './gzip-header.js';
-import { MAX_BODY_BYTES, MAX_GZIP_HEADER_BYTES, tooLargeError } from './limits.js';
+import { MAX_BODY_BYTES, MAX_GZIP_HEADER_BYTES, MAX_SILENT_GZIP_BYTES, tooLargeError } from './limits.js';
 import { type HttpHeaders, type HttpRequest, headerValue, NetworkError } from './types.js';
 
 export interface BodySink {
@@ -76,6 +76,7 @@ function decodingSink(decodings: Decoding[], maxBody: number, o: BodyOptions): B
     header: d.coding === 'gzip' ? new GzipHeaderCheck(MAX_GZIP_HEADER_BYTES) : undefined,
     ended: false,
     waiting: false,
+    outputAt: 0,
   }));
   const chunks: Buffer[] = [];
   let size = 0;
@@ -109,6 +110,16 @@ function decodingSink(decodings: Decoding[], maxBody: number, o: BodyOptions): B
       );
       return true;
     }
+    if (stage.coding === 'gzip' && consumed(stage) - stage.outputAt > MAX_SILENT_GZIP_BYTES) {
+      failOnce(
+        new NetworkError(
+          `the response body could not be decoded (over ${MAX_SILENT_GZIP_BYTES} bytes of its gzip data decode to nothing)`,
+          'EDECODE',
+          { retriable: false },
+        ),
+      );
+      return true;
+    }
     // Bytes after a stream that ended are what its framing carried after it (gzip's zero padding): not decoded.
     return stage.ended || stage.decoder.write(chunk);
   };
@@ -129,6 +140,7 @@ function decodingSink(decodings: Decoding[], maxBody: number, o: BodyOptions): B
     let produced = 0;
     decoder.on('data', (chunk: Buffer) => {
       if (failed) return;
+      stage.outputAt = consumed(stage);
       produced += chunk.length;
       // Every stage's output is bounded: a small compressed body may hold gigabytes, at any depth of the chain.
       if (produced > maxBody) return tooLarge('decoded');
@@ -196,7 +208,12 @@ interface Stage extends Decoding {
   ended: boolean;
   /** Whoever feeds the stage waits for its 'drain'. */
   waiting: boolean;
+  /** How many bytes the decoder had consumed when it last gave some out. */
+  outputAt: number;
 }
+
+/** The bytes a decoder has consumed (zlib counts them as it works), not those still queued for it. */
+const consumed = (stage: Stage): number => stage.decoder.bytesWritten;
 
 /** zlib's words for a member header it cannot read: after a first header that was whole, a later member's. */
 const BAD_MEMBER_HEADER = new Set(['incorrect header check', 'unknown compression method', 'unknown header flags set']);

@@ -13,8 +13,10 @@ import type { Env } from './proxy-env.js';
 type Zlib = typeof import('node:zlib');
 /** zstd joined node:zlib in Node 22.15 and 23.8; older runtimes neither ask for it nor decode it. */
 type ZstdZlib = Zlib & {
-  createZstdDecompress?: (options?: { chunkSize?: number; writableHighWaterMark?: number }) => Transform;
+  createZstdDecompress?: (options?: { chunkSize?: number; writableHighWaterMark?: number }) => Decoder;
 };
+/** A zlib stream: it counts the bytes it has consumed. */
+type Decoder = Transform & { readonly bytesWritten: number };
 
 /**
  * Output chunk of a decoder. zlib's default of 16 KiB makes a page of JSON cost a trip to the thread pool and an
@@ -52,7 +54,7 @@ export function acceptEncoding(compress: boolean): string {
 /** One content coding of a response and the decoder that undoes it. */
 export interface Decoding {
   coding: 'gzip' | 'br' | 'zstd';
-  decoder: Transform;
+  decoder: Decoder;
 }
 
 /**

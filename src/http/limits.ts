@@ -21,6 +21,12 @@ export const MAX_BODY_BYTES = 64 * 1024 * 1024;
  */
 export const MAX_GZIP_HEADER_BYTES = 128 * 1024;
 /**
+ * gzip data that decodes to nothing for this long is refused. Real deflate yields bytes within a block's header of
+ * a few hundred bytes; a stream that does not is a later member's header that never ends, or empty members without
+ * end, which the limit on bytes received would otherwise read to its end.
+ */
+export const MAX_SILENT_GZIP_BYTES = 1024 * 1024;
+/**
  * Content codings applied one over the other (`Content-Encoding: gzip, gzip`). A real chain is the server's coding
  * and perhaps a proxy's on top; each needs a decoder of its own, so the list a server may send is bounded.
  */

@@ -93,6 +93,29 @@ describe('createBodySink', () => {
     expect((await assemble(two, { 'content-encoding': 'gzip' })).body?.equals(TEXT)).toBe(true);
   });
 
+  it('refuses gzip data that decodes to nothing for over 1 MiB: a later header without end, empty members', async () => {
+    const first = gzipSync(TEXT);
+    const laterHeader = Buffer.concat([
+      first,
+      Buffer.from([0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 0xff]),
+      Buffer.alloc(2 << 20, 0x41),
+    ]);
+    const empty = gzipSync(Buffer.alloc(0));
+    const members = Buffer.concat([first, ...Array.from({ length: (2 << 20) / empty.length }, () => empty)]);
+    for (const wire of [laterHeader, members]) {
+      const r = await assemble(wire, { 'content-encoding': 'gzip' });
+      expect(r.failed?.message).toBe(
+        'the response body could not be decoded (over 1048576 bytes of its gzip data decode to nothing)',
+      );
+      expect((r.failed as NetworkError).retriable).toBe(false);
+    }
+    // Data that decodes to a little now and then is not refused: the limit on bytes received ends it instead.
+    const space = gzipSync(' ');
+    const sparse = Buffer.concat(Array.from({ length: 60_000 }, () => space));
+    expect(sparse.length).toBeGreaterThan(1 << 20);
+    expect((await assemble(sparse, { 'content-encoding': 'gzip' })).body?.equals(Buffer.alloc(60_000, ' '))).toBe(true);
+  });
+
   it('refuses a gzip header whose file name does not end, at the header bound, not retried', async () => {
     const endless = Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 0xff]), Buffer.alloc(4 << 20, 0x41)]);
     const r = await assemble(endless, { 'content-encoding': 'gzip' });

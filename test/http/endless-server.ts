@@ -1,13 +1,13 @@
 /**
- * A hostile server on loopback whose every answer is a 200 with a gzip body that decodes to nothing and never ends:
- * a header whose file name runs on (`1f 8b 08 08 …` then `A` without end), or empty gzip members one after the
- * other. The body is chunked or delimited by closing the connection. It writes only as fast as the client reads
+ * A hostile server on loopback whose every answer is a 200 with a gzip body that decodes to (almost) nothing and
+ * never ends: a header whose file name runs on (`1f 8b 08 08 …` then `A` without end), empty gzip members one after
+ * the other, or members of one byte each. The body is chunked or delimited by closing the connection. It writes only as fast as the client reads
  * (it waits for 'drain'), so what grows, if anything, is the client's memory, never the test's.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
 
-export type EndlessBody = 'endless-header' | 'empty-members';
+export type EndlessBody = 'endless-header' | 'empty-members' | 'sparse-members';
 export type Framing = 'chunked' | 'close';
 
 export interface EndlessServer {
@@ -27,7 +27,8 @@ function bodyOf(kind: EndlessBody): { start: Buffer; block: Buffer } {
     // FLG.FNAME set; the zero byte that would end the name never comes.
     return { start: Buffer.from([0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 0xff]), block: Buffer.alloc(BLOCK, 0x41) };
   }
-  const member = gzipSync(Buffer.alloc(0));
+  // Empty members decode to nothing; members of one space each decode to a byte now and then.
+  const member = gzipSync(kind === 'empty-members' ? Buffer.alloc(0) : ' ');
   const block = Buffer.concat(Array.from({ length: Math.floor(BLOCK / member.length) }, () => member));
   return { start: Buffer.alloc(0), block };
 }
