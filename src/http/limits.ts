@@ -10,8 +10,8 @@ export const IDLE_TIMEOUT_MS = 30_000;
 export const DEFAULT_DEADLINE_MS = 300_000;
 /**
  * A response larger than this is refused: a single page that big is a broken server, not data. A compressed body
- * is counted twice, as received and as decoded: the first bounds one that decodes to almost nothing (empty gzip
- * members without end), the second one that inflates without end (a "zip bomb").
+ * is counted twice, as received and as decoded: the first bounds one that decodes to almost nothing (gzip
+ * members of a byte each, without end), the second one that inflates without end (a "zip bomb").
  */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /**
