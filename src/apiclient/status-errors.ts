@@ -42,11 +42,16 @@ export function notRepeated(method: string, url: string, bodyFrom: string): Idcl
   );
 }
 
-/** " to <origin>" for the Location of a redirect; only the origin, as a query there may carry anything. */
+/**
+ * " to <origin>" for the Location of a redirect; only the origin, as a query there may carry anything. A URL whose
+ * origin is opaque (file:, data:, …) has none to name ("null"): it is named whole, redacted as every URL in a message.
+ */
 function redirectTarget(res: HttpResponse, url: string): string {
   const location = headerValue(res.headers, 'location');
   try {
-    return location ? ` to ${new URL(location, url).origin}` : '';
+    if (!location) return '';
+    const target = new URL(location, url);
+    return ` to ${target.origin === 'null' ? redactUrl(target) : target.origin}`;
   } catch {
     return ''; // An unparseable Location is simply not named.
   }

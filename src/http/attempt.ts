@@ -1,8 +1,8 @@
 /**
  * One attempt's limits (see limits.ts), enforced alike by both transports: the caller's abort, the deadline that
  * nothing restarts, the idle timeout that every byte restarts, the count of interim responses, a final status that is
- * HTTP, and the body's size and coding (through its sink). The first to trip ends the attempt, and its error is the
- * one the attempt fails with, whatever the transport makes of the connection it tears down.
+ * HTTP, and the body's size, coding and pace (through its sink). The first to trip ends the attempt, and its error is
+ * the one the attempt fails with, whatever the transport makes of the connection it tears down.
  */
 import type { Readable } from 'node:stream';
 import { type BodySink, createBodySink } from './body.js';
@@ -126,9 +126,11 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
 export function readBody(body: Readable, sink: BodySink, onData: () => void): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let ended = false;
+    // While the sink's decoder is full the body is paused, and the socket with it: the server waits, not memory.
+    const resume = (): void => void body.resume();
     body.on('data', (chunk: Buffer) => {
       onData();
-      sink.write(chunk);
+      if (!sink.write(chunk, resume)) body.pause();
     });
     body.on('end', () => {
       ended = true;

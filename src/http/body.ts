@@ -1,16 +1,20 @@
 /**
- * Assembles a response body as it arrives, for both transports: the size limit (on the decoded bytes when the body
- * is compressed), decoding as the bytes stream in, and recycled page buffers. Failures go to `fail` as they happen,
- * so an inflating body stops within the chunk that crosses the limit instead of after the download.
+ * Assembles a response body as it arrives, for both transports: the size limit (on the bytes received and, when the
+ * body is compressed, on the bytes decoded), decoding as the bytes stream in at the decoder's pace, and recycled page
+ * buffers. Failures go to `fail` as they happen, so an inflating body stops within the chunk that crosses the limit
+ * instead of after the download.
  */
-import type { Transform } from 'node:stream';
-import { decoderFor } from './content-coding.js';
-import { MAX_BODY_BYTES, tooLargeError } from './limits.js';
+import { type Decoding, decodersFor } from './content-coding.js';
+import { GzipHeaderCheck } from './gzip-header.js';
+import { MAX_BODY_BYTES, MAX_GZIP_HEADER_BYTES, MAX_SILENT_GZIP_BYTES, tooLargeError } from './limits.js';
 import { type HttpHeaders, type HttpRequest, headerValue, NetworkError } from './types.js';
 
 export interface BodySink {
-  /** A chunk of the body as received on the wire. */
-  write(chunk: Buffer): void;
+  /**
+   * A chunk of the body as received on the wire. False when the decoder is full: the reader pauses the body until
+   * `resume` is called, so a server faster than the decoder fills no buffer.
+   */
+  write(chunk: Buffer, resume: () => void): boolean;
   /** The body on the wire is complete: resolves with the whole body, decoded; rejects as `fail` was told. */
   end(): Promise<Buffer>;
 }
@@ -32,9 +36,9 @@ export function createBodySink(o: BodyOptions): BodySink {
   const maxBody = o.maxBody ?? MAX_BODY_BYTES;
   const declared = Number(headerValue(o.headers, 'content-length'));
   if (declared > maxBody) throw tooLargeError(`${declared} bytes`);
-  const decoder =
-    o.accepted === undefined ? undefined : decoderFor(headerValue(o.headers, 'content-encoding'), o.accepted);
-  return decoder ? decodingSink(decoder, maxBody, o) : identitySink(declared, maxBody, o);
+  const decoders =
+    o.accepted === undefined ? undefined : decodersFor(headerValue(o.headers, 'content-encoding'), o.accepted);
+  return decoders ? decodingSink(decoders, maxBody, o) : identitySink(declared, maxBody, o);
 }
 
 function identitySink(declared: number, maxBody: number, o: BodyOptions): BodySink {
@@ -47,26 +51,33 @@ function identitySink(declared: number, maxBody: number, o: BodyOptions): BodySi
   let failed = false;
   return {
     write(chunk) {
-      if (failed) return;
+      if (failed) return true;
       if (size + chunk.length > limit) {
         failed = true;
         o.fail(tooLargeError(known ? 'longer than its Content-Length' : `over ${maxBody} bytes`));
-        return;
+        return true;
       }
       if (known !== undefined) {
         into ??= (o.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
         chunk.copy(into, size);
       } else chunks.push(chunk);
       size += chunk.length;
+      return true;
     },
     end: () => Promise.resolve(into ? into.subarray(0, size) : join(chunks, size)),
   };
 }
 
-function decodingSink(decoding: Transform, maxBody: number, o: BodyOptions): BodySink {
+function decodingSink(decodings: Decoding[], maxBody: number, o: BodyOptions): BodySink {
   // A finished decoder still holds its last output chunk, and a page's objects can outlive the page until a full
-  // garbage collection: once the decoder has ended or failed, nothing here leads to it or to its chunks.
-  let decoder: Transform | undefined = decoding;
+  // garbage collection: once the decoders have ended or failed, nothing here leads to them or to their chunks.
+  let stages: Stage[] | undefined = decodings.map((d) => ({
+    ...d,
+    header: d.coding === 'gzip' ? new GzipHeaderCheck(MAX_GZIP_HEADER_BYTES) : undefined,
+    ended: false,
+    waiting: false,
+    outputAt: 0,
+  }));
   const chunks: Buffer[] = [];
   let size = 0;
   let failed = false;
@@ -81,52 +92,147 @@ function decodingSink(decoding: Transform, maxBody: number, o: BodyOptions): Bod
   const failOnce = (err: Error): void => {
     if (failed) return;
     failed = true;
-    decoder?.destroy();
-    decoder = undefined;
+    for (const stage of stages ?? []) stage.decoder.destroy();
+    stages = undefined;
     chunks.length = 0;
     rejectDone(err);
     o.fail(err);
   };
-  decoding.on('data', (chunk: Buffer) => {
-    if (failed) return;
-    size += chunk.length;
-    // The limit is on what the body inflates to: a small compressed body may hold gigabytes.
-    if (size > maxBody) {
-      failOnce(tooLargeError(`over ${maxBody} bytes decoded`));
-      return;
+  /** Gives `chunk` to `stage`; false when the stage is full and the bytes before it must wait for its 'drain'. */
+  const feed = (stage: Stage, chunk: Buffer): boolean => {
+    if (stage.header && !stage.header.feed(chunk)) {
+      failOnce(
+        new NetworkError(
+          `the response body could not be decoded (its gzip header does not end within ${MAX_GZIP_HEADER_BYTES} bytes)`,
+          'EDECODE',
+          { retriable: false },
+        ),
+      );
+      return true;
     }
-    chunks.push(chunk);
+    if (stage.coding === 'gzip' && consumed(stage) - stage.outputAt > MAX_SILENT_GZIP_BYTES) {
+      failOnce(
+        new NetworkError(
+          `the response body could not be decoded (over ${MAX_SILENT_GZIP_BYTES} bytes of its gzip data decode to nothing)`,
+          'EDECODE',
+          { retriable: false },
+        ),
+      );
+      return true;
+    }
+    // Bytes after a stream that ended are what its framing carried after it (gzip's zero padding): not decoded.
+    return stage.ended || stage.decoder.write(chunk);
+  };
+  /** Calls `resume` once `stage` has room again; once, however many chunks were offered meanwhile. */
+  const waitFor = (stage: Stage, resume: () => void): void => {
+    if (stage.waiting) return;
+    stage.waiting = true;
+    stage.decoder.once('drain', () => {
+      stage.waiting = false;
+      resume();
+    });
+  };
+  const tooLarge = (what: string) => failOnce(tooLargeError(`over ${maxBody} bytes ${what}`));
+
+  decodings.forEach(({ decoder }, i) => {
+    const stage = stages?.[i] as Stage;
+    const next = stages?.[i + 1];
+    let produced = 0;
+    decoder.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      stage.outputAt = consumed(stage);
+      produced += chunk.length;
+      // Every stage's output is bounded: a small compressed body may hold gigabytes, at any depth of the chain.
+      if (produced > maxBody) return tooLarge('decoded');
+      if (!next) {
+        chunks.push(chunk);
+        size = produced;
+      } else if (!feed(next, chunk)) {
+        decoder.pause();
+        waitFor(next, () => decoder.resume());
+      }
+    });
+    decoder.on('end', () => {
+      stage.ended = true;
+      if (failed) return;
+      if (next) {
+        next.decoder.end();
+        return;
+      }
+      stages = undefined;
+      const whole = o.bodyBuffer ? o.bodyBuffer(size).subarray(0, size) : Buffer.allocUnsafeSlow(size);
+      let at = 0;
+      for (const c of chunks) at += c.copy(whole, at);
+      chunks.length = 0;
+      resolveDone(whole);
+    });
+    decoder.on('error', (err: NodeJS.ErrnoException) => {
+      // A stream that has ended is whole; what its decoder makes of bytes sent after it changes nothing.
+      if (!stage.ended) failOnce(decodeError(stage, err));
+    });
   });
-  decoding.on('end', () => {
-    decoder = undefined;
-    if (failed) return;
-    const whole = o.bodyBuffer ? o.bodyBuffer(size).subarray(0, size) : Buffer.allocUnsafeSlow(size);
-    let at = 0;
-    for (const c of chunks) at += c.copy(whole, at);
-    chunks.length = 0;
-    resolveDone(whole);
-  });
-  // A corrupt or truncated stream is a body cut short: retried like a connection closed mid-body.
-  decoding.on('error', (err: Error) =>
-    failOnce(new NetworkError(`the response body could not be decoded (${err.message})`, 'EDECODE', { cause: err })),
-  );
+
   let received = 0;
   return {
-    write(chunk) {
+    write(chunk, resume) {
       received += chunk.length;
-      if (!failed) decoder?.write(chunk);
+      if (failed || !stages) return true;
+      // Counted as received too: a body that decodes to almost nothing would otherwise be read without end.
+      if (received > maxBody) {
+        tooLarge('received');
+        return true;
+      }
+      const first = stages[0] as Stage;
+      if (feed(first, chunk)) return true;
+      waitFor(first, resume);
+      return false;
     },
     end() {
       // No body at all (HEAD, 204, 304) is empty whatever its declared coding; a decoder would call it truncated.
       if (received === 0 && !failed) {
-        decoder?.destroy();
-        decoder = undefined;
+        for (const stage of stages ?? []) stage.decoder.destroy();
+        stages = undefined;
         return Promise.resolve(Buffer.alloc(0));
       }
-      if (!failed) decoder?.end();
+      const first = stages?.[0];
+      if (!failed && first && !first.ended) first.decoder.end();
       return done;
     },
   };
+}
+
+interface Stage extends Decoding {
+  /** The check of a gzip stream's first header, on the bytes this stage is given. */
+  header: GzipHeaderCheck | undefined;
+  /** The stage's output is complete. */
+  ended: boolean;
+  /** Whoever feeds the stage waits for its 'drain'. */
+  waiting: boolean;
+  /** How many bytes the decoder had consumed when it last gave some out. */
+  outputAt: number;
+}
+
+/** The bytes a decoder has consumed (zlib counts them as it works), not those still queued for it. */
+const consumed = (stage: Stage): number => stage.decoder.bytesWritten;
+
+/** zlib's words for a member header it cannot read: after a first header that was whole, a later member's. */
+const BAD_MEMBER_HEADER = new Set(['incorrect header check', 'unknown compression method', 'unknown header flags set']);
+
+/**
+ * A corrupt or truncated stream is a body cut short: retried like a connection closed mid-body. Bytes after a gzip
+ * member that are not another member (RFC 1952 §2.2 makes a gzip body a series of members) are refused rather than
+ * ignored as curl does: they may be a damaged member whose data would go missing without a word, and the server
+ * sends the same bytes again, so they are not retried either.
+ */
+function decodeError(stage: Stage, err: NodeJS.ErrnoException): NetworkError {
+  if (stage.header?.state === 'valid' && err.code === 'Z_DATA_ERROR' && BAD_MEMBER_HEADER.has(err.message)) {
+    return new NetworkError(
+      'the response body could not be decoded (bytes after its gzip data are not a gzip member)',
+      'EDECODE',
+      { cause: err, retriable: false },
+    );
+  }
+  return new NetworkError(`the response body could not be decoded (${err.message})`, 'EDECODE', { cause: err });
 }
 
 function join(chunks: Buffer[], size: number): Buffer {

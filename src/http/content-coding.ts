@@ -7,17 +7,27 @@
 import type { Transform } from 'node:stream';
 import { ExitCode, IdcliError, usageError } from '../errors.js';
 import { clip, printable } from '../printable.js';
+import { MAX_CONTENT_CODINGS } from './limits.js';
 import type { Env } from './proxy-env.js';
 
 type Zlib = typeof import('node:zlib');
 /** zstd joined node:zlib in Node 22.15 and 23.8; older runtimes neither ask for it nor decode it. */
-type ZstdZlib = Zlib & { createZstdDecompress?: (options?: { chunkSize?: number }) => Transform };
+type ZstdZlib = Zlib & {
+  createZstdDecompress?: (options?: { chunkSize?: number; writableHighWaterMark?: number }) => Decoder;
+};
+/** A zlib stream: it counts the bytes it has consumed. */
+type Decoder = Transform & { readonly bytesWritten: number };
 
 /**
  * Output chunk of a decoder. zlib's default of 16 KiB makes a page of JSON cost a trip to the thread pool and an
  * event for every 16 KiB; a chunk as large as a typical page does the same work in a few (bench/list.ts shows it).
  */
 const DECODED_CHUNK = 256 * 1024;
+/**
+ * Compressed bytes a decoder holds before it asks for a pause: a few socket reads, so it always has the next one
+ * at hand while the socket waits, and no more, so a server faster than the decoder fills no memory.
+ */
+const QUEUED_INPUT = 256 * 1024;
 
 const zlib = (): ZstdZlib => process.getBuiltinModule('node:zlib') as ZstdZlib;
 
@@ -41,24 +51,64 @@ export function acceptEncoding(compress: boolean): string {
   return typeof zlib().createZstdDecompress === 'function' ? 'zstd, gzip, br' : 'gzip, br';
 }
 
+/** One content coding of a response and the decoder that undoes it. */
+export interface Decoding {
+  coding: 'gzip' | 'br' | 'zstd';
+  decoder: Decoder;
+}
+
 /**
- * A decoder for the response's Content-Encoding, or undefined for an identity body. A coding that was not asked
- * for is the server breaking the negotiation (exit 5, never retried: it would answer the same way again).
+ * The decoders for the response's Content-Encoding, in the order they apply, or undefined for an identity body.
+ * RFC 9110 §8.4: the codings are listed in the order they were applied, so they are undone from the last. A coding
+ * that was not asked for is the server breaking the negotiation (exit 5, never retried: it would answer the same
+ * way again); so is a list longer than MAX_CONTENT_CODINGS.
  */
-export function decoderFor(contentEncoding: string | undefined, accepted: string): Transform | undefined {
-  const coding = (contentEncoding ?? '').trim().toLowerCase();
-  if (coding === '' || coding === 'identity') return undefined;
-  // RFC 9110 §8.4.1.3: x-gzip is gzip.
-  const name = coding === 'x-gzip' ? 'gzip' : coding;
-  const asked = accepted.split(', ').includes(name);
+export function decodersFor(contentEncoding: string | undefined, accepted: string): Decoding[] | undefined {
+  const listed = (contentEncoding ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    // identity is no coding at all, and RFC 9110 §5.6.1 lets a list carry empty elements.
+    .filter((c) => c !== '' && c !== 'identity');
+  if (listed.length === 0) return undefined;
+  const asked = new Set(accepted.split(', '));
   const z = zlib();
-  const options = { chunkSize: DECODED_CHUNK };
-  if (asked && name === 'gzip') return z.createGunzip(options);
-  if (asked && name === 'br') return z.createBrotliDecompress(options);
-  if (asked && name === 'zstd' && z.createZstdDecompress) return z.createZstdDecompress(options);
-  throw new IdcliError(
+  const codings = listed.map((c) => {
+    // RFC 9110 §8.4.1.3: x-gzip is gzip.
+    const name = c === 'x-gzip' ? 'gzip' : c;
+    const known = name === 'gzip' || name === 'br' || (name === 'zstd' && z.createZstdDecompress !== undefined);
+    if (!known || !asked.has(name)) throw unasked(c, accepted);
+    return name as Decoding['coding'];
+  });
+  if (codings.length > MAX_CONTENT_CODINGS) {
+    throw contractError(
+      `the response is in ${codings.length} content codings one over the other ('${clip(printable(contentEncoding ?? ''), 60)}'); idcli decodes at most ${MAX_CONTENT_CODINGS}`,
+      accepted,
+    );
+  }
+  const options = { chunkSize: DECODED_CHUNK, writableHighWaterMark: QUEUED_INPUT };
+  return codings.reverse().map((coding) => ({
+    coding,
+    decoder:
+      coding === 'gzip'
+        ? z.createGunzip(options)
+        : coding === 'br'
+          ? z.createBrotliDecompress(options)
+          : (z.createZstdDecompress as NonNullable<ZstdZlib['createZstdDecompress']>)(options),
+  }));
+}
+
+function unasked(coding: string, accepted: string): IdcliError {
+  return contractError(
     `the response is in content coding '${clip(printable(coding), 40)}', which idcli did not ask for (Accept-Encoding: ${accepted})`,
-    ExitCode.CONTRACT,
-    { hint: 'report it to the service; IDCLI_HTTP_COMPRESSION=0 asks for uncompressed bodies' },
+    accepted,
   );
+}
+
+function contractError(message: string, accepted: string): IdcliError {
+  // With IDCLI_HTTP_COMPRESSION=0 already set, only the service can help.
+  const hint =
+    accepted === acceptEncoding(false)
+      ? 'report it to the service'
+      : 'report it to the service; IDCLI_HTTP_COMPRESSION=0 asks for uncompressed bodies';
+  return new IdcliError(message, ExitCode.CONTRACT, { hint });
 }

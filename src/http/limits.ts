@@ -9,10 +9,28 @@ export const IDLE_TIMEOUT_MS = 30_000;
 /** The whole exchange, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT's default). */
 export const DEFAULT_DEADLINE_MS = 300_000;
 /**
- * A response larger than this, counted after decoding, is refused: a single page that big is a broken server, not
- * data. It also bounds the memory of a compressed body that inflates without end (a "zip bomb").
+ * A response larger than this is refused: a single page that big is a broken server, not data. A compressed body
+ * is counted twice, as received and as decoded: the first bounds one that decodes to almost nothing (gzip
+ * members of a byte each, without end), the second one that inflates without end (a "zip bomb").
  */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/**
+ * A gzip header (its optional extra field, file name and comment) must end within this many bytes. The extra
+ * field's own length allows 64 KiB, and encoders write a name of a few bytes: a header still running past this
+ * is a server sending bytes that zlib would read without end and without output.
+ */
+export const MAX_GZIP_HEADER_BYTES = 128 * 1024;
+/**
+ * gzip data that decodes to nothing for this long is refused. Real deflate yields bytes within a block's header of
+ * a few hundred bytes; a stream that does not is a later member's header that never ends, or empty members without
+ * end, which the limit on bytes received would otherwise read to its end.
+ */
+export const MAX_SILENT_GZIP_BYTES = 1024 * 1024;
+/**
+ * Content codings applied one over the other (`Content-Encoding: gzip, gzip`). A real chain is the server's coding
+ * and perhaps a proxy's on top; each needs a decoder of its own, so the list a server may send is bounded.
+ */
+export const MAX_CONTENT_CODINGS = 3;
 /**
  * Interim (1xx) responses before the final one. A real server sends one or two (100 Continue, 103 Early Hints);
  * without a cap each one starts a fresh head, so a stream of them would never end.

@@ -50,6 +50,18 @@ describe('coding faults', { timeout: 60_000 }, () => {
     expect(gunzipSync(res.body).equals(plain)).toBe(true);
   });
 
+  it('encoding: a list is applied in the order it names (RFC 9110 §8.4), unknown codings as they are', async () => {
+    const plain = (await rawGet(page, auth)).body;
+    emu.inject({ path: '/v1/records', fault: { kind: 'encoding', coding: 'gzip, gzip' } });
+    const twice = await rawGet(page, auth);
+    expect(twice.headers['content-encoding']).toBe('gzip, gzip');
+    expect(gunzipSync(gunzipSync(twice.body)).equals(plain)).toBe(true);
+    emu.inject({ path: '/v1/records', fault: { kind: 'encoding', coding: 'gzip, x-snappy' } });
+    const mixed = await rawGet(page, auth);
+    expect(mixed.headers['content-encoding']).toBe('gzip, x-snappy');
+    expect(gunzipSync(mixed.body).equals(plain)).toBe(true);
+  });
+
   it('gzip-bomb: about 1 MB on the wire that inflates to exactly 1 GiB of zeros', async () => {
     emu.inject({ path: '/v1/records', fault: { kind: 'gzip-bomb' } });
     const before = emu.wireBytes();

@@ -10,10 +10,16 @@ const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]); // deflate, no name, mtime 0, OS unknown
 
-/** The body labelled with `coding`; gzip and br are really encoded, any other coding leaves the bytes as they are. */
+/**
+ * The body labelled with `coding`: gzip and br are really encoded, any other coding leaves the bytes as they are.
+ * A list (`gzip, br`) is applied in the order it names, as RFC 9110 §8.4 has it.
+ */
 export async function encodeAs(body: Buffer, coding: string): Promise<Buffer> {
-  const c = coding.toLowerCase();
-  return c === 'gzip' || c === 'br' ? encode(body, c) : body;
+  let out = body;
+  for (const c of coding.split(',').map((s) => s.trim().toLowerCase())) {
+    if (c === 'gzip' || c === 'br') out = await encode(out, c);
+  }
+  return out;
 }
 
 /**

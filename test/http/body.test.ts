@@ -1,7 +1,9 @@
-import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
+import { brotliCompressSync, crc32, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createBodySink } from '../../src/http/body.js';
-import { acceptEncoding, compressionWanted, decoderFor } from '../../src/http/content-coding.js';
+import { GzipHeaderCheck, gzipHeaderLength } from '../../src/http/gzip-header.js';
+import { acceptEncoding, compressionWanted, decodersFor } from '../../src/http/content-coding.js';
 import { IdcliError } from '../../src/errors.js';
 import { NetworkError } from '../../src/http/types.js';
 
@@ -14,13 +16,20 @@ async function assemble(
   opts: { maxBody?: number; accepted?: string } = {},
 ): Promise<{ body?: Buffer; failed?: Error }> {
   const failures: Error[] = [];
+  let wake = (): void => {};
   const sink = createBodySink({
     headers,
     accepted: 'accepted' in opts ? opts.accepted : 'gzip, br',
     maxBody: opts.maxBody,
-    fail: (err) => failures.push(err),
+    fail: (err) => {
+      failures.push(err);
+      wake();
+    },
   });
-  for (let at = 0; at < wire.length; at += 1000) sink.write(wire.subarray(at, at + 1000));
+  for (let at = 0; at < wire.length && failures.length === 0; at += 1000) {
+    // A sink that says "wait" is given nothing more until it calls back, as a paused socket would.
+    if (!sink.write(wire.subarray(at, at + 1000), () => wake())) await new Promise<void>((r) => (wake = r));
+  }
   try {
     const body = await sink.end();
     return failures.length ? { failed: failures[0] } : { body };
@@ -72,6 +81,106 @@ describe('createBodySink', () => {
     }
   });
 
+  it('counts the limit on the bytes received too: empty gzip members without end stop there', async () => {
+    const empty = gzipSync(Buffer.alloc(0));
+    const members = Buffer.concat(Array.from({ length: 4096 }, () => empty));
+    const r = await assemble(members, { 'content-encoding': 'gzip' }, { maxBody: 64 * 1024 });
+    expect(r.failed).toBeInstanceOf(NetworkError);
+    expect((r.failed as NetworkError).retriable).toBe(false);
+    expect(r.failed?.message).toMatch(/response too large \(over 65536 bytes received\)/);
+    // Under the limit, members (empty or not) are one body, as RFC 1952 §2.2 has it.
+    const two = Buffer.concat([gzipSync(TEXT.subarray(0, 100)), empty, gzipSync(TEXT.subarray(100))]);
+    expect((await assemble(two, { 'content-encoding': 'gzip' })).body?.equals(TEXT)).toBe(true);
+  });
+
+  it('refuses gzip data that decodes to nothing for over 1 MiB: a later header without end, empty members', async () => {
+    const first = gzipSync(TEXT);
+    const laterHeader = Buffer.concat([
+      first,
+      Buffer.from([0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 0xff]),
+      Buffer.alloc(2 << 20, 0x41),
+    ]);
+    const empty = gzipSync(Buffer.alloc(0));
+    const members = Buffer.concat([first, ...Array.from({ length: (2 << 20) / empty.length }, () => empty)]);
+    for (const wire of [laterHeader, members]) {
+      const r = await assemble(wire, { 'content-encoding': 'gzip' });
+      expect(r.failed?.message).toBe(
+        'the response body could not be decoded (over 1048576 bytes of its gzip data decode to nothing)',
+      );
+      expect((r.failed as NetworkError).retriable).toBe(false);
+    }
+    // Data that decodes to a little now and then is not refused: the limit on bytes received ends it instead.
+    const space = gzipSync(' ');
+    const sparse = Buffer.concat(Array.from({ length: 60_000 }, () => space));
+    expect(sparse.length).toBeGreaterThan(1 << 20);
+    expect((await assemble(sparse, { 'content-encoding': 'gzip' })).body?.equals(Buffer.alloc(60_000, ' '))).toBe(true);
+  });
+
+  it('refuses a gzip header whose file name does not end, at the header bound, not retried', async () => {
+    const endless = Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 0xff]), Buffer.alloc(4 << 20, 0x41)]);
+    const r = await assemble(endless, { 'content-encoding': 'gzip' });
+    expect(r.failed).toBeInstanceOf(NetworkError);
+    expect((r.failed as NetworkError).retriable).toBe(false);
+    expect(r.failed?.message).toBe(
+      'the response body could not be decoded (its gzip header does not end within 131072 bytes)',
+    );
+    // A header with every optional field, each of a real size, is read as zlib reads it.
+    // The extra field spans several of the chunks the header arrives in.
+    const extra = Buffer.alloc(2 + 2600, 7);
+    extra.writeUInt16LE(2600, 0);
+    const head = Buffer.concat([
+      Buffer.from([0x1f, 0x8b, 8, 0x02 | 0x04 | 0x08 | 0x10, 0, 0, 0, 0, 0, 3]),
+      extra,
+      Buffer.from('page-0001.json\0a comment\0'),
+    ]);
+    const crc = Buffer.alloc(2);
+    crc.writeUInt16LE(crc32(head) & 0xffff, 0);
+    const full = Buffer.concat([head, crc, gzipSync(TEXT).subarray(10)]);
+    expect((await assemble(full, { 'content-encoding': 'gzip' })).body?.equals(TEXT)).toBe(true);
+  });
+
+  it('waits while the decoder is full: write says so, and calls back when there is room', async () => {
+    const sink = createBodySink({ headers: { 'content-encoding': 'gzip' }, accepted: 'gzip, br', fail() {} });
+    const text = randomBytes(4 << 20);
+    const wire = gzipSync(text);
+    let waits = 0;
+    for (let at = 0; at < wire.length; at += 64 * 1024) {
+      let resumed = (): void => {};
+      const room = new Promise<void>((r) => (resumed = r));
+      if (!sink.write(wire.subarray(at, at + 64 * 1024), resumed)) {
+        waits++;
+        await room;
+      }
+    }
+    expect(waits).toBeGreaterThan(0);
+    expect((await sink.end()).equals(text)).toBe(true);
+  });
+
+  it('undoes stacked codings from the last listed (RFC 9110 §8.4)', async () => {
+    const twice = gzipSync(gzipSync(TEXT));
+    expect((await assemble(twice, { 'content-encoding': 'gzip, gzip' })).body?.equals(TEXT)).toBe(true);
+    const gzThenBr = brotliCompressSync(gzipSync(TEXT));
+    expect((await assemble(gzThenBr, { 'content-encoding': 'gzip,br' })).body?.equals(TEXT)).toBe(true);
+    expect((await assemble(gzipSync(TEXT), { 'content-encoding': 'identity, gzip' })).body?.equals(TEXT)).toBe(true);
+    // The inner stream is held to the same limit as the outer one.
+    const bomb = gzipSync(gzipSync(Buffer.alloc(8 << 20)));
+    const r = await assemble(bomb, { 'content-encoding': 'gzip, gzip' }, { maxBody: 1 << 20 });
+    expect(r.failed?.message).toMatch(/response too large \(over 1048576 bytes decoded\)/);
+  });
+
+  it('bytes after a gzip member that are not a member fail clearly, not retried; zero padding is allowed', async () => {
+    const wire = gzipSync(TEXT);
+    for (const tail of [Buffer.from('garbage'), Buffer.from([0x1f, 0x8b, 0, 0, 0, 0, 0, 0, 0, 0])]) {
+      const r = await assemble(Buffer.concat([wire, tail]), { 'content-encoding': 'gzip' });
+      expect(r.failed?.message).toBe(
+        'the response body could not be decoded (bytes after its gzip data are not a gzip member)',
+      );
+      expect((r.failed as NetworkError).retriable).toBe(false);
+    }
+    const padded = await assemble(Buffer.concat([wire, Buffer.alloc(512)]), { 'content-encoding': 'gzip' });
+    expect(padded.body?.equals(TEXT)).toBe(true);
+  });
+
   it('a declared length over the limit is refused before any byte', () => {
     expect(() =>
       createBodySink({ headers: { 'content-length': '2000' }, accepted: 'gzip', maxBody: 1000, fail() {} }),
@@ -85,19 +194,30 @@ describe('content codings', () => {
       ['x-snappy', 'gzip, br'],
       ['gzip', 'identity'],
       ['br', 'identity'],
+      ['gzip, x-snappy', 'gzip, br'],
+      ['x-snappy, gzip', 'gzip, br'],
     ] as const) {
       let err: unknown;
       try {
-        decoderFor(coding, accepted);
+        decodersFor(coding, accepted);
       } catch (e) {
         err = e;
       }
       expect(err).toBeInstanceOf(IdcliError);
       expect((err as IdcliError).exitCode).toBe(5);
-      expect((err as IdcliError).message).toContain(`'${coding}'`);
+      expect((err as IdcliError).message).toContain(
+        `content coding 'x-snappy'`.replace('x-snappy', coding.includes(',') ? 'x-snappy' : coding),
+      );
+      // The hint offers IDCLI_HTTP_COMPRESSION=0 only to someone who has not set it.
+      expect((err as IdcliError).hint?.includes('IDCLI_HTTP_COMPRESSION=0')).toBe(accepted !== 'identity');
     }
-    expect(decoderFor('identity', 'identity')).toBeUndefined();
-    expect(decoderFor(undefined, 'gzip, br')).toBeUndefined();
+    expect(() => decodersFor('gzip, gzip, gzip, gzip', 'gzip, br')).toThrow(
+      /in 4 content codings one over the other \('gzip, gzip, gzip, gzip'\); idcli decodes at most 3/,
+    );
+    expect(decodersFor('identity', 'identity')).toBeUndefined();
+    expect(decodersFor('gzip, gzip', 'gzip, br')?.map((d) => d.coding)).toEqual(['gzip', 'gzip']);
+    expect(decodersFor('gzip, br', 'gzip, br')?.map((d) => d.coding)).toEqual(['br', 'gzip']);
+    expect(decodersFor(undefined, 'gzip, br')).toBeUndefined();
   });
 
   it('asks for gzip and br (zstd first where Node decodes it), or identity when told', () => {
@@ -107,5 +227,38 @@ describe('content codings', () => {
     expect(compressionWanted({ IDCLI_HTTP_COMPRESSION: '0' })).toBe(false);
     expect(compressionWanted({ IDCLI_HTTP_COMPRESSION: '1' })).toBe(true);
     expect(() => compressionWanted({ IDCLI_HTTP_COMPRESSION: 'yes' })).toThrow(/must be 0 or 1/);
+  });
+});
+
+describe('gzipHeaderLength (RFC 1952 §2.3)', () => {
+  const fixed = (flags: number): Buffer => Buffer.from([0x1f, 0x8b, 8, flags, 0, 0, 0, 0, 0, 3]);
+
+  it('measures the fixed part and each optional field, and waits for the bytes it lacks', () => {
+    expect(gzipHeaderLength(fixed(0))).toBe(10);
+    expect(gzipHeaderLength(fixed(0).subarray(0, 9))).toBeUndefined();
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x08), Buffer.from('name')]))).toBeUndefined();
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x08 | 0x10), Buffer.from('name\0note\0')]))).toBe(20);
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x04), Buffer.from([3, 0, 1, 2, 3])]))).toBe(15);
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x04), Buffer.from([3, 0, 1])]))).toBeUndefined();
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x02), Buffer.from([0xaa])]))).toBeUndefined();
+    expect(gzipHeaderLength(Buffer.concat([fixed(0x02), Buffer.from([0xaa, 0xbb])]))).toBe(12);
+  });
+
+  it('tells a body that does not start as zlib reads gzip: magic, method, reserved flags', () => {
+    expect(gzipHeaderLength(Buffer.from('{"items":[]}'))).toBe(false);
+    expect(gzipHeaderLength(Buffer.from([0x1f, 0x8b, 7]))).toBe(false);
+    expect(gzipHeaderLength(fixed(0x20))).toBe(false);
+    expect(gzipHeaderLength(Buffer.from([0x1f]))).toBeUndefined();
+  });
+
+  it('the check refuses a header past its limit, and costs nothing once the header has ended', () => {
+    const check = new GzipHeaderCheck(64);
+    expect(check.feed(fixed(0x08))).toBe(true);
+    expect(check.feed(Buffer.alloc(50, 0x41))).toBe(true);
+    expect(check.feed(Buffer.alloc(10, 0x41))).toBe(false);
+    const ok = new GzipHeaderCheck(64);
+    expect(ok.feed(Buffer.concat([fixed(0x08), Buffer.from('n\0'), Buffer.alloc(1000)]))).toBe(true);
+    expect(ok.state).toBe('valid');
+    expect(ok.feed(Buffer.alloc(1000, 0x41))).toBe(true);
   });
 });

@@ -80,11 +80,44 @@ describe('idcli list: compressed transfer', () => {
     expect(r.requests).toHaveLength(1);
   }, 60_000);
 
-  it('gzip when identity was asked for is not asked for either: exit 5', async () => {
+  it('gzip when identity was asked for is not asked for either: exit 5, with no hint to set what is set', async () => {
     emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'encoding', coding: 'gzip' } });
     const r = await list(env, ['/v1/records'], { extraEnv: { IDCLI_HTTP_COMPRESSION: '0' } });
     expect(r.code).toBe(5);
     expect(r.stderr).toMatch(/content coding 'gzip', which idcli did not ask for \(Accept-Encoding: identity\)/);
+    expect(r.stderr).toMatch(/; report it to the service\n/);
+    expect(r.stderr).not.toContain('IDCLI_HTTP_COMPRESSION');
+    // With compression on, the same refusal offers the setting.
+    emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'encoding', coding: 'x-snappy' } });
+    const on = await list(env, ['/v1/records']);
+    expect(on.code).toBe(5);
+    expect(on.stderr).toContain('IDCLI_HTTP_COMPRESSION=0 asks for uncompressed bodies');
+  }, 60_000);
+
+  it('stacked codings that were all asked for (gzip, gzip; gzip, br) are decoded, byte for byte', async () => {
+    const identity = await list(env, ['/v1/records', '--page-size', String(PAGE), '--concurrency', '1'], {
+      extraEnv: { IDCLI_HTTP_COMPRESSION: '0' },
+    });
+    expect(identity.stdout).toBe(NDJSON);
+    for (const coding of ['gzip, gzip', 'gzip,br']) {
+      emu.clearFaults();
+      serveIn(coding);
+      const r = await list(env, ['/v1/records', '--page-size', String(PAGE), '--verbose']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(NDJSON);
+      const traced = r.stderr.split('\n').filter((l) => / -> 200 /.test(l));
+      expect(traced).toHaveLength(RECORDS.length / PAGE);
+      for (const line of traced) expect(line).toContain(`, ${coding})`);
+    }
+  }, 60_000);
+
+  it('a list with a coding that was not asked for: exit 5 naming that coding, not retried', async () => {
+    emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'encoding', coding: 'gzip, x-snappy' } });
+    const r = await list(env, ['/v1/records']);
+    expect(r.code).toBe(5);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/content coding 'x-snappy', which idcli did not ask for/);
+    expect(r.requests).toHaveLength(1);
   }, 60_000);
 
   it('a page that inflates to 1 GiB stops within seconds, asked once, with memory bounded', async () => {
