@@ -42,6 +42,11 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** Called once, when the lock is found held and this process starts to wait. */
   onWait?: () => void;
+  /**
+   * A limit on the whole wait, whoever holds the lock, for a caller with a deadline of its own (`login --timeout`):
+   * past `at` (Date.now() time) the wait ends with `error(who)`, `who` naming the holder when it is known.
+   */
+  deadline?: { at: number; error: (who: string) => Error };
 }
 
 interface Owner {
@@ -108,8 +113,10 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
       waitingOn = id;
       deadline = Date.now() + timeoutMs;
     }
+    if (opts.deadline && Date.now() >= opts.deadline.at) throw opts.deadline.error(holderName(holder));
     if (Date.now() >= deadline) throw timeoutError(lockPath, timeoutMs, holder);
-    await sleep(pollDelay(round), undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
+    const pause = Math.min(pollDelay(round), Math.max(0, (opts.deadline?.at ?? Infinity) - Date.now()));
+    await sleep(pause, undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
   }
 }
 
@@ -273,8 +280,13 @@ async function removeUnder(
   }
 }
 
+/** "pid 123 on host", or "" when the lock holds no owner record. */
+function holderName(holder: Snapshot | null): string {
+  return holder?.owner ? `pid ${holder.owner.pid} on ${holder.owner.host}` : '';
+}
+
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
-  const who = holder?.owner ? ` (held by pid ${holder.owner.pid} on ${holder.owner.host})` : '';
+  const who = holder?.owner ? ` (held by ${holderName(holder)})` : '';
   return new IdcliError(
     `timed out after ${Number((timeoutMs / 1000).toFixed(3))} s waiting for the lock ${lockPath}${who}`,
     ExitCode.INTERNAL,
