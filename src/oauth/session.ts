@@ -29,6 +29,13 @@ export type UsableRecord = CredentialRecord & { accessToken: string };
  */
 const LOCK_OPTIONS = { timeoutMs: 60_000, staleMs: 10_000 } as const;
 
+/** How a stop signal speaks of a refresh in flight (Deps.mustFinish). */
+const REFRESH_TASK = {
+  what: 'the token refresh',
+  loses: 'the sign-in',
+  fix: 'if the next `idcli token` says so, run `idcli login`',
+} as const;
+
 export async function openSession(ctx: SessionContext): Promise<Session> {
   const key = credentialKey(ctx);
   return new Session(ctx, await openStore(storeOptions(ctx)), key);
@@ -258,13 +265,16 @@ export class Session implements TokenSource {
       codeVerifier: record.codeVerifier,
       nextChallenge: next.challenge,
     });
-    // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer would lose the sign-in.
-    const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
-    this.remember(tokens);
-    const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
-    await this.store.write(this.key, saved);
-    this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
-    return saved as UsableRecord;
+    // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer, or the save of it,
+    // would lose the sign-in. A stop signal lets both finish, and says so (Deps.mustFinish).
+    return this.ctx.deps.mustFinish(REFRESH_TASK, async () => {
+      const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
+      this.remember(tokens);
+      const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
+      await this.store.write(this.key, saved);
+      this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
+      return saved as UsableRecord;
+    });
   }
 
   /**
