@@ -90,7 +90,7 @@ async function underLock<T>(
     onWait: onWait && (() => onWait(lockPath)),
     // The lock counts on Date.now(); the caller's deadline is on deps.now(): what is left of it carries over.
     ...(deadline && {
-      deadline: { at: Date.now() + (deadline.at - ctx.deps.now()), error: (who) => deadline.error(who, lockPath) },
+      waitLimit: { at: Date.now() + (deadline.at - ctx.deps.now()), error: (who) => deadline.error(who, lockPath) },
     }),
   });
 }

@@ -46,7 +46,7 @@ export interface LockOptions {
    * A limit on the whole wait, whoever holds the lock, for a caller with a deadline of its own (`login --timeout`):
    * past `at` (Date.now() time) the wait ends with `error(who)`, `who` naming the holder when it is known.
    */
-  deadline?: { at: number; error: (who: string) => Error };
+  waitLimit?: { at: number; error: (who: string) => Error };
 }
 
 interface Owner {
@@ -113,9 +113,9 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
       waitingOn = id;
       deadline = Date.now() + timeoutMs;
     }
-    if (opts.deadline && Date.now() >= opts.deadline.at) throw opts.deadline.error(holderName(holder));
+    if (opts.waitLimit && Date.now() >= opts.waitLimit.at) throw opts.waitLimit.error(holderName(holder));
     if (Date.now() >= deadline) throw timeoutError(lockPath, timeoutMs, holder);
-    const pause = Math.min(pollDelay(round), Math.max(0, (opts.deadline?.at ?? Infinity) - Date.now()));
+    const pause = Math.min(pollDelay(round), Math.max(0, (opts.waitLimit?.at ?? Infinity) - Date.now()));
     await sleep(pause, undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
   }
 }
