@@ -180,6 +180,8 @@ export class FileStore implements CredentialStore {
       await (await fsp()).unlink(path);
     } catch (err) {
       if (errCode(err) === 'ENOENT') return false;
+      // A directory in the record's place (EISDIR, or EPERM as POSIX allows) is not ours to remove recursively.
+      if (isDirectory(path)) throw notARecord(path);
       throw fsError('cannot delete', path, err);
     }
     await syncDir(this.dir);
@@ -298,6 +300,14 @@ function unreadable(path: string, code: string): IdcliError {
   return new IdcliError(`cannot read ${path} (${code})`, ExitCode.USAGE, {
     hint: `make it readable for you (chmod 600 ${shellQuoted(path)}), or remove it and run \`idcli login\``,
   });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function notARecord(path: string): IdcliError {

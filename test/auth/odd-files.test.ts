@@ -4,7 +4,7 @@
  * an authorization code spent into a save that must fail would lose the sign-in.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, rm, symlink } from 'node:fs/promises';
+import { lstat, mkdir, rm, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
@@ -101,6 +101,20 @@ describe('something other than a regular file at the record path (file store)', 
       expectOneError(await h.run(['token'], {}, QUICK), refusal[thing]);
       expectOneError(await h.run(['status'], {}, QUICK), refusal[thing]);
       expectNothingSent(h, before);
+    });
+
+    it('`logout`: a directory is refused (exit 2) and left; a link or a FIFO is removed like a record', async () => {
+      const h = await signedInAndExpired('file');
+      const path = await record(h);
+      await plant(path, thing);
+      const r = await h.run(['logout'], {}, QUICK);
+      if (thing === 'a directory') {
+        expectOneError(r, refusal[thing]);
+        expect((await lstat(path)).isDirectory()).toBe(true);
+      } else {
+        expect(r.code, r.stderr).toBe(0);
+        expect(await lstat(path).catch(() => null)).toBeNull();
+      }
     });
 
     it('`login`: exit 2 before the browser opens, so no code is spent into a save that cannot happen', async () => {
