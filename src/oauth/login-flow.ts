@@ -57,7 +57,7 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
   // --timeout covers the wait for another idcli's lock here too: what that wait took is not left for the browser.
   const deadline = deps.now() + request.timeoutMs;
   await session.checkCanSave(deadline);
-  const waitMs = Math.max(0, deadline - deps.now());
+  request = { ...request, timeoutMs: Math.max(0, deadline - deps.now()) };
 
   const pkce = createPkcePair();
   const state = createState();
@@ -71,7 +71,7 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
     const scope = buildScope(required.clientName, settings.scope);
     const attempt: Attempt = { ...required, redirectUri: server.redirectUri, scope, pkce, state };
     await view.showAuthorizeUrl(authorizeUrl(ctx, request, attempt), server.redirectUri);
-    const code = authorizationCode(await awaitResponse(ctx, server, waitMs, view), request.prompt);
+    const code = authorizationCode(await awaitResponse(ctx, server, request.timeoutMs, view), request.prompt);
     const record = await redeemCode(ctx, session, attempt, code);
     const who = describeIdentity(identityFromIdToken(record.idToken));
     await server.close({
