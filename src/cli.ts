@@ -10,7 +10,7 @@ import type { CommandSpec } from './argv/define.js';
 import { SURFACE } from './cmd/index.js';
 import { configDirFor, loadConfigFile, resolveSettings, settingFlags } from './config.js';
 import type { CommandContext } from './context.js';
-import type { Deps } from './deps.js';
+import type { Deps, UnabandonableTask } from './deps.js';
 import { ExitCode, IdcliError, interrupted, OutputError, outputError, usageError } from './errors.js';
 import { createLogger } from './log.js';
 import { printable } from './printable.js';
@@ -44,10 +44,19 @@ export interface Process {
   flush?(): Promise<unknown>;
   /** Whether a stop signal came; false while none was taken over. */
   stopped?(): boolean;
+  /** Deps.mustFinish: `work` outlives the first stop signal, and a second one by FINISH_GRACE_MS at most. */
+  mustFinish?<T>(task: UnabandonableTask, work: () => Promise<T>): Promise<T>;
 }
 
 /** How long a finished run may take to wind down by itself before it is made to exit. */
 const EXIT_GRACE_MS = 500;
+
+/**
+ * How long a second stop signal still waits for work that must not be abandoned (Deps.mustFinish): a token
+ * response normally comes within a second, and a user pressing Ctrl-C twice wants out soon, not after the request's
+ * own deadline.
+ */
+const FINISH_GRACE_MS = 5_000;
 
 /** The process signals handled like Ctrl-C, with the exit code each one ends the run with. */
 const STOP_SIGNALS = { SIGINT: ExitCode.INTERRUPTED, SIGTERM: ExitCode.TERMINATED, SIGHUP: ExitCode.HANGUP } as const;
@@ -96,6 +105,7 @@ export async function main(proc: Process): Promise<number> {
       get signal() {
         return proc.interrupt();
       },
+      mustFinish: (task, work) => (proc.mustFinish ? proc.mustFinish(task, work) : work()),
     };
     // A command that may wait on the network or a person takes Ctrl-C over before it starts (exit 130, no partial
     // output).
@@ -155,6 +165,10 @@ export function run(): void {
   let stdout: (NodeJS.WritableStream & Writable & { isTTY?: boolean }) | undefined;
   let writeFailure: unknown;
   let stderrGuarded = false;
+  /** The work that must finish before the run may stop (Deps.mustFinish), and the second signal's grace timer. */
+  const unfinished = new Set<UnabandonableTask>();
+  let grace: NodeJS.Timeout | undefined;
+  const say = (line: string): void => void proc.stderr.write(`${line}\n`);
   const proc: Process = {
     argv: process.argv,
     env: process.env,
@@ -193,9 +207,27 @@ export function run(): void {
       const c = (controller = new AbortController());
       // CI runners cancel with SIGTERM and a closed terminal sends SIGHUP: both end the run like Ctrl-C, between
       // pages, with the resume hint. A second signal of any kind leaves at once, whatever is still pending.
+      // Work that must finish (a refresh whose answer carries the only valid refresh token) changes that: the first
+      // signal lets it finish, the second waits for it FINISH_GRACE_MS at most, a third leaves at once.
       const onSignal = (name: StopSignal): void => {
-        if (!c.signal.aborted) c.abort(name);
-        else process.exit(STOP_SIGNALS[name]);
+        const [task] = unfinished;
+        const key = name === 'SIGINT' ? 'Ctrl-C' : name;
+        if (!c.signal.aborted) {
+          c.abort(name);
+          if (task) {
+            say(
+              `idcli: finishing ${task.what} before stopping; a second ${key} waits ${FINISH_GRACE_MS / 1000} s more at most, then stops and loses ${task.loses}`,
+            );
+          }
+        } else if (task && grace === undefined) {
+          say(
+            `idcli: waiting ${FINISH_GRACE_MS / 1000} s at most for ${task.what} to finish; a third ${key} stops now`,
+          );
+          grace = setTimeout(() => {
+            say(`error: stopped before ${task.what} finished, which may have lost ${task.loses}; ${task.fix}`);
+            process.exit(STOP_SIGNALS[name]);
+          }, FINISH_GRACE_MS);
+        } else process.exit(STOP_SIGNALS[name]);
       };
       for (const name of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(name, onSignal);
       return c.signal;
@@ -212,6 +244,24 @@ export function run(): void {
       });
     },
     stopped: () => controller?.signal.aborted === true,
+    async mustFinish(task, work) {
+      // Taken over now if not yet, so that no signal during the work finds Node's default (to die at once).
+      const stop = proc.interrupt();
+      if (stop.aborted) throw interrupted();
+      unfinished.add(task);
+      try {
+        const result = await work();
+        // Finished and kept: now the run stops as asked.
+        if (stop.aborted) throw interrupted();
+        return result;
+      } finally {
+        unfinished.delete(task);
+        if (unfinished.size === 0) {
+          clearTimeout(grace);
+          grace = undefined;
+        }
+      }
+    },
   };
   main(proc).then(async (code) => {
     process.exitCode = code;

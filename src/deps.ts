@@ -15,6 +15,22 @@ export interface Deps {
   /** When this run started (epoch ms, the clock of now()): a refresh completed after it is as new as its own. */
   startedAt: number;
   signal: AbortSignal;
+  /**
+   * Runs `work`, which must not be abandoned once it has started (a refresh: the server spends the old refresh
+   * token as it answers). A stop signal meanwhile says so and lets it finish, and `work` then ends in `interrupted`;
+   * see cli.ts for a second signal.
+   */
+  mustFinish<T>(task: UnabandonableTask, work: () => Promise<T>): Promise<T>;
+}
+
+/** What a stop signal tells the user about work it cannot simply abandon. */
+export interface UnabandonableTask {
+  /** e.g. "the token refresh" */
+  what: string;
+  /** What abandoning it costs, e.g. "the sign-in". */
+  loses: string;
+  /** What to do when it was abandoned after all. */
+  fix: string;
 }
 
 export interface TokenSource {

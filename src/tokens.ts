@@ -1,16 +1,52 @@
 import type { TokenSource } from './deps.js';
 import { IdcliError, ExitCode } from './errors.js';
+import { jwtExpiry } from './oauth/jwt.js';
 import { openSession, type Session, type SessionContext } from './oauth/session.js';
 
 /**
  * Where this run's access token comes from. IDCLI_ACCESS_TOKEN short-circuits everything: used as is, no store
  * read or written. This is the one place that decides it; `token` and `status` describe what it decided.
  */
-export type Credentials = { kind: 'env'; token: string } | { kind: 'stored'; session: Session };
+export type Credentials = EnvCredentials | { kind: 'stored'; session: Session };
+
+export interface EnvCredentials {
+  kind: 'env';
+  token: string;
+  /** Epoch ms from the token's own `exp` when it is a JWT that has one; nothing else about it is known. */
+  expiresAt: number | undefined;
+}
 
 export async function openCredentials(ctx: SessionContext): Promise<Credentials> {
-  if (ctx.settings.accessToken !== undefined) return { kind: 'env', token: ctx.settings.accessToken };
+  const token = ctx.settings.accessToken;
+  if (token !== undefined) return { kind: 'env', token, expiresAt: jwtExpiry(token) };
   return { kind: 'stored', session: await openSession(ctx) };
+}
+
+const FROM_ENV = 'the access token in IDCLI_ACCESS_TOKEN';
+
+/**
+ * `token --min-ttl n` with IDCLI_ACCESS_TOKEN: nothing can refresh that token, so the guard fails (exit 3) when its
+ * expiry is n seconds away or less, and also when no expiry can be read: a guard that passed a token it knows
+ * nothing about would let a CI job start with a token that may die halfway. The token itself is never named.
+ */
+export function requireEnvLifetime(env: EnvCredentials, minTtlSec: number, now: number): void {
+  const hint = { hint: 'provide a fresh one, or unset IDCLI_ACCESS_TOKEN to use the stored sign-in' };
+  if (env.expiresAt === undefined) {
+    throw new IdcliError(
+      `the expiry of ${FROM_ENV} cannot be known (it is not a JWT with an exp claim), so --min-ttl ${minTtlSec} cannot be met`,
+      ExitCode.AUTH,
+      { hint: 'leave out --min-ttl to use it without the check' },
+    );
+  }
+  const leftMs = env.expiresAt - now;
+  if (leftMs > minTtlSec * 1000) return;
+  const at = new Date(env.expiresAt).toISOString();
+  if (leftMs <= 0) throw new IdcliError(`${FROM_ENV} expired at ${at}`, ExitCode.AUTH, hint);
+  throw new IdcliError(
+    `${FROM_ENV} expires in ${Math.floor(leftMs / 1000)} s (at ${at}), within --min-ttl ${minTtlSec}`,
+    ExitCode.AUTH,
+    hint,
+  );
 }
 
 /** A 401 with IDCLI_ACCESS_TOKEN cannot be fixed by refreshing, so it is an authentication error. */
@@ -20,7 +56,7 @@ export function staticTokenSource(token: string): TokenSource {
       return token;
     },
     async refresh() {
-      throw new IdcliError('the access token in IDCLI_ACCESS_TOKEN was rejected', ExitCode.AUTH, {
+      throw new IdcliError(`${FROM_ENV} was rejected`, ExitCode.AUTH, {
         hint: 'provide a fresh one or unset IDCLI_ACCESS_TOKEN to use the stored sign-in',
       });
     },

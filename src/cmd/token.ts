@@ -17,8 +17,9 @@ const options = () => ({
   minTtl: option.integer({
     flag: '--min-ttl',
     value: '<seconds>',
-    description: 'refresh when the cached token expires sooner than this',
-    defaultValue: 60,
+    // No defaultValue: with IDCLI_ACCESS_TOKEN only a --min-ttl that was given is checked (see runToken).
+    description:
+      'refresh when the cached token expires sooner than this (default: 60); with IDCLI_ACCESS_TOKEN, exit 3 when its expiry is this close or unknown',
     min: 0,
   }),
 });

@@ -10,8 +10,9 @@ import type { CredentialRecord } from '../store/record.js';
 
 export interface StatusReport {
   profile: string;
-  baseUrl: string;
-  clientId: string;
+  /** null only with IDCLI_ACCESS_TOKEN, which needs no sign-in setting. */
+  baseUrl: string | null;
+  clientId: string | null;
   signedIn: boolean;
   user: Identity | null;
   /** ISO 8601; null when no access token is stored. */
@@ -27,16 +28,19 @@ export interface StatusReport {
 
 export async function runStatus(opts: StatusOptions, ctx: CommandContext): Promise<void> {
   const { deps, settings } = ctx;
-  const base = {
-    profile: settings.profile,
-    baseUrl: requireSetting(settings, 'baseUrl'),
-    clientId: requireSetting(settings, 'clientId'),
-  };
   const credentials = await ctx.credentials();
   let report: StatusReport;
   if (credentials.kind === 'env') {
-    report = { ...base, ...empty(), signedIn: true, store: 'IDCLI_ACCESS_TOKEN', storeKind: 'env' };
+    // A token from the environment is used without any sign-in setting, so status reports it without them too.
+    const base = { profile: settings.profile, baseUrl: settings.baseUrl ?? null, clientId: settings.clientId ?? null };
+    const expiry = { ...empty(), ...expiryOf(credentials.expiresAt, deps.now()) };
+    report = { ...base, ...expiry, signedIn: true, store: 'IDCLI_ACCESS_TOKEN', storeKind: 'env' };
   } else {
+    const base = {
+      profile: settings.profile,
+      baseUrl: requireSetting(settings, 'baseUrl'),
+      clientId: requireSetting(settings, 'clientId'),
+    };
     const { session } = credentials;
     // Where the credentials are is what status is asked; a store other than the one expected is said out loud.
     if (session.store.notice !== undefined) deps.log.warn(session.store.notice);
@@ -67,26 +71,34 @@ function empty(): Omit<StatusReport, 'profile' | 'baseUrl' | 'clientId' | 'store
 function fromRecord(r: CredentialRecord | null, now: number): ReturnType<typeof empty> {
   if (!r || (r.accessToken === undefined && r.refreshToken === undefined)) return empty();
   const id = identityFromIdToken(r.idToken);
-  const hasExpiry = r.accessToken !== undefined && r.expiresAt !== undefined;
   return {
     signedIn: true,
     user: Object.keys(id).length > 0 ? id : null,
-    expiresAt: hasExpiry ? new Date(r.expiresAt!).toISOString() : null,
-    expiresIn: hasExpiry ? secondsLeft(r, now) : null,
-    expired: hasExpiry ? r.expiresAt! <= now : null,
+    ...expiryOf(r.accessToken === undefined ? undefined : r.expiresAt, now),
     refreshToken: r.refreshToken !== undefined,
     scope: r.scope ?? null,
   };
 }
 
+function expiryOf(
+  expiresAt: number | undefined,
+  now: number,
+): Pick<StatusReport, 'expiresAt' | 'expiresIn' | 'expired'> {
+  if (expiresAt === undefined) return { expiresAt: null, expiresIn: null, expired: null };
+  return {
+    expiresAt: new Date(expiresAt).toISOString(),
+    expiresIn: secondsLeft({ expiresAt }, now),
+    expired: expiresAt <= now,
+  };
+}
+
 function human(s: StatusReport): string {
-  const rows: [string, string][] = [
-    ['Profile', s.profile],
-    ['Base URL', s.baseUrl],
-    ['Client id', s.clientId],
-  ];
+  const rows: [string, string][] = [['Profile', s.profile]];
+  if (s.baseUrl !== null) rows.push(['Base URL', s.baseUrl]);
+  if (s.clientId !== null) rows.push(['Client id', s.clientId]);
   if (s.storeKind === 'env') {
     rows.push(['Signed in', 'using IDCLI_ACCESS_TOKEN (the stored sign-in is not used)']);
+    rows.push(['Access token', s.expiresAt === null ? 'expiry unknown (not a JWT with an exp claim)' : accessLine(s)]);
   } else if (!s.signedIn) {
     rows.push(['Signed in', 'no']);
   } else {

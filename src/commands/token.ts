@@ -4,16 +4,25 @@ import type { CommandContext } from '../context.js';
 import { usageError } from '../errors.js';
 import { secondsLeft } from '../oauth/session.js';
 import type { CredentialRecord } from '../store/record.js';
+import { requireEnvLifetime } from '../tokens.js';
+
+/** A cached token expiring sooner than this is refreshed first (docs/cli.md, "token"). */
+const DEFAULT_MIN_TTL_SEC = 60;
 
 export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise<void> {
   if (opts.json && opts.header) throw usageError('--json and --header cannot be used together');
   const { deps } = ctx;
   const credentials = await ctx.credentials();
-  // Nothing about a token from the environment is known beyond its value.
-  const record: Partial<CredentialRecord> & { accessToken: string } =
-    credentials.kind === 'env'
-      ? { accessToken: credentials.token }
-      : await credentials.session.valid(opts.minTtl, opts.refresh);
+  let record: Partial<CredentialRecord> & { accessToken: string };
+  if (credentials.kind === 'env') {
+    // Nothing can refresh a token from the environment, so the default margin, which only decides when to refresh,
+    // does not apply to it: only a --min-ttl the user gave is a guard, checked against the token's JWT expiry.
+    if (opts.minTtl !== undefined) requireEnvLifetime(credentials, opts.minTtl, deps.now());
+    // Beyond its value, only the expiry of a JWT is known of it.
+    record = { accessToken: credentials.token, expiresAt: credentials.expiresAt };
+  } else {
+    record = await credentials.session.valid(opts.minTtl ?? DEFAULT_MIN_TTL_SEC, opts.refresh);
+  }
   const out = {
     access_token: record.accessToken,
     token_type: record.tokenType ?? 'Bearer',

@@ -1,7 +1,8 @@
 /**
- * Reads the claims of an ID token for display only ("Signed in as …", `idcli status`). The signature is not
- * verified and nothing here is used for an access decision: the token came straight from the token endpoint over
- * TLS (OIDC Core §3.1.3.7 allows skipping validation in that case) and idcli only shows who it is.
+ * Reads the claims of a JWT for display ("Signed in as …", `idcli status`) and for the expiry of an access token
+ * given in IDCLI_ACCESS_TOKEN. The signature is not verified and nothing here grants access: an ID token came
+ * straight from the token endpoint over TLS (OIDC Core §3.1.3.7 allows skipping validation in that case), and an
+ * expiry only makes idcli refuse a token sooner.
  */
 import { printable } from '../printable.js';
 
@@ -22,6 +23,21 @@ export function decodeJwtPayload(token: string): Record<string, unknown> | null 
   } catch {
     return null;
   }
+}
+
+/** The largest time a JavaScript Date holds (ECMA-262 §21.4.1.22): an `exp` beyond it names no date that can be shown. */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * When a JWT says it expires (`exp`, RFC 7519 §4.1.4), in epoch ms; undefined for an opaque token or a JWT without a
+ * usable `exp`. Unverified like the rest of this module: the expiry only ever makes idcli refuse a token sooner
+ * (`token --min-ttl`) or describe it (`status`), never trust one it would otherwise refuse.
+ */
+export function jwtExpiry(token: string): number | undefined {
+  const exp = decodeJwtPayload(token)?.exp;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return undefined;
+  const ms = Math.round(exp * 1000);
+  return Math.abs(ms) <= MAX_DATE_MS ? ms : undefined;
 }
 
 export function identityFromIdToken(idToken: string | undefined): Identity {

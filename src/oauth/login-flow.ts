@@ -54,7 +54,10 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
   // Open the store, and make sure it can take the sign-in, before the browser: a missing keychain or a read-only
   // credentials directory should fail now, not after the user signed in.
   const session = await openSession(ctx);
-  await session.checkCanSave();
+  // --timeout covers the wait for another idcli's lock here too: what that wait took is not left for the browser.
+  const deadline = deps.now() + request.timeoutMs;
+  await session.checkCanSave(deadline);
+  request = { ...request, timeoutMs: Math.max(0, deadline - deps.now()) };
 
   const pkce = createPkcePair();
   const state = createState();

@@ -8,7 +8,7 @@
  */
 import type { CommandContext } from '../context.js';
 import type { TokenSource } from '../deps.js';
-import { notLoggedIn } from '../errors.js';
+import { ExitCode, IdcliError, notLoggedIn } from '../errors.js';
 import { requireSetting } from '../config.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialKey, CredentialRecord } from '../store/record.js';
@@ -28,6 +28,13 @@ export type UsableRecord = CredentialRecord & { accessToken: string };
  * minute after such a crash.
  */
 const LOCK_OPTIONS = { timeoutMs: 60_000, staleMs: 10_000 } as const;
+
+/** How a stop signal speaks of a refresh in flight (Deps.mustFinish). */
+const REFRESH_TASK = {
+  what: 'the token refresh',
+  loses: 'the sign-in',
+  fix: 'if the next `idcli token` says so, run `idcli login`',
+} as const;
 
 export async function openSession(ctx: SessionContext): Promise<Session> {
   const key = credentialKey(ctx);
@@ -73,6 +80,7 @@ async function underLock<T>(
   key: CredentialKey,
   fn: () => Promise<T>,
   onWait?: (lockPath: string) => void,
+  deadline?: WaitDeadline,
 ): Promise<T> {
   const { lockPathFor, withLock } = await import('../store/lock.js');
   const lockPath = lockPathFor(ctx.settings.configDir, key);
@@ -80,7 +88,27 @@ async function underLock<T>(
     ...LOCK_OPTIONS,
     signal: ctx.deps.signal,
     onWait: onWait && (() => onWait(lockPath)),
+    // The lock counts on Date.now(); the caller's deadline is on deps.now(): what is left of it carries over.
+    ...(deadline && {
+      waitLimit: { at: Date.now() + (deadline.at - ctx.deps.now()), error: (who) => deadline.error(who, lockPath) },
+    }),
   });
+}
+
+/** When a caller stops waiting for the lock (deps.now() time), and the error it ends with then. */
+interface WaitDeadline {
+  at: number;
+  error: (holder: string, lockPath: string) => Error;
+}
+
+/** The sign-in ran out of `--timeout` before another idcli let go of these credentials. */
+function signInTimedOut(holder: string, lockPath: string): IdcliError {
+  const who = holder === '' ? 'another idcli' : `another idcli (${holder})`;
+  return new IdcliError(
+    `the sign-in timed out waiting for ${who} to finish with these credentials (${lockPath})`,
+    ExitCode.AUTH,
+    { hint: 'try again once it is done, or give login a longer --timeout' },
+  );
 }
 
 export class Session implements TokenSource {
@@ -133,10 +161,12 @@ export class Session implements TokenSource {
 
   /**
    * Resolves when a sign-in could be saved now (the lock and the store can be written), else exit 2 with the fix:
-   * `login` asks before it opens the browser, so a broken store is not found after the user signed in.
+   * `login` asks before it opens the browser, so a broken store is not found after the user signed in. The wait
+   * for another idcli's lock ends at `waitUntil` (deps.now() time), `login --timeout`'s deadline (exit 3).
    */
-  async checkCanSave(): Promise<void> {
-    await this.withLock(() => this.store.checkWritable(this.key));
+  async checkCanSave(waitUntil?: number): Promise<void> {
+    const deadline = waitUntil === undefined ? undefined : { at: waitUntil, error: signInTimedOut };
+    await this.withLock(() => this.store.checkWritable(this.key), deadline);
   }
 
   /**
@@ -168,9 +198,14 @@ export class Session implements TokenSource {
   }
 
   /** Run `fn` under this sign-in's lock, saying so under --verbose when another idcli holds it. */
-  private async withLock<T>(fn: () => Promise<T>): Promise<T> {
-    return underLock(this.ctx, this.key, fn, (lockPath) =>
-      this.ctx.deps.log.verbose(`waiting for another idcli to finish with these credentials (${lockPath})`),
+  private async withLock<T>(fn: () => Promise<T>, deadline?: WaitDeadline): Promise<T> {
+    return underLock(
+      this.ctx,
+      this.key,
+      fn,
+      (lockPath) =>
+        this.ctx.deps.log.verbose(`waiting for another idcli to finish with these credentials (${lockPath})`),
+      deadline,
     );
   }
 
@@ -230,13 +265,16 @@ export class Session implements TokenSource {
       codeVerifier: record.codeVerifier,
       nextChallenge: next.challenge,
     });
-    // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer would lose the sign-in.
-    const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
-    this.remember(tokens);
-    const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
-    await this.store.write(this.key, saved);
-    this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
-    return saved as UsableRecord;
+    // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer, or the save of it,
+    // would lose the sign-in. A stop signal lets both finish, and says so (Deps.mustFinish).
+    return this.ctx.deps.mustFinish(REFRESH_TASK, async () => {
+      const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
+      this.remember(tokens);
+      const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
+      await this.store.write(this.key, saved);
+      this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
+      return saved as UsableRecord;
+    });
   }
 
   /**

@@ -15,7 +15,7 @@ import {
 } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
-import { refuseForeignOwner, tightenMode } from '../private-mode.js';
+import { refuseForeignOwner, shellQuoted, tightenMode } from '../private-mode.js';
 import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore, WriteOptions } from './interface.js';
@@ -90,7 +90,7 @@ export class FileStore implements CredentialStore {
   async read(key: CredentialKey): Promise<CredentialRecord | null> {
     const path = await this.pathFor(key);
     if (!this.#inspectDir()) return null;
-    if (!IS_POSIX) this.#refuseSymlink(path); // no O_NOFOLLOW there
+    if (!IS_POSIX) this.#existingRecord(path); // no O_NOFOLLOW there
     let fd: number;
     try {
       fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
@@ -98,14 +98,12 @@ export class FileStore implements CredentialStore {
       const code = errCode(err);
       if (code === 'ENOENT') return null;
       if (code === 'ELOOP') throw symlinkRefused(path);
+      if (code === 'EACCES' || code === 'EPERM') throw unreadable(path, code);
       throw fsError('cannot read', path, err);
     }
     try {
       const st = fstatSync(fd);
-      if (!st.isFile())
-        throw new IdcliError(`${path} is not a regular file`, ExitCode.AUTH, {
-          hint: 'remove it and run `idcli login`',
-        });
+      if (!st.isFile()) throw notARecord(path);
       refuseForeignOwner(path, st);
       if (IS_POSIX && (st.mode & 0o077) !== 0) {
         const told = tightenMode(path, st, FILE_MODE, 'readable', () => fchmodSync(fd, FILE_MODE));
@@ -127,7 +125,8 @@ export class FileStore implements CredentialStore {
   async checkWritable(key: CredentialKey): Promise<void> {
     const path = await this.pathFor(key);
     await this.#ensureDir();
-    this.#refuseSymlink(path);
+    // The probe cannot see what is at the record's own name: a directory there fails only the final rename.
+    this.#existingRecord(path);
     const { unlink, writeFile } = await fsp();
     const probe = await this.#tempName(path);
     try {
@@ -143,7 +142,7 @@ export class FileStore implements CredentialStore {
   async write(key: CredentialKey, record: CredentialRecord, opts: WriteOptions = {}): Promise<void> {
     const path = await this.pathFor(key);
     await this.#ensureDir();
-    const creates = !this.#refuseSymlink(path);
+    const creates = !this.#existingRecord(path);
     await this.#removeOrphanTemps(path);
     const { open, rename, unlink } = await fsp();
     const tmp = await this.#tempName(path);
@@ -181,6 +180,8 @@ export class FileStore implements CredentialStore {
       await (await fsp()).unlink(path);
     } catch (err) {
       if (errCode(err) === 'ENOENT') return false;
+      // A directory in the record's place (EISDIR, or EPERM as POSIX allows) is not ours to remove recursively.
+      if (isDirectory(path)) throw notARecord(path);
       throw fsError('cannot delete', path, err);
     }
     await syncDir(this.dir);
@@ -225,16 +226,18 @@ export class FileStore implements CredentialStore {
     return true;
   }
 
-  /** Whether something exists at `path`; refuses a symlink there. */
-  #refuseSymlink(path: string): boolean {
+  /** Whether a record exists at `path`; refuses anything there but a regular file, a dangling symlink included. */
+  #existingRecord(path: string): boolean {
+    let st: Stats;
     try {
-      if (lstatSync(path).isSymbolicLink()) throw symlinkRefused(path);
-      return true;
+      st = lstatSync(path);
     } catch (err) {
-      if (err instanceof IdcliError) throw err;
       if (errCode(err) !== 'ENOENT') throw fsError('cannot read', path, err);
       return false;
     }
+    if (st.isSymbolicLink()) throw symlinkRefused(path);
+    if (!st.isFile()) throw notARecord(path);
+    return true;
   }
 
   /**
@@ -272,8 +275,41 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Something other than a regular file where idcli keeps its files is a local fault that the user removes, like a
+ * foreign owner (exit 2): signing in again cannot mend it, as the sign-in would meet the same thing.
+ */
 function symlinkRefused(path: string): IdcliError {
-  return new IdcliError(`refusing to follow the symbolic link ${path}`, ExitCode.AUTH, {
+  return new IdcliError(`refusing to follow the symbolic link ${path}`, ExitCode.USAGE, {
     hint: 'remove the link and run `idcli login`',
   });
+}
+
+/**
+ * A record that cannot be opened: another user's at 0600 is refused naming its owner, as one that can be opened is;
+ * one of ours that we may not read (mode 0200, an ACL) needs its mode mended. Either way exit 2, never a crash.
+ */
+function unreadable(path: string, code: string): IdcliError {
+  let st: Stats | undefined;
+  try {
+    st = lstatSync(path);
+  } catch {
+    // Not even its owner can be read (a directory we may not search): the code alone says what failed.
+  }
+  if (st) refuseForeignOwner(path, st);
+  return new IdcliError(`cannot read ${path} (${code})`, ExitCode.USAGE, {
+    hint: `make it readable for you (chmod 600 ${shellQuoted(path)}), or remove it and run \`idcli login\``,
+  });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function notARecord(path: string): IdcliError {
+  return new IdcliError(`${path} is not a regular file`, ExitCode.USAGE, { hint: 'remove it and run `idcli login`' });
 }

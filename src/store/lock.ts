@@ -23,6 +23,9 @@ export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
 export const DEFAULT_LOCK_STALE_MS = 60_000;
 // O_NONBLOCK: a FIFO in the lock's place must be refused (see snapshot), not block a thread and the run forever.
 const O_NONBLOCK = process.platform === 'win32' ? 0 : constants.O_NONBLOCK;
+// O_NOFOLLOW: a symbolic link in the lock's place, dangling or not, is refused like a FIFO (ELOOP). Followed, a
+// dangling one reads as "no lock" while link(2) finds the name taken, and every run would wait for nobody.
+const O_NOFOLLOW = process.platform === 'win32' ? 0 : constants.O_NOFOLLOW;
 /** A reaper is held for two file operations; one this old belongs to a process that died inside them. */
 const REAPER_STALE_MS = 5_000;
 const MIN_POLL_MS = 10;
@@ -39,6 +42,11 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** Called once, when the lock is found held and this process starts to wait. */
   onWait?: () => void;
+  /**
+   * A limit on the whole wait, whoever holds the lock, for a caller with a deadline of its own (`login --timeout`):
+   * past `at` (Date.now() time) the wait ends with `error(who)`, `who` naming the holder when it is known.
+   */
+  waitLimit?: { at: number; error: (who: string) => Error };
 }
 
 interface Owner {
@@ -105,8 +113,10 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
       waitingOn = id;
       deadline = Date.now() + timeoutMs;
     }
+    if (opts.waitLimit && Date.now() >= opts.waitLimit.at) throw opts.waitLimit.error(holderName(holder));
     if (Date.now() >= deadline) throw timeoutError(lockPath, timeoutMs, holder);
-    await sleep(pollDelay(round), undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
+    const pause = Math.min(pollDelay(round), Math.max(0, (opts.waitLimit?.at ?? Infinity) - Date.now()));
+    await sleep(pause, undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
   }
 }
 
@@ -184,7 +194,10 @@ async function createExclusive(path: string, content: object): Promise<FileHandl
  * but a regular file in its place is refused: it can be neither read as an owner nor ever turn stale.
  */
 async function snapshot(path: string): Promise<Snapshot | null> {
-  const fh = await open(path, constants.O_RDONLY | O_NONBLOCK).catch(() => null);
+  const fh = await open(path, constants.O_RDONLY | O_NONBLOCK | O_NOFOLLOW).catch((err: unknown) => {
+    if (errCode(err) === 'ELOOP') throw notALock(path);
+    return null;
+  });
   if (fh === null) return null;
   try {
     const st = await fh.stat();
@@ -198,8 +211,12 @@ async function snapshot(path: string): Promise<Snapshot | null> {
   } finally {
     await fh.close().catch(() => {});
   }
-  // Something local is in the way, which the user removes: a configuration fault (exit 2), not a sign-in problem.
-  throw new IdcliError(`${path} is not a regular file, so it cannot serve as a lock`, ExitCode.USAGE, {
+  throw notALock(path);
+}
+
+/** Something local is in the way, which the user removes: a configuration fault (exit 2), not a sign-in problem. */
+function notALock(path: string): IdcliError {
+  return new IdcliError(`${path} is not a regular file, so it cannot serve as a lock`, ExitCode.USAGE, {
     hint: 'remove it (no idcli process creates it this way) and try again',
   });
 }
@@ -263,8 +280,13 @@ async function removeUnder(
   }
 }
 
+/** "pid 123 on host", or "" when the lock holds no owner record. */
+function holderName(holder: Snapshot | null): string {
+  return holder?.owner ? `pid ${holder.owner.pid} on ${holder.owner.host}` : '';
+}
+
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
-  const who = holder?.owner ? ` (held by pid ${holder.owner.pid} on ${holder.owner.host})` : '';
+  const who = holder?.owner ? ` (held by ${holderName(holder)})` : '';
   return new IdcliError(
     `timed out after ${Number((timeoutMs / 1000).toFixed(3))} s waiting for the lock ${lockPath}${who}`,
     ExitCode.INTERNAL,

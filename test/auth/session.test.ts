@@ -44,6 +44,7 @@ beforeEach(async () => {
     now: Date.now,
     startedAt: Date.now(),
     signal: new AbortController().signal,
+    mustFinish: (_task, work) => work(),
   };
   const settings: Settings = {
     profile: 'default',
@@ -138,6 +139,7 @@ describe('openSession', () => {
       now: Date.now,
       startedAt: Date.now(),
       signal: new AbortController().signal,
+      mustFinish: <T>(_task: unknown, work: () => Promise<T>) => work(),
     };
     const log = createLogger(new PassThrough(), { verbose: false, quiet: false });
     const settings: Settings = {

@@ -140,6 +140,48 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
     expect((await stat(record)).mode & 0o777).toBe(0o644);
   });
 
+  it("another user's record at 0600, which cannot even be opened, is refused naming its owner (exit 2)", async () => {
+    // The CLI runs as nobody, in a config directory of its own; the record in it is root's and private. Root
+    // would read it regardless of its mode, so only a run as another user meets EACCES, as a real user would.
+    const h = await newHarness('file');
+    await login(h);
+    await handOver(h, NOBODY);
+    const record = await recordPathOf(h);
+    await chown(record, 0, 0);
+    await chmod(record, 0o600);
+    for (const command of [['token'], ['status'], ['token', '--refresh']]) {
+      const r = await h.run(command, {}, NOBODY);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expectOneErrorLine(
+        r,
+        new RegExp(
+          `refusing to use ${escaped(record)}: it belongs to another user \\(uid 0\\), not to you \\(uid 65534\\)`,
+        ),
+      );
+    }
+    expect(h.emu.tokenEvents.filter((e) => e.grant === 'refresh_token')).toHaveLength(0);
+  });
+
+  it('a record of our own that we may not read (mode 0200) is exit 2 with the chmod that mends it', async () => {
+    const h = await newHarness('file');
+    await login(h);
+    await handOver(h, NOBODY);
+    const record = await recordPathOf(h);
+    await chmod(record, 0o200);
+    const r = await h.run(['token'], {}, NOBODY);
+    expect(r.code, r.stderr).toBe(2);
+    expectOneErrorLine(
+      r,
+      new RegExp(
+        `cannot read ${escaped(record)} \\(EACCES\\); make it readable for you \\(chmod 600 '${escaped(record)}'\\)`,
+      ),
+    );
+    await chmod(record, 0o600);
+    const mended = await h.run(['token'], {}, NOBODY);
+    expect(mended.code, mended.stderr).toBe(0);
+  });
+
   it('a chmod that fails is reported as failed, with the command that fixes it', async () => {
     const h = await newHarness('file');
     await login(h);

@@ -86,12 +86,12 @@ describe('config.json', () => {
 });
 
 describe('the credential record', () => {
-  it('a FIFO is refused with exit 3 instead of blocking', async () => {
+  it('a FIFO is refused with exit 2 (a local fault to remove) instead of blocking', async () => {
     const path = await new FileStore({ configDir: env.configDir }).pathFor(key());
     await mkfifo(path);
     const r = await idcli(['token']);
     expect(r.signal).toBeNull();
-    expect(r.code).toBe(3);
+    expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/is not a regular file; remove it and run `idcli login`/);
   }, 30_000);
 });
@@ -128,13 +128,13 @@ describe('logout', () => {
       await writeFile(victim, 'keep me');
       await symlink(elsewhere, store.dir);
       const r = await idcli(['logout'], { IDCLI_CREDENTIAL_STORE: 'file' });
-      expect(r.code).toBe(3);
+      expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/refusing to follow the symbolic link/);
       expect(existsSync(victim)).toBe(true);
       expect(await readFile(victim, 'utf8')).toBe('keep me');
       // Reads refuse the same directory the same way.
       const read = await idcli(['token'], { IDCLI_CREDENTIAL_STORE: 'file' });
-      expect(read.code).toBe(3);
+      expect(read.code).toBe(2);
       expect(read.stderr).toMatch(/refusing to follow the symbolic link/);
     } finally {
       await rm(elsewhere, { recursive: true, force: true });

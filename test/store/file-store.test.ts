@@ -94,7 +94,7 @@ describe('file store', () => {
     await symlink(elsewhere, path);
     const readErr = await rejection(store.read(KEY));
     expect(readErr.message).toMatch(/symbolic link/);
-    expect(readErr.exitCode).toBe(ExitCode.AUTH);
+    expect(readErr.exitCode).toBe(ExitCode.USAGE);
     const writeErr = await rejection(store.write(KEY, sampleRecord({ refreshToken: 'rt-planted' })));
     expect(writeErr.message).toMatch(/symbolic link/);
     expect(await readFile(elsewhere, 'utf8')).not.toContain('rt-planted');

@@ -1,8 +1,8 @@
-import { mkdir, readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../src/errors.js';
+import { ExitCode, usageError } from '../../src/errors.js';
 import { lockPathFor, withLock } from '../../src/store/lock.js';
 import { deadPid, KEY, runFixture, tempDir, waitForExit } from './support.js';
 import { until } from '../auth/harness.js';
@@ -204,5 +204,41 @@ describe('lock', () => {
       withLock(lockPath, async () => {}, { signal: controller.signal, timeoutMs: 10_000, onWait }),
     );
     expect(err.exitCode).toBe(ExitCode.INTERRUPTED);
+  });
+  it("waitLimit ends the whole wait at its time with the caller's error, naming the holder", async () => {
+    await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
+    const limit = Date.now() + 300;
+    let ran = false;
+    const err = await rejection(
+      withLock(
+        lockPath,
+        async () => {
+          ran = true;
+        },
+        { timeoutMs: 10_000, waitLimit: { at: limit, error: (who) => usageError(`gave up on ${who}`) } },
+      ),
+    );
+    expect(ran).toBe(false);
+    expect(err.message).toBe('gave up on pid 1 on some-other-host.invalid');
+    expect(Date.now()).toBeGreaterThanOrEqual(limit);
+    expect(JSON.parse(await readFile(lockPath, 'utf8')).token).toBe('planted');
+  });
+
+  it('a waitLimit already past still takes a free lock', async () => {
+    const waitLimit = { at: Date.now() - 1000, error: () => new Error('should not give up') };
+    expect(await withLock(lockPath, async () => 'held', { waitLimit })).toBe('held');
+  });
+
+  it("refuses a symbolic link in the lock's place, dangling or not, at once (exit 2), and leaves it", async () => {
+    await mkdir(dirname(lockPath), { recursive: true });
+    for (const target of [join(dir.path, 'nowhere'), join(dir.path, 'a-file')]) {
+      await writeFile(join(dir.path, 'a-file'), '');
+      await rm(lockPath, { force: true });
+      await symlink(target, lockPath);
+      const err = await rejection(withLock(lockPath, async () => {}, { timeoutMs: 60_000 }));
+      expect(err.exitCode).toBe(ExitCode.USAGE);
+      expect(err.message).toBe(`${lockPath} is not a regular file, so it cannot serve as a lock`);
+      expect((await lstat(lockPath)).isSymbolicLink()).toBe(true);
+    }
   });
 });

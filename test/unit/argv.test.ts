@@ -18,7 +18,7 @@ describe('parseArgv', () => {
     const a = run(['--profile', 'stg', 'token', '--json', '--base-url=https://id.example.com']);
     expect(a.path.map((c) => c.name)).toEqual(['token']);
     expect(a.globals).toEqual({ profile: 'stg', baseUrl: 'https://id.example.com' });
-    expect(a.options).toEqual({ json: true, minTtl: 60 });
+    expect(a.options).toEqual({ json: true });
   });
   it('converts integers, applies defaults, and negates --no-*', () => {
     const l = run(['list', 'users', '--page-size', '0', '--limit=5']);

@@ -1,0 +1,88 @@
+/**
+ * `login --timeout` covers the wait for another idcli that holds these credentials' lock: past the deadline the
+ * sign-in ends (exit 3, naming the holder) before any browser opens; a holder that lets go in time costs the wait
+ * only what it took.
+ */
+import { join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { lockPathFor, withLock } from '../../src/store/lock.js';
+import { authorizeQueries, describeEachStore, type Harness, harness, login } from './harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/**
+ * Holds the sign-in's lock from this process, as a refreshing idcli would (a live pid, a fresh heartbeat), until
+ * the returned function is called.
+ */
+async function holdLock(h: Harness): Promise<() => Promise<void>> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let taken!: () => void;
+  const acquired = new Promise<void>((resolve) => (taken = resolve));
+  const done = withLock(
+    lockPathFor(join(h.dir, 'config'), h.key()),
+    async () => {
+      taken();
+      await held;
+    },
+    { staleMs: 10_000 },
+  );
+  await acquired;
+  return async () => {
+    release();
+    await done;
+  };
+}
+
+describeEachStore('login --timeout while another idcli holds the lock', (store) => {
+  it('ends at the deadline with exit 3 naming the holder, before any browser opens', async () => {
+    h = await harness({ store });
+    await login(h);
+    const release = await holdLock(h);
+    try {
+      const opened = authorizeQueries(h.emu).length;
+      const r = await h.run(['login', '--timeout', '2']);
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^error: the sign-in timed out waiting for another idcli \\(pid ${process.pid} on \\S+\\) to finish with these credentials \\(\\S+\\.lock\\); try again once it is done, or give login a longer --timeout\\n$`,
+        ),
+      );
+      expect(authorizeQueries(h.emu)).toHaveLength(opened);
+    } finally {
+      await release();
+    }
+    // Once it is let go, the sign-in goes through.
+    await login(h);
+  });
+
+  it('a holder that lets go in time: the sign-in goes on, in the same run', async () => {
+    h = await harness({ store });
+    await login(h);
+    const release = await holdLock(h);
+    let stderr = '';
+    let released: Promise<void> | undefined;
+    // Let go once the login says it waits for the lock (under --verbose, when it first finds the lock held).
+    const r = await h.run(
+      ['login', '--timeout', '30', '--verbose'],
+      {},
+      {
+        onSpawn: (child) =>
+          child.stderr!.on('data', (chunk: Buffer) => {
+            stderr += chunk.toString('utf8');
+            if (released === undefined && stderr.includes('waiting for another idcli')) released = release();
+          }),
+      },
+    );
+    await released;
+    expect(released).toBeDefined();
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('waiting for another idcli to finish with these credentials');
+    expect(r.stderr).toContain('Signed in');
+  });
+});
