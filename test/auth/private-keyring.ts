@@ -5,12 +5,15 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { until } from './harness.js';
 
 const PASSWORD = 'idcli-private-keyring';
 const SERVICE = '/org/freedesktop/secrets';
+/** A session bus that starts nothing on demand: between unlock()'s stop and start, no other daemon takes the name. */
+const BUS_CONFIG = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'dbus-session.conf');
 
 export interface PrivateKeyring {
   /** What a child needs to use this keyring instead of the suite's: merge it into the CLI's environment. */
@@ -28,7 +31,7 @@ export async function startPrivateKeyring(dir: string): Promise<PrivateKeyring> 
   await mkdir(join(dir, 'data'), { recursive: true, mode: 0o700 });
   const bus = spawn(
     'dbus-daemon',
-    ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(dir, 'bus')}`],
+    [`--config-file=${BUS_CONFIG}`, '--nofork', '--print-address=1', `--address=unix:path=${join(dir, 'bus')}`],
     {
       stdio: ['ignore', 'pipe', 'ignore'],
     },
