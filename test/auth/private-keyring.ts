@@ -22,6 +22,8 @@ export interface PrivateKeyring {
   lock(): Promise<void>;
   /** Unlocks it the way signing in to the desktop does: the keyring daemon starts again with the password. */
   unlock(): Promise<void>;
+  /** How the running daemon ended, e.g. "killed by SIGTRAP", or null while it runs. */
+  daemonExit(): string | null;
   close(): Promise<void>;
 }
 
@@ -114,6 +116,11 @@ export async function startPrivateKeyring(dir: string): Promise<PrivateKeyring> 
       await stopDaemon();
       await startDaemon();
       if (await locked()) throw new Error('the private keyring did not unlock');
+    },
+    daemonExit() {
+      if (!daemon) return 'stopped';
+      if (daemon.signalCode !== null) return `killed by ${daemon.signalCode}`;
+      return daemon.exitCode === null ? null : `exit status ${daemon.exitCode}`;
     },
     async close() {
       await stopDaemon();

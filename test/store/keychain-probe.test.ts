@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
 import { KeyringClient } from '../../src/store/keyring-client.js';
 import { checkSecretService, LOCKED, sessionBusSocket } from '../../src/store/secret-service-check.js';
+import { startPrivateKeyring } from '../auth/private-keyring.js';
 import { type FakeBus, type FakeBusMode, startFakeBus } from './fixtures/fake-bus.js';
 import { tempDir } from './support.js';
 
@@ -221,5 +222,37 @@ describe.runIf(HAVE_KEYRING)('checkSecretService against the real session bus (g
     const started = Date.now();
     expect(await checkSecretService({ env: process.env, timeoutMs: 20_000 })).toEqual({ status: 'ready' });
     expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe.runIf(HAVE_KEYRING)('checkSecretService and gnome-keyring, many callers at once', () => {
+  // gnome-keyring records each new caller in an idle callback, and until then aborts on calls that need the
+  // record (e.g. the collection's Locked property answered without a value or an error). Many new callers at once
+  // widen that window. The check must stay out of it: its first call needs no record, and it waits for the answer.
+  const CHECKS = 4000;
+  const AT_ONCE = 16;
+
+  it('never brings the daemon down, and finds it ready every time', async () => {
+    const dir = await tempDir();
+    const keyring = await startPrivateKeyring(dir.path);
+    try {
+      const env = { ...process.env, ...keyring.env };
+      const results = new Map<string, number>();
+      let started = 0;
+      const caller = async () => {
+        while (started < CHECKS && keyring.daemonExit() === null) {
+          started++;
+          const result = await checkSecretService({ env, timeoutMs: 30_000 });
+          const key = result.status === 'unavailable' ? result.reason : result.status;
+          results.set(key, (results.get(key) ?? 0) + 1);
+        }
+      };
+      await Promise.all(Array.from({ length: AT_ONCE }, caller));
+      expect(keyring.daemonExit()).toBeNull();
+      expect(Object.fromEntries(results)).toEqual({ ready: CHECKS });
+    } finally {
+      await keyring.close();
+      await dir.cleanup();
+    }
   });
 });
