@@ -5,7 +5,8 @@
 #   scripts/with-keyring.sh npx vitest run test/store
 #
 # Inside, IDCLI_TEST_KEYRING=1 tells the tests a real keyring is there, and IDCLI_TEST_KEYRING_DIR where the
-# daemon's exit is recorded (see test/support/keyring-watch.ts). The exit status is the command's.
+# daemon's exit is recorded (see test/support/keyring-watch.ts). The exit status is the command's, or 1 when the
+# command passed but the daemon died under it.
 # Without the tools it says so on stderr and runs the command without a keyring (keychain tests then skip,
 # or fail when IDCLI_REQUIRE_KEYCHAIN=1).
 set -euo pipefail
