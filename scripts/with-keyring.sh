@@ -4,7 +4,9 @@
 #
 #   scripts/with-keyring.sh npx vitest run test/store
 #
-# Inside, IDCLI_TEST_KEYRING=1 tells the tests a real keyring is there. The exit status is the command's.
+# Inside, IDCLI_TEST_KEYRING=1 tells the tests a real keyring is there, and IDCLI_TEST_KEYRING_DIR where the
+# daemon's exit is recorded (see test/support/keyring-watch.ts). The exit status is the command's, or 1 when the
+# command passed but the daemon died under it.
 # Without the tools it says so on stderr and runs the command without a keyring (keychain tests then skip,
 # or fail when IDCLI_REQUIRE_KEYCHAIN=1).
 set -euo pipefail
@@ -23,18 +25,21 @@ if [ "${#missing[@]}" -gt 0 ]; then
   exec "$@"
 fi
 
+# The session bus starts no service on demand: a daemon that dies under the tests must stay dead, not be replaced
+# by one that D-Bus starts outside the private directories below, with the user's own keyring, locked.
+config="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/test/support/dbus-session.conf"
+
 # The inner script runs inside the private session (a quoted heredoc, so nothing expands out here); the command
 # arrives as "$@", so arguments with spaces or quotes pass through untouched.
 inner=$(cat <<'INNER'
 set -uo pipefail
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/idcli-keyring.XXXXXX")"
 chmod 700 "$tmp"
-daemon_pid=""
 cleanup() {
-  if [ -n "$daemon_pid" ]; then
-    kill "$daemon_pid" 2>/dev/null || true
-    wait "$daemon_pid" 2>/dev/null || true
+  if [ -s "$tmp/daemon.pid" ] && [ ! -e "$tmp/daemon.exit" ]; then
+    kill "$(cat "$tmp/daemon.pid")" 2>/dev/null || true
   fi
+  wait 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -50,10 +55,17 @@ export XDG_RUNTIME_DIR="$tmp/runtime"
 mkdir -p "$XDG_DATA_HOME" "$XDG_RUNTIME_DIR"
 chmod 700 "$XDG_RUNTIME_DIR"
 
-# The daemon reads the unlock password from stdin; the printf ends, the daemon keeps running in the foreground.
-printf "%s" "idcli-test-keyring" | gnome-keyring-daemon --foreground --unlock --components=secrets \
-  >"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
+# The daemon reads the unlock password from stdin and runs in the foreground. Its watcher records how and when it
+# ended (milliseconds since the epoch), so a death under the tests can be told apart from the tests' own failures.
+(
+  gnome-keyring-daemon --foreground --unlock --components=secrets < <(printf "%s" "idcli-test-keyring") \
+    >"$tmp/daemon.log" 2>&1 &
+  echo "$!" >"$tmp/daemon.pid"
+  wait "$!"
+  status=$?
+  echo "$status $(date +%s%3N)" >"$tmp/daemon.exit.new"
+  mv "$tmp/daemon.exit.new" "$tmp/daemon.exit"
+) 2>/dev/null &
 
 owned=""
 for _ in $(seq 1 100); do
@@ -62,7 +74,7 @@ for _ in $(seq 1 100); do
     owned=1
     break
   fi
-  if ! kill -0 "$daemon_pid" 2>/dev/null; then break; fi
+  if [ -e "$tmp/daemon.exit" ]; then break; fi
   sleep 0.1
 done
 if [ -z "$owned" ]; then
@@ -71,15 +83,21 @@ if [ -z "$owned" ]; then
   exit 1
 fi
 
-export IDCLI_TEST_KEYRING=1
+export IDCLI_TEST_KEYRING=1 IDCLI_TEST_KEYRING_DIR="$tmp"
 "$@"
 status=$?
-# A daemon that died under the tests explains every keychain failure after it; its log says why.
-if ! kill -0 "$daemon_pid" 2>/dev/null; then
-  echo "with-keyring: gnome-keyring-daemon exited during the run; its log:" >&2
-  sed "s/^/with-keyring: /" "$tmp/daemon.log" >&2 || true
+# A daemon that died under the tests explains every keychain failure after it: one line says when and why.
+if [ -e "$tmp/daemon.exit" ]; then
+  read -r code _ <"$tmp/daemon.exit"
+  how="exit status $code"
+  if [ "$code" -gt 128 ]; then how="killed by SIG$(kill -l "$((code - 128))")"; fi
+  last=$(grep -E "ERROR|CRITICAL|WARNING" "$tmp/daemon.log" | tail -n 1 | sed -E 's/^\([^)]*\): //; s/ [0-9:.]+: / /')
+  during="the run"
+  if [ -s "$tmp/died-during" ]; then during=$(paste -sd '|' "$tmp/died-during" | sed 's/|/, or (alongside) /g'); fi
+  echo "with-keyring: gnome-keyring-daemon died during ${during} (${how}${last:+: $last}); the keychain tests after it fail: nothing restarts it" >&2
+  [ "$status" -ne 0 ] || status=1
 fi
 exit "$status"
 INNER
 )
-exec dbus-run-session -- bash -c "$inner" with-keyring "$@"
+exec dbus-run-session --config-file="$config" -- bash -c "$inner" with-keyring "$@"

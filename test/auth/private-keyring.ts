@@ -5,12 +5,15 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { until } from './harness.js';
 
 const PASSWORD = 'idcli-private-keyring';
 const SERVICE = '/org/freedesktop/secrets';
+/** A session bus that starts nothing on demand: between unlock()'s stop and start, no other daemon takes the name. */
+const BUS_CONFIG = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'dbus-session.conf');
 
 export interface PrivateKeyring {
   /** What a child needs to use this keyring instead of the suite's: merge it into the CLI's environment. */
@@ -19,6 +22,8 @@ export interface PrivateKeyring {
   lock(): Promise<void>;
   /** Unlocks it the way signing in to the desktop does: the keyring daemon starts again with the password. */
   unlock(): Promise<void>;
+  /** How the running daemon ended, e.g. "killed by SIGTRAP", or null while it runs. */
+  daemonExit(): string | null;
   close(): Promise<void>;
 }
 
@@ -28,7 +33,7 @@ export async function startPrivateKeyring(dir: string): Promise<PrivateKeyring> 
   await mkdir(join(dir, 'data'), { recursive: true, mode: 0o700 });
   const bus = spawn(
     'dbus-daemon',
-    ['--session', '--nofork', '--print-address=1', `--address=unix:path=${join(dir, 'bus')}`],
+    [`--config-file=${BUS_CONFIG}`, '--nofork', '--print-address=1', `--address=unix:path=${join(dir, 'bus')}`],
     {
       stdio: ['ignore', 'pipe', 'ignore'],
     },
@@ -111,6 +116,11 @@ export async function startPrivateKeyring(dir: string): Promise<PrivateKeyring> 
       await stopDaemon();
       await startDaemon();
       if (await locked()) throw new Error('the private keyring did not unlock');
+    },
+    daemonExit() {
+      if (!daemon) return 'stopped';
+      if (daemon.signalCode !== null) return `killed by ${daemon.signalCode}`;
+      return daemon.exitCode === null ? null : `exit status ${daemon.exitCode}`;
     },
     async close() {
       await stopDaemon();

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
 import { KeyringClient } from '../../src/store/keyring-client.js';
 import { checkSecretService, LOCKED, sessionBusSocket } from '../../src/store/secret-service-check.js';
+import { startPrivateKeyring } from '../auth/private-keyring.js';
 import { type FakeBus, type FakeBusMode, startFakeBus } from './fixtures/fake-bus.js';
 import { tempDir } from './support.js';
 
@@ -221,5 +222,43 @@ describe.runIf(HAVE_KEYRING)('checkSecretService against the real session bus (g
     const started = Date.now();
     expect(await checkSecretService({ env: process.env, timeoutMs: 20_000 })).toEqual({ status: 'ready' });
     expect(Date.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe.runIf(HAVE_KEYRING)('checkSecretService and gnome-keyring, many callers at once', () => {
+  // gnome-keyring records each new caller in an idle callback; a call that needs the record and comes first
+  // (the collection's Locked property, right behind the first call) aborts the daemon or is never answered. Many
+  // new callers at once widen that window. The check stays out of it: its first call needs no record, and it
+  // waits for the answer before asking anything else.
+  const CHECKS = 4000;
+  const AT_ONCE = 16;
+  /** The daemon's own, rare, wrong answer when many callers arrive at once, whatever they ask first. */
+  const NO_DEFAULT = 'the keyring has no default collection';
+
+  it('never brings the daemon down, and is always answered', async () => {
+    const dir = await tempDir();
+    const keyring = await startPrivateKeyring(dir.path);
+    try {
+      const env = { ...process.env, ...keyring.env };
+      const results: Record<string, number> = {};
+      let started = 0;
+      const caller = async () => {
+        while (started < CHECKS && keyring.daemonExit() === null) {
+          started++;
+          const result = await checkSecretService({ env, timeoutMs: 30_000 });
+          const key = result.status === 'unavailable' ? result.reason : result.status;
+          results[key] = (results[key] ?? 0) + 1;
+        }
+      };
+      await Promise.all(Array.from({ length: AT_ONCE }, caller));
+      expect(keyring.daemonExit()).toBeNull();
+      const { ready = 0, [NO_DEFAULT]: wrong = 0, ...others } = results;
+      expect(others).toEqual({}); // no timeout, no failed call
+      expect(ready + wrong).toBe(CHECKS);
+      expect(wrong).toBeLessThan(CHECKS / 100);
+    } finally {
+      await keyring.close();
+      await dir.cleanup();
+    }
   });
 });
