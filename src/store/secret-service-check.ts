@@ -95,10 +95,7 @@ export async function checkSecretService(opts: {
     }
     // The alias's Locked property: a missing default collection, or a locked one, would make the first write
     // (or read) wait on a prompt.
-    bus.send(
-      methodCall(3, SECRETS, '/org/freedesktop/secrets/aliases/default', PROPERTIES, 'Get', [COLLECTION, 'Locked']),
-    );
-    const locked = await bus.reply(3);
+    const locked = await defaultLocked(bus);
     if (locked.error !== undefined) throw new Unusable('the keyring has no default collection');
     if (lockedValue(locked.body, locked.littleEndian)) throw new Unusable(LOCKED);
     return { status: 'ready' };
@@ -109,6 +106,27 @@ export async function checkSecretService(opts: {
     clearTimeout(timer);
     bus.close();
   }
+}
+
+/**
+ * Asks for the default alias's Locked property. While gnome-keyring has not yet recorded a new caller (it does so
+ * after a call of its own to the bus), it can answer that the alias does not exist; many callers at once make that
+ * likely. An alias that is missing stays missing, so the answer is believed only once it comes again after a pause.
+ */
+async function defaultLocked(bus: Connection): Promise<Message & { error?: string }> {
+  let answer: Message & { error?: string } = await askDefaultLocked(bus, 3);
+  for (let serial = 4, pauseMs = 20; answer.error !== undefined && serial <= 6; serial++, pauseMs *= 4) {
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    answer = await askDefaultLocked(bus, serial);
+  }
+  return answer;
+}
+
+function askDefaultLocked(bus: Connection, serial: number): Promise<Message & { error?: string }> {
+  bus.send(
+    methodCall(serial, SECRETS, '/org/freedesktop/secrets/aliases/default', PROPERTIES, 'Get', [COLLECTION, 'Locked']),
+  );
+  return bus.reply(serial);
 }
 
 const SECRETS_SERVICE = 'org.freedesktop.Secret.Service';

@@ -229,13 +229,12 @@ describe.runIf(HAVE_KEYRING)('checkSecretService and gnome-keyring, many callers
   // gnome-keyring records each new caller in an idle callback; a call that needs the record and comes first
   // (the collection's Locked property, right behind the first call) aborts the daemon or is never answered. Many
   // new callers at once widen that window. The check stays out of it: its first call needs no record, and it
-  // waits for the answer before asking anything else.
-  const CHECKS = 4000;
-  const AT_ONCE = 16;
-  /** The daemon's own, rare, wrong answer when many callers arrive at once, whatever they ask first. */
-  const NO_DEFAULT = 'the keyring has no default collection';
+  // waits for the answer before asking anything else. Until the record exists the daemon may also answer that the
+  // default alias does not exist: a few in every few thousand checks at this load, which the check asks again.
+  const CHECKS = 8000;
+  const AT_ONCE = 128;
 
-  it('never brings the daemon down, and is always answered', async () => {
+  it('never brings the daemon down, is always answered, and never finds the default collection missing', async () => {
     const dir = await tempDir();
     const keyring = await startPrivateKeyring(dir.path);
     try {
@@ -252,10 +251,8 @@ describe.runIf(HAVE_KEYRING)('checkSecretService and gnome-keyring, many callers
       };
       await Promise.all(Array.from({ length: AT_ONCE }, caller));
       expect(keyring.daemonExit()).toBeNull();
-      const { ready = 0, [NO_DEFAULT]: wrong = 0, ...others } = results;
-      expect(others).toEqual({}); // no timeout, no failed call
-      expect(ready + wrong).toBe(CHECKS);
-      expect(wrong).toBeLessThan(CHECKS / 100);
+      // No timeout, no failed call, no wrong "no default collection".
+      expect(results).toEqual({ ready: CHECKS });
     } finally {
       await keyring.close();
       await dir.cleanup();
