@@ -63,8 +63,6 @@ export class WalkFailure extends Error {
 
 class ReaderGone extends Error {}
 
-const NOTHING_VISITED = { has: () => false };
-
 interface Pending<T> {
   url: string;
   index?: number;
@@ -245,15 +243,19 @@ class Walk {
    * The page's own canonical URL counts as visited too: the first request is often spelled differently
    * from the links (`/v1/users` vs `?pageIndex=0&pageSize=100`), and a loop back to it must still be seen.
    */
-  private rememberSelf(self: string | undefined, url: string): void {
+  private rememberSelf(self: string | undefined, url: string): string | undefined {
     // Usually self is the very URL just fetched, already remembered: no URL parse per page then.
-    if (self === undefined || this.visited.has(self)) return;
+    if (self === undefined) return undefined;
+    if (this.visited.has(self)) return self;
     try {
       const u = new URL(self, url);
       if (self.includes('#')) u.hash = '';
-      if (u.origin === this.options.apiOrigin) this.visited.add(u.href);
+      if (u.origin !== this.options.apiOrigin) return undefined;
+      this.visited.add(u.href);
+      return u.href;
     } catch {
       // An unparseable self link is not needed for the walk.
+      return undefined;
     }
   }
 
@@ -322,14 +324,15 @@ class Walk {
         const u = new URL(this.options.firstUrl);
         setQueryParam(u, 'pageIndex', String(nextIndex));
         setQueryParam(u, 'pageSize', String(pageSize));
-        const url = pageKey(u);
-        this.visited.add(url);
-        queue.push(this.start(url, nextIndex++));
+        queue.push(this.start(pageKey(u), nextIndex++));
       }
     };
     try {
-      fill();
+      // The first page's link is checked like every other's: against the pages written before it.
+      let linked = this.checkWritten(first, first.url, first.url);
+      if (linked.error === undefined) fill();
       await this.emit(first, queue[0]?.url);
+      if (linked.error !== undefined) throw this.stopped(linked.error, undefined);
       for (let p = queue.shift(); p; p = queue.shift()) {
         const page = this.parse(await this.settle(p));
         if (page.pageIndex !== p.index) {
@@ -337,21 +340,46 @@ class Walk {
           throw this.stopped(contractError(p.url, got), p.url);
         }
         const more = page.next !== undefined && this.wantsMoreAfter(page);
-        // A grown collection: the planned last page links further, so continue by its links.
-        if (p.index === lastIndex && more) return await this.sequentialFrom(this.stepFrom(page, p.url));
-        // Pages come by pageIndex here, yet a link to another origin (visited or not) breaks the contract all the
-        // same, and says so as the sequential walk would: after this page, with nothing to resume from.
-        const linkError = this.link(page.next, p.url, NOTHING_VISITED).error;
-        if (more && !linkError) fill();
+        // A grown collection: the planned last page links further, so continue by its links, which are checked
+        // against every page written so far.
+        if (p.index === lastIndex && more) {
+          return await this.sequentialFrom(this.stepFrom(page, this.handOver(p.url, linked.url)));
+        }
+        // Pages come by pageIndex here, yet a link to another origin or back to a page already written breaks the
+        // contract all the same, and says so as the sequential walk would: after this page, with nothing to resume
+        // from. The pages in flight after it are dropped unwritten.
+        linked = this.checkWritten(page, p.url, linked.url);
+        const linkError = linked.error;
+        if (more && linkError === undefined) fill();
         else queue.length = 0; // a shrunken collection or the limit: nothing after this page is wanted
         await this.emit(page, queue[0]?.url);
-        if (linkError) throw this.stopped(linkError, undefined);
+        if (linkError !== undefined) throw this.stopped(linkError, undefined);
         if (!more) return;
       }
     } finally {
       // Pages dropped here are cancelled when the walk ends (see `finished`).
       queue.length = 0;
     }
+  }
+
+  /** The planned last page, remembered as written pages are, and the URL its links are resolved against. */
+  private handOver(url: string, linked: string | undefined): string {
+    this.visited.add(url);
+    return linked ?? url;
+  }
+
+  /**
+   * A page of the walk by pageIndex, about to be written: remembered under the URL idcli fetched and under its self
+   * link (the server may spell its links otherwise than idcli), then its links.next checked against the pages
+   * written so far, this one included. Pages in flight are not remembered yet: the link to the next of them is no
+   * loop. The link that led here only names the page: a server's wrong link must not mark another page visited.
+   */
+  private checkWritten(page: Page, url: string, linked: string | undefined): NextLink {
+    this.visited.add(url);
+    this.rememberSelf(page.self, url);
+    if (page.next === undefined || !this.wantsMoreAfter(page)) return {};
+    // Named and resolved as the walk by links would: by the URL the previous page's link spells.
+    return this.link(page.next, linked ?? url, this.visited);
   }
 }
 

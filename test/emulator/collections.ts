@@ -14,6 +14,7 @@ export interface StoredCollection {
   totalKnown: boolean;
   lastLink: boolean;
   linkStyle: LinkStyle;
+  querySpelling: 'pageIndex-first' | 'pageSize-first';
   pretty: boolean;
   public: boolean;
   /** The bytes of items [from, to) joined by the separator: a view, no copy. */
@@ -61,6 +62,7 @@ export class Collections {
       totalKnown: c.type === 'offset' || (c.totalKnown ?? false),
       lastLink: c.type === 'offset' || (c.lastLink ?? false),
       linkStyle: c.linkStyle ?? 'object',
+      querySpelling: c.querySpelling ?? 'pageIndex-first',
       pretty,
       public: c.public ?? false,
       // Packed at registration, so later edits of the caller's array cannot change a walk in progress.
@@ -139,11 +141,13 @@ function offsetPage(c: StoredCollection, p: Params, extras: Array<[string, strin
   const from = Math.min(start, n);
   const to = Math.min(start + pageSize, n);
   const lastIndex = pageSize === 0 ? 0 : Math.max(0, Math.ceil(n / pageSize) - 1);
-  const at = (i: number) =>
-    `${c.path}?${query(extras, [
+  const at = (i: number) => {
+    const own: Array<[string, string]> = [
       ['pageIndex', String(i)],
       ['pageSize', String(pageSize)],
-    ])}`;
+    ];
+    return `${c.path}?${query(extras, c.querySpelling === 'pageSize-first' ? own.reverse() : own)}`;
+  };
   const links: Array<[string, string]> = [
     ['self', at(pageIndex)],
     ['first', at(0)],

@@ -111,7 +111,7 @@ async function handle(
     log.status = r.status;
     await send(res, r, { link: core.link, cache: core.encoded, coding, truncate });
   };
-  const fault = faults.take(pathname);
+  const fault = faults.take(pathname, new URLSearchParams(ex.query));
   let truncate = false;
   let codingFault: CodingFault | null = null;
   let patch: Record<string, unknown> | undefined;

@@ -82,6 +82,8 @@ export interface CollectionSpec {
   linkStyle?: 'object' | 'string' | 'relative'; // {href:abs} (default) | "abs" | {href:"/v1/..?.."}
   pretty?: boolean; // pretty-print the envelope; the items' own text is kept as given
   public?: boolean; // no bearer needed (default false)
+  /** Offset only: the order of the paging parameters in links, `?pageIndex=…&pageSize=…` (default) or the other. */
+  querySpelling?: 'pageIndex-first' | 'pageSize-first';
 }
 
 export type Fault =
@@ -114,6 +116,11 @@ export interface FaultSpec {
   nth?: number;
   /** How many matching requests get the fault (default 1; Infinity allowed). */
   times?: number;
+  /**
+   * Query parameters the request must carry, with these values (e.g. `{ pageIndex: '3' }`): a fault for one page,
+   * whatever order the pages of a parallel walk arrive in. nth then counts only the requests that match.
+   */
+  params?: Record<string, string>;
   fault: Fault;
 }
 
