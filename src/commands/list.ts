@@ -9,6 +9,7 @@ import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
 import { liveLineWanted } from '../output/status-line.js';
 import { type FetchContext, fetchPage } from '../paginate/fetch-page.js';
+import { CONTRACT_PAGE_SIZE, firstPageSize, parsePageSize } from '../paginate/page-size.js';
 import { WalkFailure, type WalkOptions, walk } from '../paginate/walk.js';
 import { redactUrl } from '../redact.js';
 import { stderrStyle } from '../style.js';
@@ -24,14 +25,14 @@ export async function runList(opts: ListOptions, ctx: CommandContext): Promise<v
   const { deps, settings } = ctx;
   const apiBase = apiBaseUrl(settings);
   // Everything that can be refused without the network is refused before any request (exit 2).
-  const firstUrl = targetUrl(opts.target, apiBase, opts);
+  const { firstUrl, fallbackUrl } = firstRequest(opts, apiBase, opts.pageSize ?? settings.pageSize);
   const apiOrigin = new URL(apiBase).origin;
   if (opts.limit === 0 && !opts.count) return;
   if (deps.signal.aborted) throw interrupted();
 
   const auto = opts.concurrency === 'auto';
   const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
-  const plan = { firstUrl, apiOrigin, limit: opts.limit, concurrency, yieldToThrottling: auto };
+  const plan = { firstUrl, fallbackUrl, apiOrigin, limit: opts.limit, concurrency, yieldToThrottling: auto };
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
   const client = await openApiClient(ctx, { maxSockets: concurrency + 1, maxRetries: opts.maxRetries });
   try {
@@ -40,6 +41,26 @@ export async function runList(opts: ListOptions, ctx: CommandContext): Promise<v
   } finally {
     client.close();
   }
+}
+
+/**
+ * The first request, and the one to ask instead when the server refuses idcli's own page size. A size the user chose
+ * is kept: the flag first, then a pageSize in the target, then the `page-size` setting from the environment or config.
+ */
+function firstRequest(
+  opts: ListOptions,
+  apiBase: string,
+  pageSize: string | number | undefined,
+): { firstUrl: string; fallbackUrl?: string } {
+  const setting = typeof pageSize === 'number' ? pageSize : parsePageSize(pageSize);
+  const target = { pageIndex: opts.pageIndex, count: opts.count };
+  // Only a number given as the flag overrides the target's own pageSize.
+  const targetHasSize =
+    typeof opts.pageSize !== 'number' && new URL(targetUrl(opts.target, apiBase, target)).searchParams.has('pageSize');
+  const { size, fallback } = firstPageSize(setting, targetHasSize, opts.limit);
+  const firstUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: size });
+  if (fallback === undefined) return { firstUrl };
+  return { firstUrl, fallbackUrl: targetUrl(opts.target, apiBase, { ...target, pageSize: fallback }) };
 }
 
 /** --count: the first page's totalItems, asked with pageSize=0. */
@@ -73,6 +94,10 @@ async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Dep
         if (pages === 1) progress.setTotal(page.totalItems);
         progress.update(pages, items);
       },
+      onFallback: () =>
+        deps.log.verbose(
+          `the server refused pageSize=${new URL(plan.firstUrl).searchParams.get('pageSize')} (HTTP 400); asking again with its default of ${CONTRACT_PAGE_SIZE}`,
+        ),
       // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
       onSequentialFallback: (reason) => {
         const message = `--concurrency ignored: ${reason}; fetching pages one by one`;

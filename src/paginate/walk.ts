@@ -5,7 +5,7 @@ import type { PageWriter } from '../output/page-writer.js';
 import { contractError, type Page } from './envelope.js';
 import { createSpanTable } from './json-scan.js';
 import { createBufferPool } from './buffer-pool.js';
-import { type FetchContext, fetchRaw, parseRaw, type RawPage } from './fetch-page.js';
+import { type FetchContext, fetchRaw, parseRaw, type RawPage, refusedWith } from './fetch-page.js';
 import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
 import { setQueryParam } from '../apiclient/target.js';
@@ -13,6 +13,8 @@ import { createVisitedPages, type VisitedPages } from './visited.js';
 
 export interface WalkOptions {
   firstUrl: string;
+  /** Asked for once instead when the first request gets a 400 (idcli's own page size refused). */
+  fallbackUrl?: string;
   apiOrigin: string;
   limit?: number;
   concurrency?: number;
@@ -31,6 +33,8 @@ export interface WalkContext {
   /** Aborted when stdout's reader has gone; the walk then ends quietly. */
   readerGone: AbortSignal;
   onPage?: (pages: number, items: number, page: Page) => void;
+  /** The first request got a 400 and the walk asks again with fallbackUrl. */
+  onFallback?: () => void;
   /** Why --concurrency could not be used for this collection. */
   onSequentialFallback?: (reason: string) => void;
   /** The walk dropped to one page in flight (yieldToThrottling), and why. */
@@ -122,12 +126,15 @@ class Walk {
   /** Page bodies are recycled once written: in flight are at most `concurrency` pages plus one prefetch. */
   private readonly bodies: ReturnType<typeof createBufferPool>;
   private readonly fetchCtx: FetchContext;
+  /** The first request, which pages fetched by pageIndex are built from: the fallback once that was asked. */
+  private firstUrl: string;
 
   constructor(
     private readonly options: WalkOptions,
     private readonly ctx: WalkContext,
   ) {
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
+    this.firstUrl = options.firstUrl;
     this.window = this.concurrency = Math.max(1, options.concurrency ?? 1);
     this.signal = AbortSignal.any([ctx.interrupt, ctx.readerGone, this.finished.signal]);
     // Each request in flight (up to `concurrency` plus the prefetch) and each wait between its retries listens on
@@ -148,16 +155,31 @@ class Walk {
 
   /** The first page, then the rest in parallel when the collection allows it, else one by one. */
   async run(): Promise<void> {
-    const firstUrl = this.options.firstUrl;
-    this.visited.add(pageKey(firstUrl));
-    if (this.concurrency === 1) return this.sequentialFrom(await this.advance(await this.settle(this.start(firstUrl))));
-    const first = this.parse(await this.settle(this.start(firstUrl)));
+    const raw = await this.fetchFirst();
+    if (this.concurrency === 1) return this.sequentialFrom(await this.advance(raw));
+    const first = this.parse(raw);
     if (first.next !== undefined && first.itemCount > 0 && this.wantsMoreAfter(first)) {
       const plan = this.parallelPlan(first);
       if (typeof plan === 'string') this.ctx.onSequentialFallback?.(plan);
       else if (plan.lastIndex > (first.pageIndex as number)) return this.parallelFrom(first, plan);
     }
-    return this.sequentialFrom(this.stepFrom(first, firstUrl));
+    return this.sequentialFrom(this.stepFrom(first, this.firstUrl));
+  }
+
+  /** The first page's body; asked for once more with the fallback URL when the server refuses the first with 400. */
+  private async fetchFirst(): Promise<RawPage> {
+    let raw: RawPage;
+    try {
+      raw = await this.settle(this.start(this.firstUrl));
+    } catch (err) {
+      const fallback = this.options.fallbackUrl;
+      if (fallback === undefined || !(err instanceof WalkFailure) || refusedWith(err.cause) !== 400) throw err;
+      this.ctx.onFallback?.();
+      this.firstUrl = fallback;
+      raw = await this.settle(this.start(fallback));
+    }
+    this.visited.add(pageKey(this.firstUrl));
+    return raw;
   }
 
   /** Starts fetching a page. */
@@ -321,7 +343,7 @@ class Walk {
       // Once the reader has gone or the walk is interrupted, no new request starts.
       while (nextIndex <= lastIndex && queue.length < this.window && !this.signal.aborted) {
         // Built from the first request so its filters carry over; pageSize pinned to the size actually served.
-        const u = new URL(this.options.firstUrl);
+        const u = new URL(this.firstUrl);
         setQueryParam(u, 'pageIndex', String(nextIndex));
         setQueryParam(u, 'pageSize', String(pageSize));
         queue.push(this.start(pageKey(u), nextIndex++));
