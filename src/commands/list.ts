@@ -11,12 +11,13 @@ import { liveLineWanted } from '../output/status-line.js';
 import { type FetchContext, fetchPage } from '../paginate/fetch-page.js';
 import { CONTRACT_PAGE_SIZE, firstPageSize, parsePageSize } from '../paginate/page-size.js';
 import { WalkFailure, type WalkOptions, walk } from '../paginate/walk.js';
+import { WINDOW_CEILING } from '../paginate/window.js';
 import { redactUrl } from '../redact.js';
 import { stderrStyle } from '../style.js';
 
 /**
- * Pages in flight under `--concurrency auto`: enough to hide a link's round trips behind one another, few enough
- * that a server sees no more than a browser's handful of connections.
+ * Pages in flight when `--concurrency auto` starts: a browser's handful of connections, from which the window grows
+ * while the server keeps up (src/paginate/window.ts).
  */
 export const AUTO_CONCURRENCY = 4;
 
@@ -32,9 +33,10 @@ export async function runList(opts: ListOptions, ctx: CommandContext): Promise<v
 
   const auto = opts.concurrency === 'auto';
   const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
-  const plan = { firstUrl, fallbackUrl, apiOrigin, limit: opts.limit, concurrency, yieldToThrottling: auto };
-  // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
-  const client = await openApiClient(ctx, { maxSockets: concurrency + 1, maxRetries: opts.maxRetries });
+  const plan = { firstUrl, fallbackUrl, apiOrigin, limit: opts.limit, concurrency, adaptive: auto };
+  // One keep-alive agent for the whole walk: prefetch needs a second socket, each page of the window one more.
+  const sockets = (auto ? WINDOW_CEILING : concurrency) + 1;
+  const client = await openApiClient(ctx, { maxSockets: sockets, maxRetries: opts.maxRetries });
   try {
     if (opts.count) await printCount({ client }, firstUrl, deps);
     else await walkToStdout(plan, { client }, deps);
@@ -101,11 +103,15 @@ async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Dep
       // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
       onSequentialFallback: (reason) => {
         const message = `--concurrency ignored: ${reason}; fetching pages one by one`;
-        if (plan.yieldToThrottling) deps.log.verbose(message);
+        if (plan.adaptive) deps.log.verbose(message);
         else deps.log.info(message);
       },
-      onThrottled: (reason) =>
-        deps.log.verbose(`--concurrency auto: the server answered ${reason}; one page at a time from now on`),
+      onWindow: ({ from, to, reason }) => {
+        const change = from === to ? `stays at ${to}` : `${from} → ${to}`;
+        deps.log.verbose(
+          `--concurrency ${plan.adaptive ? 'auto' : plan.concurrency}: ${change} pages in flight: ${reason}`,
+        );
+      },
     });
     progress.stop();
     if (deps.stderr.isTTY === true && !result.readerGone) {

@@ -1,4 +1,6 @@
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RetryInfo } from '../http/client.js';
 import { interrupted } from '../errors.js';
 import { buildNdjsonInPlace } from './ndjson.js';
 import type { PageWriter } from '../output/page-writer.js';
@@ -10,6 +12,7 @@ import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
 import { setQueryParam } from '../apiclient/target.js';
 import { createVisitedPages, type VisitedPages } from './visited.js';
+import { Window, WINDOW_CEILING, type WindowChange } from './window.js';
 
 export interface WalkOptions {
   firstUrl: string;
@@ -19,10 +22,10 @@ export interface WalkOptions {
   limit?: number;
   concurrency?: number;
   /**
-   * `--concurrency auto`: the first 429 or 503 of the walk (a server asking for less) drops it to one page in
-   * flight for the rest of the walk.
+   * `--concurrency auto`: the window starts at `concurrency` and adapts to the server (see Window); otherwise it
+   * stays `concurrency`.
    */
-  yieldToThrottling?: boolean;
+  adaptive?: boolean;
 }
 
 export interface WalkContext {
@@ -37,8 +40,8 @@ export interface WalkContext {
   onFallback?: () => void;
   /** Why --concurrency could not be used for this collection. */
   onSequentialFallback?: (reason: string) => void;
-  /** The walk dropped to one page in flight (yieldToThrottling), and why. */
-  onThrottled?: (reason: string) => void;
+  /** The window changed (under `adaptive`, or held by the byte cap), and why. */
+  onWindow?: (change: WindowChange) => void;
 }
 
 export interface WalkResult {
@@ -71,6 +74,16 @@ interface Pending<T> {
   url: string;
   index?: number;
   promise: Promise<T>;
+  /** Filled in as the request goes: what the window learns from it. */
+  timing: Timing;
+}
+
+interface Timing {
+  sentAt: number;
+  /** The body is in. */
+  arrived: boolean;
+  /** It came back about as fast as the fastest page (see Window.arrived). */
+  keptUp: boolean;
 }
 
 interface NextLink {
@@ -118,12 +131,12 @@ class Walk {
   private readonly signal: AbortSignal;
   private readonly limit: number;
   private readonly concurrency: number;
-  /** Pages the parallel window may hold in flight; lowered to 1 for good when the server throttles (auto). */
-  private window: number;
+  /** Pages the walk by pageIndex may hold in flight. */
+  private readonly window: Window;
   private readonly visited = createVisitedPages();
   /** Every page is parsed only when it is next to be written, so one span table serves the whole walk. */
   private readonly spans = createSpanTable();
-  /** Page bodies are recycled once written: in flight are at most `concurrency` pages plus one prefetch. */
+  /** Page bodies are recycled once written: in flight are at most a window of pages plus one prefetch. */
   private readonly bodies: ReturnType<typeof createBufferPool>;
   private readonly fetchCtx: FetchContext;
   /** The first request, which pages fetched by pageIndex are built from: the fallback once that was asked. */
@@ -135,22 +148,16 @@ class Walk {
   ) {
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
     this.firstUrl = options.firstUrl;
-    this.window = this.concurrency = Math.max(1, options.concurrency ?? 1);
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
+    const adaptive = options.adaptive === true && this.concurrency > 1;
+    this.window = new Window({ start: this.concurrency, adaptive, onChange: ctx.onWindow });
+    const most = adaptive ? Math.max(WINDOW_CEILING, this.concurrency) : this.concurrency;
     this.signal = AbortSignal.any([ctx.interrupt, ctx.readerGone, this.finished.signal]);
-    // Each request in flight (up to `concurrency` plus the prefetch) and each wait between its retries listens on
-    // it: above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
-    setMaxListeners(2 * (this.concurrency + 1) + 10, this.signal);
-    this.bodies = createBufferPool(this.concurrency + 2);
-    this.fetchCtx = {
-      client: ctx.fetch.client,
-      bodyBuffer: (size) => this.bodies.take(size),
-      // Under `--concurrency auto`, the first 429 or 503 of the walk is a server asking for less.
-      onRetry: ({ status, reason }) => {
-        if (!options.yieldToThrottling || this.window === 1 || (status !== 429 && status !== 503)) return;
-        this.window = 1;
-        ctx.onThrottled?.(reason);
-      },
-    };
+    // Each request in flight (up to a window plus the prefetch) and each wait between its retries listens on it:
+    // above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
+    setMaxListeners(2 * (most + 1) + 10, this.signal);
+    this.bodies = createBufferPool(most + 2);
+    this.fetchCtx = { client: ctx.fetch.client, bodyBuffer: (size) => this.bodies.take(size) };
   }
 
   /** The first page, then the rest in parallel when the collection allows it, else one by one. */
@@ -182,12 +189,41 @@ class Walk {
     return raw;
   }
 
-  /** Starts fetching a page. */
+  /**
+   * Starts fetching a page, after the Retry-After the server last asked for; tells the window how long it took and
+   * whether the server asked for less on the way (a 429 or 503, which the client retries).
+   */
   private start(url: string, index?: number): Pending<RawPage> {
-    const promise = fetchRaw(this.fetchCtx, url, this.signal);
+    const wait = this.window.delay(performance.now());
+    const timing: Timing = { sentAt: 0, arrived: false, keptUp: false };
+    const promise = (wait > 0 ? sleep(wait, undefined, { signal: this.signal }) : Promise.resolve()).then(() =>
+      this.timed(url, timing),
+    );
     // Rejections are consumed where the page is awaited; this only keeps an abandoned prefetch quiet.
     promise.catch(() => {});
-    return index === undefined ? { url, promise } : { url, index, promise };
+    return index === undefined ? { url, promise, timing } : { url, index, promise, timing };
+  }
+
+  /** One page's request, timed for the window. */
+  private async timed(url: string, timing: Timing): Promise<RawPage> {
+    const sentAt = (timing.sentAt = performance.now());
+    let retried = false;
+    const onRetry = ({ status, reason, delayMs }: RetryInfo): void => {
+      retried = true;
+      if (status === 429 || status === 503) this.window.throttled(sentAt, performance.now(), reason, delayMs);
+    };
+    const raw = await fetchRaw({ ...this.fetchCtx, onRetry }, url, this.signal);
+    timing.keptUp = this.window.arrived(performance.now() - sentAt, raw.body.length, retried);
+    timing.arrived = true;
+    return raw;
+  }
+
+  /** A page of the window awaited, and told to the window: whether the walk had to wait for it, and how it came. */
+  private async awaitWindow(p: Pending<RawPage>): Promise<RawPage> {
+    const waited = !p.timing.arrived;
+    const raw = await this.settle(p);
+    this.window.taken(p.timing.sentAt, p.timing.keptUp, waited);
+    return raw;
   }
 
   /** The walk stops with `err`; `resumeUrl` fetches exactly what is not written yet. */
@@ -341,7 +377,7 @@ class Walk {
     let nextIndex = (first.pageIndex as number) + 1;
     const fill = (): void => {
       // Once the reader has gone or the walk is interrupted, no new request starts.
-      while (nextIndex <= lastIndex && queue.length < this.window && !this.signal.aborted) {
+      while (nextIndex <= lastIndex && queue.length < this.window.allowed && !this.signal.aborted) {
         // Built from the first request so its filters carry over; pageSize pinned to the size actually served.
         const u = new URL(this.firstUrl);
         setQueryParam(u, 'pageIndex', String(nextIndex));
@@ -356,7 +392,7 @@ class Walk {
       await this.emit(first, queue[0]?.url);
       if (linked.error !== undefined) throw this.stopped(linked.error, undefined);
       for (let p = queue.shift(); p; p = queue.shift()) {
-        const page = this.parse(await this.settle(p));
+        const page = this.parse(await this.awaitWindow(p));
         if (page.pageIndex !== p.index) {
           const got = `asked for pageIndex ${p.index}, got ${page.pageIndex ?? 'none'}`;
           throw this.stopped(contractError(p.url, got), p.url);
