@@ -1,7 +1,7 @@
 /**
  * How many pages a walk by pageIndex may hold in flight: additive increase, multiplicative decrease, as TCP's
- * congestion window. Under `--concurrency auto` the window starts where it is given, grows by one for each page
- * that came back about as fast as the fastest page so far while the walk waits for pages (so it doubles per round
+ * congestion window. Under `--concurrency auto` the window starts where it is given, grows by one for every two pages
+ * that came back about as fast as the fastest page so far while the walk waits for pages (half again per round
  * trip, up to WINDOW_CEILING),
  * halves on a 429 or 503, pauses new requests for the Retry-After, and after a cut grows again only after a quiet
  * stretch: as many pages as the window holds, all sent after the cut, then by one per window of good pages. A
@@ -100,7 +100,14 @@ export class Window {
     this.takenCount++;
     const waiting = this.takenCount - this.lastWait <= this.size;
     if (!this.options.adaptive || !keptUp || !waiting || this.size >= this.ceiling) return;
-    if (this.lastCut === Number.NEGATIVE_INFINITY) return this.grow('pages come back as fast as the first ones');
+    if (this.lastCut === Number.NEGATIVE_INFINITY) {
+      // Half a page per good page: half again per round trip. Doubling (TCP's slow start) overshoots a server's limit
+      // by as many requests as the limit itself, and each of them is a 429 and a retry that collide once more.
+      this.credit++;
+      if (this.credit < 2) return;
+      this.credit = 0;
+      return this.grow('pages come back as fast as the first ones');
+    }
     // After a cut: the pages sent before it say nothing about the new window.
     if (sentAt < this.lastCut) return;
     if (this.quiet > 0) {

@@ -21,10 +21,12 @@ function window(start: number, adaptive = true) {
 }
 
 describe('the window of --concurrency auto', () => {
-  it('grows by one per page that keeps up while the walk waits, up to the ceiling', () => {
+  it('grows by one per two pages that keep up while the walk waits, up to the ceiling', () => {
     const t = window(4);
     t.pages(1);
     t.pages(4);
+    expect(t.w.allowed).toBe(6);
+    t.pages(6);
     expect(t.w.allowed).toBe(9);
     t.pages(100);
     expect(t.w.allowed).toBe(WINDOW_CEILING);
@@ -33,7 +35,7 @@ describe('the window of --concurrency auto', () => {
 
   it('does not grow on pages slower than twice the fastest, nor while the walk is not waiting for pages', () => {
     const t = window(4);
-    t.pages(1, { ms: 100 });
+    t.pages(2, { ms: 100 });
     t.pages(10, { ms: 300 });
     expect(t.w.allowed).toBe(5);
     const idle = window(4);
@@ -43,7 +45,7 @@ describe('the window of --concurrency auto', () => {
 
   it('halves on a 429 once per round, holds new requests for the Retry-After, then grows only after a quiet stretch', () => {
     const t = window(4);
-    t.pages(12);
+    t.pages(24);
     expect(t.w.allowed).toBe(16);
     const sent = t.at();
     t.tick(10);
