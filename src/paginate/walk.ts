@@ -301,19 +301,15 @@ class Walk {
    * The page's own canonical URL counts as visited too: the first request is often spelled differently
    * from the links (`/v1/users` vs `?pageIndex=0&pageSize=100`), and a loop back to it must still be seen.
    */
-  private rememberSelf(self: string | undefined, url: string): string | undefined {
+  private rememberSelf(self: string | undefined, url: string): void {
     // Usually self is the very URL just fetched, already remembered: no URL parse per page then.
-    if (self === undefined) return undefined;
-    if (this.visited.has(self)) return self;
+    if (self === undefined || this.visited.has(self)) return;
     try {
       const u = new URL(self, url);
       if (self.includes('#')) u.hash = '';
-      if (u.origin !== this.options.apiOrigin) return undefined;
-      this.visited.add(u.href);
-      return u.href;
+      if (u.origin === this.options.apiOrigin) this.visited.add(u.href);
     } catch {
       // An unparseable self link is not needed for the walk.
-      return undefined;
     }
   }
 
