@@ -3,8 +3,10 @@
  * client for an event loop. Prints one JSON line `{ "baseUrl": ... }` when ready; answers each `wire` line on
  * stdin with `{ "wireBytes": n }`, the bytes its sockets carried so far; exits when stdin closes.
  * Environment: BENCH_ITEMS (items in /v1/bench, default 100000), BENCH_LATENCY_MS (per page, default 0),
- * BENCH_RECORDS (realistic records in /v1/records, default 0), BENCH_LINK_MBPS and BENCH_LINK_LATENCY_MS (a
- * link's bandwidth and the latency before each response; default none).
+ * BENCH_RECORDS (realistic records in /v1/records, and cursor-based in /v1/records-cursor; default 0),
+ * BENCH_LINK_MBPS and BENCH_LINK_LATENCY_MS (a link's bandwidth and the latency before each response; default
+ * none), BENCH_MAX_IN_FLIGHT (a rate limit: 429 with Retry-After past that many requests in flight; default none).
+ * A `stats` line is answered with `{ "wireBytes": n, "throttled": n, "pages": n }`: 429s and 200s of collections.
  */
 import { createInterface } from 'node:readline';
 import { generateRecords, type LinkOptions, startEmulator } from '../test/emulator/index.js';
@@ -18,15 +20,31 @@ const link: LinkOptions = {
   ...(mbps === undefined ? {} : { bandwidthMbps: Number(mbps) }),
   latencyMs: Number(process.env['BENCH_LINK_LATENCY_MS'] ?? 0),
 };
-const emu = await startEmulator({ latencyMs, link, recordItems: 0 });
+const maxInFlight = process.env['BENCH_MAX_IN_FLIGHT'];
+const emu = await startEmulator({
+  latencyMs,
+  link,
+  recordItems: 0,
+  ...(maxInFlight === undefined ? {} : { maxInFlight: Number(maxInFlight) }),
+});
 // Public: the floor and the curl + jq loop fetch the same pages without a token round trip on the server.
 emu.setCollection('/v1/bench', { type: 'offset', items: benchItems(count), public: true });
 emu.setCollection('/v1/empty', { type: 'offset', items: [], public: true });
-if (records > 0) emu.setCollection('/v1/records', { type: 'offset', items: generateRecords(records), public: true });
+if (records > 0) {
+  const items = generateRecords(records);
+  emu.setCollection('/v1/records', { type: 'offset', items, public: true });
+  emu.setCollection('/v1/records-cursor', { type: 'cursor', items, public: true });
+}
 process.stdout.write(`${JSON.stringify({ baseUrl: emu.baseUrl })}\n`);
 const commands = createInterface({ input: process.stdin });
 commands.on('line', (line) => {
   if (line === 'wire') process.stdout.write(`${JSON.stringify({ wireBytes: emu.wireBytes() })}\n`);
+  if (line === 'stats') {
+    const collection = emu.requests.filter((r) => r.inFlight !== undefined);
+    const count = (status: number) => collection.filter((r) => r.status === status).length;
+    const stats = { wireBytes: emu.wireBytes(), throttled: count(429), pages: count(200) };
+    process.stdout.write(`${JSON.stringify(stats)}\n`);
+  }
 });
 commands.on('close', () => {
   void emu.close().then(() => process.exit(0));

@@ -19,7 +19,8 @@ const TIME = '/usr/bin/time';
 
 /**
  * --quick: fewer runs, no 1M/2M items, no curl+jq on loopback; --runs <n>; --only startup|list|dump|link runs one
- * section; --records <n>: the record count of the link section (default 100000).
+ * section; --records <n>: the record count of the link section's nearby links (default 100000); --far: of the
+ * link section, only the far link (100 ms) with idcli's defaults, cursor-based and rate-limited runs.
  */
 export function benchFlags() {
   const { values } = parseArgs({
@@ -28,6 +29,7 @@ export function benchFlags() {
       runs: { type: 'string' },
       only: { type: 'string' },
       records: { type: 'string' },
+      far: { type: 'boolean' },
     },
   });
   return values;
@@ -42,6 +44,8 @@ export interface EmulatorChild {
   baseUrl: string;
   /** Bytes the emulator has written to its sockets so far. */
   wireBytes(): Promise<number>;
+  /** The same, with the 429s and the pages (200s) of collections answered so far. */
+  stats(): Promise<{ wireBytes: number; throttled: number; pages: number }>;
   stop(): Promise<void>;
 }
 
@@ -53,6 +57,8 @@ export interface EmulatorSetup {
   /** Realistic records in /v1/records. */
   records?: number;
   link?: { bandwidthMbps: number; latencyMs: number };
+  /** A rate limit: 429 with Retry-After past this many collection requests in flight. */
+  maxInFlight?: number;
 }
 
 /** The emulator in a process of its own (bench/emulator-child.ts), so it never shares the measured event loop. */
@@ -63,6 +69,7 @@ export async function startEmu(setup: EmulatorSetup): Promise<EmulatorChild> {
     BENCH_LATENCY_MS: String(setup.latencyMs ?? 0),
     BENCH_RECORDS: String(setup.records ?? 0),
   };
+  if (setup.maxInFlight !== undefined) env['BENCH_MAX_IN_FLIGHT'] = String(setup.maxInFlight);
   if (setup.link) {
     env['BENCH_LINK_MBPS'] = String(setup.link.bandwidthMbps);
     env['BENCH_LINK_LATENCY_MS'] = String(setup.link.latencyMs);
@@ -92,6 +99,11 @@ export async function startEmu(setup: EmulatorSetup): Promise<EmulatorChild> {
       const answer = nextLine();
       child.stdin!.write('wire\n');
       return (JSON.parse(await answer) as { wireBytes: number }).wireBytes;
+    },
+    stats: async () => {
+      const answer = nextLine();
+      child.stdin!.write('stats\n');
+      return JSON.parse(await answer) as { wireBytes: number; throttled: number; pages: number };
     },
     stop: () =>
       new Promise<void>((resolve) => {

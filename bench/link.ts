@@ -21,6 +21,7 @@ import {
   benchFlags,
   cliEnv,
   createHarness,
+  type EmulatorChild,
   type Harness,
   median,
   type Sample,
@@ -146,6 +147,160 @@ async function benchOneLink(
   }
 }
 
+/** A runner on another continent: where the page size and the window matter most. */
+const FAR = { bandwidthMbps: 100, latencyMs: 100 } as const;
+const FAR_RECORDS = 20_000;
+/** The server of the rate-limited runs answers 429 past this many requests in flight. */
+const RATE_LIMIT = 8;
+
+interface FarClient {
+  name: string;
+  cmd: string[];
+  /** Budget over the fetch loop of the same collection, and over the link floor. */
+  peerBudget?: number;
+  floorBudget?: number;
+  /** The rate-limited server: 429s at most pages ÷ 10, and no failed walk. */
+  limited?: boolean;
+}
+
+interface FarRow extends FarClient {
+  samples: Sample[];
+  wire: number[];
+  throttled: number[];
+  pages: number[];
+  failed: number;
+}
+
+/** Runs every client `runs` times, interleaved, against the emulator; a failed run is counted, not fatal. */
+async function farRows(h: Harness, emu: EmulatorChild, clients: FarClient[], runs: number): Promise<FarRow[]> {
+  const env = cliEnv(h.work, emu.baseUrl);
+  const rows: FarRow[] = clients.map((c) => ({ ...c, samples: [], wire: [], throttled: [], pages: [], failed: 0 }));
+  const out = join(h.work, 'far.ndjson');
+  for (let i = 0; i < runs; i++) {
+    for (const r of rows) {
+      const before = await emu.stats();
+      try {
+        r.samples.push(await h.measure(r.cmd, env, out));
+        const lines = (await readFile(out, 'utf8')).split('\n').length - 1;
+        if (lines !== FAR_RECORDS) throw new Error(`${r.name} wrote ${lines} lines, expected ${FAR_RECORDS}`);
+      } catch (err) {
+        r.failed++;
+        log(`${r.name}: ${(err as Error).message.slice(0, 300)}`);
+      }
+      const after = await emu.stats();
+      r.wire.push(after.wireBytes - before.wireBytes);
+      r.throttled.push(after.throttled - before.throttled);
+      r.pages.push(after.pages - before.pages);
+    }
+  }
+  return rows;
+}
+
+/**
+ * The link floor: the compressed bytes at the link's bandwidth, plus two round trips (the first page's, which must
+ * come before any other is known, and the last one's).
+ */
+function floorMs(wire: number, link: typeof FAR): number {
+  return (wire * 8) / (link.bandwidthMbps * 1000) + 2 * link.latencyMs;
+}
+
+function farReport(rows: FarRow[], peerMs: Map<string, number>): string[] {
+  const pad = (s: string, n: number) => s.padEnd(n);
+  const out = [
+    `${pad('scenario', 46)}${pad('runs', 6)}${pad('median', 10)}${pad('wire/run', 12)}${pad('floor', 9)}${pad('vs fetch loop', 22)}${pad('vs floor', 18)}${pad('429s/pages', 22)}peak RSS`,
+  ];
+  for (const r of rows) {
+    const ok = r.samples.length > 0;
+    const ms = ok ? median(r.samples.map((s) => s.ms)) : Number.NaN;
+    const wire = median(r.wire);
+    const floor = floorMs(wire, FAR);
+    const isPeer = r.name.startsWith('fetch loop');
+    const peer = peerMs.get(collectionOf(r.cmd));
+    const vsPeer = isPeer || peer === undefined ? '' : ratio(ms / peer, r.peerBudget);
+    const vsFloor = isPeer ? '' : ratio(ms / floor, r.floorBudget);
+    const throttled = Math.max(...r.throttled);
+    const pages = Math.min(...r.pages);
+    const limit = r.limited
+      ? `${throttled}/${pages}${throttled <= pages / 10 && r.failed === 0 ? '  ok' : '  OVER'}${r.failed ? ` (${r.failed} failed)` : ''}`
+      : r.failed
+        ? `(${r.failed} failed)`
+        : '';
+    const rss = Math.max(0, ...r.samples.map((s) => s.rssKb ?? 0));
+    out.push(
+      `${pad(r.name, 46)}${pad(String(r.samples.length), 6)}${pad(ok ? seconds(ms) : 'failed', 10)}${pad(mb(wire), 12)}${pad(seconds(floor), 9)}${pad(vsPeer, 22)}${pad(vsFloor, 18)}${pad(limit, 22)}${rss ? `${(rss / 1024).toFixed(1)} MB` : ''}`,
+    );
+  }
+  return out;
+}
+
+/** `0.08x <= 0.1x  ok`, or just the ratio when there is no budget. */
+function ratio(x: number, budget: number | undefined): string {
+  if (!Number.isFinite(x)) return '';
+  return budget === undefined ? `${x.toFixed(2)}x` : `${x.toFixed(2)}x <= ${budget}x${x <= budget ? '  ok' : '  OVER'}`;
+}
+
+/** The collection path a client's command walks. */
+function collectionOf(cmd: string[]): string {
+  const target = cmd.find((a) => a.includes('/v1/')) ?? '';
+  return new URL(target, 'http://x').pathname;
+}
+
+/**
+ * 100 Mbit/s with 100 ms before each response, 20,000 records, as a new user runs it: idcli with no flags against
+ * the offset- and the cursor-based collection, each beside the fetch loop that asks for nothing (the service's 100
+ * items a page), then against a server that answers 429 past 8 requests in flight.
+ */
+async function benchFarLink(h: Harness, runs: number, scripts: Scripts): Promise<string[]> {
+  const idcli = (...args: string[]) => [process.execPath, BIN, 'list', ...args];
+  const fetchLoop = (baseUrl: string, path: string) => [process.execPath, scripts.fetchLoop, `${baseUrl}${path}`];
+  const title = `link: ${FAR.bandwidthMbps} Mbit/s, ${FAR.latencyMs} ms before each response; ${FAR_RECORDS.toLocaleString('en')} records, idcli with its defaults (no --page-size)`;
+  log(title);
+  const lines = [title];
+  const peerMs = new Map<string, number>();
+  let emu = await startEmu({ items: 0, records: FAR_RECORDS, link: FAR });
+  try {
+    const rows = await farRows(
+      h,
+      emu,
+      [
+        { name: 'idcli list /v1/records', cmd: idcli('/v1/records'), peerBudget: 0.1, floorBudget: 3 },
+        { name: 'idcli list /v1/records -c 1', cmd: idcli('/v1/records', '--concurrency', '1') },
+        { name: 'fetch loop (peer), offset', cmd: fetchLoop(emu.baseUrl, '/v1/records') },
+        { name: 'idcli list /v1/records-cursor', cmd: idcli('/v1/records-cursor'), peerBudget: 0.2 },
+        { name: 'fetch loop (peer), cursor', cmd: fetchLoop(emu.baseUrl, '/v1/records-cursor') },
+      ],
+      runs,
+    );
+    for (const r of rows) {
+      if (r.name.startsWith('fetch loop')) peerMs.set(collectionOf(r.cmd), median(r.samples.map((s) => s.ms)));
+    }
+    lines.push(...farReport(rows, peerMs));
+  } finally {
+    await emu.stop();
+  }
+  lines.push(`rate-limited: the server answers 429 (Retry-After: 1) past ${RATE_LIMIT} requests in flight; same link`);
+  emu = await startEmu({ items: 0, records: FAR_RECORDS, link: FAR, maxInFlight: RATE_LIMIT });
+  try {
+    const rows = await farRows(
+      h,
+      emu,
+      [
+        { name: 'idcli list /v1/records', cmd: idcli('/v1/records'), limited: true, peerBudget: 0.1 },
+        {
+          name: 'idcli list /v1/records --page-size 100',
+          cmd: idcli('/v1/records', '--page-size', '100'),
+          limited: true,
+        },
+      ],
+      runs,
+    );
+    lines.push(...farReport(rows, peerMs));
+  } finally {
+    await emu.stop();
+  }
+  return lines;
+}
+
 interface Scripts {
   fetchLoop: string;
   curlJq: string;
@@ -161,7 +316,8 @@ export async function benchLink(): Promise<void> {
     const scripts: Scripts = { fetchLoop: await h.bundle('fetch-loop.ts'), curlJq: join(h.work, 'curl-jq.sh') };
     await writeCurlJqScript(scripts.curlJq, '--compressed');
     const out: string[] = [];
-    for (const link of LINKS) out.push(...(await benchOneLink(h, link, records, runs, scripts)), '');
+    if (!flags.far) for (const link of LINKS) out.push(...(await benchOneLink(h, link, records, runs, scripts)), '');
+    out.push(...(await benchFarLink(h, runs, scripts)), '');
     process.stdout.write(out.join('\n'));
   } finally {
     await h.close();

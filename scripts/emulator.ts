@@ -3,14 +3,17 @@ import { parseArgs } from 'node:util';
 import { generateUsers, MIN_COMPRESSED_BODY, startEmulator } from '../test/emulator/index.js';
 
 const USAGE = `usage: npm run emulator -- [--port <n>] [--callback <url>] [--any-port] [--items <n>] [--records <n>]
-                            [--bandwidth <Mbit/s>] [--latency <ms>]
+                            [--bandwidth <Mbit/s>] [--latency <ms>] [--max-page-size <n> [--cap]]
+                            [--max-in-flight <n>]
   --port       port to listen on (default: IDCLI_EMULATOR_PORT, else a free one)
   --callback   registered callback of the client (default http://127.0.0.1:8765/callback)
   --any-port   accept any loopback port on the callback (RFC 8252 §7.3), for redirect-uri port 0
   --items      number of items in /v1/users (default 250)
   --records    number of realistic user records in /v1/records (default 1000)
   --bandwidth  Mbit/s shared by every response, as on a link (default: unlimited); compressed bytes count as sent
-  --latency    milliseconds paid before every response, as on a link (default 0)`;
+  --latency    milliseconds paid before every response, as on a link (default 0)
+  --max-page-size  the largest pageSize served: a larger one is refused with 400, or with --cap served at that size
+  --max-in-flight  answer 429 (Retry-After: 1) to a collection request past that many in flight`;
 
 function fail(message: string): never {
   process.stderr.write(`emulator: ${message}\n${USAGE}\n`);
@@ -40,6 +43,9 @@ function parseFlags() {
         items: { type: 'string' },
         records: { type: 'string' },
         bandwidth: { type: 'string' },
+        'max-page-size': { type: 'string' },
+        cap: { type: 'boolean' },
+        'max-in-flight': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -61,6 +67,10 @@ const latencyMs = integer('--latency', values.latency, 0);
 const items = integer('--items', values.items, 250, 10_000_000);
 const records = integer('--records', values.records, 1000, 10_000_000);
 const bandwidthMbps = positive('--bandwidth', values.bandwidth);
+const maxPageSize =
+  values['max-page-size'] === undefined ? undefined : integer('--max-page-size', values['max-page-size'], 0);
+const maxInFlight =
+  values['max-in-flight'] === undefined ? undefined : integer('--max-in-flight', values['max-in-flight'], 0);
 
 let emu: Awaited<ReturnType<typeof startEmulator>>;
 try {
@@ -70,6 +80,8 @@ try {
     recordItems: records,
     ...(values.callback === undefined ? {} : { callbackUrl: values.callback }),
     loopbackAnyPort: values['any-port'] ?? false,
+    ...(maxPageSize === undefined ? {} : { maxPageSize, overMaxPageSize: values.cap ? 'cap' : 'refuse' }),
+    ...(maxInFlight === undefined ? {} : { maxInFlight }),
   });
 } catch (err) {
   const code = (err as NodeJS.ErrnoException).code;

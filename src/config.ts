@@ -54,6 +54,12 @@ export const CONFIG_KEYS = {
     description: 'sign-in page language, e.g. "fr en"',
     defaultText: 'your locale',
   },
+  'page-size': {
+    field: 'pageSize',
+    value: '<n>|auto|service',
+    description: 'items per page to ask for',
+    defaultText: 'auto',
+  },
 } as const;
 
 /** The environment variable that overrides a key: IDCLI_ and the key in capitals, `-` read as `_`. */

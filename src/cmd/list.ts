@@ -1,14 +1,8 @@
-import { argument, defineCommand, option, type OptionsOf } from '../argv/define.js';
+import { argument, defineCommand, option, type OptionsOf, type Value } from '../argv/define.js';
 
 const options = () => ({
   target: argument({ name: 'path-or-url', description: 'collection path (resolved against api-base-url) or full URL' }),
-  pageSize: option.integer({
-    flag: '--page-size',
-    value: '<n>',
-    description: 'items per page of the first request',
-    defaultText: "the server's, 100",
-    min: 0,
-  }),
+  pageSize: pageSizeOption(),
   pageIndex: option.integer({
     flag: '--page-index',
     value: '<n>',
@@ -16,12 +10,12 @@ const options = () => ({
     min: 0,
   }),
   limit: option.integer({ flag: '--limit', value: '<n>', description: 'stop after this many items', min: 0 }),
-  /** Pages in flight; `auto` is AUTO_CONCURRENCY until the server throttles. */
+  /** Pages in flight; `auto` starts at AUTO_CONCURRENCY and adapts (src/paginate/window.ts). */
   concurrency: option.integerOr({
     flag: '--concurrency',
     value: '<n>|auto',
     description:
-      'pages in flight at once (offset-based, totalItems known); auto: up to 4, one at a time after a 429 or 503',
+      'pages in flight at once (offset-based, totalItems known); auto: from 4 up to 32 while the server keeps up, halved on a 429 or 503',
     defaultValue: 'auto',
     keywords: ['auto'],
     min: 1,
@@ -44,6 +38,25 @@ const options = () => ({
     max: 100,
   }),
 });
+/**
+ * The `page-size` setting's flag: a number, `auto` (larger pages) or `service` (no pageSize sent); undefined when not
+ * given, so that a pageSize in the target, IDCLI_PAGE_SIZE and the config file apply (src/commands/list.ts).
+ */
+function pageSizeOption() {
+  const spec = option.integerOr({
+    flag: '--page-size',
+    value: '<n>|auto|service',
+    description: 'items per page to ask for: auto (1000, or --limit), a number, or service (the server chooses)',
+    defaultValue: 'auto',
+    keywords: ['auto', 'service'],
+    env: 'IDCLI_PAGE_SIZE',
+    min: 0,
+  });
+  // No default value: the parser would fill it in, and a flag's auto would hide the setting's own value.
+  const { defaultValue: _, ...rest } = spec;
+  return { ...rest, defaultText: 'auto', read: (v: Value) => (v === undefined ? undefined : spec.read(v)) };
+}
+
 export type ListOptions = OptionsOf<ReturnType<typeof options>>;
 
 export const list = defineCommand({
@@ -53,8 +66,9 @@ export const list = defineCommand({
     'Stream every item of a paginated collection to stdout as NDJSON, one JSON object per line.\n' +
     'On a terminal, stderr shows the progress (a bar with the time left when totalItems or --limit gives the\n' +
     'size) and a one-line summary at the end; nothing of it on a pipe, with CI set or with --quiet.\n' +
-    'Pages are transferred compressed (gzip, br; IDCLI_HTTP_COMPRESSION=0 asks for them uncompressed) and, with\n' +
-    '--concurrency auto, up to 4 are in flight at once when the collection is offset-based with totalItems.',
+    'Pages are transferred compressed (gzip, br; IDCLI_HTTP_COMPRESSION=0 asks for them uncompressed), 1000 items\n' +
+    'each unless --page-size says otherwise, and with --concurrency auto several are in flight at once when the\n' +
+    'collection is offset-based with totalItems: from 4, growing to 32 while the server keeps up.',
   options,
   examples: [
     'idcli list users > users.ndjson',

@@ -10,13 +10,15 @@ import { createProgress } from '../output/progress.js';
 import { stoppedMessage } from '../output/resume-hint.js';
 import { liveLineWanted } from '../output/status-line.js';
 import { type FetchContext, fetchPage } from '../paginate/fetch-page.js';
+import { CONTRACT_PAGE_SIZE, firstPageSize, parsePageSize } from '../paginate/page-size.js';
 import { WalkFailure, type WalkOptions, walk } from '../paginate/walk.js';
+import { WINDOW_CEILING } from '../paginate/window.js';
 import { redactUrl } from '../redact.js';
 import { stderrStyle } from '../style.js';
 
 /**
- * Pages in flight under `--concurrency auto`: enough to hide a link's round trips behind one another, few enough
- * that a server sees no more than a browser's handful of connections.
+ * Pages in flight when `--concurrency auto` starts: a browser's handful of connections, from which the window grows
+ * while the server keeps up (src/paginate/window.ts).
  */
 export const AUTO_CONCURRENCY = 4;
 
@@ -25,28 +27,48 @@ export async function runList(opts: ListOptions, ctx: CommandContext): Promise<v
   const { deps, settings } = ctx;
   const apiBase = apiBaseUrl(settings);
   // Everything that can be refused without the network is refused before any request (exit 2).
-  let firstUrl = targetUrl(opts.target, apiBase, opts);
+  const first = firstRequest(opts, apiBase, opts.pageSize ?? settings.pageSize);
   const apiOrigin = new URL(apiBase).origin;
   const dump = openOutput(opts, apiBase, ctx);
-  let limit = opts.limit;
-  if (dump) {
-    firstUrl = dump.resumeUrl ?? firstUrl;
-    if (limit !== undefined) limit = Math.max(0, limit - dump.resumedItems);
-  }
+  // A resumed dump continues from its recorded URL, whose page size the run that started it settled.
+  const { firstUrl, fallbackUrl } = dump?.resumeUrl === undefined ? first : { firstUrl: dump.resumeUrl };
+  // --limit counts the items FILE already holds.
+  const limit = dump && opts.limit !== undefined ? Math.max(0, opts.limit - dump.resumedItems) : opts.limit;
   if (limit === 0 && !opts.count) return dump?.complete();
   if (deps.signal.aborted) throw interrupted();
 
   const auto = opts.concurrency === 'auto';
   const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
-  const plan = { firstUrl, apiOrigin, limit, concurrency, yieldToThrottling: auto };
-  // One keep-alive agent for the whole walk: prefetch needs a second socket, each parallel page one more.
-  const client = await openApiClient(ctx, { maxSockets: concurrency + 1, maxRetries: opts.maxRetries });
+  const plan = { firstUrl, fallbackUrl, apiOrigin, limit, concurrency, adaptive: auto };
+  // One keep-alive agent for the whole walk: prefetch needs a second socket, each page of the window one more.
+  const sockets = (auto ? WINDOW_CEILING : concurrency) + 1;
+  const client = await openApiClient(ctx, { maxSockets: sockets, maxRetries: opts.maxRetries });
   try {
     if (opts.count) await printCount({ client }, firstUrl, deps);
     else await walkToStdout(plan, { client }, deps, dump);
   } finally {
     client.close();
   }
+}
+
+/**
+ * The first request, and the one to ask instead when the server refuses idcli's own page size. A size the user chose
+ * is kept: the flag first, then a pageSize in the target, then the `page-size` setting from the environment or config.
+ */
+function firstRequest(
+  opts: ListOptions,
+  apiBase: string,
+  pageSize: string | number | undefined,
+): { firstUrl: string; fallbackUrl?: string } {
+  const setting = typeof pageSize === 'number' ? pageSize : parsePageSize(pageSize);
+  const target = { pageIndex: opts.pageIndex, count: opts.count };
+  // Only a number given as the flag overrides the target's own pageSize.
+  const targetHasSize =
+    typeof opts.pageSize !== 'number' && new URL(targetUrl(opts.target, apiBase, target)).searchParams.has('pageSize');
+  const { size, fallback } = firstPageSize(setting, targetHasSize, opts.limit);
+  const firstUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: size });
+  if (fallback === undefined) return { firstUrl };
+  return { firstUrl, fallbackUrl: targetUrl(opts.target, apiBase, { ...target, pageSize: fallback }) };
 }
 
 /** `-o FILE`: the dump and its state, checked before any request; undefined for stdout (`-o -` too). */
@@ -102,14 +124,22 @@ async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Dep
         if (pages === 1) progress.setTotal(page.totalItems);
         progress.update(pages, before + items);
       },
+      onFallback: () =>
+        deps.log.verbose(
+          `the server refused pageSize=${new URL(plan.firstUrl).searchParams.get('pageSize')} (HTTP 400); asking again with its default of ${CONTRACT_PAGE_SIZE}`,
+        ),
       // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
       onSequentialFallback: (reason) => {
         const message = `--concurrency ignored: ${reason}; fetching pages one by one`;
-        if (plan.yieldToThrottling) deps.log.verbose(message);
+        if (plan.adaptive) deps.log.verbose(message);
         else deps.log.info(message);
       },
-      onThrottled: (reason) =>
-        deps.log.verbose(`--concurrency auto: the server answered ${reason}; one page at a time from now on`),
+      onWindow: ({ from, to, reason }) => {
+        const change = from === to ? `stays at ${to}` : `${from} → ${to}`;
+        deps.log.verbose(
+          `--concurrency ${plan.adaptive ? 'auto' : plan.concurrency}: ${change} pages in flight: ${reason}`,
+        );
+      },
     });
     progress.stop();
     dump?.complete();

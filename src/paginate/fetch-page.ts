@@ -41,12 +41,23 @@ export function parseRaw(raw: RawPage, table?: SpanTable): Page {
   }
 }
 
+const refusals = new WeakMap<object, number>();
+
+/** The status of the non-2xx answer a page request failed with, if that is how it failed. */
+export function refusedWith(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null ? refusals.get(err) : undefined;
+}
+
 /** GETs one page with the access token (see ApiClient.send) and returns its 2xx body. */
 export async function fetchRaw(ctx: FetchContext, url: string, signal: AbortSignal): Promise<RawPage> {
   const res = await ctx.client.send(
     { method: 'GET', url, headers: API_HEADERS, signal, bodyBuffer: ctx.bodyBuffer },
     { onRetry: ctx.onRetry },
   );
-  if (res.status < 200 || res.status >= 300) throw statusError('GET', url, res);
+  if (res.status < 200 || res.status >= 300) {
+    const err = statusError('GET', url, res);
+    refusals.set(err, res.status);
+    throw err;
+  }
   return { url, body: res.body, contentType: headerValue(res.headers, 'content-type') };
 }

@@ -1,26 +1,31 @@
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RetryInfo } from '../http/client.js';
 import { interrupted } from '../errors.js';
 import { buildNdjsonInPlace } from './ndjson.js';
 import type { PageWriter } from '../output/page-writer.js';
 import { contractError, type Page } from './envelope.js';
 import { createSpanTable } from './json-scan.js';
 import { createBufferPool } from './buffer-pool.js';
-import { type FetchContext, fetchRaw, parseRaw, type RawPage } from './fetch-page.js';
+import { type FetchContext, fetchRaw, parseRaw, type RawPage, refusedWith } from './fetch-page.js';
 import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
 import { setQueryParam } from '../apiclient/target.js';
 import { createVisitedPages, type VisitedPages } from './visited.js';
+import { Window, WINDOW_CEILING, type WindowChange } from './window.js';
 
 export interface WalkOptions {
   firstUrl: string;
+  /** Asked for once instead when the first request gets a 400 (idcli's own page size refused). */
+  fallbackUrl?: string;
   apiOrigin: string;
   limit?: number;
   concurrency?: number;
   /**
-   * `--concurrency auto`: the first 429 or 503 of the walk (a server asking for less) drops it to one page in
-   * flight for the rest of the walk.
+   * `--concurrency auto`: the window starts at `concurrency` and adapts to the server (see Window); otherwise it
+   * stays `concurrency`.
    */
-  yieldToThrottling?: boolean;
+  adaptive?: boolean;
 }
 
 export interface WalkContext {
@@ -32,10 +37,12 @@ export interface WalkContext {
   readerGone: AbortSignal;
   /** After each page is written; `rest` (when there is more) is the URL that fetches exactly what follows it. */
   onPage?: (pages: number, items: number, page: Page, rest: string | undefined) => void;
+  /** The first request got a 400 and the walk asks again with fallbackUrl. */
+  onFallback?: () => void;
   /** Why --concurrency could not be used for this collection. */
   onSequentialFallback?: (reason: string) => void;
-  /** The walk dropped to one page in flight (yieldToThrottling), and why. */
-  onThrottled?: (reason: string) => void;
+  /** The window changed (under `adaptive`, or held by the byte cap), and why. */
+  onWindow?: (change: WindowChange) => void;
 }
 
 export interface WalkResult {
@@ -64,12 +71,20 @@ export class WalkFailure extends Error {
 
 class ReaderGone extends Error {}
 
-const NOTHING_VISITED = { has: () => false };
-
 interface Pending<T> {
   url: string;
   index?: number;
   promise: Promise<T>;
+  /** Filled in as the request goes: what the window learns from it. */
+  timing: Timing;
+}
+
+interface Timing {
+  sentAt: number;
+  /** The body is in. */
+  arrived: boolean;
+  /** It came back about as fast as the fastest page (see Window.arrived). */
+  keptUp: boolean;
 }
 
 interface NextLink {
@@ -117,58 +132,99 @@ class Walk {
   private readonly signal: AbortSignal;
   private readonly limit: number;
   private readonly concurrency: number;
-  /** Pages the parallel window may hold in flight; lowered to 1 for good when the server throttles (auto). */
-  private window: number;
+  /** Pages the walk by pageIndex may hold in flight. */
+  private readonly window: Window;
   private readonly visited = createVisitedPages();
   /** Every page is parsed only when it is next to be written, so one span table serves the whole walk. */
   private readonly spans = createSpanTable();
-  /** Page bodies are recycled once written: in flight are at most `concurrency` pages plus one prefetch. */
+  /** Page bodies are recycled once written: in flight are at most a window of pages plus one prefetch. */
   private readonly bodies: ReturnType<typeof createBufferPool>;
   private readonly fetchCtx: FetchContext;
+  /** The first request, which pages fetched by pageIndex are built from: the fallback once that was asked. */
+  private firstUrl: string;
 
   constructor(
     private readonly options: WalkOptions,
     private readonly ctx: WalkContext,
   ) {
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
-    this.window = this.concurrency = Math.max(1, options.concurrency ?? 1);
+    this.firstUrl = options.firstUrl;
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
+    const adaptive = options.adaptive === true && this.concurrency > 1;
+    this.window = new Window({ start: this.concurrency, adaptive, onChange: ctx.onWindow });
+    const most = adaptive ? Math.max(WINDOW_CEILING, this.concurrency) : this.concurrency;
     this.signal = AbortSignal.any([ctx.interrupt, ctx.readerGone, this.finished.signal]);
-    // Each request in flight (up to `concurrency` plus the prefetch) and each wait between its retries listens on
-    // it: above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
-    setMaxListeners(2 * (this.concurrency + 1) + 10, this.signal);
-    this.bodies = createBufferPool(this.concurrency + 2);
-    this.fetchCtx = {
-      client: ctx.fetch.client,
-      bodyBuffer: (size) => this.bodies.take(size),
-      // Under `--concurrency auto`, the first 429 or 503 of the walk is a server asking for less.
-      onRetry: ({ status, reason }) => {
-        if (!options.yieldToThrottling || this.window === 1 || (status !== 429 && status !== 503)) return;
-        this.window = 1;
-        ctx.onThrottled?.(reason);
-      },
-    };
+    // Each request in flight (up to a window plus the prefetch) and each wait between its retries listens on it:
+    // above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
+    setMaxListeners(2 * (most + 1) + 10, this.signal);
+    this.bodies = createBufferPool(most + 2);
+    this.fetchCtx = { client: ctx.fetch.client, bodyBuffer: (size) => this.bodies.take(size) };
   }
 
   /** The first page, then the rest in parallel when the collection allows it, else one by one. */
   async run(): Promise<void> {
-    const firstUrl = this.options.firstUrl;
-    this.visited.add(pageKey(firstUrl));
-    if (this.concurrency === 1) return this.sequentialFrom(await this.advance(await this.settle(this.start(firstUrl))));
-    const first = this.parse(await this.settle(this.start(firstUrl)));
+    const raw = await this.fetchFirst();
+    if (this.concurrency === 1) return this.sequentialFrom(await this.advance(raw));
+    const first = this.parse(raw);
     if (first.next !== undefined && first.itemCount > 0 && this.wantsMoreAfter(first)) {
       const plan = this.parallelPlan(first);
       if (typeof plan === 'string') this.ctx.onSequentialFallback?.(plan);
       else if (plan.lastIndex > (first.pageIndex as number)) return this.parallelFrom(first, plan);
     }
-    return this.sequentialFrom(this.stepFrom(first, firstUrl));
+    return this.sequentialFrom(this.stepFrom(first, this.firstUrl));
   }
 
-  /** Starts fetching a page. */
+  /** The first page's body; asked for once more with the fallback URL when the server refuses the first with 400. */
+  private async fetchFirst(): Promise<RawPage> {
+    let raw: RawPage;
+    try {
+      raw = await this.settle(this.start(this.firstUrl));
+    } catch (err) {
+      const fallback = this.options.fallbackUrl;
+      if (fallback === undefined || !(err instanceof WalkFailure) || refusedWith(err.cause) !== 400) throw err;
+      this.ctx.onFallback?.();
+      this.firstUrl = fallback;
+      raw = await this.settle(this.start(fallback));
+    }
+    this.visited.add(pageKey(this.firstUrl));
+    return raw;
+  }
+
+  /**
+   * Starts fetching a page, after the Retry-After the server last asked for; tells the window how long it took and
+   * whether the server asked for less on the way (a 429 or 503, which the client retries).
+   */
   private start(url: string, index?: number): Pending<RawPage> {
-    const promise = fetchRaw(this.fetchCtx, url, this.signal);
+    const wait = this.window.delay(performance.now());
+    const timing: Timing = { sentAt: 0, arrived: false, keptUp: false };
+    const promise = (wait > 0 ? sleep(wait, undefined, { signal: this.signal }) : Promise.resolve()).then(() =>
+      this.timed(url, timing),
+    );
     // Rejections are consumed where the page is awaited; this only keeps an abandoned prefetch quiet.
     promise.catch(() => {});
-    return index === undefined ? { url, promise } : { url, index, promise };
+    return index === undefined ? { url, promise, timing } : { url, index, promise, timing };
+  }
+
+  /** One page's request, timed for the window. */
+  private async timed(url: string, timing: Timing): Promise<RawPage> {
+    const sentAt = (timing.sentAt = performance.now());
+    let retried = false;
+    const onRetry = ({ status, reason, delayMs }: RetryInfo): void => {
+      retried = true;
+      if (status === 429 || status === 503) this.window.throttled(sentAt, performance.now(), reason, delayMs);
+    };
+    const raw = await fetchRaw({ ...this.fetchCtx, onRetry }, url, this.signal);
+    timing.keptUp = this.window.arrived(performance.now() - sentAt, raw.body.length, retried);
+    timing.arrived = true;
+    return raw;
+  }
+
+  /** A page of the window awaited, and told to the window: whether the walk had to wait for it, and how it came. */
+  private async awaitWindow(p: Pending<RawPage>): Promise<RawPage> {
+    const waited = !p.timing.arrived;
+    const raw = await this.settle(p);
+    this.window.taken(p.timing.sentAt, p.timing.keptUp, waited);
+    return raw;
   }
 
   /** The walk stops with `err`; `resumeUrl` fetches exactly what is not written yet. */
@@ -318,45 +374,72 @@ class Walk {
     let nextIndex = (first.pageIndex as number) + 1;
     // Built from the first request so its filters carry over; pageSize pinned to the size actually served.
     const indexUrl = (index: number): string => {
-      const u = new URL(this.options.firstUrl);
+      const u = new URL(this.firstUrl);
       setQueryParam(u, 'pageIndex', String(index));
       setQueryParam(u, 'pageSize', String(pageSize));
       return pageKey(u);
     };
     const fill = (): void => {
       // Once the reader has gone or the walk is interrupted, no new request starts.
-      while (nextIndex <= lastIndex && queue.length < this.window && !this.signal.aborted) {
-        const url = indexUrl(nextIndex);
-        this.visited.add(url);
-        queue.push(this.start(url, nextIndex++));
+      while (nextIndex <= lastIndex && queue.length < this.window.allowed && !this.signal.aborted) {
+        queue.push(this.start(indexUrl(nextIndex), nextIndex++));
       }
     };
     try {
-      fill();
-      await this.emit(first, queue[0]?.url ?? indexUrl(nextIndex));
+      // The first page's link is checked like every other's: against the pages written before it.
+      let linked = this.checkWritten(first, first.url, first.url);
+      if (linked.error === undefined) fill();
+      // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
+      await this.emit(first, linked.error === undefined ? (queue[0]?.url ?? indexUrl(nextIndex)) : undefined);
+      if (linked.error !== undefined) throw this.stopped(linked.error, undefined);
       for (let p = queue.shift(); p; p = queue.shift()) {
-        const page = this.parse(await this.settle(p));
+        const page = this.parse(await this.awaitWindow(p));
         if (page.pageIndex !== p.index) {
           const got = `asked for pageIndex ${p.index}, got ${page.pageIndex ?? 'none'}`;
           throw this.stopped(contractError(p.url, got), p.url);
         }
         const more = page.next !== undefined && this.wantsMoreAfter(page);
-        // A grown collection: the planned last page links further, so continue by its links.
-        if (p.index === lastIndex && more) return await this.sequentialFrom(this.stepFrom(page, p.url));
-        // Pages come by pageIndex here, yet a link to another origin (visited or not) breaks the contract all the
-        // same, and says so as the sequential walk would: after this page, with nothing to resume from.
-        const linkError = this.link(page.next, p.url, NOTHING_VISITED).error;
-        if (more && !linkError) fill();
+        // A grown collection: the planned last page links further, so continue by its links, which are checked
+        // against every page written so far.
+        if (p.index === lastIndex && more) {
+          return await this.sequentialFrom(this.stepFrom(page, this.handOver(p.url, linked.url)));
+        }
+        // Pages come by pageIndex here, yet a link to another origin or back to a page already written breaks the
+        // contract all the same, and says so as the sequential walk would: after this page, with nothing to resume
+        // from. The pages in flight after it are dropped unwritten.
+        linked = this.checkWritten(page, p.url, linked.url);
+        const linkError = linked.error;
+        if (more && linkError === undefined) fill();
         else queue.length = 0; // a shrunken collection or the limit: nothing after this page is wanted
         // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
-        await this.emit(page, queue[0]?.url ?? (more && !linkError ? indexUrl(nextIndex) : undefined));
-        if (linkError) throw this.stopped(linkError, undefined);
+        await this.emit(page, queue[0]?.url ?? (more && linkError === undefined ? indexUrl(nextIndex) : undefined));
+        if (linkError !== undefined) throw this.stopped(linkError, undefined);
         if (!more) return;
       }
     } finally {
       // Pages dropped here are cancelled when the walk ends (see `finished`).
       queue.length = 0;
     }
+  }
+
+  /** The planned last page, remembered as written pages are, and the URL its links are resolved against. */
+  private handOver(url: string, linked: string | undefined): string {
+    this.visited.add(url);
+    return linked ?? url;
+  }
+
+  /**
+   * A page of the walk by pageIndex, about to be written: remembered under the URL idcli fetched and under its self
+   * link (the server may spell its links otherwise than idcli), then its links.next checked against the pages
+   * written so far, this one included. Pages in flight are not remembered yet: the link to the next of them is no
+   * loop. The link that led here only names the page: a server's wrong link must not mark another page visited.
+   */
+  private checkWritten(page: Page, url: string, linked: string | undefined): NextLink {
+    this.visited.add(url);
+    this.rememberSelf(page.self, url);
+    if (page.next === undefined || !this.wantsMoreAfter(page)) return {};
+    // Named and resolved as the walk by links would: by the URL the previous page's link spells.
+    return this.link(page.next, linked ?? url, this.visited);
   }
 }
 

@@ -90,7 +90,7 @@ describe('bash', () => {
     expect(await bashComplete('idcli config set b')).toEqual(['base-url']);
     expect(await bashComplete('idcli config set base-url ')).toEqual([]);
     expect(await bashComplete('idcli completion ')).toEqual(['bash', 'fish', 'zsh']);
-    expect(await bashComplete('idcli list users --page-size ')).toEqual([]);
+    expect(await bashComplete('idcli list users --page-size ')).toEqual(['auto', 'service']);
   });
   it('completes api: short and long flags, methods, and a header value is not taken for a command', async () => {
     expect(await bashComplete('idcli api users -')).toEqual(

@@ -348,7 +348,7 @@ describe('through a forward proxy', () => {
       });
       const r = await list(s, { HTTP_PROXY: proxy.url });
       expectDeadline(r);
-      expect(proxy.hits.map((h) => h.target)).toEqual([`${s.url}/v1/items`]);
+      expect(proxy.hits.map((h) => h.target)).toEqual([`${s.url}/v1/items?pageSize=1000`]);
       expect(s.requests).toBe(1);
     } finally {
       await proxy.close();

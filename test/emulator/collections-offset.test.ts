@@ -123,6 +123,18 @@ describe('offset-based collections', { timeout: 30_000 }, () => {
     expect(text).toContain(`"items":[${items.join(',')}]`);
   });
 
+  it('spells its links with pageSize first when asked to', async () => {
+    emu.setCollection('/v1/spelled', {
+      type: 'offset',
+      items: ['{"a":1}', '{"a":2}', '{"a":3}'],
+      querySpelling: 'pageSize-first',
+    });
+    const { body } = await page('?pageSize=1&pageIndex=1&x=y', '/v1/spelled');
+    const l = links(body);
+    expect(href(l['self'])).toBe(`${emu.baseUrl}/v1/spelled?x=y&pageSize=1&pageIndex=1`);
+    expect(href(l['next'])).toBe(`${emu.baseUrl}/v1/spelled?x=y&pageSize=1&pageIndex=2`);
+  });
+
   it('supports the string, relative and pretty link variants', async () => {
     emu.setCollection('/v1/s', { type: 'offset', items: ['{"id":1}', '{"id":2}'], linkStyle: 'string' });
     const s = await page('?pageSize=1', '/v1/s');

@@ -14,6 +14,7 @@ export interface StoredCollection {
   totalKnown: boolean;
   lastLink: boolean;
   linkStyle: LinkStyle;
+  querySpelling: 'pageIndex-first' | 'pageSize-first';
   pretty: boolean;
   public: boolean;
   /** The bytes of items [from, to) joined by the separator: a view, no copy. */
@@ -61,6 +62,7 @@ export class Collections {
       totalKnown: c.type === 'offset' || (c.totalKnown ?? false),
       lastLink: c.type === 'offset' || (c.lastLink ?? false),
       linkStyle: c.linkStyle ?? 'object',
+      querySpelling: c.querySpelling ?? 'pageIndex-first',
       pretty,
       public: c.public ?? false,
       // Packed at registration, so later edits of the caller's array cannot change a walk in progress.
@@ -90,6 +92,15 @@ function nonNegative(p: Params, name: string, fallback: number): number {
     throw new BadQuery(`${name} must be a non-negative integer.`);
   }
   return n;
+}
+
+/** The pageSize asked for, or the default; above the emulator's maximum (if any) refused or capped. */
+function pageSizeParam(core: Core, p: Params): number {
+  const size = nonNegative(p, 'pageSize', DEFAULT_PAGE_SIZE);
+  const limit = core.pageLimit;
+  if (limit === undefined || size <= limit.max) return size;
+  if (limit.over === 'cap') return limit.max;
+  throw new BadQuery(`pageSize must be at most ${limit.max}.`);
 }
 
 /** RFC 6750 §3: no credentials → a bare challenge; bad credentials → error="invalid_token". */
@@ -129,21 +140,22 @@ function query(extras: Array<[string, string]>, own: Array<[string, string]>): s
   return new URLSearchParams([...extras, ...own]).toString();
 }
 
-function offsetPage(c: StoredCollection, p: Params, extras: Array<[string, string]>): Page {
+function offsetPage(c: StoredCollection, p: Params, extras: Array<[string, string]>, pageSize: number): Page {
   if (p.has('cursor')) throw new BadQuery('cursor is not accepted by an offset-based collection.');
   const pageIndex = nonNegative(p, 'pageIndex', 0);
-  const pageSize = nonNegative(p, 'pageSize', DEFAULT_PAGE_SIZE);
   const n = c.count;
   const start = pageIndex * pageSize;
   if (!Number.isSafeInteger(start)) throw new BadQuery('pageIndex × pageSize is too large.');
   const from = Math.min(start, n);
   const to = Math.min(start + pageSize, n);
   const lastIndex = pageSize === 0 ? 0 : Math.max(0, Math.ceil(n / pageSize) - 1);
-  const at = (i: number) =>
-    `${c.path}?${query(extras, [
+  const at = (i: number) => {
+    const own: Array<[string, string]> = [
       ['pageIndex', String(i)],
       ['pageSize', String(pageSize)],
-    ])}`;
+    ];
+    return `${c.path}?${query(extras, c.querySpelling === 'pageSize-first' ? own.reverse() : own)}`;
+  };
   const links: Array<[string, string]> = [
     ['self', at(pageIndex)],
     ['first', at(0)],
@@ -181,7 +193,13 @@ function decodeCursor(secret: Buffer, path: string, cursor: string, digest: stri
   return { o: v['o'] as number, s: v['s'] as number };
 }
 
-function cursorPage(c: StoredCollection, p: Params, extras: Array<[string, string]>, secret: Buffer): Page {
+function cursorPage(
+  c: StoredCollection,
+  p: Params,
+  extras: Array<[string, string]>,
+  secret: Buffer,
+  pageSize: number,
+): Page {
   if (p.has('pageIndex')) throw new BadQuery('pageIndex is not accepted by a cursor-based collection.');
   const digest = extrasDigest(secret, extras);
   const cursor = p.get('cursor');
@@ -190,7 +208,7 @@ function cursorPage(c: StoredCollection, p: Params, extras: Array<[string, strin
     if (p.has('pageSize')) throw new BadQuery('pageSize cannot be combined with cursor; use links as returned.');
     state = decodeCursor(secret, c.path, cursor, digest);
   } else {
-    state = { o: 0, s: nonNegative(p, 'pageSize', DEFAULT_PAGE_SIZE) };
+    state = { o: 0, s: pageSize };
   }
   const { o, s } = state;
   const n = c.count;
@@ -223,7 +241,9 @@ export async function handleCollection(core: Core, ex: Exchange, c: StoredCollec
     // RFC 6750 §2.3 allows tokens in the URI but they end up in logs; idcli must use the header.
     if (p.has('access_token')) throw new BadQuery('access_token in the URL is refused; use the Authorization header.');
     const extras = p.entries.filter(([k]) => k !== 'pageIndex' && k !== 'pageSize' && k !== 'cursor');
-    page = c.type === 'offset' ? offsetPage(c, p, extras) : cursorPage(c, p, extras, core.collections.cursorSecret);
+    const size = pageSizeParam(core, p);
+    const secret = core.collections.cursorSecret;
+    page = c.type === 'offset' ? offsetPage(c, p, extras, size) : cursorPage(c, p, extras, secret, size);
   } catch (err) {
     if (err instanceof BadQuery) return badRequest(err.message);
     if (err instanceof SyntaxError) return badRequest('cursor is invalid.');

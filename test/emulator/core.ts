@@ -28,6 +28,10 @@ export interface Core {
   now(): number;
   sendIss: boolean;
   latencyMs: number;
+  /** See EmulatorOptions.maxPageSize and overMaxPageSize. */
+  pageLimit: { max: number; over: 'refuse' | 'cap' } | undefined;
+  /** See EmulatorOptions.maxInFlight. */
+  rateLimit: { maxInFlight: number; retryAfter: string } | undefined;
   link: Link;
   /** Encoded collection pages, reused across requests for the same page. */
   encoded: EncodedCache;

@@ -36,6 +36,14 @@ describe('fault injection', { timeout: 30_000 }, () => {
     expect(emu.requests.map((r) => r.status)).toEqual([503, 200]);
   });
 
+  it('params: only requests carrying those query values match, and nth counts only them', async () => {
+    emu.inject({ path: '/v1/users', params: { pageIndex: '2' }, nth: 2, fault: { kind: 'status', status: 503 } });
+    const at = (i: number) => `${emu.baseUrl}/v1/users?pageSize=10&pageIndex=${i}`;
+    const seen: number[] = [];
+    for (const i of [2, 1, 3, 2, 2]) seen.push((await get(at(i), auth)).status);
+    expect(seen).toEqual([200, 200, 200, 503, 200]);
+  });
+
   it('nth and times select which matching requests fail; other paths do not count', async () => {
     emu.inject({ path: '/v1/users', nth: 2, times: 2, fault: { kind: 'status', status: 429 } });
     expect((await get(`${emu.baseUrl}/v1/events`, auth)).status).toBe(200);

@@ -7,6 +7,7 @@ interface Pending {
   times: number;
   seen: number; // matching requests since injection
   applied: number;
+  params: Array<[string, string]>;
   fault: Fault;
 }
 
@@ -20,7 +21,8 @@ export class FaultQueue {
     if (!(times === Number.POSITIVE_INFINITY || (Number.isInteger(times) && times >= 1))) {
       throw new Error('times must be an integer ≥ 1 or Infinity');
     }
-    this.queue.push({ path: f.path, nth, times, seen: 0, applied: 0, fault: f.fault });
+    const params = Object.entries(f.params ?? {});
+    this.queue.push({ path: f.path, nth, times, seen: 0, applied: 0, params, fault: f.fault });
   }
 
   clear(): void {
@@ -32,10 +34,11 @@ export class FaultQueue {
    * that is due applies. A fault that is due but shadowed by an earlier one stays due, so two faults queued
    * for the same request hit two consecutive requests.
    */
-  take(pathname: string): Fault | null {
+  take(pathname: string, query: URLSearchParams = new URLSearchParams()): Fault | null {
     let chosen: Pending | null = null;
     for (const f of this.queue) {
       if (f.path !== pathname && f.path !== '*') continue;
+      if (f.params.some(([name, value]) => query.get(name) !== value)) continue;
       f.seen += 1;
       if (chosen === null && f.seen >= f.nth) chosen = f;
     }

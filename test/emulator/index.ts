@@ -64,6 +64,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     now: () => clock(),
     sendIss: opts.sendIss ?? false,
     latencyMs: opts.latencyMs ?? 0,
+    pageLimit:
+      opts.maxPageSize === undefined ? undefined : { max: opts.maxPageSize, over: opts.overMaxPageSize ?? 'refuse' },
+    rateLimit:
+      opts.maxInFlight === undefined
+        ? undefined
+        : { maxInFlight: opts.maxInFlight, retryAfter: opts.rateLimitRetryAfter ?? '1' },
     link: new Link(opts.link ?? {}, sleep),
     encoded: new EncodedCache(),
     bombs: new Bombs(),
@@ -95,7 +101,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   directory.addUser(DEFAULT_USER);
   collections.set('/v1/users', { type: 'offset', items: generateUsers(opts.userItems ?? 250) });
   collections.set('/v1/events', { type: 'cursor', items: generateEvents(230) });
-  collections.set('/v1/records', { type: 'offset', items: generateRecords(opts.recordItems ?? 1000) });
+  const records = generateRecords(opts.recordItems ?? 1000);
+  collections.set('/v1/records', { type: 'offset', items: records });
+  collections.set('/v1/records-cursor', { type: 'cursor', items: records });
 
   const server = createServer(createHandler(core, faults));
   server.on('connection', (socket) => wire.track(socket));

@@ -111,7 +111,14 @@ async function handle(
     log.status = r.status;
     await send(res, r, { link: core.link, cache: core.encoded, coding, truncate });
   };
-  const fault = faults.take(pathname);
+  const limit = core.rateLimit;
+  if (limit !== undefined && log.inFlight !== undefined && log.inFlight > limit.maxInFlight) {
+    const description = `More than ${limit.maxInFlight} requests in flight.`;
+    return reply(
+      json(429, { error: 'rate_limited', error_description: description }, { 'retry-after': limit.retryAfter }),
+    );
+  }
+  const fault = faults.take(pathname, new URLSearchParams(ex.query));
   let truncate = false;
   let codingFault: CodingFault | null = null;
   let patch: Record<string, unknown> | undefined;
@@ -154,8 +161,14 @@ async function handle(
 }
 
 export function createHandler(core: Core, faults: FaultQueue): (req: IncomingMessage, res: ServerResponse) => void {
+  let inFlight = 0;
   return (req, res) => {
     const log = logged(core, req);
+    if (core.collections.get(log.path) !== undefined) {
+      // Counted from arrival until the response is done with, however it ends (the rate limit's measure).
+      log.inFlight = ++inFlight;
+      res.once('close', () => inFlight--);
+    }
     handle(core, faults, req, res, log)
       .catch((err: unknown) => {
         // An emulator bug must show up as a 500 in the test that hit it, never as a crash of the test run.

@@ -18,8 +18,21 @@ export interface EmulatorOptions {
   loopbackAnyPort?: boolean;
   /** Number of generated items in the default /v1/users collection, default 250. */
   userItems?: number;
-  /** Number of realistic records (generateRecords) in the default /v1/records collection, default 1000. */
+  /**
+   * Number of realistic records (generateRecords) in the default /v1/records collection (offset-based) and in
+   * /v1/records-cursor (the same records, cursor-based), default 1000.
+   */
   recordItems?: number;
+  /** The largest pageSize a collection serves; default none (the contract sets no maximum). */
+  maxPageSize?: number;
+  /** What a larger pageSize gets: 'refuse' answers 400 (default), 'cap' silently serves maxPageSize items. */
+  overMaxPageSize?: 'refuse' | 'cap';
+  /**
+   * A rate limit: a collection request arriving while this many collection requests are already in flight is
+   * answered 429 with `Retry-After: rateLimitRetryAfter` (seconds, default '1'). Default: no limit.
+   */
+  maxInFlight?: number;
+  rateLimitRetryAfter?: string;
 }
 
 export interface LinkOptions {
@@ -55,6 +68,8 @@ export interface LoggedRequest {
   /** Bytes of the body read so far, for the upload endpoint, which keeps none of them. */
   received?: number;
   status?: number;
+  /** Collection requests only: how many were in flight when this one arrived, itself included. */
+  inFlight?: number;
   /**
    * Set once the emulator is done with the request: answered, or given up because its client went away. Tests
    * wait for it where a request's client was killed, since such a request never gets a status on the wire.
@@ -82,6 +97,8 @@ export interface CollectionSpec {
   linkStyle?: 'object' | 'string' | 'relative'; // {href:abs} (default) | "abs" | {href:"/v1/..?.."}
   pretty?: boolean; // pretty-print the envelope; the items' own text is kept as given
   public?: boolean; // no bearer needed (default false)
+  /** Offset only: the order of the paging parameters in links, `?pageIndex=…&pageSize=…` (default) or the other. */
+  querySpelling?: 'pageIndex-first' | 'pageSize-first';
 }
 
 export type Fault =
@@ -114,6 +131,11 @@ export interface FaultSpec {
   nth?: number;
   /** How many matching requests get the fault (default 1; Infinity allowed). */
   times?: number;
+  /**
+   * Query parameters the request must carry, with these values (e.g. `{ pageIndex: '3' }`): a fault for one page,
+   * whatever order the pages of a parallel walk arrive in. nth then counts only the requests that match.
+   */
+  params?: Record<string, string>;
   fault: Fault;
 }
 

@@ -1,12 +1,15 @@
 /**
- * `--concurrency auto`, the default: pages in flight for offset collections with totalItems, one at a time after the
- * server throttles, never a page beyond --limit, through the BUILT CLI against the emulator. Every collection
+ * `--concurrency auto`, the default: pages in flight for offset collections with totalItems, a window that grows
+ * while the server keeps up and halves when it throttles, never a page beyond --limit, through the BUILT CLI against
+ * the emulator. Every collection
  * response is held for LATENCY_MS, so requests that overlap arrive together and requests that wait for one another
  * arrive at least that far apart, whatever the machine's speed.
  */
+import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
-import { list, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
+import { BIN } from '../support/cli.js';
+import { cliEnv, list, type ListEnv, listEnv, ndjson, plainItems, shell } from './helpers.js';
 
 const LATENCY_MS = 300;
 const ITEMS = plainItems(200);
@@ -35,40 +38,100 @@ function overlapping(times: number[]): number[] {
   return times.flatMap((t, i) => (i > 0 && t - times[i - 1]! < LATENCY_MS / 2 ? [i] : []));
 }
 
-describe('idcli list --concurrency auto (the default)', () => {
-  it('keeps up to 4 pages in flight on an offset collection, and writes what a sequential walk writes', async () => {
-    const r = await list(env, ['/v1/items', '--page-size', '20']);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toBe(ndjson(ITEMS));
-    expect(r.stderr).toBe('');
-    const times = arrivals('/v1/items');
-    expect(times).toHaveLength(10);
-    // After the first page, pages 2–5 go out together: three of them arrive on the heels of the one before.
-    expect(overlapping(times).filter((i) => i <= 4)).toEqual([2, 3, 4]);
-    // Never more than 4 at once: any five requests in a row span at least one latency.
-    for (let i = 4; i < times.length; i++) expect(times[i]! - times[i - 4]!).toBeGreaterThanOrEqual(LATENCY_MS - 50);
+/** How many collection requests were in flight at the emulator as each request for `path` arrived, in order. */
+function inFlight(path: string): number[] {
+  return emu.requests.filter((r) => r.path === path).map((r) => r.inFlight ?? 0);
+}
 
-    const sequential = await list(env, ['/v1/items', '--page-size', '20', '--concurrency', '1']);
+describe('idcli list --concurrency auto (the default)', () => {
+  it('starts with 4 pages in flight, grows while pages come back as fast, and writes what -c 1 writes', async () => {
+    const items = plainItems(400);
+    emu.setCollection('/v1/many', { type: 'offset', items });
+    const r = await list(env, ['/v1/many', '--page-size', '10', '--verbose']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ndjson(items));
+    const seen = inFlight('/v1/many');
+    expect(seen).toHaveLength(40);
+    // After the first page, pages 2–5 go out together: never more than 4 of them at once.
+    expect(Math.max(...seen.slice(0, 5))).toBe(4);
+    // Then the window grows: more than 4 at once, never more than the ceiling of 32.
+    expect(Math.max(...seen)).toBeGreaterThan(4);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(32);
+    expect(r.stderr).toContain('--concurrency auto: 4 → 5 pages in flight: pages come back as fast as the first ones');
+
+    const sequential = await list(env, ['/v1/many', '--page-size', '100', '--concurrency', '1']);
     expect(sequential.stdoutBytes.equals(r.stdoutBytes)).toBe(true);
   }, 60_000);
 
   for (const status of [429, 503]) {
-    it(`drops to one page in flight for the rest of the walk after the first ${status}, and says so with --verbose`, async () => {
+    it(`halves the window on a ${status}, and says so with --verbose`, async () => {
       emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'status', status, retryAfter: '0' } });
       const r = await list(env, ['/v1/items', '--page-size', '10', '--verbose']);
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(ITEMS));
-      expect(r.stderr).toMatch(
-        new RegExp(`--concurrency auto: the server answered HTTP ${status}; one page at a time`),
-      );
-      const times = arrivals('/v1/items');
-      expect(times).toHaveLength(21);
-      // Before the throttling answer pages overlapped; from the seventh request on (the window of four and the
-      // retry have drained by then) each one waits for the answer before it.
-      expect(overlapping(times).filter((i) => i <= 4).length).toBeGreaterThan(0);
-      expect(overlapping(times).filter((i) => i >= 7)).toEqual([]);
+      expect(r.stderr).toContain(`--concurrency auto: 4 → 2 pages in flight: the server answered HTTP ${status}`);
+      expect(arrivals('/v1/items')).toHaveLength(21);
     }, 60_000);
   }
+
+  it('against a server that rate-limits at 6 in flight: a few 429s, the window halved, the output exact', async () => {
+    const limited = await startEmulator({ latencyMs: LATENCY_MS, maxInFlight: 6, rateLimitRetryAfter: '1' });
+    const limitedEnv = await listEnv(limited, limited.mintTokens().access_token);
+    try {
+      const items = plainItems(600);
+      limited.setCollection('/v1/many', { type: 'offset', items });
+      const r = await list(limitedEnv, ['/v1/many', '--page-size', '10', '--verbose']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(ndjson(items));
+      const logged = limited.requests.filter((q) => q.path === '/v1/many');
+      const throttled = logged.filter((q) => q.status === 429);
+      // The window grew past the limit, was told so, and halved: a handful of 429s for 60 pages, not one per page.
+      expect(throttled.length).toBeGreaterThan(0);
+      expect(throttled.length).toBeLessThanOrEqual(6);
+      expect(r.stderr).toMatch(
+        /--concurrency auto: (\d+) → \d+ pages in flight: the server answered HTTP 429; no new request for 1\.0 s/,
+      );
+      const [, from, to] = /(\d+) → (\d+) pages in flight: the server answered HTTP 429/.exec(r.stderr)!;
+      expect(Number(to)).toBe(Math.floor(Number(from) / 2));
+      // Every page was answered once in the end: 60 pages, plus one retry per 429.
+      expect(logged.filter((q) => q.status === 200)).toHaveLength(60);
+      expect(logged).toHaveLength(60 + throttled.length);
+    } finally {
+      await limited.close();
+      await limitedEnv.cleanup();
+    }
+  }, 60_000);
+
+  it('--concurrency 3 stays 3: no growth, no cut, whatever the server answers', async () => {
+    const items = plainItems(400);
+    emu.setCollection('/v1/many', { type: 'offset', items });
+    emu.inject({ path: '/v1/many', nth: 4, fault: { kind: 'status', status: 429, retryAfter: '0' } });
+    const r = await list(env, ['/v1/many', '--page-size', '10', '--concurrency', '3', '--verbose']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ndjson(items));
+    expect(r.stderr).not.toMatch(/pages in flight/);
+    expect(Math.max(...inFlight('/v1/many'))).toBe(3);
+  }, 60_000);
+
+  it('caps the bytes waiting in the window: pages of 19 MB never have more than 3 in flight, and memory stays bounded', async () => {
+    const pad = 'x'.repeat(20_000);
+    const items = Array.from({ length: 6000 }, (_, i) => `{"id":${i},"pad":"${pad}"}`);
+    emu.setCollection('/v1/large', { type: 'offset', items });
+    const digest = createHash('sha256');
+    for (const item of items) digest.update(`${item}\n`);
+    const script = `/usr/bin/time -f 'rss=%M' node "${BIN}" list /v1/large --page-size 1000 --verbose | sha256sum`;
+    const out = await shell(script, cliEnv(env));
+    expect(out.code).toBe(0);
+    expect(out.stdout.split(' ')[0]).toBe(digest.digest('hex'));
+    expect(out.stderr).toMatch(
+      /--concurrency auto: 4 → 3 pages in flight: pages of 19\.1 MB, at most 64\.0 MB of them waiting/,
+    );
+    // 64 MB of pages waiting, one being written, and Node itself; without the cap all five pages after the first
+    // would be in flight at once.
+    const rssMb = Number(/rss=(\d+)/.exec(out.stderr)![1]) / 1024;
+    expect(rssMb).toBeLessThan(200);
+    expect(Math.max(...inFlight('/v1/large'))).toBeLessThanOrEqual(3);
+  }, 60_000);
 
   it('--limit never asks for a page beyond the limit', async () => {
     const r = await list(env, ['/v1/items', '--page-size', '20', '--limit', '50']);

@@ -51,11 +51,16 @@ export function eachTest(
   });
 }
 
+/**
+ * The environment of a CLI run against the emulator. IDCLI_PAGE_SIZE=service sends no pageSize, so a test that does
+ * not ask otherwise walks the service's default pages (100 items); the tests of idcli's own page sizes unset it.
+ */
 export function cliEnv(
   env: ListEnv,
   extra: Record<string, string | undefined> = {},
 ): Record<string, string | undefined> {
   return baseEnv({
+    IDCLI_PAGE_SIZE: 'service',
     IDCLI_BASE_URL: env.emu.baseUrl,
     IDCLI_CLIENT_ID: env.emu.client.id,
     IDCLI_CLIENT_NAME: env.emu.client.name,

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { Window, WINDOW_BYTES, WINDOW_CEILING, type WindowChange } from '../../src/paginate/window.js';
+
+/** A window and the changes it told, fed pages that all take `ms` and are `bytes` long. */
+function window(start: number, adaptive = true) {
+  const changes: WindowChange[] = [];
+  const w = new Window({ start, adaptive, onChange: (c) => changes.push(c) });
+  let now = 0;
+  /** `n` pages sent at `now`, each taken by a walk that waited for it (or not). */
+  const pages = (n: number, { ms = 100, bytes = 1000, waited = true } = {}) => {
+    for (let i = 0; i < n; i++) w.taken(now, w.arrived(ms, bytes, false), waited);
+    now += ms;
+  };
+  return {
+    w,
+    changes,
+    pages,
+    at: () => now,
+    tick: (ms: number) => (now += ms),
+  };
+}
+
+describe('the window of --concurrency auto', () => {
+  it('grows by one per two pages that keep up while the walk waits, up to the ceiling', () => {
+    const t = window(4);
+    t.pages(1);
+    t.pages(4);
+    expect(t.w.allowed).toBe(6);
+    t.pages(6);
+    expect(t.w.allowed).toBe(9);
+    t.pages(100);
+    expect(t.w.allowed).toBe(WINDOW_CEILING);
+    expect(t.changes.at(-1)).toEqual({ from: 31, to: 32, reason: 'pages come back as fast as the first ones' });
+  });
+
+  it('does not grow on pages slower than twice the fastest, nor while the walk is not waiting for pages', () => {
+    const t = window(4);
+    t.pages(2, { ms: 100 });
+    t.pages(10, { ms: 300 });
+    expect(t.w.allowed).toBe(5);
+    const idle = window(4);
+    idle.pages(50, { waited: false });
+    expect(idle.w.allowed).toBe(4);
+  });
+
+  it('halves on a 429 once per round, holds new requests for the Retry-After, then grows only after a quiet stretch', () => {
+    const t = window(4);
+    t.pages(24);
+    expect(t.w.allowed).toBe(16);
+    const sent = t.at();
+    t.tick(10);
+    t.w.throttled(sent, t.at(), 'HTTP 429', 1000);
+    // Other answers to requests sent before the cut do not cut again.
+    t.w.throttled(sent, t.at() + 5, 'HTTP 429', 1000);
+    expect(t.w.allowed).toBe(8);
+    expect(t.changes.at(-1)).toEqual({
+      from: 16,
+      to: 8,
+      reason: 'the server answered HTTP 429; no new request for 1.0 s',
+    });
+    // The later answer's Retry-After runs the longer.
+    expect(t.w.delay(t.at())).toBe(1005);
+    expect(t.w.delay(t.at() + 1005)).toBe(0);
+    // Pages sent before the cut, then a window of pages sent after it: no growth yet.
+    t.w.taken(sent, true, true);
+    t.tick(1000);
+    t.pages(8);
+    expect(t.w.allowed).toBe(8);
+    // Then one more page in flight per window of good pages.
+    t.pages(8);
+    expect(t.w.allowed).toBe(9);
+    t.pages(9);
+    expect(t.w.allowed).toBe(10);
+    // A 429 to a request sent after the cut cuts again.
+    t.w.throttled(t.at(), t.at() + 1, 'HTTP 503', 0);
+    expect(t.w.allowed).toBe(5);
+  });
+
+  it('--concurrency n stays n: no growth, no cut, no pause', () => {
+    const t = window(6, false);
+    t.pages(50);
+    t.w.throttled(t.at(), t.at(), 'HTTP 429', 5000);
+    expect(t.w.allowed).toBe(6);
+    expect(t.w.delay(t.at())).toBe(0);
+    expect(t.changes).toEqual([]);
+  });
+
+  it.each([true, false])('caps the bytes waiting in the window (adaptive %s), and says so once', (adaptive) => {
+    const t = window(16, adaptive);
+    const bytes = 20 * 1024 * 1024;
+    t.pages(1, { bytes });
+    expect(t.w.allowed).toBe(Math.floor(WINDOW_BYTES / bytes));
+    t.pages(3, { bytes: 50 * 1024 * 1024 });
+    expect(t.w.allowed).toBe(1);
+    expect(t.changes.filter((c) => c.reason.startsWith('pages of'))).toEqual([
+      { from: 16, to: 3, reason: 'pages of 20.0 MB, at most 64.0 MB of them waiting' },
+    ]);
+  });
+});
