@@ -45,7 +45,9 @@ afterEach(async () => {
 
 /** An emulator with the user and the collection the recipes fetch, and a directory holding `idcli` for PATH. */
 async function setUp(store: 'file' | 'keychain' = 'file'): Promise<Harness> {
-  h = await harness({ store });
+  // Like many real APIs, the service serves at most 100 items a page whatever is asked: a dump of USERS takes several
+  // pages, so a walk can stop between them.
+  h = await harness({ store, maxPageSize: 100, overMaxPageSize: 'cap' });
   h.emu.setResource('/v1/users/42', USER);
   h.emu.setCollection('/v1/users', { type: 'offset', items: USERS });
   const bin = join(h.dir, 'bin');
