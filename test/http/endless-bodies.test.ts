@@ -146,7 +146,7 @@ describe.each(CASES)('a gzip body that decodes to (almost) nothing and never end
     expect(r.code, r.stderr).toBe(4);
     expect(r.stdout).toBe('');
     expectBounded(r, kind, s.requests);
-    expect(s.requests).toEqual(['GET /v1/items']);
+    expect(s.requests).toEqual(['GET /v1/items?pageSize=1000']);
   }, 120_000);
 
   it('api: exit 4, nothing printed', async () => {
@@ -191,6 +191,6 @@ describe.each(CASES)('a gzip body that decodes to (almost) nothing and never end
     expect(r.code, r.stderr).toBe(4);
     expect(r.stdout).toBe('');
     expectBounded(r, kind, s.requests);
-    expect(proxy.hits.map((h) => `${h.method} ${h.target}`)).toEqual([`GET ${s.url}/v1/items`]);
+    expect(proxy.hits.map((h) => `${h.method} ${h.target}`)).toEqual([`GET ${s.url}/v1/items?pageSize=1000`]);
   }, 120_000);
 });
