@@ -247,6 +247,14 @@ describe('layers', () => {
     expect(rootFiles.filter((f) => !base.includes(`\`${f}\``))).toEqual([]);
   });
 
+  it("cmd/ loads the bodies in commands/ with import(), but token's, which is in the entry chunk", () => {
+    const loaded = allImports().filter((i) => moduleOf(i.from) === 'cmd/' && moduleOf(i.to) === 'commands/');
+    expect(loaded.filter((i) => i.kind === 'static')).toEqual([
+      { from: 'cmd/token.ts', to: 'commands/token.ts', kind: 'static' },
+    ]);
+    expect(loaded.filter((i) => i.kind === 'dynamic').length).toBeGreaterThan(0);
+  });
+
   it('only cli.ts reads argv and the standard streams, listens for signals and ends the process', () => {
     const touching = sourceFiles().filter((f) =>
       /\bprocess\.(argv|stdin|stdout|stderr|on|once|exit|exitCode)\b/.test(readFileSync(join(SRC, f), 'utf8')),
