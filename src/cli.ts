@@ -15,7 +15,7 @@ import { ExitCode, IdcliError, interrupted, OutputError, outputError, usageError
 import { createLogger } from './log.js';
 import { printable } from './printable.js';
 import { stderrStyle, type Style } from './style.js';
-import { openCredentials, openTokenSource } from './tokens.js';
+import { openTokenSource } from './oauth/credentials.js';
 
 declare const IDCLI_VERSION: string;
 const VERSION = typeof IDCLI_VERSION === 'string' ? IDCLI_VERSION : '0.0.0-dev';
@@ -116,7 +116,7 @@ export async function main(proc: Process): Promise<number> {
       const file = await loadConfigFile(configDirFor(proc.env), { warn: (msg) => log.warn(msg) });
       const settings = resolveSettings(flags, proc.env, file);
       const base = { deps: d, settings };
-      return { ...base, tokens: () => openTokenSource(base), credentials: () => openCredentials(base) };
+      return { ...base, tokens: () => openTokenSource(base) };
     };
     await command.run(parsed, { deps: d, context, flags, stdin: () => process.stdin, surface: SURFACE });
     await flushed(proc);

@@ -3,7 +3,7 @@
  * error (exit 2). Pure, so the rules are unit-tested apart from the network.
  */
 import { usageError } from '../errors.js';
-import { API_HEADERS } from '../apiclient/client.js';
+import { requestHeaders } from '../apiclient/client.js';
 import { targetUrl } from '../apiclient/target.js';
 import { quoted } from '../printable.js';
 
@@ -23,7 +23,10 @@ export type BodySource = { kind: 'none' } | { kind: 'text'; text: string } | { k
 export interface ApiPlan {
   method: string;
   url: string;
-  /** Lower-case names; never `authorization`, which is added per attempt with the current token. */
+  /**
+   * Lower-case names: the client's defaults under the user's own, as they go out (named by --verbose); never
+   * `authorization`, which is added per attempt with the current token.
+   */
   headers: Record<string, string>;
   body: BodySource;
 }
@@ -83,7 +86,7 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
   }
 
   const contentType: Record<string, string> = body.kind === 'none' ? {} : { 'content-type': 'application/json' };
-  return { method, url, headers: { ...API_HEADERS, ...contentType, ...parseHeaders(flags.headers) }, body };
+  return { method, url, headers: requestHeaders({ ...contentType, ...parseHeaders(flags.headers) }), body };
 }
 
 /** -f key=value pairs as a JSON object of strings, in the order given. */

@@ -1,18 +1,22 @@
 /**
- * The authenticated HTTP client of `list` and `api`: one keep-alive client for the run, the access token in the
- * Authorization header of every request, one refresh and one more try after a 401 (RFC 6750 §3.1 invalid_token),
- * and the transient failures of GET, HEAD and OPTIONS retried. Redirects are never followed (see Transport), so the
- * token never travels to wherever Location points.
+ * The authenticated HTTP client of `list` and `api`: one keep-alive client for the run, the default header fields
+ * and the access token in the Authorization header of every request, one refresh and one more try after a 401
+ * (RFC 6750 §3.1 invalid_token), and the transient failures of GET, HEAD and OPTIONS retried. Redirects are never
+ * followed (see Transport), so the token never travels to wherever Location points.
  */
 import type { CommandContext } from '../context.js';
 import { createHttpClient, type RetriedResponse, type RetryInfo } from '../http/client.js';
 import { announceLongWaits } from '../http/retry.js';
 import { canResend, type HttpRequest } from '../http/types.js';
 import { createBearer } from './bearer.js';
-import { notRepeated } from './status-errors.js';
 
-/** The fields every API request carries unless the user sets them otherwise. */
-export const API_HEADERS: Readonly<Record<string, string>> = { accept: 'application/json', 'user-agent': 'idcli' };
+/** The fields every API request carries unless the caller sets them otherwise. */
+const API_HEADERS: Readonly<Record<string, string>> = { accept: 'application/json', 'user-agent': 'idcli' };
+
+/** The fields a request goes out with (but Authorization): the defaults, under the caller's own. */
+export function requestHeaders(own: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return { ...API_HEADERS, ...own };
+}
 
 export interface ApiClientOptions {
   /** Connections kept open at once: one per request in flight. */
@@ -24,18 +28,25 @@ export interface ApiClientOptions {
 export interface SendOptions {
   /** Told before each wait between retries, besides the user's notice of a long one. */
   onRetry?: (info: RetryInfo) => void;
-  /** Shown a 401 that stays the answer: no fresh token came, or the body cannot be sent again. */
-  onUnrepeated401?: (res: RetriedResponse) => Promise<void>;
-  /** Where a body read as it is sent came from, for the message when it cannot be sent after a 401. */
-  bodyFrom?: string;
+}
+
+/**
+ * Why a 401 stayed the answer without a second try: no fresh token came (the refresh's own error), or the request's
+ * body went out as it was read and cannot be sent again (the fresh token is stored).
+ */
+export type Unrepeated = { because: 'refresh'; error: unknown } | { because: 'body' };
+
+export interface ApiResponse extends RetriedResponse {
+  /** Set on a 401 that was not repeated; see responseError for what the command says then. */
+  unrepeated?: Unrepeated;
 }
 
 export interface ApiClient {
   /**
-   * `req` with the current access token; after a 401, once more with a fresh one. Resolves with the last
-   * response, whatever its status, for the caller to show and to turn into statusError.
+   * `req` with the default fields and the current access token; after a 401, once more with a fresh one. Resolves
+   * with the last response, whatever its status, for the caller to show and to turn into its error (responseError).
    */
-  send(req: HttpRequest, options?: SendOptions): Promise<RetriedResponse>;
+  send(req: HttpRequest, options?: SendOptions): Promise<ApiResponse>;
   close(): void;
 }
 
@@ -55,7 +66,7 @@ export async function openApiClient(ctx: CommandContext, options: ApiClientOptio
 
   const attempt = (req: HttpRequest, token: string, o: SendOptions): Promise<RetriedResponse> => {
     deps.log.addSecret(token);
-    const headers = { ...req.headers, authorization: `Bearer ${token}` };
+    const headers = { ...requestHeaders(req.headers), authorization: `Bearer ${token}` };
     return http.requestWithRetry(
       { ...req, headers },
       {
@@ -68,19 +79,18 @@ export async function openApiClient(ctx: CommandContext, options: ApiClientOptio
     );
   };
 
-  async function send(req: HttpRequest, o: SendOptions = {}): Promise<RetriedResponse> {
+  async function send(req: HttpRequest, o: SendOptions = {}): Promise<ApiResponse> {
     // Synchronous when the token is at hand, so the request is under way when this call returns (a prefetch).
     const token = bearer.ready() ?? (await bearer.token());
     const res = await attempt(req, token, o);
     if (res.status !== 401) return res;
-    const fresh = await bearer.rejected(token).catch(async (err: unknown) => {
-      await o.onUnrepeated401?.(res);
-      throw err;
-    });
-    if (!canResend(req.body)) {
-      await o.onUnrepeated401?.(res);
-      throw notRepeated(req.method, String(req.url), o.bodyFrom ?? 'its source');
+    let fresh: string;
+    try {
+      fresh = await bearer.rejected(token);
+    } catch (error) {
+      return { ...res, unrepeated: { because: 'refresh', error } };
     }
+    if (!canResend(req.body)) return { ...res, unrepeated: { because: 'body' } };
     deps.log.verbose('the access token was rejected (HTTP 401); repeating the request once with a fresh one');
     return attempt(req, fresh, o);
   }

@@ -1,17 +1,28 @@
 /**
- * The one-line error for an API answer that is not 2xx, the same for `list` and `api`: exit 4, or 3 for a 401 that a
- * fresh token did not cure. The reason phrase is the standard one, not the server's: the response body and headers
- * stay out of messages.
+ * What an API answer means, the same for `list` and `api`: a 2xx is theirs to read, any other status a one-line
+ * error, exit 4, or 3 for a 401 that a fresh token did not cure. The reason phrase is the standard one, not the
+ * server's: the response body and headers stay out of messages.
  */
 import { ExitCode, IdcliError } from '../errors.js';
+import { withReason } from '../http/status-text.js';
 import { headerValue, type HttpResponse } from '../http/types.js';
 import { redactUrl } from '../redact.js';
+import type { ApiResponse } from './client.js';
 
-export function statusError(method: string, url: string, res: HttpResponse & { retries?: number }): IdcliError {
+/**
+ * The one response processor: undefined for a 2xx, else the error the command ends with. A 401 that was not
+ * repeated ends with why: the refresh's own error, or that its body (read from `bodyFrom`) cannot go out again.
+ */
+export function responseError(method: string, url: string, res: ApiResponse, bodyFrom = 'its source'): unknown {
+  if (res.status >= 200 && res.status < 300) return undefined;
+  if (res.unrepeated?.because === 'refresh') return res.unrepeated.error;
+  if (res.unrepeated?.because === 'body') return notRepeated(method, url, bodyFrom);
+  return statusError(method, url, res);
+}
+
+function statusError(method: string, url: string, res: HttpResponse & { retries?: number }): IdcliError {
   const where = `${method} ${redactUrl(url)}`;
-  // node:http is loaded for its table only here, on the way out: a walk itself never needs it.
-  const reason = process.getBuiltinModule('node:http').STATUS_CODES[res.status];
-  const status = `HTTP ${res.status}${reason ? ` ${reason}` : ''}`;
+  const status = `HTTP ${withReason(res.status)}`;
   if (res.status === 401) {
     return new IdcliError(`${where}: the access token was rejected (${status}) even after a refresh`, ExitCode.AUTH, {
       hint: 'sign in again with: idcli login',
@@ -33,7 +44,7 @@ export function statusError(method: string, url: string, res: HttpResponse & { r
 }
 
 /** A 401 for a body that went out as it was read: the fresh token is stored, but the body cannot go out again. */
-export function notRepeated(method: string, url: string, bodyFrom: string): IdcliError {
+function notRepeated(method: string, url: string, bodyFrom: string): IdcliError {
   return new IdcliError(
     `${method} ${redactUrl(url)}: the access token was rejected (HTTP 401 Unauthorized), and the request was not ` +
       `repeated: its body from ${bodyFrom} was sent as it was read and cannot be sent again`,

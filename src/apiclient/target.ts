@@ -12,6 +12,25 @@ export function apiBaseUrl(settings: { apiBaseUrl?: string; baseUrl?: string }):
   return base;
 }
 
+/** The API's origin: the only one the access token is sent to, and the one every URL of a walk must stay on. */
+export function apiOrigin(apiBaseUrl: string): string {
+  return parseApiBase(apiBaseUrl).origin;
+}
+
+/** api-base-url as a URL, which must be http or https (exit 2 otherwise). */
+function parseApiBase(apiBaseUrl: string): URL {
+  let base: URL;
+  try {
+    base = new URL(apiBaseUrl);
+  } catch {
+    throw usageError(`api-base-url is not a valid URL: ${clip(apiBaseUrl)}`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    throw usageError(`api-base-url must be an http or https URL: ${base.origin}`);
+  }
+  return base;
+}
+
 export interface TargetOptions {
   pageSize?: number;
   pageIndex?: number;
@@ -28,17 +47,10 @@ export interface TargetOptions {
  * only the resolved origin tells, and anything else is refused before any request (exit 2).
  */
 export function targetUrl(target: string, apiBaseUrl: string, options: TargetOptions = {}): string {
-  let base: URL;
-  try {
-    base = new URL(apiBaseUrl);
-  } catch {
-    throw usageError(`api-base-url is not a valid URL: ${clip(apiBaseUrl)}`);
-  }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    throw usageError(`api-base-url must be an http or https URL: ${base.origin}`);
-  }
+  const base = parseApiBase(apiBaseUrl);
   const trimmed = target.trim();
-  if (trimmed === '') throw usageError('list needs a collection path or URL, e.g. idcli list /v1/users');
+  // Each command says first what it needs instead; this guards the resolution below, where '' is the base itself.
+  if (trimmed === '') throw usageError('no path or URL to send the request to');
 
   const url = resolveTarget(trimmed, base);
   if (url.origin !== base.origin) {

@@ -6,11 +6,12 @@ import { type InputBody, openInput, REPLAY_CAP } from '../api/body.js';
 import { type ApiPlan, type BodySource, planRequest } from '../api/plan.js';
 import { openApiClient } from '../apiclient/client.js';
 import type { ApiOptions } from '../cmd/api.js';
-import { statusError } from '../apiclient/status-errors.js';
+import { responseError } from '../apiclient/status-errors.js';
 import { apiBaseUrl } from '../apiclient/target.js';
 import type { CommandContext } from '../context.js';
 import { interrupted } from '../errors.js';
 import type { RetriedResponse } from '../http/client.js';
+import { withReason } from '../http/status-text.js';
 import type { HttpResponse, StreamedBody } from '../http/types.js';
 import { createPageWriter } from '../output/page-writer.js';
 import { escapeControls } from '../printable.js';
@@ -53,9 +54,11 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
       `${plan.method} ${redactUrl(plan.url)}: headers ${[...Object.keys(plan.headers), 'authorization'].join(', ')} (values not shown), ${describeBody(body)}`,
     );
     const req = { method: plan.method, url: plan.url, headers: plan.headers, body, signal: deps.signal };
-    const res = await client.send(req, { onUnrepeated401: output, bodyFrom: input?.what });
+    const res = await client.send(req);
+    // Shown whatever its status, a 401 that could not be repeated too; the error comes after it.
     await output(res);
-    if (res.status < 200 || res.status >= 300) throw statusError(plan.method, plan.url, res);
+    const error = responseError(plan.method, plan.url, res, input?.what);
+    if (error !== undefined) throw error;
   } catch (err) {
     throw deps.signal.aborted ? interrupted() : err;
   } finally {
@@ -88,8 +91,7 @@ async function requestBody(
 
 /** The status line and header fields as they came, CRLF-terminated like the message itself (what `curl -i` prints). */
 function responseHead(res: HttpResponse): string {
-  const reason = process.getBuiltinModule('node:http').STATUS_CODES[res.status];
-  let head = `HTTP/1.1 ${res.status}${reason ? ` ${reason}` : ''}\r\n`;
+  let head = `HTTP/1.1 ${withReason(res.status)}\r\n`;
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined) continue;
     for (const v of Array.isArray(value) ? value : [value]) head += `${name}: ${v}\r\n`;

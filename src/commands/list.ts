@@ -1,5 +1,5 @@
 import { openApiClient } from '../apiclient/client.js';
-import { apiBaseUrl, targetUrl } from '../apiclient/target.js';
+import { apiBaseUrl, apiOrigin, targetUrl } from '../apiclient/target.js';
 import type { ListOptions } from '../cmd/list.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
@@ -28,8 +28,7 @@ export async function runList(opts: ListOptions, ctx: CommandContext): Promise<v
   const apiBase = apiBaseUrl(settings);
   // Everything that can be refused without the network is refused before any request (exit 2).
   const first = firstRequest(opts, apiBase, opts.pageSize ?? settings.pageSize);
-  const apiOrigin = new URL(apiBase).origin;
-  const dump = openOutput(opts, apiBase, ctx);
+  const dump = openOutput(opts, apiBase, first.apiOrigin, ctx);
   // A resumed dump continues from its recorded URL, whose page size the run that started it settled.
   const { firstUrl, fallbackUrl } = dump?.resumeUrl === undefined ? first : { firstUrl: dump.resumeUrl };
   // --limit counts the items FILE already holds.
@@ -39,7 +38,7 @@ export async function runList(opts: ListOptions, ctx: CommandContext): Promise<v
 
   const auto = opts.concurrency === 'auto';
   const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
-  const plan = { firstUrl, fallbackUrl, apiOrigin, limit, concurrency, adaptive: auto };
+  const plan = { firstUrl, fallbackUrl, apiOrigin: first.apiOrigin, limit, concurrency, adaptive: auto };
   // One keep-alive agent for the whole walk: prefetch needs a second socket, each page of the window one more.
   const sockets = (auto ? WINDOW_CEILING : concurrency) + 1;
   const client = await openApiClient(ctx, { maxSockets: sockets, maxRetries: opts.maxRetries });
@@ -52,27 +51,32 @@ export async function runList(opts: ListOptions, ctx: CommandContext): Promise<v
 }
 
 /**
- * The first request, and the one to ask instead when the server refuses idcli's own page size. A size the user chose
- * is kept: the flag first, then a pageSize in the target, then the `page-size` setting from the environment or config.
+ * The first request, and the one to ask instead when the server refuses idcli's own page size, with the API origin
+ * they are on. A size the user chose is kept: the flag first, then a pageSize in the target, then the `page-size`
+ * setting from the environment or config.
  */
 function firstRequest(
   opts: ListOptions,
   apiBase: string,
   pageSize: string | number | undefined,
-): { firstUrl: string; fallbackUrl?: string } {
+): { firstUrl: string; fallbackUrl?: string; apiOrigin: string } {
   const setting = typeof pageSize === 'number' ? pageSize : parsePageSize(pageSize);
+  // api-base-url is checked before the target, as for every target resolved against it.
+  const origin = apiOrigin(apiBase);
+  if (opts.target.trim() === '') throw usageError('list needs a collection path or URL, e.g. idcli list /v1/users');
   const target = { pageIndex: opts.pageIndex, count: opts.count };
   // Only a number given as the flag overrides the target's own pageSize.
   const targetHasSize =
     typeof opts.pageSize !== 'number' && new URL(targetUrl(opts.target, apiBase, target)).searchParams.has('pageSize');
   const { size, fallback } = firstPageSize(setting, targetHasSize, opts.limit);
   const firstUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: size });
-  if (fallback === undefined) return { firstUrl };
-  return { firstUrl, fallbackUrl: targetUrl(opts.target, apiBase, { ...target, pageSize: fallback }) };
+  if (fallback === undefined) return { firstUrl, apiOrigin: origin };
+  const fallbackUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: fallback });
+  return { firstUrl, fallbackUrl, apiOrigin: origin };
 }
 
 /** `-o FILE`: the dump and its state, checked before any request; undefined for stdout (`-o -` too). */
-function openOutput(opts: ListOptions, apiBase: string, ctx: CommandContext): DumpFile | undefined {
+function openOutput(opts: ListOptions, apiBase: string, origin: string, ctx: CommandContext): DumpFile | undefined {
   const file = opts.output === '-' ? undefined : opts.output;
   if (file === undefined) {
     if (opts.restart) throw usageError('--restart applies to -o FILE only');
@@ -86,9 +90,15 @@ function openOutput(opts: ListOptions, apiBase: string, ctx: CommandContext): Du
     pageSize: opts.pageSize ?? null,
     pageIndex: opts.pageIndex ?? null,
   };
-  const apiOrigin = new URL(apiBase).origin;
   const { deps } = ctx;
-  return openDump({ file, walk, restart: opts.restart, apiOrigin, info: (msg) => deps.log.info(msg), now: deps.now });
+  return openDump({
+    file,
+    walk,
+    restart: opts.restart,
+    apiOrigin: origin,
+    info: (msg) => deps.log.info(msg),
+    now: deps.now,
+  });
 }
 
 /** --count: the first page's totalItems, asked with pageSize=0. */

@@ -3,6 +3,7 @@ import type { StatusOptions } from '../cmd/status.js';
 import { requireSetting } from '../config.js';
 import type { CommandContext } from '../context.js';
 import { notLoggedIn } from '../errors.js';
+import { openCredentials } from '../oauth/credentials.js';
 import { describeIdentity, type Identity, identityFromIdToken } from '../oauth/jwt.js';
 import { secondsLeft } from '../oauth/session.js';
 import { printable } from '../printable.js';
@@ -28,7 +29,7 @@ export interface StatusReport {
 
 export async function runStatus(opts: StatusOptions, ctx: CommandContext): Promise<void> {
   const { deps, settings } = ctx;
-  const credentials = await ctx.credentials();
+  const credentials = await openCredentials(ctx);
   let report: StatusReport;
   if (credentials.kind === 'env') {
     // A token from the environment is used without any sign-in setting, so status reports it without them too.

@@ -2,9 +2,9 @@
 import type { TokenOptions } from '../cmd/token.js';
 import type { CommandContext } from '../context.js';
 import { usageError } from '../errors.js';
+import { openCredentials, requireEnvLifetime } from '../oauth/credentials.js';
 import { secondsLeft } from '../oauth/session.js';
 import type { CredentialRecord } from '../store/record.js';
-import { requireEnvLifetime } from '../tokens.js';
 
 /** A cached token expiring sooner than this is refreshed first (docs/cli.md, "token"). */
 const DEFAULT_MIN_TTL_SEC = 60;
@@ -12,7 +12,7 @@ const DEFAULT_MIN_TTL_SEC = 60;
 export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise<void> {
   if (opts.json && opts.header) throw usageError('--json and --header cannot be used together');
   const { deps } = ctx;
-  const credentials = await ctx.credentials();
+  const credentials = await openCredentials(ctx);
   let record: Partial<CredentialRecord> & { accessToken: string };
   if (credentials.kind === 'env') {
     // Nothing can refresh a token from the environment, so the default margin, which only decides when to refresh,

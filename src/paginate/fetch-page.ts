@@ -1,5 +1,5 @@
-import { API_HEADERS, type ApiClient } from '../apiclient/client.js';
-import { statusError } from '../apiclient/status-errors.js';
+import type { ApiClient } from '../apiclient/client.js';
+import { responseError } from '../apiclient/status-errors.js';
 import { ExitCode, IdcliError } from '../errors.js';
 import type { RetryInfo } from '../http/client.js';
 import { headerValue } from '../http/types.js';
@@ -51,12 +51,13 @@ export function refusedWith(err: unknown): number | undefined {
 /** GETs one page with the access token (see ApiClient.send) and returns its 2xx body. */
 export async function fetchRaw(ctx: FetchContext, url: string, signal: AbortSignal): Promise<RawPage> {
   const res = await ctx.client.send(
-    { method: 'GET', url, headers: API_HEADERS, signal, bodyBuffer: ctx.bodyBuffer },
+    { method: 'GET', url, signal, bodyBuffer: ctx.bodyBuffer },
     { onRetry: ctx.onRetry },
   );
-  if (res.status < 200 || res.status >= 300) {
-    const err = statusError('GET', url, res);
-    refusals.set(err, res.status);
+  const err = responseError('GET', url, res);
+  if (err !== undefined) {
+    // A refresh that failed is not the server refusing the page.
+    if (err instanceof IdcliError && res.unrepeated === undefined) refusals.set(err, res.status);
     throw err;
   }
   return { url, body: res.body, contentType: headerValue(res.headers, 'content-type') };

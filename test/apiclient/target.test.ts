@@ -28,6 +28,10 @@ describe('targetUrl', () => {
     expect(usage(() => targetUrl('users', 'not a url')).exitCode).toBe(2);
   });
 
+  it('an empty target is refused without naming a command: each caller says first what it needs', () => {
+    expect(usage(() => targetUrl(' \t', BASE)).message).toBe('no path or URL to send the request to');
+  });
+
   it('refuses every path that the URL parser reads as scheme-relative, whatever the base', () => {
     const variants = [
       '//evil.example:4000/m/ok',

@@ -207,6 +207,13 @@ describe('idcli list: options', () => {
     expect(r.code).toBe(2);
     expect(r.requests).toHaveLength(0);
   }, 60_000);
+
+  it('an empty target: list says what it needs, before any request (exit 2)', async () => {
+    const r = await list(env, ['  ']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('list needs a collection path or URL, e.g. idcli list /v1/users');
+    expect(r.requests).toHaveLength(0);
+  }, 60_000);
 });
 
 describe('idcli list: the reader goes away', () => {

@@ -1,35 +1,127 @@
 /**
- * docs/architecture.md: between the folders of src/ (and the loose modules in src/ itself) the imports that run
- * form no cycle. Type-only imports are erased at build time and are left out.
+ * The layer order of src/ as data, and docs/architecture.md held to it: a module imports only from its own layer or
+ * the layers below it, whatever the kind of import (static, dynamic `import()`, type-only). The files in src/ itself
+ * are one base layer, but for the entry `cli.ts` on top. Between the folders, the imports that run form no cycle.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { dirname, join, normalize, relative, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const SRC = join(__dirname, '..', '..', 'src');
+const PAGE = join(__dirname, '..', '..', 'docs', 'architecture.md');
+
+/** Every module of src/ that is not named elsewhere: the base layer. */
+const BASE = '*.ts';
+
+/**
+ * Top to bottom. Each layer is a set of folders (`cmd/`) and files of src/ itself (`cli.ts`); folders in one layer
+ * may import each other (no cycle among the imports that run, see below).
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['cli.ts'],
+  ['cmd/', 'commands/'],
+  ['argv/', 'completion/'],
+  ['api/', 'paginate/'],
+  ['apiclient/'],
+  ['oauth/'],
+  ['store/', 'output/', 'doctor/'],
+  ['http/'],
+  [BASE],
+];
+
+/**
+ * Imports against the order that the code still makes, each with why. docs/architecture.md names each; one that no
+ * longer occurs fails the test, so that it goes from here and from the page.
+ */
+const EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [
+  {
+    from: 'config.ts',
+    to: 'http/',
+    why: 'the defaults of IDCLI_HTTP_TIMEOUT and IDCLI_HTTP_COMPRESSION are kept beside the code that applies them',
+  },
+];
+
+type Kind = 'static' | 'dynamic' | 'type';
+
+interface Import {
+  /** Paths relative to src/, with `/` and the `.ts` of the source file. */
+  from: string;
+  to: string;
+  kind: Kind;
+}
+
+/** The relative imports a module's text makes, by kind. */
+function importsIn(text: string): { specifier: string; kind: Kind }[] {
+  const found: { specifier: string; kind: Kind }[] = [];
+  for (const m of text.matchAll(/^(?:import|export)(\s+type\b)?[^;'"]*?from\s+'(\.[^']+)'/gms)) {
+    found.push({ specifier: m[2]!, kind: m[1] ? 'type' : 'static' });
+  }
+  for (const m of text.matchAll(/^import\s+'(\.[^']+)'/gm)) found.push({ specifier: m[1]!, kind: 'static' });
+  // `typeof import('./x')` in a type is a type-only import; anything else is a chunk loaded when it runs.
+  for (const m of text.matchAll(/(\btypeof\s+)?\bimport\(\s*'(\.[^']+)'\s*\)/g)) {
+    found.push({ specifier: m[2]!, kind: m[1] ? 'type' : 'dynamic' });
+  }
+  return found;
+}
+
+function sourceFiles(): string[] {
+  return readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => f.split(sep).join('/'));
+}
+
+function allImports(): Import[] {
+  const out: Import[] = [];
+  for (const from of sourceFiles()) {
+    for (const { specifier, kind } of importsIn(readFileSync(join(SRC, from), 'utf8'))) {
+      const target = normalize(join(SRC, dirname(from), specifier));
+      out.push({ from, to: relative(SRC, target).split(sep).join('/').replace(/\.js$/, '.ts'), kind });
+    }
+  }
+  return out;
+}
+
+/** The folder (`http/`) or file of src/ itself (`config.ts`) that a module belongs to. */
+function moduleOf(file: string): string {
+  const slash = file.indexOf('/');
+  return slash === -1 ? file : file.slice(0, slash + 1);
+}
+
+/** The index of a module's layer in `layers`, 0 at the top; undefined for one that no layer names. */
+function layerOf(file: string, layers: readonly (readonly string[])[]): number | undefined {
+  const module = moduleOf(file);
+  const at = layers.findIndex((l) => l.includes(module));
+  if (at !== -1) return at;
+  return module.endsWith('/') ? undefined : layers.findIndex((l) => l.includes(BASE));
+}
+
+/** Each import that goes up the order, as `from → to (kind)`. */
+function violations(imports: readonly Import[], layers: readonly (readonly string[])[]): string[] {
+  const found: string[] = [];
+  for (const i of imports) {
+    const from = layerOf(i.from, layers);
+    const to = layerOf(i.to, layers);
+    if (from === undefined || to === undefined || to < from) found.push(`${i.from} → ${i.to} (${i.kind})`);
+  }
+  return found;
+}
+
+function excepted(i: Import): boolean {
+  return EXCEPTIONS.some((e) => moduleOf(i.from) === e.from && moduleOf(i.to) === e.to);
+}
 
 /** A folder of src/, or a module that sits in src/ itself. */
 function nodeOf(file: string): string {
-  const rel = relative(SRC, file);
-  return dirname(rel) === '.' ? rel.replace(/\.js$/, '.ts') : dirname(rel);
+  return moduleOf(file).replace(/\/$/, '');
 }
 
 function runtimeEdges(): Map<string, Set<string>> {
   const edges = new Map<string, Set<string>>();
-  const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
-  for (const f of files) {
-    const file = join(SRC, f);
-    const from = nodeOf(file);
-    const text = readFileSync(file, 'utf8');
-    // Static imports and re-exports that are not `import type`/`export type`, and dynamic import().
-    const specifiers = [
-      ...text.matchAll(/^(?:import|export)(?!\s+type\b)[^;]*?from\s+'(\.[^']+)'/gms),
-      ...text.matchAll(/import\(\s*'(\.[^']+)'\s*\)/g),
-    ].map((m) => m[1]!);
-    for (const s of specifiers) {
-      const to = nodeOf(normalize(join(dirname(file), s)));
-      if (to !== from) (edges.get(from) ?? edges.set(from, new Set()).get(from)!).add(to);
-    }
+  for (const i of allImports()) {
+    if (i.kind === 'type') continue;
+    const from = nodeOf(i.from);
+    const to = nodeOf(i.to);
+    if (to !== from) (edges.get(from) ?? edges.set(from, new Set()).get(from)!).add(to);
   }
   return edges;
 }
@@ -49,6 +141,17 @@ function cycles(edges: Map<string, Set<string>>): string[][] {
   return found;
 }
 
+/** The table under "## Layers" in docs/architecture.md: per row, the names in its first cell and its text. */
+function pageLayers(): { modules: string[]; text: string }[] {
+  const page = readFileSync(PAGE, 'utf8');
+  const section = page.slice(page.indexOf('\n## Layers'), page.indexOf('\n## ', page.indexOf('\n## Layers') + 1));
+  const rows = section.split('\n').filter((l) => l.startsWith('|'));
+  return rows.slice(2).map((row) => {
+    const [first = '', text = ''] = row.split('|').slice(1);
+    return { modules: [...first.matchAll(/`([^`]+)`/g)].map((m) => m[1]!), text };
+  });
+}
+
 describe('layers', () => {
   it('no cycle between the folders of src/ in the imports that run', () => {
     const edges = runtimeEdges();
@@ -63,5 +166,99 @@ describe('layers', () => {
       ['c', new Set(['a'])],
     ]);
     expect(cycles(edges)).toEqual([['a', 'b', 'c', 'a']]);
+  });
+
+  it('every folder of src/ is in one layer, and every layer names what exists', () => {
+    const files = sourceFiles();
+    const folders = new Set(files.map(moduleOf).filter((m) => m.endsWith('/')));
+    const named = LAYERS.flat();
+    expect(named.filter((m) => m !== BASE && !folders.has(m) && !files.includes(m))).toEqual([]);
+    expect([...folders].filter((f) => !named.includes(f))).toEqual([]);
+    expect(new Set(named).size).toBe(named.length);
+  });
+
+  it('no import runs against the order: static, dynamic or type-only', () => {
+    const imports = allImports();
+    // The scan sees every kind; were it blind to one, the order could not be broken through it.
+    expect(imports).toContainEqual({ from: 'cmd/list.ts', to: 'commands/list.ts', kind: 'dynamic' });
+    expect(imports).toContainEqual({ from: 'commands/list.ts', to: 'cmd/list.ts', kind: 'type' });
+    expect(imports).toContainEqual({ from: 'cli.ts', to: 'cmd/index.ts', kind: 'static' });
+    expect(
+      violations(
+        imports.filter((i) => !excepted(i)),
+        LAYERS,
+      ),
+    ).toEqual([]);
+  });
+
+  it('each exception to the order still occurs', () => {
+    const imports = allImports();
+    for (const e of EXCEPTIONS) {
+      expect(
+        imports.some((i) => moduleOf(i.from) === e.from && moduleOf(i.to) === e.to),
+        `${e.from} → ${e.to}`,
+      ).toBe(true);
+    }
+  });
+
+  it('finds an import against the order when there is one, of each kind', () => {
+    const text = [
+      "import { a } from '../oauth/session.js';",
+      "import type {\n  B,\n} from '../store/record.js';",
+      "export type { C } from '../cmd/list.js';",
+      "export { d } from '../commands/list.js';",
+      "import '../cli.js';",
+      "const e = await import('../apiclient/client.js');",
+      "type F = typeof import('../api/plan.js');",
+    ].join('\n');
+    const found = importsIn(text);
+    expect(found.map((f) => f.kind)).toEqual(['static', 'type', 'type', 'static', 'static', 'dynamic', 'type']);
+    const imports = found.map(({ specifier, kind }) => ({
+      from: 'http/client.ts',
+      to: normalize(join('http', specifier)).replace(/\.js$/, '.ts'),
+      kind,
+    }));
+    expect(violations(imports, LAYERS)).toEqual([
+      'http/client.ts → oauth/session.ts (static)',
+      'http/client.ts → store/record.ts (type)',
+      'http/client.ts → cmd/list.ts (type)',
+      'http/client.ts → commands/list.ts (static)',
+      'http/client.ts → cli.ts (static)',
+      'http/client.ts → apiclient/client.ts (dynamic)',
+      'http/client.ts → api/plan.ts (type)',
+    ]);
+    // Down the order, within a layer and within the base: no violation. A folder no layer names is one.
+    const fine = [
+      { from: 'cli.ts', to: 'errors.ts', kind: 'static' as const },
+      { from: 'paginate/walk.ts', to: 'api/plan.ts', kind: 'static' as const },
+      { from: 'config.ts', to: 'errors.ts', kind: 'static' as const },
+    ];
+    expect(violations(fine, LAYERS)).toEqual([]);
+    expect(violations([{ from: 'new/x.ts', to: 'errors.ts', kind: 'static' }], LAYERS)).toHaveLength(1);
+  });
+
+  it('docs/architecture.md shows these layers in this order, names each exception and every base module', () => {
+    const rows = pageLayers();
+    expect(rows.map((r) => r.modules)).toEqual(LAYERS);
+    const page = readFileSync(PAGE, 'utf8').replace(/\s+/g, ' ');
+    for (const e of EXCEPTIONS) expect(page).toContain(`\`${e.from}\` → \`${e.to}\``);
+    const base = rows.at(-1)!.text;
+    const rootFiles = sourceFiles().filter((f) => !f.includes('/') && !LAYERS.flat().includes(f));
+    expect(rootFiles.filter((f) => !base.includes(`\`${f}\``))).toEqual([]);
+  });
+
+  it("cmd/ loads the bodies in commands/ with import(), but token's, which is in the entry chunk", () => {
+    const loaded = allImports().filter((i) => moduleOf(i.from) === 'cmd/' && moduleOf(i.to) === 'commands/');
+    expect(loaded.filter((i) => i.kind === 'static')).toEqual([
+      { from: 'cmd/token.ts', to: 'commands/token.ts', kind: 'static' },
+    ]);
+    expect(loaded.filter((i) => i.kind === 'dynamic').length).toBeGreaterThan(0);
+  });
+
+  it('only cli.ts reads argv and the standard streams, listens for signals and ends the process', () => {
+    const touching = sourceFiles().filter((f) =>
+      /\bprocess\.(argv|stdin|stdout|stderr|on|once|exit|exitCode)\b/.test(readFileSync(join(SRC, f), 'utf8')),
+    );
+    expect(touching).toEqual(['cli.ts']);
   });
 });

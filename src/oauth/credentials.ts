@@ -1,7 +1,7 @@
-import type { TokenSource } from './deps.js';
-import { IdcliError, ExitCode } from './errors.js';
-import { jwtExpiry } from './oauth/jwt.js';
-import { openSession, type Session, type SessionContext } from './oauth/session.js';
+import type { TokenSource } from '../deps.js';
+import { IdcliError, ExitCode } from '../errors.js';
+import { jwtExpiry } from './jwt.js';
+import { openSession, type Session, type SessionContext } from './session.js';
 
 /**
  * Where this run's access token comes from. IDCLI_ACCESS_TOKEN short-circuits everything: used as is, no store
