@@ -28,7 +28,7 @@ export interface Settings extends Partial<Record<SettingField, string>> {
 type Env = Record<string, string | undefined>;
 
 /** One row of SETTINGS: where a setting comes from and how its text is read. */
-interface Row<T> {
+export interface Row<T> {
   /** Its name in Settings. */
   field: string;
   /** The environment variable: IDCLI_ and the name in capitals, `-` read as `_`. */
