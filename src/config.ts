@@ -179,11 +179,13 @@ function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v === '' ? undefined : v;
 }
 
-const ALL_KEYS: readonly ConfigKey[] = Object.keys(SETTINGS).filter(isConfigKey);
+const STORED: ReadonlySet<string> = new Set(
+  Object.entries(SETTINGS).flatMap(([name, row]) => ('stored' in row ? [name] : [])),
+);
 /** The config keys, in the table's order (`config set`, completion). */
-export const CONFIG_KEYS = ALL_KEYS;
+export const CONFIG_KEYS: readonly ConfigKey[] = [...STORED].filter(isConfigKey);
 const hasFlag = (key: ConfigKey): key is OptionKey => 'description' in SETTINGS[key];
-export const OPTION_KEYS: readonly OptionKey[] = ALL_KEYS.filter(hasFlag);
+export const OPTION_KEYS: readonly OptionKey[] = CONFIG_KEYS.filter(hasFlag);
 
 /**
  * The settings among parsed flags: every setting's flag is parsed under its field's name, wherever it was given
@@ -226,15 +228,15 @@ function isProfileName(name: string): boolean {
 }
 
 export function isConfigKey(key: string): key is ConfigKey {
-  return Object.hasOwn(SETTINGS, key) && 'stored' in SETTINGS[key as SettingName];
+  return STORED.has(key);
 }
 
 export function assertConfigKey(key: string): ConfigKey {
   if (isConfigKey(key)) return key;
-  const near = suggest(key, ALL_KEYS);
+  const near = suggest(key, CONFIG_KEYS);
   throw usageError(
     `unknown config key ${quoted(key)}`,
-    near ? `did you mean '${near}'?` : `keys: ${ALL_KEYS.join(', ')}`,
+    near ? `did you mean '${near}'?` : `keys: ${CONFIG_KEYS.join(', ')}`,
   );
 }
 
@@ -500,7 +502,7 @@ export function resolveSettings(
   };
   const accessToken = resolveSetting(SETTINGS['access-token'], { env });
   if (accessToken !== undefined) settings.accessToken = accessToken;
-  for (const key of ALL_KEYS) {
+  for (const key of CONFIG_KEYS) {
     const row = SETTINGS[key];
     const value = resolveSetting(row, { flag: flags[row.field], env, file: fromFile[key] });
     if (value !== undefined) settings[row.field] = value;
@@ -523,7 +525,7 @@ export function howToSet(key: ConfigKey): string {
 export function requireSetting<F extends SettingField>(settings: Settings, field: F): string {
   const value = settings[field];
   if (value !== undefined && value !== '') return value;
-  const key = ALL_KEYS.find((k) => SETTINGS[k].field === field)!;
+  const key = CONFIG_KEYS.find((k) => SETTINGS[k].field === field)!;
   throw usageError(`${key} is not set`, `set it with ${howToSet(key)}`);
 }
 
