@@ -8,7 +8,7 @@ import { createFileOutput } from './output/file-output.js';
 import { parseArgv } from './argv/parse.js';
 import type { CommandSpec } from './argv/define.js';
 import { SURFACE } from './cmd/index.js';
-import { configDirFor, loadConfigFile, resolveSettings, settingFlags } from './config.js';
+import { envVar, settingFlags, settingsSource } from './config.js';
 import type { CommandContext } from './context.js';
 import type { Deps, UnabandonableTask } from './deps.js';
 import { ExitCode, IdcliError, interrupted, OutputError, outputError, usageError } from './errors.js';
@@ -87,7 +87,7 @@ export async function main(proc: Process): Promise<number> {
       },
     );
     // Known before any command runs, so no line can show it, whether or not the command uses it.
-    log.addSecret(proc.env.IDCLI_ACCESS_TOKEN);
+    log.addSecret(proc.env[envVar('access-token')]);
     // Getters, so a command that never touches a stream or the signal never creates it.
     const d: Deps = {
       env: proc.env,
@@ -111,14 +111,12 @@ export async function main(proc: Process): Promise<number> {
     // output).
     if (!command.quick) proc.interrupt();
     deps = d;
-    const flags = settingFlags({ ...globals, ...options });
+    const settings = settingsSource(settingFlags({ ...globals, ...options }), proc.env);
     const context = async (): Promise<CommandContext> => {
-      const file = await loadConfigFile(configDirFor(proc.env), { warn: (msg) => log.warn(msg) });
-      const settings = resolveSettings(flags, proc.env, file);
-      const base = { deps: d, settings };
+      const base = { deps: d, settings: await settings.load({ warn: (msg) => log.warn(msg) }) };
       return { ...base, tokens: () => openTokenSource(base) };
     };
-    await command.run(parsed, { deps: d, context, flags, stdin: () => process.stdin, surface: SURFACE });
+    await command.run(parsed, { deps: d, context, settings, stdin: () => process.stdin, surface: SURFACE });
     await flushed(proc);
     // A stop signal that cut the last wait for the reader short left the output incomplete: not a success.
     if (proc.stopped?.()) throw interrupted();

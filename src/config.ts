@@ -1,86 +1,191 @@
 /**
- * Settings and their precedence: command-line flag > environment variable > the profile in the config file >
- * built-in default (docs/cli.md, "Configuration"). Pure except for `loadConfigFile`/`saveConfigFile`.
+ * Every setting in one table (SETTINGS), and the one rule that resolves each: command-line flag > environment
+ * variable > the profile in the config file > built-in default (docs/cli.md, "Configuration"). An empty variable
+ * counts as unset, for every row. Pure except for `loadConfigFile`/`saveConfigFile`.
  */
-import { compressionWanted } from './http/content-coding.js';
 import { chmodSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
-import { DEFAULT_DEADLINE_MS } from './http/limits.js';
 import { clip, printable, quoted } from './printable.js';
 import { tightenMode } from './private-mode.js';
 import { suggest } from './suggest.js';
 import { isTokenText } from './token-rules.js';
 
-/** The resolved settings: every key of CONFIG_KEYS under its field's name, then those no config key holds. */
+/** The resolved settings, each under its row's field; a config key that no source gives is undefined. */
 export interface Settings extends Partial<Record<SettingField, string>> {
   profile: string;
   configDir: string;
-  credentialStore: 'auto' | 'keychain' | 'file';
+  credentialStore: CredentialStoreMode;
   keychainService: string;
   accessToken?: string;
   /** How long one HTTP exchange may take, from sending to the last byte (IDCLI_HTTP_TIMEOUT). */
   httpTimeoutMs: number;
+  /** Whether to ask for compressed bodies (IDCLI_HTTP_COMPRESSION). */
+  httpCompression: boolean;
 }
 
+type Env = Record<string, string | undefined>;
+
+/** One row of SETTINGS: where a setting comes from and how its text is read. */
+export interface Row<T> {
+  /** Its name in Settings. */
+  field: string;
+  /** The environment variable: IDCLI_ and the name in capitals, `-` read as `_`. */
+  env: string;
+  /** The value when no source gives one. */
+  default?: T;
+  /** The default when it depends on the environment. */
+  fallback?: (env: Env) => T;
+  /** Reads the text a source gave (never an empty variable); throws a usage error (exit 2) for a bad one. */
+  parse(raw: string): T;
+}
+
+const STORES = ['auto', 'keychain', 'file'] as const;
+export type CredentialStoreMode = (typeof STORES)[number];
+
+/** The whole exchange, from sending the request to the answer's last byte: IDCLI_HTTP_TIMEOUT's default. */
+export const DEFAULT_HTTP_TIMEOUT_MS = 300_000;
+
 /**
- * The keys a profile in config.json may hold: each one's field in Settings and, for most, the flag that overrides
- * it and its environment variable (envVar). `global` flags are accepted before or after any command; the others
- * belong to the command that lists them (`option.setting` in src/argv/define.ts).
+ * Every setting. `stored` ones are the keys a profile in config.json may hold (`config set`); the others come from
+ * the environment only (and `profile` from `--profile` too). A row with a `description` has a flag of its name:
+ * `global` ones are accepted before or after any command, the others belong to the command that lists them
+ * (`option.setting` in src/argv/define.ts). `value`, `description` and `defaultText` are the flag's help.
  */
-export const CONFIG_KEYS = {
-  'base-url': { field: 'baseUrl', global: true, value: '<url>', description: 'identity service base URL' },
-  'client-id': { field: 'clientId', global: true, value: '<uuid>', description: 'registered application id' },
+export const SETTINGS = {
+  profile: { field: 'profile', env: 'IDCLI_PROFILE', default: 'default', parse: parseProfile },
+  'config-dir': { field: 'configDir', env: 'IDCLI_CONFIG_DIR', fallback: platformConfigDir, parse: asIs },
+  'credential-store': { field: 'credentialStore', env: 'IDCLI_CREDENTIAL_STORE', default: 'auto', parse: parseStore },
+  'keychain-service': { field: 'keychainService', env: 'IDCLI_KEYCHAIN_SERVICE', default: 'idcli', parse: asIs },
+  'access-token': { field: 'accessToken', env: 'IDCLI_ACCESS_TOKEN', parse: parseAccessToken },
+  'http-timeout': {
+    field: 'httpTimeoutMs',
+    env: 'IDCLI_HTTP_TIMEOUT',
+    default: DEFAULT_HTTP_TIMEOUT_MS,
+    parse: parseHttpTimeout,
+  },
+  'http-compression': { field: 'httpCompression', env: 'IDCLI_HTTP_COMPRESSION', default: true, parse: parseOnOff },
+  'base-url': {
+    field: 'baseUrl',
+    env: 'IDCLI_BASE_URL',
+    stored: true,
+    global: true,
+    value: '<url>',
+    description: 'identity service base URL',
+    parse: (v: string) => serviceUrl('base-url', v),
+  },
+  'client-id': {
+    field: 'clientId',
+    env: 'IDCLI_CLIENT_ID',
+    stored: true,
+    global: true,
+    value: '<uuid>',
+    description: 'registered application id',
+    parse: parseClientId,
+  },
   'client-name': {
     field: 'clientName',
+    env: 'IDCLI_CLIENT_NAME',
+    stored: true,
     global: true,
     value: '<name>',
     description: 'registered client name, sent in scope',
+    parse: parseClientName,
   },
-  'redirect-uri': { field: 'redirectUri', global: true, value: '<url>', description: 'registered loopback callback' },
+  'redirect-uri': {
+    field: 'redirectUri',
+    env: 'IDCLI_REDIRECT_URI',
+    stored: true,
+    global: true,
+    value: '<url>',
+    description: 'registered loopback callback',
+    parse: (v: string) => validateRedirectUri(v.trim()),
+  },
   'api-base-url': {
     field: 'apiBaseUrl',
+    env: 'IDCLI_API_BASE_URL',
+    stored: true,
     global: true,
     value: '<url>',
     description: 'base URL for `list` and `api` paths',
     defaultText: 'base-url',
+    parse: (v: string) => serviceUrl('api-base-url', v),
   },
-  issuer: { field: 'issuer' },
-  scope: { field: 'scope', value: '<scopes>', description: 'extra scopes after "openid <client-name>"' },
+  issuer: { field: 'issuer', env: 'IDCLI_ISSUER', stored: true, parse: (v: string) => serviceUrl('issuer', v) },
+  scope: {
+    field: 'scope',
+    env: 'IDCLI_SCOPE',
+    stored: true,
+    value: '<scopes>',
+    description: 'extra scopes after "openid <client-name>"',
+    parse: trimmed,
+  },
   'ui-locales': {
     field: 'uiLocales',
+    env: 'IDCLI_UI_LOCALES',
+    stored: true,
     value: '<tags>',
     description: 'sign-in page language, e.g. "fr en"',
     defaultText: 'your locale',
+    parse: trimmed,
   },
+  // Read as a number, auto or service by `list` alone (src/paginate/page-size.ts), so no other command fails on it.
   'page-size': {
     field: 'pageSize',
+    env: 'IDCLI_PAGE_SIZE',
+    stored: true,
     value: '<n>|auto|service',
     description: 'items per page to ask for',
     defaultText: 'auto',
+    parse: trimmed,
   },
 } as const;
 
-/** The environment variable that overrides a key: IDCLI_ and the key in capitals, `-` read as `_`. */
-export function envVar(key: ConfigKey): string {
-  return `IDCLI_${key.toUpperCase().replaceAll('-', '_')}`;
-}
-
-/** `--profile`: not a key of a profile, but chosen like a setting (flag > environment > default). */
-export const PROFILE = { env: 'IDCLI_PROFILE', default: 'default' } as const;
-
-export type ConfigKey = keyof typeof CONFIG_KEYS;
+type Table = typeof SETTINGS;
+export type SettingName = keyof Table;
+/** The keys a profile in config.json may hold. */
+export type ConfigKey = { [N in SettingName]: Table[N] extends { stored: true } ? N : never }[SettingName];
 /** The keys that have a flag. */
-export type OptionKey = {
-  [K in ConfigKey]: (typeof CONFIG_KEYS)[K] extends { description: string } ? K : never;
-}[ConfigKey];
-type SettingField = (typeof CONFIG_KEYS)[ConfigKey]['field'];
+export type OptionKey = { [K in ConfigKey]: Table[K] extends { description: string } ? K : never }[ConfigKey];
+type SettingField = Table[ConfigKey]['field'];
 export type SettingFlags = Partial<Record<SettingField, string>> & { profile?: string };
 
-const ALL_KEYS: readonly ConfigKey[] = Object.keys(CONFIG_KEYS).filter(isConfigKey);
-const hasFlag = (key: ConfigKey): key is OptionKey => 'description' in CONFIG_KEYS[key];
-export const OPTION_KEYS: readonly OptionKey[] = ALL_KEYS.filter(hasFlag);
+/** The environment variable that gives a setting. */
+export function envVar(name: SettingName): string {
+  return SETTINGS[name].env;
+}
+
+/** What may give one setting besides its variable: its flag's value and the profile's entry. */
+interface Sources {
+  flag?: string | undefined;
+  env: Env;
+  file?: string | undefined;
+}
+
+/**
+ * One setting by the one rule: the flag, else the variable unless it is empty, else the config file, else the
+ * default. A flag or entry that is empty is read like any other value (an empty `--profile` is a mistake, told).
+ */
+export function resolveSetting<T>(row: Row<T> & ({ default: T } | { fallback: (env: Env) => T }), from: Sources): T;
+export function resolveSetting<T>(row: Row<T>, from: Sources): T | undefined;
+export function resolveSetting<T>(row: Row<T>, from: Sources): T | undefined {
+  const raw = from.flag ?? nonEmpty(from.env[row.env]) ?? from.file;
+  if (raw !== undefined) return row.parse(raw);
+  return row.fallback ? row.fallback(from.env) : row.default;
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v;
+}
+
+const STORED: ReadonlySet<string> = new Set(
+  Object.entries(SETTINGS).flatMap(([name, row]) => ('stored' in row ? [name] : [])),
+);
+/** The config keys, in the table's order (`config set`, completion). */
+export const CONFIG_KEYS: readonly ConfigKey[] = [...STORED].filter(isConfigKey);
+const hasFlag = (key: ConfigKey): key is OptionKey => 'description' in SETTINGS[key];
+export const OPTION_KEYS: readonly OptionKey[] = CONFIG_KEYS.filter(hasFlag);
 
 /**
  * The settings among parsed flags: every setting's flag is parsed under its field's name, wherever it was given
@@ -90,7 +195,7 @@ export function settingFlags(values: Record<string, unknown>): SettingFlags {
   const flags: SettingFlags = {};
   if (typeof values.profile === 'string') flags.profile = values.profile;
   for (const key of OPTION_KEYS) {
-    const { field } = CONFIG_KEYS[key];
+    const { field } = SETTINGS[key];
     const v = values[field];
     if (typeof v === 'string') flags[field] = v;
   }
@@ -116,7 +221,6 @@ const PROFILE_RULE =
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CLIENT_NAME_RE = /^[\x21\x23-\x5B\x5D-\x7E]+$/; // a single scope-token (RFC 6749 §3.3): no spaces, quotes or backslashes
-const STORES = ['auto', 'keychain', 'file'] as const;
 
 /** The rule `--profile` applies, and the config file too: such a name is inert in a shell, a path or a key. */
 function isProfileName(name: string): boolean {
@@ -124,21 +228,25 @@ function isProfileName(name: string): boolean {
 }
 
 export function isConfigKey(key: string): key is ConfigKey {
-  return Object.hasOwn(CONFIG_KEYS, key);
+  return STORED.has(key);
 }
 
 export function assertConfigKey(key: string): ConfigKey {
   if (isConfigKey(key)) return key;
-  const near = suggest(key, ALL_KEYS);
+  const near = suggest(key, CONFIG_KEYS);
   throw usageError(
     `unknown config key ${quoted(key)}`,
-    near ? `did you mean '${near}'?` : `keys: ${ALL_KEYS.join(', ')}`,
+    near ? `did you mean '${near}'?` : `keys: ${CONFIG_KEYS.join(', ')}`,
   );
 }
 
-/** The platform's user config directory + /idcli, unless IDCLI_CONFIG_DIR says otherwise. */
-export function configDirFor(env: Record<string, string | undefined>, platform = process.platform): string {
-  if (env.IDCLI_CONFIG_DIR) return env.IDCLI_CONFIG_DIR;
+/** The config directory: IDCLI_CONFIG_DIR, else the platform's (`platform` is there for the tests). */
+export function configDirFor(env: Env, platform = process.platform): string {
+  return resolveSetting({ ...SETTINGS['config-dir'], fallback: (e) => platformConfigDir(e, platform) }, { env });
+}
+
+/** The platform's user config directory + /idcli. */
+function platformConfigDir(env: Env, platform = process.platform): string {
   if (platform === 'win32' && env.APPDATA) return join(env.APPDATA, 'idcli');
   if (platform === 'darwin') return join(homeDir(env), 'Library', 'Application Support', 'idcli');
   // XDG Base Directory spec: a relative path in these variables is invalid and is to be ignored.
@@ -150,7 +258,7 @@ export function configDirFor(env: Record<string, string | undefined>, platform =
  * $HOME, or the home directory of the password database when $HOME is unset or relative: taken from the working
  * directory, a relative one would put the credentials somewhere else in every directory idcli runs in.
  */
-function homeDir(env: Record<string, string | undefined>): string {
+function homeDir(env: Env): string {
   if (env.HOME && isAbsolute(env.HOME)) return env.HOME;
   let home: string | undefined;
   try {
@@ -349,73 +457,64 @@ function notADirectory(configDir: string): IdcliError {
   }
 }
 
-export function profileName(flags: SettingFlags, env: Record<string, string | undefined>): string {
-  // An empty IDCLI_PROFILE is unset, like every IDCLI_ variable; an empty --profile is a mistake, told.
-  const name = flags.profile ?? nonEmpty(env[PROFILE.env]) ?? PROFILE.default;
-  if (!isProfileName(name)) throw usageError(`invalid profile name ${quoted(name)}`, PROFILE_RULE);
-  return name;
+/**
+ * Where the settings are, and all of them, each resolved once and only when asked: `config` and completion need
+ * the directory and the profile alone, and must work while another setting is invalid (to fix it).
+ */
+export interface SettingsSource {
+  configDir(): string;
+  profile(): string;
+  /** Every setting, with the selected profile of config.json; throws a usage error (exit 2) for an invalid one. */
+  load(opts?: ConfigFileOptions): Promise<Settings>;
+}
+
+export function settingsSource(flags: SettingFlags, env: Env): SettingsSource {
+  let configDir: string | undefined;
+  let profile: string | undefined;
+  const source: SettingsSource = {
+    configDir: () => (configDir ??= configDirFor(env)),
+    profile: () => (profile ??= resolveSetting(SETTINGS.profile, { flag: flags.profile, env })),
+    load: async (opts) => resolveSettings(flags, env, await loadConfigFile(source.configDir(), opts), source),
+  };
+  return source;
+}
+
+export function profileName(flags: SettingFlags, env: Env): string {
+  return settingsSource(flags, env).profile();
 }
 
 /** Resolve every setting from its four sources; values are validated so later code can trust them. */
 export function resolveSettings(
   flags: SettingFlags,
-  env: Record<string, string | undefined>,
+  env: Env,
   file: ConfigFile,
+  source: SettingsSource = settingsSource(flags, env),
 ): Settings {
-  const profile = profileName(flags, env);
+  const profile = source.profile();
   const fromFile = file.profiles[profile] ?? {};
-  const mode = env.IDCLI_CREDENTIAL_STORE || 'auto';
-  if (!(STORES as readonly string[]).includes(mode)) {
-    throw usageError(`IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(mode)}`);
-  }
   const settings: Settings = {
     profile,
-    configDir: configDirFor(env),
-    credentialStore: mode as Settings['credentialStore'],
-    keychainService: env.IDCLI_KEYCHAIN_SERVICE || 'idcli',
-    httpTimeoutMs: httpTimeoutMs(env),
+    configDir: source.configDir(),
+    credentialStore: resolveSetting(SETTINGS['credential-store'], { env }),
+    keychainService: resolveSetting(SETTINGS['keychain-service'], { env }),
+    httpTimeoutMs: resolveSetting(SETTINGS['http-timeout'], { env }),
+    httpCompression: resolveSetting(SETTINGS['http-compression'], { env }),
   };
-  // The transport reads it per client; checked here so that a malformed value is refused before any request.
-  compressionWanted(env);
-  if (env.IDCLI_ACCESS_TOKEN) {
-    // Sent as is in a header: a control character (a CR from a Windows file, say) would only fail the request.
-    if (!isTokenText(env.IDCLI_ACCESS_TOKEN)) {
-      throw usageError(
-        'IDCLI_ACCESS_TOKEN holds characters no access token has (control characters, spaces or non-ASCII)',
-        'set it to the token alone, without line breaks',
-      );
-    }
-    settings.accessToken = env.IDCLI_ACCESS_TOKEN;
-  }
-  for (const key of ALL_KEYS) {
-    const { field } = CONFIG_KEYS[key];
-    const value = flags[field] ?? nonEmpty(env[envVar(key)]) ?? fromFile[key];
-    if (value !== undefined) settings[field] = validateSetting(key, value);
+  const accessToken = resolveSetting(SETTINGS['access-token'], { env });
+  if (accessToken !== undefined) settings.accessToken = accessToken;
+  for (const key of CONFIG_KEYS) {
+    const row = SETTINGS[key];
+    const value = resolveSetting(row, { flag: flags[row.field], env, file: fromFile[key] });
+    if (value !== undefined) settings[row.field] = value;
   }
   return settings;
 }
 
-/** The longest delay a Node timer keeps; a longer one would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/** IDCLI_HTTP_TIMEOUT in milliseconds: a positive number of seconds (fractions allowed), 300 when unset or empty. */
-export function httpTimeoutMs(env: Record<string, string | undefined>): number {
-  const raw = nonEmpty(env.IDCLI_HTTP_TIMEOUT?.trim());
-  if (raw === undefined) return DEFAULT_DEADLINE_MS;
-  const sec = /^\d+(?:\.\d+)?$/.test(raw) ? Number(raw) : NaN;
-  if (!(sec > 0)) {
-    throw usageError(
-      `IDCLI_HTTP_TIMEOUT must be a positive number of seconds, not '${clip(printable(raw), 40)}'`,
-      `unset it for the default of ${DEFAULT_DEADLINE_MS / 1000} s`,
-    );
-  }
-  // Weeks are as good as forever here; clamped, not refused, so that a large value means what it says.
-  return Math.min(Math.ceil(sec * 1000), MAX_TIMER_MS);
-}
-
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v === '' ? undefined : v;
-}
+/** What `doctor` goes on with when the settings cannot be resolved: the defaults of the store's settings. */
+export const STORE_DEFAULTS = {
+  credentialStore: SETTINGS['credential-store'].default,
+  keychainService: SETTINGS['keychain-service'].default,
+};
 
 /** Where a setting may be given, for error messages that say what to do next. */
 export function howToSet(key: ConfigKey): string {
@@ -426,29 +525,94 @@ export function howToSet(key: ConfigKey): string {
 export function requireSetting<F extends SettingField>(settings: Settings, field: F): string {
   const value = settings[field];
   if (value !== undefined && value !== '') return value;
-  const key = ALL_KEYS.find((k) => CONFIG_KEYS[k].field === field)!;
+  const key = CONFIG_KEYS.find((k) => SETTINGS[k].field === field)!;
   throw usageError(`${key} is not set`, `set it with ${howToSet(key)}`);
 }
 
+/** A config key's value as its row reads it (`config set` checks with this before writing). */
 export function validateSetting(key: ConfigKey, raw: string): string {
-  const value = raw.trim();
-  switch (key) {
-    case 'base-url':
-    case 'api-base-url':
-    case 'issuer':
-      return validateServiceUrl(key, value);
-    case 'redirect-uri':
-      return validateRedirectUri(value);
-    case 'client-id':
-      if (!UUID_RE.test(value)) throw usageError(`client-id must be a UUID, not ${quoted(value)}`);
-      return value;
-    case 'client-name':
-      if (!CLIENT_NAME_RE.test(value))
-        throw usageError(`client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`);
-      return value;
-    default:
-      return value;
+  return SETTINGS[key].parse(raw);
+}
+
+// The rows' parsers. Each gets the text as given, never an empty variable (that counts as unset).
+
+function asIs(raw: string): string {
+  return raw;
+}
+
+function trimmed(raw: string): string {
+  return raw.trim();
+}
+
+function parseProfile(name: string): string {
+  if (!isProfileName(name)) throw usageError(`invalid profile name ${quoted(name)}`, PROFILE_RULE);
+  return name;
+}
+
+function parseStore(raw: string): CredentialStoreMode {
+  const mode = STORES.find((s) => s === raw);
+  if (mode === undefined)
+    throw usageError(`IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(raw)}`);
+  return mode;
+}
+
+/** Sent as is in a header: a control character (a CR from a Windows file, say) would only fail the request. */
+function parseAccessToken(raw: string): string {
+  if (!isTokenText(raw)) {
+    throw usageError(
+      'IDCLI_ACCESS_TOKEN holds characters no access token has (control characters, spaces or non-ASCII)',
+      'set it to the token alone, without line breaks',
+    );
   }
+  return raw;
+}
+
+/** The longest delay a Node timer keeps; a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** IDCLI_HTTP_TIMEOUT in milliseconds: a positive number of seconds (fractions allowed), blanks around it ignored. */
+function parseHttpTimeout(text: string): number {
+  const raw = text.trim();
+  const sec = /^\d+(?:\.\d+)?$/.test(raw) ? Number(raw) : NaN;
+  if (!(sec > 0)) {
+    throw usageError(
+      `IDCLI_HTTP_TIMEOUT must be a positive number of seconds, not '${clip(printable(raw), 40)}'`,
+      `unset it for the default of ${DEFAULT_HTTP_TIMEOUT_MS / 1000} s`,
+    );
+  }
+  // Weeks are as good as forever here; clamped, not refused, so that a large value means what it says.
+  return Math.min(Math.ceil(sec * 1000), MAX_TIMER_MS);
+}
+
+/**
+ * IDCLI_HTTP_COMPRESSION: `0` asks for identity bodies only (a proxy or server whose compression is broken), `1`
+ * for compressed transfer. Anything else is a configuration error, refused before any request.
+ */
+function parseOnOff(text: string): boolean {
+  const raw = text.trim();
+  if (raw === '1') return true;
+  if (raw === '0') return false;
+  throw usageError(
+    `IDCLI_HTTP_COMPRESSION must be 0 or 1, not '${clip(printable(raw), 40)}'`,
+    'set it to 0 for uncompressed bodies, or unset it',
+  );
+}
+
+function parseClientId(raw: string): string {
+  const value = raw.trim();
+  if (!UUID_RE.test(value)) throw usageError(`client-id must be a UUID, not ${quoted(value)}`);
+  return value;
+}
+
+function parseClientName(raw: string): string {
+  const value = raw.trim();
+  if (!CLIENT_NAME_RE.test(value))
+    throw usageError(`client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`);
+  return value;
+}
+
+function serviceUrl(key: string, raw: string): string {
+  return validateServiceUrl(key, raw.trim());
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
@@ -458,7 +622,7 @@ export function isLoopbackHost(hostname: string): boolean {
 }
 
 /** HTTPS, except plain HTTP on loopback (local emulators and tests); credentials never cross the network in clear. */
-function validateServiceUrl(key: ConfigKey, value: string): string {
+function validateServiceUrl(key: string, value: string): string {
   let url: URL;
   try {
     url = new URL(value);

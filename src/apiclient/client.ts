@@ -59,6 +59,7 @@ export async function openApiClient(ctx: CommandContext, options: ApiClientOptio
     log: deps.log,
     env: deps.env,
     deadlineMs: ctx.settings.httpTimeoutMs,
+    compress: ctx.settings.httpCompression,
     maxSockets: options.maxSockets,
     now: () => deps.now(),
   });

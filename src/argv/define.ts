@@ -2,7 +2,7 @@
  * How a command is defined: one table of its options and arguments, from which the parser, the help page, the
  * shell completion and the type of what its `run` receives are all derived. Each command is one module in src/cmd/.
  */
-import { CONFIG_KEYS, envVar, type OptionKey, type SettingFlags } from '../config.js';
+import { type OptionKey, SETTINGS, type SettingsSource } from '../config.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
 import { usageError } from '../errors.js';
@@ -99,14 +99,15 @@ export const option = {
       typeof v === 'number' ? v : (spec.keywords.find((k) => k === v) ?? spec.defaultValue),
     ),
   /**
-   * A setting's flag (`--base-url`, `--scope`): its name, placeholder, help and variable come from CONFIG_KEYS.
+   * A setting's flag (`--base-url`, `--scope`): its name, placeholder, help and variable come from its row in
+   * SETTINGS.
    * Listed under the setting's field name, where settingFlags (config.ts) looks for it.
    */
   setting: (key: OptionKey) => {
-    const entry = CONFIG_KEYS[key];
-    const { value, description } = entry;
+    const entry = SETTINGS[key];
+    const { env, value, description } = entry;
     const defaultText = 'defaultText' in entry ? { defaultText: entry.defaultText } : {};
-    return option.string({ flag: `--${key}`, env: envVar(key), value, description, ...defaultText });
+    return option.string({ flag: `--${key}`, env, value, description, ...defaultText });
   },
 };
 
@@ -130,8 +131,8 @@ export interface Invocation {
   deps: Deps;
   /** Resolves settings (flag > env > config file > default); throws a usage error for invalid ones. */
   context(): Promise<CommandContext>;
-  /** The settings given as flags, for the commands that work on the config file itself. */
-  flags: SettingFlags;
+  /** Where the settings are (the config directory, the profile), for the commands that work on the file itself. */
+  settings: SettingsSource;
   /** The process's stdin, opened only when asked for. */
   stdin(): NodeJS.ReadableStream & { isTTY?: boolean };
   /** Every command, for the one that describes them all (completion). */

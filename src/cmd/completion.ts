@@ -1,5 +1,5 @@
 import { argument, defineCommand } from '../argv/define.js';
-import { configDirFor, loadConfigFile } from '../config.js';
+import { loadConfigFile } from '../config.js';
 
 export const completion = defineCommand({
   name: 'completion',
@@ -30,9 +30,9 @@ export const profiles = defineCommand({
   options: () => ({}),
   examples: [],
   hidden: true,
-  async run(_o, { deps }) {
+  async run(_o, { deps, settings }) {
     // Completion runs this on every Tab: a warning there would break the shell's line.
-    const file = await loadConfigFile(configDirFor(deps.env));
+    const file = await loadConfigFile(settings.configDir());
     for (const name of Object.keys(file.profiles)) deps.stdout.write(`${name}\n`);
   },
 });

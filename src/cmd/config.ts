@@ -1,18 +1,11 @@
 import { argument, defineCommand, defineGroup, type Invocation } from '../argv/define.js';
 import type { ConfigTarget } from '../commands/config.js';
-import { configDirFor } from '../config.js';
 
 const key = argument({ name: 'key', description: 'setting name' });
 const impl = () => import('../commands/config.js');
 
-function target({ deps, flags }: Invocation): ConfigTarget {
-  return {
-    configDir: configDirFor(deps.env),
-    warn: (msg: string) => deps.log.warn(msg),
-    flags,
-    env: deps.env,
-    stdout: deps.stdout,
-  };
+function target({ deps, settings }: Invocation): ConfigTarget {
+  return { settings, warn: (msg: string) => deps.log.warn(msg), stdout: deps.stdout };
 }
 
 export const config = defineGroup({

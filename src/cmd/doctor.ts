@@ -12,6 +12,6 @@ export const doctor = defineCommand({
   async run(o, inv) {
     const { runDoctor } = await import('../commands/doctor.js');
     // Doctor reports a broken configuration as a failed check, so it resolves the context itself.
-    await runDoctor(o, inv.deps, inv.context);
+    await runDoctor(o, inv);
   },
 });

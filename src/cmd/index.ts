@@ -11,7 +11,7 @@ import { login } from './login.js';
 import { logout } from './logout.js';
 import { status } from './status.js';
 import { token } from './token.js';
-import { CONFIG_KEYS, OPTION_KEYS, PROFILE } from '../config.js';
+import { OPTION_KEYS, SETTINGS } from '../config.js';
 import { option, type OptionSpec, splitTable, type Surface } from '../argv/define.js';
 
 /** The options accepted before or after any command; the settings with a global flag are listed under their field's name (see settingFlags in config.ts). */
@@ -21,11 +21,11 @@ const globalOptions = (): OptionSpec[] =>
       flag: '--profile',
       value: '<name>',
       description: 'profile to use',
-      env: PROFILE.env,
-      defaultText: PROFILE.default,
+      env: SETTINGS.profile.env,
+      defaultText: SETTINGS.profile.default,
     }),
     ...Object.fromEntries(
-      OPTION_KEYS.filter((k) => 'global' in CONFIG_KEYS[k]).map((k) => [CONFIG_KEYS[k].field, option.setting(k)]),
+      OPTION_KEYS.filter((k) => 'global' in SETTINGS[k]).map((k) => [SETTINGS[k].field, option.setting(k)]),
     ),
     verbose: option.boolean({ flag: '--verbose', description: 'trace requests on stderr, secrets redacted' }),
     quiet: option.boolean({ flag: '--quiet', description: 'only errors and warnings on stderr' }),

@@ -1,4 +1,5 @@
 import { argument, defineCommand, option, type OptionsOf, type Value } from '../argv/define.js';
+import { SETTINGS } from '../config.js';
 
 const options = () => ({
   target: argument({ name: 'path-or-url', description: 'collection path (resolved against api-base-url) or full URL' }),
@@ -49,7 +50,7 @@ function pageSizeOption() {
     description: 'items per page to ask for: auto (1000, or --limit), a number, or service (the server chooses)',
     defaultValue: 'auto',
     keywords: ['auto', 'service'],
-    env: 'IDCLI_PAGE_SIZE',
+    env: SETTINGS['page-size'].env,
     min: 0,
   });
   // No default value: the parser would fill it in, and a flag's auto would hide the setting's own value.

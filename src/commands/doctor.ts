@@ -1,7 +1,6 @@
+import type { Invocation } from '../argv/define.js';
 import type { DoctorOptions } from '../cmd/doctor.js';
-import { configDirFor } from '../config.js';
-import type { CommandContext } from '../context.js';
-import type { Deps } from '../deps.js';
+import { STORE_DEFAULTS } from '../config.js';
 import { ExitCode, IdcliError } from '../errors.js';
 import {
   type CheckResult,
@@ -21,17 +20,18 @@ import { openStore } from '../store/select.js';
 import { stderrStyle } from '../style.js';
 
 /** Runs every check even when an early one fails, so one run shows everything to fix. Exit 0 only when none failed. */
-export async function runDoctor(
-  opts: DoctorOptions,
-  deps: Deps,
-  context: () => Promise<CommandContext>,
-): Promise<void> {
+export async function runDoctor(opts: DoctorOptions, { deps, context, settings: source }: Invocation): Promise<void> {
   const settings = await context().then((c) => c.settings, reported);
   const checks: CheckResult[] = [checkConfig(settings)];
   const ok = settings instanceof IdcliError ? undefined : settings;
 
   if (ok?.baseUrl) {
-    const http = createHttpClient({ log: deps.log, env: deps.env, deadlineMs: ok.httpTimeoutMs });
+    const http = createHttpClient({
+      log: deps.log,
+      env: deps.env,
+      deadlineMs: ok.httpTimeoutMs,
+      compress: ok.httpCompression,
+    });
     try {
       const reach = await checkReachable(ok.baseUrl, http, deps.now, deps.signal);
       checks.push(reach.result, checkClockSkew(reach.serverDate, reach.localDate));
@@ -43,11 +43,12 @@ export async function runDoctor(
   }
   checks.push(await checkRedirectPort(ok?.redirectUri), await checkLocalhost(ok?.redirectUri));
 
-  const mode = ok?.credentialStore ?? 'auto';
+  // Settings that could not be resolved are reported above; the store is still probed, with the defaults.
+  const { credentialStore: mode, keychainService: service } = ok ?? STORE_DEFAULTS;
   const probe = await openStore({
     mode,
-    configDir: ok?.configDir ?? configDirFor(deps.env),
-    service: ok?.keychainService ?? 'idcli',
+    configDir: ok?.configDir ?? source.configDir(),
+    service,
     warn: (msg) => deps.log.warn(msg),
   })
     .then((store): StoreProbe => ({ kind: store.kind, description: store.describe(), warning: store.notice }))

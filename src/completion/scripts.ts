@@ -30,7 +30,7 @@ function programSpec({ commands: all, globals }: Surface): ProgramSpec {
       const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options };
       if (c.subcommands) {
         spec.positional = c.subcommands.map((s) => s.name);
-        spec.keys = Object.keys(CONFIG_KEYS);
+        spec.keys = CONFIG_KEYS;
       }
       const first = c.args?.[0];
       if (first?.choices) spec.positional = first.choices;

@@ -4,7 +4,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { createServer } from 'node:net';
-import { CONFIG_KEYS, howToSet, type ConfigKey, type Settings } from '../config.js';
+import { howToSet, type ConfigKey, SETTINGS, type Settings } from '../config.js';
 import { IdcliError } from '../errors.js';
 import type { HttpClient } from '../http/client.js';
 import { headerValue } from '../http/types.js';
@@ -31,7 +31,7 @@ const REQUIRED_FOR_LOGIN: ConfigKey[] = ['base-url', 'client-id', 'client-name',
 export function checkConfig(settings: Settings | IdcliError): CheckResult {
   const verdict = check('config', 'configuration');
   if (settings instanceof IdcliError) return verdict('fail', settings.message, settings.hint || undefined);
-  const missing = REQUIRED_FOR_LOGIN.filter((k) => settings[CONFIG_KEYS[k].field] === undefined);
+  const missing = REQUIRED_FOR_LOGIN.filter((k) => settings[SETTINGS[k].field] === undefined);
   if (missing.length > 0) {
     return verdict(
       'fail',

@@ -21,6 +21,8 @@ export interface HttpClientOptions {
    * (IDCLI_HTTP_TIMEOUT). Every retry gets a deadline of its own.
    */
   deadlineMs?: number;
+  /** Ask for compressed bodies: settings.httpCompression (IDCLI_HTTP_COMPRESSION); default true. */
+  compress?: boolean;
   now?: () => number;
   random?: () => number;
 }
@@ -126,9 +128,10 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
 
 /** A one-off request on its own short-lived client (no retries), for callers that make a single call. */
 export async function request(
-  req: HttpRequest & { log?: Pick<Logger, 'verbose'>; env?: Env; deadlineMs?: number },
+  req: HttpRequest & Pick<HttpClientOptions, 'log' | 'env' | 'deadlineMs' | 'compress'>,
 ): Promise<HttpResponse> {
-  const client = createHttpClient({ log: req.log, env: req.env, deadlineMs: req.deadlineMs, maxSockets: 1 });
+  const { log, env, deadlineMs, compress } = req;
+  const client = createHttpClient({ log, env, deadlineMs, compress, maxSockets: 1 });
   try {
     return await client.request(req);
   } finally {

@@ -5,10 +5,9 @@
  * of its own: a caller that asks for a coding itself gets the bytes as sent.
  */
 import type { Transform } from 'node:stream';
-import { ExitCode, IdcliError, usageError } from '../errors.js';
+import { ExitCode, IdcliError } from '../errors.js';
 import { clip, printable } from '../printable.js';
 import { MAX_CONTENT_CODINGS } from './limits.js';
-import type { Env } from './proxy-env.js';
 
 type Zlib = typeof import('node:zlib');
 /** zstd joined node:zlib in Node 22.15 and 23.8; older runtimes neither ask for it nor decode it. */
@@ -30,20 +29,6 @@ const DECODED_CHUNK = 256 * 1024;
 const QUEUED_INPUT = 256 * 1024;
 
 const zlib = (): ZstdZlib => process.getBuiltinModule('node:zlib') as ZstdZlib;
-
-/**
- * IDCLI_HTTP_COMPRESSION: `0` asks for identity bodies only (a proxy or server whose compression is broken),
- * `1` or unset for compressed transfer. Anything else is a configuration error, refused before any request.
- */
-export function compressionWanted(env: Env): boolean {
-  const raw = env.IDCLI_HTTP_COMPRESSION?.trim() ?? '';
-  if (raw === '' || raw === '1') return true;
-  if (raw === '0') return false;
-  throw usageError(
-    `IDCLI_HTTP_COMPRESSION must be 0 or 1, not '${clip(printable(raw), 40)}'`,
-    'set it to 0 for uncompressed bodies, or unset it',
-  );
-}
 
 /** The Accept-Encoding the transport sends when the caller sets none. */
 export function acceptEncoding(compress: boolean): string {

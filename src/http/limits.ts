@@ -2,12 +2,16 @@
  * What one HTTP exchange may cost, the same for both transports, and the errors that end one that goes beyond.
  * A broken or hostile server must end in a bounded time with a bounded amount of memory, never in a hang.
  */
+import { DEFAULT_HTTP_TIMEOUT_MS } from '../config.js';
 import { NetworkError } from './types.js';
 
 /** No byte received for this long fails the attempt: a connection gone silent. */
 export const IDLE_TIMEOUT_MS = 30_000;
-/** The whole exchange, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT's default). */
-export const DEFAULT_DEADLINE_MS = 300_000;
+/**
+ * The whole exchange, from sending the request to the answer's last byte, when the caller gives no deadline: the
+ * default of IDCLI_HTTP_TIMEOUT, defined with the setting (src/config.ts).
+ */
+export const DEFAULT_DEADLINE_MS = DEFAULT_HTTP_TIMEOUT_MS;
 /**
  * A response larger than this is refused: a single page that big is a broken server, not data. A compressed body
  * is counted twice, as received and as decoded: the first bounds one that decodes to almost nothing (gzip

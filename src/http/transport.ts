@@ -2,10 +2,8 @@
  * The one place that decides how idcli reaches the network: node:http/node:https directly, or, when a proxy
  * variable is set, the undici-based transport that honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY. NODE_EXTRA_CA_CERTS
  * needs nothing here: Node reads it at start-up into the default CA store that both transports verify against.
- * IDCLI_HTTP_COMPRESSION is read here too, for the same reason: it is about the route, not about any one request.
  */
 import type { Logger } from '../log.js';
-import { compressionWanted } from './content-coding.js';
 import { type Env, type ProxyEnv, readProxyEnv, showProxy, wantsProxy } from './proxy-env.js';
 import { createNodeTransport } from './node-transport.js';
 import { createProxyTransport } from './proxy-transport.js';
@@ -15,12 +13,14 @@ export interface TransportOptions {
   maxSockets?: number;
   /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT, already validated). */
   deadlineMs?: number;
+  /** Ask for compressed bodies and decode them (IDCLI_HTTP_COMPRESSION, already validated); default true. */
+  compress?: boolean;
   /** Told once which proxy is in effect. */
   log?: Pick<Logger, 'verbose'>;
 }
 
 export function createTransport(env: Env, options: TransportOptions = {}): Transport {
-  const limits = { maxSockets: options.maxSockets, deadlineMs: options.deadlineMs, compress: compressionWanted(env) };
+  const limits = { maxSockets: options.maxSockets, deadlineMs: options.deadlineMs, compress: options.compress };
   if (!wantsProxy(env)) return createNodeTransport(limits);
   let proxy: ProxyEnv | undefined;
   try {

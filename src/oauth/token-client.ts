@@ -103,6 +103,7 @@ export async function postTokenRequest(
       // A refresh that was sent is finished rather than abandoned (see session.ts), but not forever.
       timeoutMs: 30_000,
       deadlineMs: settings.httpTimeoutMs,
+      compress: settings.httpCompression,
       log: deps.log,
       env: deps.env,
     });

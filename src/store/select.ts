@@ -5,6 +5,7 @@
  * not on every run that only reads them.
  */
 import { join } from 'node:path';
+import type { CredentialStoreMode } from '../config.js';
 import { usageError } from '../errors.js';
 import type { FileStore, FileStoreOptions } from './file-store.js';
 import type { CredentialStore } from './interface.js';
@@ -12,7 +13,7 @@ import type { KeychainStore, KeychainStoreOptions } from './keychain-store.js';
 import type { KeyringClientOptions } from './keyring-client.js';
 
 export interface OpenStoreOptions extends KeyringClientOptions {
-  mode: 'auto' | 'keychain' | 'file';
+  mode: CredentialStoreMode;
   configDir: string;
   /** What the store has to say: the fallback notice when credentials are written, permissions it tightened. */
   warn: (msg: string) => void;

@@ -52,6 +52,7 @@ beforeEach(async () => {
     baseUrl: emu.baseUrl,
     clientId: emu.client.id,
     httpTimeoutMs: 300_000,
+    httpCompression: true,
     credentialStore: 'file',
     keychainService: 'unused',
   };
@@ -148,6 +149,7 @@ describe('openSession', () => {
       credentialStore: 'file',
       keychainService: 's',
       httpTimeoutMs: 300_000,
+      httpCompression: true,
       baseUrl: emu.baseUrl,
     };
     await expect(openSession({ deps: { ...deps, log }, settings })).rejects.toMatchObject({

@@ -3,9 +3,13 @@ import { brotliCompressSync, crc32, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createBodySink } from '../../src/http/body.js';
 import { GzipHeaderCheck, gzipHeaderLength } from '../../src/http/gzip-header.js';
-import { acceptEncoding, compressionWanted, decodersFor } from '../../src/http/content-coding.js';
+import { acceptEncoding, decodersFor } from '../../src/http/content-coding.js';
+import { resolveSetting, SETTINGS } from '../../src/config.js';
 import { IdcliError } from '../../src/errors.js';
 import { NetworkError } from '../../src/http/types.js';
+
+/** IDCLI_HTTP_COMPRESSION as the settings read it; the transport is handed the result. */
+const compressionWanted = (env: Record<string, string>) => resolveSetting(SETTINGS['http-compression'], { env });
 
 const TEXT = Buffer.from('{"items":[{"id":90071992547409931,"s":"caf\\u00e9"}]}'.repeat(200));
 
