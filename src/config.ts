@@ -10,6 +10,7 @@ import { IdcliError, ExitCode, usageError } from './errors.js';
 import { DEFAULT_DEADLINE_MS } from './http/limits.js';
 import { clip, printable, quoted } from './printable.js';
 import { tightenMode } from './private-mode.js';
+import { parseRedirectUri } from './redirect-uri.js';
 import { suggest } from './suggest.js';
 import { isTokenText } from './token-rules.js';
 
@@ -475,12 +476,8 @@ function validateServiceUrl(key: ConfigKey, value: string): string {
   return value.replace(/\/+$/, '');
 }
 
-/** RFC 8252 §7.3: a native app's redirect is a loopback IP literal (or localhost) with a port, over plain http. */
-const REDIRECT_RE = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):(\d{1,5})(\/[^#]*)?$/;
-
 function validateRedirectUri(value: string): string {
-  const m = REDIRECT_RE.exec(value);
-  if (!m || Number(m[2]) > 65535) {
+  if (!parseRedirectUri(value)) {
     throw usageError(
       `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not ${quoted(value)}`,
     );
