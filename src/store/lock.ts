@@ -19,8 +19,14 @@ import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
 
-export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
-export const DEFAULT_LOCK_STALE_MS = 60_000;
+/**
+ * One holder keeping the lock longer than the timeout means it is stuck; waiting behind holders that take turns is
+ * not limited (see LockOptions). A live holder touches the lock file every staleMs/3, so staleMs only decides how
+ * soon a lock left by a process that cannot be checked by pid (killed between creating the file and writing its
+ * owner, or on another host) is taken over: a longer one would stall the next `idcli token` after such a crash.
+ */
+const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
+const DEFAULT_LOCK_STALE_MS = 10_000;
 // O_NONBLOCK: a FIFO in the lock's place must be refused (see snapshot), not block a thread and the run forever.
 const O_NONBLOCK = process.platform === 'win32' ? 0 : constants.O_NONBLOCK;
 // O_NOFOLLOW: a symbolic link in the lock's place, dangling or not, is refused like a FIFO (ELOOP). Followed, a
