@@ -15,7 +15,8 @@ import {
 } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
-import { refuseForeignOwner, shellQuoted, tightenMode } from '../private-mode.js';
+import { refuseForeignOwner, tightenMode } from '../private-mode.js';
+import { shellQuote } from '../shell-quote.js';
 import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore, WriteOptions } from './interface.js';
@@ -298,7 +299,7 @@ function unreadable(path: string, code: string): IdcliError {
   }
   if (st) refuseForeignOwner(path, st);
   return new IdcliError(`cannot read ${path} (${code})`, ExitCode.USAGE, {
-    hint: `make it readable for you (chmod 600 ${shellQuoted(path)}), or remove it and run \`idcli login\``,
+    hint: `make it readable for you (chmod 600 ${shellQuote(path)}), or remove it and run \`idcli login\``,
   });
 }
 
