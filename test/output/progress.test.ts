@@ -104,6 +104,21 @@ describe('number and time formats', () => {
     ]);
     expect(duration(1999, 'down')).toBe('1s');
   });
+
+  it('writes durations in words for a line read once', () => {
+    const words = (sec: number) => duration(sec * 1000, 'down', 'words');
+    expect([0, 59, 119, 120, 7_199, 7_200, 7_259, 31_536_000].map(words)).toEqual([
+      '0 s',
+      '59 s',
+      '119 s',
+      '2 min',
+      '119 min',
+      '2 h 0 min',
+      '2 h 0 min',
+      '8760 h 0 min',
+    ]);
+    expect(duration(119_999, 'down', 'words')).toBe('119 s');
+  });
 });
 
 describe('createProgress on a terminal stream', () => {
