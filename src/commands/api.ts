@@ -56,8 +56,6 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
     const res = await client.send(req, { onUnrepeated401: output, bodyFrom: input?.what });
     await output(res);
     if (res.status < 200 || res.status >= 300) throw statusError(plan.method, plan.url, res);
-  } catch (err) {
-    throw deps.signal.aborted ? interrupted() : err;
   } finally {
     client.close();
   }

@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ExitCode, IdcliError } from '../errors.js';
+import { ExitCode, IdcliError, interrupted } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type LoopbackRedirect, parseRedirectUri } from '../redirect-uri.js';
 import { type CallbackExpectation, type CallbackOutcome, validateCallback } from './callback.js';
@@ -216,7 +216,7 @@ class Listener implements CallbackServer {
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(timedOut()), timeoutMs);
-      onAbort = () => reject(new IdcliError('sign-in interrupted', ExitCode.INTERRUPTED));
+      onAbort = () => reject(interrupted());
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     });
