@@ -15,6 +15,11 @@ export const DEFAULT_DEADLINE_MS = 300_000;
  */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /**
+ * A request body that can be read only once (stdin, a pipe, a device) is kept in memory for a second attempt up to
+ * this size, the same bound as a response's: no body idcli holds is larger.
+ */
+export const MAX_REPLAY_BYTES = MAX_BODY_BYTES;
+/**
  * A gzip header (its optional extra field, file name and comment) must end within this many bytes. The extra
  * field's own length allows 64 KiB, and encoders write a name of a few bytes: a header still running past this
  * is a server sending bytes that zlib would read without end and without output.

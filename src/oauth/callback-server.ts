@@ -245,6 +245,9 @@ class Listener implements CallbackServer {
   }
 }
 
+/** A browser sends its callback request at once; one that trickles in for longer is not a browser's. */
+const SLOW_REQUEST_MS = 10_000;
+
 async function bindAll(target: ParsedRedirect, handler: RequestListener): Promise<{ servers: Server[]; port: number }> {
   // With port 0 the first address picks the port and the others must get the same one; if one of them is taken
   // there, try again with another free port.
@@ -257,8 +260,8 @@ async function bindAll(target: ParsedRedirect, handler: RequestListener): Promis
       for (const address of target.bindAddresses) {
         failedAt = address;
         const s = createServer(handler);
-        s.headersTimeout = 10_000;
-        s.requestTimeout = 10_000;
+        s.headersTimeout = SLOW_REQUEST_MS;
+        s.requestTimeout = SLOW_REQUEST_MS;
         const actual = await listen(s, address, port, address !== target.bindAddresses[0]);
         if (actual === undefined) continue; // this address family does not exist on the machine
         bound.push(s);
