@@ -9,6 +9,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
 import { DEFAULT_DEADLINE_MS } from './http/limits.js';
 import { clip, printable, quoted } from './printable.js';
+import { replacePrivateFile } from './private-file.js';
 import { tightenMode } from './private-mode.js';
 import { parseRedirectUri } from './redirect-uri.js';
 import { suggest } from './suggest.js';
@@ -291,7 +292,7 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
 /** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
 export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
   // Imported here: every command reads the config file, only `config set` and `config unset` write it.
-  const { mkdir, rename, rm, writeFile } = await import('node:fs/promises');
+  const { mkdir } = await import('node:fs/promises');
   try {
     await mkdir(configDir, { recursive: true, mode: 0o700 });
   } catch (err) {
@@ -299,12 +300,9 @@ export async function saveConfigFile(configDir: string, file: ConfigFile, opts: 
   }
   checkConfigDir(configDir, opts.warn);
   const path = configPath(configDir);
-  const tmp = `${path}.${process.pid}.tmp`;
   try {
-    await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    await rename(tmp, path);
+    await replacePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`);
   } catch (err) {
-    await rm(tmp, { force: true }).catch(() => {});
     throw configDirFault(configDir, path, err, 'write');
   }
 }

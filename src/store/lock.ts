@@ -10,11 +10,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, link, mkdir, open, unlink, writeFile } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, IdcliError, interrupted } from '../errors.js';
+import { createPrivateFile, privateTempName } from '../private-file.js';
 import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
@@ -172,9 +173,9 @@ function pollDelay(round: number): number {
  * never seen empty or half-written — a process killed at any point leaves either no lock or one naming its pid.
  */
 async function createExclusive(path: string, content: object): Promise<FileHandle | null> {
-  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const tmp = await privateTempName(path);
   try {
-    await writeFile(tmp, JSON.stringify(content), { mode: 0o600, flag: 'wx' });
+    await createPrivateFile(tmp, JSON.stringify(content));
   } catch (err) {
     await unlink(tmp).catch(() => {});
     throw lockFsError('cannot write', path, err);
