@@ -9,7 +9,8 @@ import { Readable } from 'node:stream';
 import { isatty, ReadStream } from 'node:tty';
 import { promisify } from 'node:util';
 import { ExitCode, IdcliError, interrupted, usageError } from '../errors.js';
-import { MAX_REPLAY_BYTES, seconds } from '../http/limits.js';
+import { seconds } from '../duration.js';
+import { MAX_REPLAY_BYTES } from '../http/limits.js';
 import type { StreamedBody } from '../http/types.js';
 import type { Logger } from '../log.js';
 

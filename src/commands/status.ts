@@ -5,7 +5,7 @@ import type { CommandContext } from '../context.js';
 import { notLoggedIn } from '../errors.js';
 import { describeIdentity, type Identity, identityFromIdToken } from '../oauth/jwt.js';
 import { secondsLeft } from '../oauth/session.js';
-import { duration } from '../output/human.js';
+import { duration } from '../duration.js';
 import { printable } from '../printable.js';
 import type { CredentialRecord } from '../store/record.js';
 

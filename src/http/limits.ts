@@ -2,6 +2,7 @@
  * What one HTTP exchange may cost, the same for both transports, and the errors that end one that goes beyond.
  * A broken or hostile server must end in a bounded time with a bounded amount of memory, never in a hang.
  */
+import { seconds } from '../duration.js';
 import { NetworkError } from './types.js';
 
 /** No byte received for this long fails the attempt: a connection gone silent. */
@@ -72,9 +73,4 @@ export function protocolError(what: string): NetworkError {
 /** RFC 9110 §15: a status code is three digits from 100 to 599; anything else is not HTTP. */
 export function checkStatus(status: number): NetworkError | undefined {
   return status >= 100 && status <= 599 ? undefined : protocolError(`status ${String(status).padStart(3, '0')}`);
-}
-
-/** Milliseconds as the seconds a message names, e.g. 1.5. */
-export function seconds(ms: number): number {
-  return Number((ms / 1000).toFixed(3));
 }

@@ -14,6 +14,7 @@ import { type FileHandle, link, mkdir, open, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { seconds } from '../duration.js';
 import { ExitCode, IdcliError, interrupted } from '../errors.js';
 import { createPrivateFile, privateTempName } from '../private-file.js';
 import { errCode, fsError, unwritableDir } from './fs-faults.js';
@@ -295,7 +296,7 @@ function holderName(holder: Snapshot | null): string {
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
   const who = holder?.owner ? ` (held by ${holderName(holder)})` : '';
   return new IdcliError(
-    `timed out after ${Number((timeoutMs / 1000).toFixed(3))} s waiting for the lock ${lockPath}${who}`,
+    `timed out after ${seconds(timeoutMs)} s waiting for the lock ${lockPath}${who}`,
     ExitCode.INTERNAL,
     { hint: 'another idcli process is using these credentials; if none is running, delete the lock file' },
   );

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { compact, duration, group } from '../../src/output/human.js';
+import { duration, seconds } from '../../src/duration.js';
+import { compact, group } from '../../src/output/human.js';
 import { createProgress, type ProgressState, renderProgress } from '../../src/output/progress.js';
 import { frames, screen } from '../support/terminal.js';
 
@@ -118,6 +119,10 @@ describe('number and time formats', () => {
       '8760 h 0 min',
     ]);
     expect(duration(119_999, 'down', 'words')).toBe('119 s');
+  });
+
+  it('names a limit in seconds exactly, to the millisecond', () => {
+    expect([0, 1, 1500, 30_000, 300_000].map(seconds)).toEqual([0, 0.001, 1.5, 30, 300]);
   });
 });
 
