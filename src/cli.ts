@@ -159,14 +159,10 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
 
 /** Wires the real process into `main`; the only caller is bin/idcli.cjs. */
 export function run(): void {
-  let controller: AbortController | undefined;
   let stdout: (NodeJS.WritableStream & Writable & { isTTY?: boolean }) | undefined;
   let writeFailure: unknown;
   let stderrGuarded = false;
-  /** The work that must finish before the run may stop (Deps.mustFinish), and the second signal's grace timer. */
-  const unfinished = new Set<UnabandonableTask>();
-  let grace: NodeJS.Timeout | undefined;
-  const say = (line: string): void => void proc.stderr.write(`${line}\n`);
+  const stops = stopSignals((line) => void proc.stderr.write(`${line}\n`));
   const proc: Process = {
     argv: process.argv,
     env: process.env,
@@ -200,39 +196,10 @@ export function run(): void {
         }
       }
     },
-    interrupt() {
-      if (controller) return controller.signal;
-      const c = (controller = new AbortController());
-      // CI runners cancel with SIGTERM and a closed terminal sends SIGHUP: both end the run like Ctrl-C, between
-      // pages, with the resume hint. A second signal of any kind leaves at once, whatever is still pending.
-      // Work that must finish (a refresh whose answer carries the only valid refresh token) changes that: the first
-      // signal lets it finish, the second waits for it FINISH_GRACE_MS at most, a third leaves at once.
-      const onSignal = (name: StopSignal): void => {
-        const [task] = unfinished;
-        const key = name === 'SIGINT' ? 'Ctrl-C' : name;
-        if (!c.signal.aborted) {
-          c.abort(name);
-          if (task) {
-            say(
-              `idcli: finishing ${task.what} before stopping; a second ${key} waits ${FINISH_GRACE_MS / 1000} s more at most, then stops and loses ${task.loses}`,
-            );
-          }
-        } else if (task && grace === undefined) {
-          say(
-            `idcli: waiting ${FINISH_GRACE_MS / 1000} s at most for ${task.what} to finish; a third ${key} stops now`,
-          );
-          grace = setTimeout(() => {
-            say(`error: stopped before ${task.what} finished, which may have lost ${task.loses}; ${task.fix}`);
-            process.exit(STOP_SIGNALS[name]);
-          }, FINISH_GRACE_MS);
-        } else process.exit(STOP_SIGNALS[name]);
-      };
-      for (const name of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(name, onSignal);
-      return c.signal;
-    },
+    interrupt: stops.interrupt,
     flush() {
       const out = stdout;
-      const stop = controller?.signal;
+      const stop = stops.signal;
       return new Promise((resolve) => {
         // setImmediate: a failed synchronous write (a file on a full disk) reports its 'error' on the next tick.
         const done = (): void => void setImmediate(() => resolve(writeFailure));
@@ -241,10 +208,67 @@ export function run(): void {
         stop?.addEventListener('abort', done, { once: true });
       });
     },
+    stopped: stops.stopped,
+    mustFinish: stops.mustFinish,
+  };
+  main(proc).then(async (code) => {
+    process.exitCode = code;
+    await proc.flush!();
+    // The run ends when nothing is left to wait for. process.exit() stops the platform's threads while the isolate
+    // lives, and on Node 24 it can hang for good when a background compile job waits for a garbage collection then
+    // (nodejs/node#54918, #64274). Only what cannot be abandoned still holds the process after a moment: a keychain
+    // call cut by its timeout, a write to a reader that stopped reading. Then it leaves anyway.
+    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
+  });
+}
+
+/**
+ * SIGINT, SIGTERM and SIGHUP, taken over on the first call of `interrupt`, and the work that must finish before
+ * they may stop the run (Deps.mustFinish), with the second signal's grace timer.
+ */
+function stopSignals(say: (line: string) => void): Required<Pick<Process, 'interrupt' | 'stopped' | 'mustFinish'>> & {
+  readonly signal: AbortSignal | undefined;
+} {
+  let controller: AbortController | undefined;
+  const unfinished = new Set<UnabandonableTask>();
+  let grace: NodeJS.Timeout | undefined;
+  const interrupt = (): AbortSignal => {
+    if (controller) return controller.signal;
+    const c = (controller = new AbortController());
+    // CI runners cancel with SIGTERM and a closed terminal sends SIGHUP: both end the run like Ctrl-C, between
+    // pages, with the resume hint. A second signal of any kind leaves at once, whatever is still pending.
+    // Work that must finish (a refresh whose answer carries the only valid refresh token) changes that: the first
+    // signal lets it finish, the second waits for it FINISH_GRACE_MS at most, a third leaves at once.
+    const onSignal = (name: StopSignal): void => {
+      const [task] = unfinished;
+      const key = name === 'SIGINT' ? 'Ctrl-C' : name;
+      if (!c.signal.aborted) {
+        c.abort(name);
+        if (task) {
+          say(
+            `idcli: finishing ${task.what} before stopping; a second ${key} waits ${FINISH_GRACE_MS / 1000} s more at most, then stops and loses ${task.loses}`,
+          );
+        }
+      } else if (task && grace === undefined) {
+        say(`idcli: waiting ${FINISH_GRACE_MS / 1000} s at most for ${task.what} to finish; a third ${key} stops now`);
+        grace = setTimeout(() => {
+          say(`error: stopped before ${task.what} finished, which may have lost ${task.loses}; ${task.fix}`);
+          process.exit(STOP_SIGNALS[name]);
+        }, FINISH_GRACE_MS);
+      } else process.exit(STOP_SIGNALS[name]);
+    };
+    for (const name of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(name, onSignal);
+    return c.signal;
+  };
+  return {
+    get signal() {
+      return controller?.signal;
+    },
+    interrupt,
     stopped: () => controller?.signal.aborted === true,
     async mustFinish(task, work) {
       // Taken over now if not yet, so that no signal during the work finds Node's default (to die at once).
-      const stop = proc.interrupt();
+      const stop = interrupt();
       if (stop.aborted) throw interrupted();
       unfinished.add(task);
       try {
@@ -261,15 +285,6 @@ export function run(): void {
       }
     },
   };
-  main(proc).then(async (code) => {
-    process.exitCode = code;
-    await proc.flush!();
-    // The run ends when nothing is left to wait for. process.exit() stops the platform's threads while the isolate
-    // lives, and on Node 24 it can hang for good when a background compile job waits for a garbage collection then
-    // (nodejs/node#54918, #64274). Only what cannot be abandoned still holds the process after a moment: a keychain
-    // call cut by its timeout, a write to a reader that stopped reading. Then it leaves anyway.
-    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
-  });
 }
 
 /**

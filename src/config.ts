@@ -8,7 +8,9 @@ import { userInfo } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { IdcliError, ExitCode, usageError } from './errors.js';
 import { clip, printable, quoted } from './printable.js';
+import { replacePrivateFile } from './private-file.js';
 import { tightenMode } from './private-mode.js';
+import { parseRedirectUri } from './redirect-uri.js';
 import { suggest } from './suggest.js';
 import { isTokenText } from './token-rules.js';
 
@@ -398,7 +400,7 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
 /** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
 export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
   // Imported here: every command reads the config file, only `config set` and `config unset` write it.
-  const { mkdir, rename, rm, writeFile } = await import('node:fs/promises');
+  const { mkdir } = await import('node:fs/promises');
   try {
     await mkdir(configDir, { recursive: true, mode: 0o700 });
   } catch (err) {
@@ -406,12 +408,9 @@ export async function saveConfigFile(configDir: string, file: ConfigFile, opts: 
   }
   checkConfigDir(configDir, opts.warn);
   const path = configPath(configDir);
-  const tmp = `${path}.${process.pid}.tmp`;
   try {
-    await writeFile(tmp, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
-    await rename(tmp, path);
+    await replacePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`);
   } catch (err) {
-    await rm(tmp, { force: true }).catch(() => {});
     throw configDirFault(configDir, path, err, 'write');
   }
 }
@@ -639,12 +638,8 @@ function validateServiceUrl(key: string, value: string): string {
   return value.replace(/\/+$/, '');
 }
 
-/** RFC 8252 §7.3: a native app's redirect is a loopback IP literal (or localhost) with a port, over plain http. */
-const REDIRECT_RE = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost):(\d{1,5})(\/[^#]*)?$/;
-
 function validateRedirectUri(value: string): string {
-  const m = REDIRECT_RE.exec(value);
-  if (!m || Number(m[2]) > 65535) {
+  if (!parseRedirectUri(value)) {
     throw usageError(
       `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not ${quoted(value)}`,
     );

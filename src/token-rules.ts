@@ -12,6 +12,12 @@ export function isTokenText(value: string): boolean {
 }
 
 /**
+ * The least lifetime a token handed out still has, unless `--min-ttl` asks otherwise: a cached token expiring sooner
+ * is refreshed first, and a request or a page fetch (with its retries) fits well within it (docs/cli.md, "token").
+ */
+export const MIN_TTL_SEC = 60;
+
+/**
  * The longest access-token lifetime idcli believes. A server's larger `expires_in` (1e300, say) is taken as this:
  * a token is refreshed at least once a year, and every expiry stays a date that can be shown.
  */

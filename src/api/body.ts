@@ -1,7 +1,7 @@
 /**
  * `idcli api --input`: the request body from a file, stdin, a pipe or a device, sent as it is read instead of held
  * whole. A regular file is read again from its start for each attempt. What can be read only once is kept in memory
- * up to REPLAY_CAP, so that a retry or the repeat after a 401 can send it again; a longer one goes out once.
+ * up to MAX_REPLAY_BYTES (http/limits.ts), so that a retry or the repeat after a 401 can send it again; a longer one goes out once.
  */
 import { close, constants, createReadStream, fstat, open, type Stats } from 'node:fs';
 import { Socket } from 'node:net';
@@ -9,12 +9,10 @@ import { Readable } from 'node:stream';
 import { isatty, ReadStream } from 'node:tty';
 import { promisify } from 'node:util';
 import { ExitCode, IdcliError, interrupted, usageError } from '../errors.js';
-import { seconds } from '../http/limits.js';
+import { seconds } from '../duration.js';
+import { MAX_REPLAY_BYTES } from '../http/limits.js';
 import type { StreamedBody } from '../http/types.js';
 import type { Logger } from '../log.js';
-
-/** The most of a body that can be read only once (stdin, a pipe, a device) kept for a second attempt. */
-export const REPLAY_CAP = 64 * 1024 * 1024;
 
 export interface InputBody {
   body: StreamedBody;
@@ -99,7 +97,7 @@ async function* exactly(bytes: Readable, size: number, what: string): AsyncGener
 }
 
 /**
- * Reads a source that can be read only once until it ends or passes REPLAY_CAP. Whole within the cap, it is kept and
+ * Reads a source that can be read only once until it ends or passes MAX_REPLAY_BYTES. Whole within the cap, it is kept and
  * can be sent any number of times; beyond, the part read so far and the rest go out once, as they are read. Until
  * then the wait ends on a signal, and (but for a person typing at a terminal) after IDCLI_HTTP_TIMEOUT.
  */
@@ -110,7 +108,7 @@ async function keepOrStream(source: Readable & { isTTY?: boolean }, what: string
   let size = 0;
   const stop = stopOnSignalOrDeadline(source, what, o);
   try {
-    while (size <= REPLAY_CAP) {
+    while (size <= MAX_REPLAY_BYTES) {
       const next = await chunks.next();
       if (next.done) {
         return { what, body: keptBody(kept, size), close: () => source.destroy() };
@@ -126,7 +124,7 @@ async function keepOrStream(source: Readable & { isTTY?: boolean }, what: string
     stop.clear();
   }
   o.log.info(
-    `${what} is over ${REPLAY_CAP / 1024 / 1024} MB: it is sent as it is read, and the request is not repeated ` +
+    `${what} is over ${MAX_REPLAY_BYTES / 1024 / 1024} MB: it is sent as it is read, and the request is not repeated ` +
       '(no retry, no second try after a 401)',
   );
   return { what, body: onceBody(kept, chunks, what), close: () => source.destroy() };

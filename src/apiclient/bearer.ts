@@ -1,4 +1,5 @@
 import type { TokenSource } from '../deps.js';
+import { MIN_TTL_SEC } from '../token-rules.js';
 
 /** The access token as the walker sees it: cheap to ask for on every page, refreshed once per 401. */
 export interface Bearer {
@@ -12,9 +13,6 @@ export interface Bearer {
   /** The server answered 401 to `token`: get a fresh one (shared by concurrent callers). */
   rejected(token: string): Promise<string>;
 }
-
-/** Minimum remaining lifetime asked of the token source; a page fetch (with retries) fits well within it. */
-export const MIN_TTL_SEC = 60;
 
 /**
  * Asks the token source again at most every `recheckMs` (its get() may read the keychain, too costly per

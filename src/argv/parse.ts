@@ -22,84 +22,137 @@ export type Parsed =
 const usage = (message: string, near?: string) =>
   usageError(message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
 
+/** What the words read so far have said: the command path, its arguments, and the options for it and for all. */
+interface Scan {
+  readonly surface: Surface;
+  readonly path: CommandSpec[];
+  readonly args: string[];
+  readonly options: Values;
+  readonly globals: Values;
+  help: boolean;
+  version: boolean;
+  positionalOnly: boolean;
+}
+
+/** Reads the words in three steps: each word in turn, then the command found, then its arguments and defaults. */
 export function parseArgv(argv: readonly string[], surface: Surface): Parsed {
-  const { commands } = surface;
-  const path: CommandSpec[] = [];
-  const args: string[] = [];
-  const options: Values = {};
-  const globals: Values = {};
-  let help = false;
-  let version = false;
-  let positionalOnly = false;
-  const current = () => path[path.length - 1];
-  const forCommand = () => (path.length ? ` for '${path.map((c) => c.name).join(' ')}'` : '');
-
-  for (let i = 0; i < argv.length; i++) {
-    const token = argv[i]!;
-    if (positionalOnly || token === '-' || !token.startsWith('-') || /^-\d/.test(token)) {
-      positional(token);
-      continue;
-    }
-    if (token === '--') {
-      positionalOnly = true;
-      continue;
-    }
-    if (token === '-h' || token === '--help') {
-      help = true;
-      continue;
-    }
-    if ((token === '-V' || token === '--version') && path.length === 0) {
-      version = true;
-      continue;
-    }
-    // `--flag=value`, `--flag value`; `-X value` or `-Xvalue` for one-letter aliases.
-    const long = token.startsWith('--');
-    const eq = long ? token.indexOf('=') : -1;
-    const flag = long ? (eq === -1 ? token : token.slice(0, eq)) : token.slice(0, 2);
-    const stuck = long ? undefined : token.length > 2 ? token.slice(2) : undefined;
-    const inline = eq === -1 ? stuck : token.slice(eq + 1);
-    const matches = (o: OptionSpec) => o.flag === flag || o.short === flag;
-    const own = current()?.options.find(matches);
-    const spec = own ?? surface.globals.find(matches);
-    if (!spec) {
-      const known = [...(current()?.options ?? []), ...surface.globals].map((o) => o.flag);
-      const elsewhere = path.length === 0 && commands.some((c) => c.options.some(matches));
-      if (elsewhere)
-        throw usageError(`option ${quoted(flag)} belongs after its command`, `e.g. idcli <command> ${clip(flag)}`);
-      throw usage(`unknown option ${quoted(long ? flag : token)}${forCommand()}`, suggest(flag, known));
-    }
-    const into = own ? options : globals;
-    if (spec.type === 'boolean') {
-      if (inline !== undefined) {
-        // `-ix` is not two switches: bundling is not supported, so say which word was not understood.
-        throw long
-          ? usageError(`option ${quoted(flag)} takes no value`)
-          : usage(`unknown option ${quoted(token)}${forCommand()}`);
-      }
-      into[spec.key] = !spec.negates;
-      continue;
-    }
-    const raw = inline ?? argv[++i];
-    if (raw === undefined) throw usageError(`option '${flag} ${spec.value ?? '<value>'}' needs a value`);
-    const value = convert(spec, raw);
-    const before = into[spec.key];
-    into[spec.key] = spec.repeatable ? [...(Array.isArray(before) ? before : []), String(value)] : value;
-  }
-
-  if (version) return { kind: 'version' };
-  const cmd = current();
-  if (help || !cmd) return { kind: 'help', path };
+  const scan: Scan = {
+    surface,
+    path: [],
+    args: [],
+    options: {},
+    globals: {},
+    help: false,
+    version: false,
+    positionalOnly: false,
+  };
+  for (let i = 0; i < argv.length; i++) i = readWord(scan, argv, i);
+  if (scan.version) return { kind: 'version' };
+  const cmd = current(scan);
+  if (scan.help || !cmd) return { kind: 'help', path: scan.path };
   if (cmd.subcommands) {
     throw usageError(
       `'${cmd.name}' needs a subcommand: ${cmd.subcommands.map((s) => s.name).join(', ')}`,
       `see \`idcli ${cmd.name} --help\``,
     );
   }
+  checkArgs(cmd, scan);
+  for (const o of cmd.options)
+    if (scan.options[o.key] === undefined && o.defaultValue !== undefined) scan.options[o.key] = o.defaultValue;
+  return { kind: 'run', path: scan.path, command: cmd, args: scan.args, options: scan.options, globals: scan.globals };
+}
+
+const current = (scan: Scan): CommandSpec | undefined => scan.path[scan.path.length - 1];
+
+const forCommand = (scan: Scan): string => (scan.path.length ? ` for '${scan.path.map((c) => c.name).join(' ')}'` : '');
+
+/** Takes the word at `i` (and the value after it, for an option that takes one); returns the index of the last taken. */
+function readWord(scan: Scan, argv: readonly string[], i: number): number {
+  const token = argv[i]!;
+  if (scan.positionalOnly || token === '-' || !token.startsWith('-') || /^-\d/.test(token)) {
+    positional(scan, token);
+  } else if (token === '--') {
+    scan.positionalOnly = true;
+  } else if (token === '-h' || token === '--help') {
+    scan.help = true;
+  } else if ((token === '-V' || token === '--version') && scan.path.length === 0) {
+    scan.version = true;
+  } else {
+    return readOption(scan, argv, i);
+  }
+  return i;
+}
+
+/** `--flag=value`, `--flag value`; `-X value` or `-Xvalue` for one-letter aliases. */
+function readOption(scan: Scan, argv: readonly string[], i: number): number {
+  const token = argv[i]!;
+  const long = token.startsWith('--');
+  const eq = long ? token.indexOf('=') : -1;
+  const flag = long ? (eq === -1 ? token : token.slice(0, eq)) : token.slice(0, 2);
+  const stuck = long ? undefined : token.length > 2 ? token.slice(2) : undefined;
+  const inline = eq === -1 ? stuck : token.slice(eq + 1);
+  const matches = (o: OptionSpec) => o.flag === flag || o.short === flag;
+  const own = current(scan)?.options.find(matches);
+  const spec = own ?? scan.surface.globals.find(matches);
+  if (!spec) throw unknownOption(scan, flag, long ? flag : token, matches);
+  const into = own ? scan.options : scan.globals;
+  if (spec.type === 'boolean') {
+    if (inline !== undefined) {
+      // `-ix` is not two switches: bundling is not supported, so say which word was not understood.
+      throw long
+        ? usageError(`option ${quoted(flag)} takes no value`)
+        : usage(`unknown option ${quoted(token)}${forCommand(scan)}`);
+    }
+    into[spec.key] = !spec.negates;
+    return i;
+  }
+  const raw = inline ?? argv[++i];
+  if (raw === undefined) throw usageError(`option '${flag} ${spec.value ?? '<value>'}' needs a value`);
+  const value = convert(spec, raw);
+  const before = into[spec.key];
+  into[spec.key] = spec.repeatable ? [...(Array.isArray(before) ? before : []), String(value)] : value;
+  return i;
+}
+
+/** An option neither the command nor the globals know: said where it belongs, or what was meant. */
+function unknownOption(scan: Scan, flag: string, shown: string, matches: (o: OptionSpec) => boolean): Error {
+  const known = [...(current(scan)?.options ?? []), ...scan.surface.globals].map((o) => o.flag);
+  const elsewhere = scan.path.length === 0 && scan.surface.commands.some((c) => c.options.some(matches));
+  if (elsewhere)
+    return usageError(`option ${quoted(flag)} belongs after its command`, `e.g. idcli <command> ${clip(flag)}`);
+  return usage(`unknown option ${quoted(shown)}${forCommand(scan)}`, suggest(flag, known));
+}
+
+/** A word that is not an option: `help`, a command or subcommand name, or an argument of the command. */
+function positional(scan: Scan, token: string): void {
+  const cmd = current(scan);
+  if (!cmd && token === 'help') {
+    scan.help = true;
+    return;
+  }
+  if (cmd && !cmd.subcommands) {
+    scan.args.push(token);
+    return;
+  }
+  const among = cmd ? cmd.subcommands : scan.surface.commands;
+  // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
+  const found = among.find((c) => c.name === token && !(scan.help && c.hidden));
+  if (!found) {
+    const what = cmd ? `subcommand ${quoted(`${cmd.name} ${token}`)}` : `command ${quoted(token)}`;
+    const visible = among.filter((c) => !c.hidden).map((c) => c.name);
+    throw usage(`unknown ${what}`, suggest(token, visible));
+  }
+  scan.path.push(found);
+}
+
+/** The command's arguments: as many as it names, each among its choices where it has them. */
+function checkArgs(cmd: LeafCommand, scan: Scan): void {
+  const { args } = scan;
   const wanted = cmd.args ?? [];
   if (args.length < wanted.length) {
     throw usageError(
       `missing argument <${wanted[args.length]!.name}>`,
-      `see \`idcli ${path.map((c) => c.name).join(' ')} --help\``,
+      `see \`idcli ${scan.path.map((c) => c.name).join(' ')} --help\``,
     );
   }
   if (args.length > wanted.length) throw usageError(`unexpected argument ${quoted(args[wanted.length]!)}`);
@@ -111,30 +164,6 @@ export function parseArgv(argv: readonly string[], surface: Surface): Parsed {
       );
     }
   });
-  for (const o of cmd.options)
-    if (options[o.key] === undefined && o.defaultValue !== undefined) options[o.key] = o.defaultValue;
-  return { kind: 'run', path, command: cmd, args, options, globals };
-
-  function positional(token: string): void {
-    const cmd = current();
-    if (!cmd && token === 'help') {
-      help = true;
-      return;
-    }
-    if (cmd && !cmd.subcommands) {
-      args.push(token);
-      return;
-    }
-    const among = cmd ? cmd.subcommands : commands;
-    // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
-    const found = among.find((c) => c.name === token && !(help && c.hidden));
-    if (!found) {
-      const what = cmd ? `subcommand ${quoted(`${cmd.name} ${token}`)}` : `command ${quoted(token)}`;
-      const visible = among.filter((c) => !c.hidden).map((c) => c.name);
-      throw usage(`unknown ${what}`, suggest(token, visible));
-    }
-    path.push(found);
-  }
 }
 
 /** An option's value, checked against its type, bounds and choices. */

@@ -2,6 +2,7 @@ import { defineCommand, option, type OptionsOf } from '../argv/define.js';
 // Imported up front, unlike every other command's body: scripts run `idcli token` before every API call, so its
 // cached-token path lives in the entry chunk instead of costing extra module loads.
 import { runToken } from '../commands/token.js';
+import { MIN_TTL_SEC } from '../token-rules.js';
 
 const options = () => ({
   refresh: option.boolean({
@@ -18,8 +19,7 @@ const options = () => ({
     flag: '--min-ttl',
     value: '<seconds>',
     // No defaultValue: with IDCLI_ACCESS_TOKEN only a --min-ttl that was given is checked (see runToken).
-    description:
-      'refresh when the cached token expires sooner than this (default: 60); with IDCLI_ACCESS_TOKEN, exit 3 when its expiry is this close or unknown',
+    description: `refresh when the cached token expires sooner than this (default: ${MIN_TTL_SEC}); with IDCLI_ACCESS_TOKEN, exit 3 when its expiry is this close or unknown`,
     min: 0,
   }),
 });

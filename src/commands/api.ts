@@ -2,7 +2,7 @@
  * `idcli api`: one authenticated request, its response body on stdout byte for byte. The token only ever travels in
  * the Authorization header to the api-base-url origin, so scripts never need it in a command line.
  */
-import { type InputBody, openInput, REPLAY_CAP } from '../api/body.js';
+import { type InputBody, openInput } from '../api/body.js';
 import { type ApiPlan, type BodySource, planRequest } from '../api/plan.js';
 import { openApiClient } from '../apiclient/client.js';
 import type { ApiOptions } from '../cmd/api.js';
@@ -12,6 +12,7 @@ import type { CommandContext } from '../context.js';
 import { interrupted } from '../errors.js';
 import type { RetriedResponse } from '../http/client.js';
 import { withReason } from '../http/status-text.js';
+import { MAX_REPLAY_BYTES } from '../http/limits.js';
 import type { HttpResponse, StreamedBody } from '../http/types.js';
 import { createPageWriter } from '../output/page-writer.js';
 import { escapeControls } from '../printable.js';
@@ -59,8 +60,6 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
     await output(res);
     const error = responseError(plan.method, plan.url, res, input?.what);
     if (error !== undefined) throw error;
-  } catch (err) {
-    throw deps.signal.aborted ? interrupted() : err;
   } finally {
     client.close();
   }
@@ -69,7 +68,7 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
 function describeBody(body: Body['body'] | undefined): string {
   if (body === undefined) return 'no body';
   return body.length === undefined
-    ? `a body over ${REPLAY_CAP / 1024 / 1024} MB, sent chunked as it is read`
+    ? `a body over ${MAX_REPLAY_BYTES / 1024 / 1024} MB, sent chunked as it is read`
     : `a ${body.length}-byte body`;
 }
 

@@ -104,9 +104,7 @@ function openOutput(opts: ListOptions, apiBase: string, origin: string, ctx: Com
 /** --count: the first page's totalItems, asked with pageSize=0. */
 async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps): Promise<void> {
   const writer = createPageWriter(deps.stdout, () => {}, deps.signal);
-  const page = await fetchPage(fetchCtx, firstUrl, deps.signal).catch((err: unknown) => {
-    throw deps.signal.aborted ? interrupted() : err;
-  });
+  const page = await fetchPage(fetchCtx, firstUrl, deps.signal);
   if (page.totalItems === undefined) {
     throw new IdcliError(
       `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`,
@@ -187,5 +185,5 @@ function stopped(err: WalkFailure, deps: Deps): unknown {
   // output still says so, as a script reading stderr must not mistake it for an empty collection.
   if (err.pages > 0 || cut > 0 || err.cause instanceof OutputError)
     deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut, deps.log.redact));
-  return err.cause instanceof WriteCut ? interrupted() : err.cause;
+  return err.cause;
 }

@@ -6,6 +6,7 @@ import { notLoggedIn } from '../errors.js';
 import { openCredentials } from '../oauth/credentials.js';
 import { describeIdentity, type Identity, identityFromIdToken } from '../oauth/jwt.js';
 import { secondsLeft } from '../oauth/session.js';
+import { duration } from '../duration.js';
 import { printable } from '../printable.js';
 import type { CredentialRecord } from '../store/record.js';
 
@@ -117,11 +118,5 @@ function human(s: StatusReport): string {
 function accessLine(s: StatusReport): string {
   if (s.expiresAt === null) return 'none';
   if (s.expired) return `expired at ${s.expiresAt}${s.refreshToken ? ' (`idcli token` refreshes it)' : ''}`;
-  return `valid for ${duration(s.expiresIn ?? 0)} (until ${s.expiresAt})`;
-}
-
-function duration(sec: number): string {
-  if (sec < 120) return `${sec} s`;
-  if (sec < 7200) return `${Math.floor(sec / 60)} min`;
-  return `${Math.floor(sec / 3600)} h ${Math.floor((sec % 3600) / 60)} min`;
+  return `valid for ${duration((s.expiresIn ?? 0) * 1000, 'down', 'words')} (until ${s.expiresAt})`;
 }

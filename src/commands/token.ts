@@ -5,9 +5,7 @@ import { usageError } from '../errors.js';
 import { openCredentials, requireEnvLifetime } from '../oauth/credentials.js';
 import { secondsLeft } from '../oauth/session.js';
 import type { CredentialRecord } from '../store/record.js';
-
-/** A cached token expiring sooner than this is refreshed first (docs/cli.md, "token"). */
-const DEFAULT_MIN_TTL_SEC = 60;
+import { MIN_TTL_SEC } from '../token-rules.js';
 
 export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise<void> {
   if (opts.json && opts.header) throw usageError('--json and --header cannot be used together');
@@ -21,7 +19,7 @@ export async function runToken(opts: TokenOptions, ctx: CommandContext): Promise
     // Beyond its value, only the expiry of a JWT is known of it.
     record = { accessToken: credentials.token, expiresAt: credentials.expiresAt };
   } else {
-    record = await credentials.session.valid(opts.minTtl ?? DEFAULT_MIN_TTL_SEC, opts.refresh);
+    record = await credentials.session.valid(opts.minTtl ?? MIN_TTL_SEC, opts.refresh);
   }
   const out = {
     access_token: record.accessToken,

@@ -57,6 +57,9 @@ export function reachableSkipped(): CheckResult {
   return reachable('fail', 'skipped: base-url is not set or invalid', 'fix the configuration first');
 }
 
+/** doctor waits this long for the service's first bytes: a diagnosis should not stall on a silent host. */
+const REACHABLE_IDLE_MS = 5000;
+
 /** Any HTTP answer from the authorization endpoint proves the service is there; only the transport can fail. */
 export async function checkReachable(
   baseUrl: string,
@@ -66,7 +69,13 @@ export async function checkReachable(
 ): Promise<Reachability> {
   const url = `${baseUrl}/oauth/authorize`;
   try {
-    const res = await http.request({ method: 'GET', url, timeoutMs: 5000, signal, headers: { accept: 'text/html' } });
+    const res = await http.request({
+      method: 'GET',
+      url,
+      timeoutMs: REACHABLE_IDLE_MS,
+      signal,
+      headers: { accept: 'text/html' },
+    });
     const date = headerValue(res.headers, 'date');
     const serverDate = date ? Date.parse(date) : Number.NaN;
     const out: Reachability = {

@@ -69,136 +69,164 @@ function identitySink(declared: number, maxBody: number, o: BodyOptions): BodySi
 }
 
 function decodingSink(decodings: Decoding[], maxBody: number, o: BodyOptions): BodySink {
+  return new DecodingSink(decodings, maxBody, o);
+}
+
+/** A body through its chain of decoders, each stage's output bounded and fed at the next stage's pace. */
+class DecodingSink implements BodySink {
   // A finished decoder still holds its last output chunk, and a page's objects can outlive the page until a full
   // garbage collection: once the decoders have ended or failed, nothing here leads to them or to their chunks.
-  let stages: Stage[] | undefined = decodings.map((d) => ({
-    ...d,
-    header: d.coding === 'gzip' ? new GzipHeaderCheck(MAX_GZIP_HEADER_BYTES) : undefined,
-    ended: false,
-    waiting: false,
-    outputAt: 0,
-  }));
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let failed = false;
-  let resolveDone: (body: Buffer) => void = () => {};
-  let rejectDone: (err: Error) => void = () => {};
-  const done = new Promise<Buffer>((resolve, reject) => {
-    resolveDone = resolve;
-    rejectDone = reject;
-  });
-  // A failure before end() is reported through o.fail; the promise must not count as unhandled then.
-  done.catch(() => {});
-  const failOnce = (err: Error): void => {
-    if (failed) return;
-    failed = true;
-    for (const stage of stages ?? []) stage.decoder.destroy();
-    stages = undefined;
-    chunks.length = 0;
-    rejectDone(err);
-    o.fail(err);
-  };
-  /** Gives `chunk` to `stage`; false when the stage is full and the bytes before it must wait for its 'drain'. */
-  const feed = (stage: Stage, chunk: Buffer): boolean => {
-    if (stage.header && !stage.header.feed(chunk)) {
-      failOnce(
-        new NetworkError(
-          `the response body could not be decoded (its gzip header does not end within ${MAX_GZIP_HEADER_BYTES} bytes)`,
-          'EDECODE',
-          { retriable: false },
-        ),
-      );
-      return true;
-    }
-    if (stage.coding === 'gzip' && consumed(stage) - stage.outputAt > MAX_SILENT_GZIP_BYTES) {
-      failOnce(
-        new NetworkError(
-          `the response body could not be decoded (over ${MAX_SILENT_GZIP_BYTES} bytes of its gzip data decode to nothing)`,
-          'EDECODE',
-          { retriable: false },
-        ),
-      );
-      return true;
-    }
-    // Bytes after a stream that ended are what its framing carried after it (gzip's zero padding): not decoded.
-    return stage.ended || stage.decoder.write(chunk);
-  };
-  /** Calls `resume` once `stage` has room again; once, however many chunks were offered meanwhile. */
-  const waitFor = (stage: Stage, resume: () => void): void => {
-    if (stage.waiting) return;
-    stage.waiting = true;
-    stage.decoder.once('drain', () => {
-      stage.waiting = false;
-      resume();
-    });
-  };
-  const tooLarge = (what: string) => failOnce(tooLargeError(`over ${maxBody} bytes ${what}`));
+  #stages: Stage[] | undefined;
+  readonly #chunks: Buffer[] = [];
+  #size = 0;
+  #failed = false;
+  #received = 0;
+  readonly #done: Promise<Buffer>;
+  #resolveDone: (body: Buffer) => void = () => {};
+  #rejectDone: (err: Error) => void = () => {};
 
-  decodings.forEach(({ decoder }, i) => {
-    const stage = stages?.[i] as Stage;
-    const next = stages?.[i + 1];
+  constructor(
+    decodings: Decoding[],
+    private readonly maxBody: number,
+    private readonly o: BodyOptions,
+  ) {
+    this.#stages = decodings.map((d) => ({
+      ...d,
+      header: d.coding === 'gzip' ? new GzipHeaderCheck(MAX_GZIP_HEADER_BYTES) : undefined,
+      ended: false,
+      waiting: false,
+      outputAt: 0,
+    }));
+    this.#done = new Promise<Buffer>((resolve, reject) => {
+      this.#resolveDone = resolve;
+      this.#rejectDone = reject;
+    });
+    // A failure before end() is reported through o.fail; the promise must not count as unhandled then.
+    this.#done.catch(() => {});
+    const stages = this.#stages;
+    stages.forEach((stage, i) => this.#wire(stage, stages[i + 1]));
+  }
+
+  write(chunk: Buffer, resume: () => void): boolean {
+    this.#received += chunk.length;
+    if (this.#failed || !this.#stages) return true;
+    // Counted as received too: a body that decodes to almost nothing would otherwise be read without end.
+    if (this.#received > this.maxBody) {
+      this.#tooLarge('received');
+      return true;
+    }
+    const first = this.#stages[0] as Stage;
+    if (this.#feed(first, chunk)) return true;
+    waitFor(first, resume);
+    return false;
+  }
+
+  end(): Promise<Buffer> {
+    // No body at all (HEAD, 204, 304) is empty whatever its declared coding; a decoder would call it truncated.
+    if (this.#received === 0 && !this.#failed) {
+      for (const stage of this.#stages ?? []) stage.decoder.destroy();
+      this.#stages = undefined;
+      return Promise.resolve(Buffer.alloc(0));
+    }
+    const first = this.#stages?.[0];
+    if (!this.#failed && first && !first.ended) first.decoder.end();
+    return this.#done;
+  }
+
+  /** Passes a stage's output to the next stage, or collects it from the last one. */
+  #wire(stage: Stage, next: Stage | undefined): void {
+    const { decoder } = stage;
     let produced = 0;
     decoder.on('data', (chunk: Buffer) => {
-      if (failed) return;
+      if (this.#failed) return;
       stage.outputAt = consumed(stage);
       produced += chunk.length;
       // Every stage's output is bounded: a small compressed body may hold gigabytes, at any depth of the chain.
-      if (produced > maxBody) return tooLarge('decoded');
+      if (produced > this.maxBody) return this.#tooLarge('decoded');
       if (!next) {
-        chunks.push(chunk);
-        size = produced;
-      } else if (!feed(next, chunk)) {
+        this.#chunks.push(chunk);
+        this.#size = produced;
+      } else if (!this.#feed(next, chunk)) {
         decoder.pause();
         waitFor(next, () => decoder.resume());
       }
     });
     decoder.on('end', () => {
       stage.ended = true;
-      if (failed) return;
-      if (next) {
-        next.decoder.end();
-        return;
-      }
-      stages = undefined;
-      const whole = o.bodyBuffer ? o.bodyBuffer(size).subarray(0, size) : Buffer.allocUnsafeSlow(size);
-      let at = 0;
-      for (const c of chunks) at += c.copy(whole, at);
-      chunks.length = 0;
-      resolveDone(whole);
+      if (this.#failed) return;
+      if (next) next.decoder.end();
+      else this.#finish();
     });
     decoder.on('error', (err: NodeJS.ErrnoException) => {
       // A stream that has ended is whole; what its decoder makes of bytes sent after it changes nothing.
-      if (!stage.ended) failOnce(decodeError(stage, err));
+      if (!stage.ended) this.#failOnce(decodeError(stage, err));
     });
-  });
+  }
 
-  let received = 0;
-  return {
-    write(chunk, resume) {
-      received += chunk.length;
-      if (failed || !stages) return true;
-      // Counted as received too: a body that decodes to almost nothing would otherwise be read without end.
-      if (received > maxBody) {
-        tooLarge('received');
-        return true;
-      }
-      const first = stages[0] as Stage;
-      if (feed(first, chunk)) return true;
-      waitFor(first, resume);
-      return false;
-    },
-    end() {
-      // No body at all (HEAD, 204, 304) is empty whatever its declared coding; a decoder would call it truncated.
-      if (received === 0 && !failed) {
-        for (const stage of stages ?? []) stage.decoder.destroy();
-        stages = undefined;
-        return Promise.resolve(Buffer.alloc(0));
-      }
-      const first = stages?.[0];
-      if (!failed && first && !first.ended) first.decoder.end();
-      return done;
-    },
-  };
+  /** Gives `chunk` to `stage`; false when the stage is full and the bytes before it must wait for its 'drain'. */
+  #feed(stage: Stage, chunk: Buffer): boolean {
+    const fault = gzipFault(stage, chunk);
+    if (fault) {
+      this.#failOnce(fault);
+      return true;
+    }
+    // Bytes after a stream that ended are what its framing carried after it (gzip's zero padding): not decoded.
+    return stage.ended || stage.decoder.write(chunk);
+  }
+
+  /** The last stage has ended: the body, whole, in one buffer. */
+  #finish(): void {
+    this.#stages = undefined;
+    const size = this.#size;
+    const whole = this.o.bodyBuffer ? this.o.bodyBuffer(size).subarray(0, size) : Buffer.allocUnsafeSlow(size);
+    let at = 0;
+    for (const c of this.#chunks) at += c.copy(whole, at);
+    this.#chunks.length = 0;
+    this.#resolveDone(whole);
+  }
+
+  #tooLarge(what: string): void {
+    this.#failOnce(tooLargeError(`over ${this.maxBody} bytes ${what}`));
+  }
+
+  #failOnce(err: Error): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    for (const stage of this.#stages ?? []) stage.decoder.destroy();
+    this.#stages = undefined;
+    this.#chunks.length = 0;
+    this.#rejectDone(err);
+    this.o.fail(err);
+  }
+}
+
+/** What a gzip stage refuses before decoding `chunk`: a header that does not end, or data that decodes to nothing. */
+function gzipFault(stage: Stage, chunk: Buffer): NetworkError | undefined {
+  if (stage.header && !stage.header.feed(chunk)) {
+    return new NetworkError(
+      `the response body could not be decoded (its gzip header does not end within ${MAX_GZIP_HEADER_BYTES} bytes)`,
+      'EDECODE',
+      { retriable: false },
+    );
+  }
+  if (stage.coding === 'gzip' && consumed(stage) - stage.outputAt > MAX_SILENT_GZIP_BYTES) {
+    return new NetworkError(
+      `the response body could not be decoded (over ${MAX_SILENT_GZIP_BYTES} bytes of its gzip data decode to nothing)`,
+      'EDECODE',
+      { retriable: false },
+    );
+  }
+  return undefined;
+}
+
+/** Calls `resume` once `stage` has room again; once, however many chunks were offered meanwhile. */
+function waitFor(stage: Stage, resume: () => void): void {
+  if (stage.waiting) return;
+  stage.waiting = true;
+  stage.decoder.once('drain', () => {
+    stage.waiting = false;
+    resume();
+  });
 }
 
 interface Stage extends Decoding {

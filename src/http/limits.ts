@@ -3,6 +3,7 @@
  * A broken or hostile server must end in a bounded time with a bounded amount of memory, never in a hang.
  */
 import { DEFAULT_HTTP_TIMEOUT_MS } from '../config.js';
+import { seconds } from '../duration.js';
 import { NetworkError } from './types.js';
 
 /** No byte received for this long fails the attempt: a connection gone silent. */
@@ -18,6 +19,11 @@ export const DEFAULT_DEADLINE_MS = DEFAULT_HTTP_TIMEOUT_MS;
  * members of a byte each, without end), the second one that inflates without end (a "zip bomb").
  */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
+/**
+ * A request body that can be read only once (stdin, a pipe, a device) is kept in memory for a second attempt up to
+ * this size, the same bound as a response's: no body idcli holds is larger.
+ */
+export const MAX_REPLAY_BYTES = MAX_BODY_BYTES;
 /**
  * A gzip header (its optional extra field, file name and comment) must end within this many bytes. The extra
  * field's own length allows 64 KiB, and encoders write a name of a few bytes: a header still running past this
@@ -71,9 +77,4 @@ export function protocolError(what: string): NetworkError {
 /** RFC 9110 §15: a status code is three digits from 100 to 599; anything else is not HTTP. */
 export function checkStatus(status: number): NetworkError | undefined {
   return status >= 100 && status <= 599 ? undefined : protocolError(`status ${String(status).padStart(3, '0')}`);
-}
-
-/** Milliseconds as the seconds a message names, e.g. 1.5. */
-export function seconds(ms: number): number {
-  return Number((ms / 1000).toFixed(3));
 }

@@ -7,8 +7,9 @@
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ExitCode, IdcliError } from '../errors.js';
+import { ExitCode, IdcliError, interrupted } from '../errors.js';
 import type { Logger } from '../log.js';
+import { type LoopbackRedirect, parseRedirectUri } from '../redirect-uri.js';
 import { type CallbackExpectation, type CallbackOutcome, validateCallback } from './callback.js';
 
 export type CallbackResult = Exclude<CallbackOutcome, { kind: 'ignore' }>;
@@ -49,29 +50,20 @@ export interface CallbackServerOptions {
   graceMs?: number;
 }
 
-interface ParsedRedirect {
-  /** The host exactly as written in the URI: what the browser will put in the Host header. */
-  host: string;
+interface ParsedRedirect extends LoopbackRedirect {
   bindAddresses: string[];
-  port: number;
   path: string;
-  /** Everything after the port, kept byte-for-byte (the service compares redirect_uri exactly). */
-  rest: string;
 }
 
-const REDIRECT_RE = /^http:\/\/(127(?:\.\d{1,3}){3}|\[::1\]|localhost):(\d{1,5})(\/[^#]*)?$/i;
-
 export function parseLoopbackRedirect(uri: string): ParsedRedirect {
-  const m = REDIRECT_RE.exec(uri);
-  if (!m) throw new IdcliError(`redirect-uri is not a loopback http URI: ${uri}`, ExitCode.USAGE);
-  const host = m[1]!;
-  const rest = m[3] ?? '';
+  const parsed = parseRedirectUri(uri);
+  if (!parsed) throw new IdcliError(`redirect-uri is not a loopback http URI: ${uri}`, ExitCode.USAGE);
+  const { host, rest } = parsed;
   const path = new URL(`http://x${rest || '/'}`).pathname;
-  const lower = host.toLowerCase();
   // localhost may resolve to either family, so both loopback addresses are taken: otherwise another local process
   // could bind the one we left free on the same port and receive the code (RFC 8252 §8.3).
-  const bindAddresses = lower === 'localhost' ? ['127.0.0.1', '::1'] : lower === '[::1]' ? ['::1'] : [host];
-  return { host, bindAddresses, port: Number(m[2]), path, rest };
+  const bindAddresses = host === 'localhost' ? ['127.0.0.1', '::1'] : host === '[::1]' ? ['::1'] : [host];
+  return { ...parsed, bindAddresses, path };
 }
 
 export async function startCallbackServer(opts: CallbackServerOptions): Promise<CallbackServer> {
@@ -224,7 +216,7 @@ class Listener implements CallbackServer {
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(timedOut()), timeoutMs);
-      onAbort = () => reject(new IdcliError('sign-in interrupted', ExitCode.INTERRUPTED));
+      onAbort = () => reject(interrupted());
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     });
@@ -253,6 +245,9 @@ class Listener implements CallbackServer {
   }
 }
 
+/** A browser sends its callback request at once; one that trickles in for longer is not a browser's. */
+const SLOW_REQUEST_MS = 10_000;
+
 async function bindAll(target: ParsedRedirect, handler: RequestListener): Promise<{ servers: Server[]; port: number }> {
   // With port 0 the first address picks the port and the others must get the same one; if one of them is taken
   // there, try again with another free port.
@@ -265,8 +260,8 @@ async function bindAll(target: ParsedRedirect, handler: RequestListener): Promis
       for (const address of target.bindAddresses) {
         failedAt = address;
         const s = createServer(handler);
-        s.headersTimeout = 10_000;
-        s.requestTimeout = 10_000;
+        s.headersTimeout = SLOW_REQUEST_MS;
+        s.requestTimeout = SLOW_REQUEST_MS;
         const actual = await listen(s, address, port, address !== target.bindAddresses[0]);
         if (actual === undefined) continue; // this address family does not exist on the machine
         bound.push(s);

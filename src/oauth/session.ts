@@ -13,21 +13,13 @@ import { requireSetting } from '../config.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialKey, CredentialRecord } from '../store/record.js';
 import { allStores, openStore, type OpenStoreOptions } from '../store/select.js';
+import { MIN_TTL_SEC } from '../token-rules.js';
 import type { TokenSet } from './token-client.js';
 
 export type SessionContext = Pick<CommandContext, 'deps' | 'settings'>;
 
 /** A record that holds an access token, as `valid()` returns it. */
 export type UsableRecord = CredentialRecord & { accessToken: string };
-
-/**
- * One holder keeping the lock longer than timeoutMs means it is stuck; waiting behind holders that take turns is
- * not limited (see LockOptions). A live holder touches the lock file every staleMs/3, so staleMs only decides how
- * soon a lock left by a process that cannot be checked by pid (killed between creating the file and writing its
- * owner, or on another host) is taken over; the store's default of 60 s would stall the next `idcli token` for a
- * minute after such a crash.
- */
-const LOCK_OPTIONS = { timeoutMs: 60_000, staleMs: 10_000 } as const;
 
 /** How a stop signal speaks of a refresh in flight (Deps.mustFinish). */
 const REFRESH_TASK = {
@@ -85,7 +77,6 @@ async function underLock<T>(
   const { lockPathFor, withLock } = await import('../store/lock.js');
   const lockPath = lockPathFor(ctx.settings.configDir, key);
   return withLock(lockPath, fn, {
-    ...LOCK_OPTIONS,
     signal: ctx.deps.signal,
     onWait: onWait && (() => onWait(lockPath)),
     // The lock counts on Date.now(); the caller's deadline is on deps.now(): what is left of it carries over.
@@ -125,7 +116,7 @@ export class Session implements TokenSource {
     return record;
   }
 
-  async get(minTtlSec = 60): Promise<string> {
+  async get(minTtlSec = MIN_TTL_SEC): Promise<string> {
     return (await this.valid(minTtlSec)).accessToken;
   }
 

@@ -100,8 +100,8 @@ export async function postTokenRequest(
       headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
       body: form.toString(),
       signal,
-      // A refresh that was sent is finished rather than abandoned (see session.ts), but not forever.
-      timeoutMs: 30_000,
+      // A refresh that was sent is finished rather than abandoned (see session.ts), but not forever: the client's
+      // idle timeout (http/limits.ts) and the deadline bound it.
       deadlineMs: settings.httpTimeoutMs,
       compress: settings.httpCompression,
       log: deps.log,

@@ -3,7 +3,8 @@
  * walk FILE belongs to, where it continues, and how much of FILE is whole pages. It is replaced atomically (a temp
  * file, then rename), so a reader sees the previous state or the next one, never a torn one.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { removeQuietly, replacePrivateFileSync } from '../private-file.js';
 
 /** What makes two runs the same walk: a state is continued only by a run whose identity is equal in every field. */
 export interface WalkIdentity {
@@ -33,7 +34,6 @@ export const TAIL_BYTES = 32;
 
 const FORMAT = 'idcli list -o state';
 const VERSION = 1;
-const MODE = 0o600;
 const IS_POSIX = process.platform !== 'win32';
 const O_NOFOLLOW = IS_POSIX ? constants.O_NOFOLLOW : 0;
 // A FIFO planted as the state must be refused by the fstat below, not wait for a writer.
@@ -115,38 +115,17 @@ export function parseState(text: string): DumpState {
 }
 
 /**
- * Replaces the state: written whole to `<state>.tmp` (private from its first byte; a temp left by a killed run is
- * overwritten), then renamed over the state. Synchronous, so the walk goes on only once the state is current.
+ * Replaces the state through `<state>.tmp` (see replacePrivateFileSync). Synchronous, so the walk goes on only once
+ * the state is current.
  */
 export function writeState(path: string, state: DumpState): void {
-  const tmp = `${path}.tmp`;
-  const text = `${JSON.stringify({ format: FORMAT, version: VERSION, ...state })}\n`;
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | O_NOFOLLOW, MODE);
-  try {
-    const bytes = Buffer.from(text);
-    for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
-  } catch (err) {
-    closeSync(fd);
-    removeQuietly(tmp);
-    throw err;
-  }
-  closeSync(fd);
-  // rename(2) replaces the state atomically: a run killed at any moment leaves the old state or the new one.
-  renameSync(tmp, path);
+  replacePrivateFileSync(path, `${JSON.stringify({ format: FORMAT, version: VERSION, ...state })}\n`, `${path}.tmp`);
 }
 
 /** Removes the state and a temp a killed run may have left; a missing one is no error. */
 export function removeState(path: string): void {
   removeQuietly(path);
   removeQuietly(`${path}.tmp`);
-}
-
-export function removeQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // Already gone, or never written.
-  }
 }
 
 /** Which setting of `got` differs from `want`, named as the user sets it, with both values; undefined when equal. */

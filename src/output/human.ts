@@ -1,4 +1,4 @@
-/** Numbers and durations as people read them on a status line. */
+/** Numbers as people read them on a status line. */
 
 /** Thousands separators without Intl: creating a NumberFormat costs ICU start-up time in every `list` run. */
 export function group(n: number | bigint | string): string {
@@ -19,15 +19,4 @@ export function compact(n: number): string {
     }
   }
   return String(Math.floor(n));
-}
-
-/**
- * 7s, 4m05s, 1h02m. A countdown rounds up, so it never shows 0s while time is left; elapsed time rounds down.
- */
-export function duration(ms: number, round: 'up' | 'down' = 'up'): string {
-  const total = Math.max(0, round === 'up' ? Math.ceil(ms / 1000) : Math.floor(ms / 1000));
-  if (total < 60) return `${total}s`;
-  const minutes = Math.floor(total / 60);
-  if (minutes < 60) return `${minutes}m${String(total % 60).padStart(2, '0')}s`;
-  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }

@@ -2,7 +2,7 @@
  * `login`'s sign of life on a terminal while the browser is out: the time left until --timeout and how to cancel,
  * counted down once a second and erased when the callback arrives.
  */
-import { duration } from './human.js';
+import { duration } from '../duration.js';
 import { createStatusLine, type StatusLine, type StatusLineOptions, type TerminalStream } from './status-line.js';
 
 /** The waiting line for a terminal `columns` wide: shorter forms on narrow terminals, '' when none fits. */

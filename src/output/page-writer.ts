@@ -55,9 +55,37 @@ export function createPageWriter(
   onClosed: () => void = () => {},
   interrupt?: AbortSignal,
 ): PageWriter {
+  const watch = watchStream(stream, onClosed);
+  const inPieces = stream instanceof Socket && (stream as { isTTY?: boolean }).isTTY !== true;
+  return {
+    get closed() {
+      return watch.closed;
+    },
+    async write(chunk, onFlushed) {
+      if (!watch.check(true) || chunk.length === 0) {
+        onFlushed?.();
+        return !watch.closed;
+      }
+      if (inPieces) {
+        await writePieces(stream, typeof chunk === 'string' ? Buffer.from(chunk) : chunk, watch.onError, interrupt);
+        onFlushed?.();
+      } else await writeWhole(stream, chunk, watch.onError, onFlushed);
+      return watch.check(false);
+    },
+  };
+}
+
+/** What the stream has told: the reader gone (`closed`), or a failure the next write throws. */
+interface StreamWatch {
+  readonly closed: boolean;
+  onError(err: NodeJS.ErrnoException): void;
+  /** Throws the output error a write met; false once the reader has gone (`probe`: also when it left silently). */
+  check(probe: boolean): boolean;
+}
+
+function watchStream(stream: NodeJS.WritableStream, onClosed: () => void): StreamWatch {
   let closed = false;
   let failure: NodeJS.ErrnoException | undefined;
-
   const onError = (err: NodeJS.ErrnoException): void => {
     if (closed || failure) return;
     if (isReaderGone(err)) {
@@ -68,86 +96,95 @@ export function createPageWriter(
   // Stays attached for the life of the stream: an EPIPE reported after the walk must not surface as an
   // uncaught exception with a stack trace.
   stream.on('error', onError);
-  const destroyed = (): boolean => (stream as { destroyed?: boolean }).destroyed === true;
-
-  const check = (probe: boolean): boolean => {
-    if (failure) throw outputError(failure);
-    // A stream destroyed without an error (e.g. a child's stdin after it exited) is a reader that left too.
-    if (probe && !closed && destroyed())
-      onError(Object.assign(new Error('output closed'), { code: 'ERR_STREAM_DESTROYED' }));
-    return !closed;
-  };
-
-  const inPieces = stream instanceof Socket && (stream as { isTTY?: boolean }).isTTY !== true;
-
-  /** One piece, resolved when the stream is done with it, or 'stalled' when a stop signal finds it waiting. */
-  const sendPiece = (piece: Buffer): Promise<'sent' | 'failed' | 'stalled'> =>
-    new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const onStop = (): void => {
-        timer = setTimeout(() => settle('stalled'), STALLED_MS);
-      };
-      const settle = (how: 'sent' | 'failed' | 'stalled'): void => {
-        clearTimeout(timer);
-        interrupt?.removeEventListener('abort', onStop);
-        resolve(how);
-      };
-      stream.write(piece, (err?: Error | null) => {
-        if (err) onError(err);
-        settle(err ? 'failed' : 'sent');
-      });
-      if (interrupt?.aborted) onStop();
-      else interrupt?.addEventListener('abort', onStop, { once: true });
-    });
-
-  const writePieces = async (chunk: Buffer, onFlushed?: () => void): Promise<boolean> => {
-    let lines = 0;
-    for (let start = 0; start < chunk.length;) {
-      const end = pieceEnd(chunk, start);
-      const outcome = await sendPiece(chunk.subarray(start, end));
-      // The stream may still hold the stalled piece, so the chunk's memory is not handed back.
-      if (outcome === 'stalled') throw new WriteCut(lines);
-      if (outcome === 'failed') break;
-      lines += countLines(chunk, start, end);
-      start = end;
-    }
-    onFlushed?.();
-    return check(false);
-  };
-
   return {
     get closed() {
       return closed;
     },
-    async write(chunk, onFlushed) {
-      if (!check(true) || chunk.length === 0) {
-        onFlushed?.();
-        return !closed;
-      }
-      if (inPieces) return writePieces(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, onFlushed);
-      // The callback sees failures some streams never emit as 'error' (writes after destroy).
-      const done = (err?: Error | null): void => {
-        if (err) onError(err);
-        onFlushed?.();
-      };
-      const more = stream.write(chunk, done);
-      // A synchronous stream (a file) that failed this very write reports it only on the next tick; ask it now,
-      // so the chunk is not counted as written.
-      const errored = (stream as { errored?: Error | null }).errored;
-      if (errored) onError(errored);
-      if (!more && !destroyed()) {
-        await new Promise<void>((resolve) => {
-          const events = ['drain', 'close', 'error'];
-          const done = (): void => {
-            for (const event of events) stream.off(event, done);
-            resolve();
-          };
-          for (const event of events) stream.on(event, done);
-        });
-      }
-      return check(false);
+    onError,
+    check(probe) {
+      if (failure) throw outputError(failure);
+      // A stream destroyed without an error (e.g. a child's stdin after it exited) is a reader that left too.
+      if (probe && !closed && destroyed(stream))
+        onError(Object.assign(new Error('output closed'), { code: 'ERR_STREAM_DESTROYED' }));
+      return !closed;
     },
   };
+}
+
+const destroyed = (stream: NodeJS.WritableStream): boolean => (stream as { destroyed?: boolean }).destroyed === true;
+
+/** A chunk in one write, waiting for 'drain' when the stream is over its high-water mark. */
+async function writeWhole(
+  stream: NodeJS.WritableStream,
+  chunk: Buffer | string,
+  onError: (err: NodeJS.ErrnoException) => void,
+  onFlushed?: () => void,
+): Promise<void> {
+  // The callback sees failures some streams never emit as 'error' (writes after destroy).
+  const done = (err?: Error | null): void => {
+    if (err) onError(err);
+    onFlushed?.();
+  };
+  const more = stream.write(chunk, done);
+  // A synchronous stream (a file) that failed this very write reports it only on the next tick; ask it now,
+  // so the chunk is not counted as written.
+  const errored = (stream as { errored?: Error | null }).errored;
+  if (errored) onError(errored);
+  if (!more && !destroyed(stream)) {
+    await new Promise<void>((resolve) => {
+      const events = ['drain', 'close', 'error'];
+      const done = (): void => {
+        for (const event of events) stream.off(event, done);
+        resolve();
+      };
+      for (const event of events) stream.on(event, done);
+    });
+  }
+}
+
+/** A chunk in pieces each written all or nothing; throws WriteCut when a stop signal finds the reader stalled. */
+async function writePieces(
+  stream: NodeJS.WritableStream,
+  chunk: Buffer,
+  onError: (err: NodeJS.ErrnoException) => void,
+  interrupt: AbortSignal | undefined,
+): Promise<void> {
+  let lines = 0;
+  for (let start = 0; start < chunk.length;) {
+    const end = pieceEnd(chunk, start);
+    const outcome = await sendPiece(stream, chunk.subarray(start, end), onError, interrupt);
+    // The stream may still hold the stalled piece, so the chunk's memory is not handed back.
+    if (outcome === 'stalled') throw new WriteCut(lines);
+    if (outcome === 'failed') break;
+    lines += countLines(chunk, start, end);
+    start = end;
+  }
+}
+
+/** One piece, resolved when the stream is done with it, or 'stalled' when a stop signal finds it waiting. */
+function sendPiece(
+  stream: NodeJS.WritableStream,
+  piece: Buffer,
+  onError: (err: NodeJS.ErrnoException) => void,
+  interrupt: AbortSignal | undefined,
+): Promise<'sent' | 'failed' | 'stalled'> {
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onStop = (): void => {
+      timer = setTimeout(() => settle('stalled'), STALLED_MS);
+    };
+    const settle = (how: 'sent' | 'failed' | 'stalled'): void => {
+      clearTimeout(timer);
+      interrupt?.removeEventListener('abort', onStop);
+      resolve(how);
+    };
+    stream.write(piece, (err?: Error | null) => {
+      if (err) onError(err);
+      settle(err ? 'failed' : 'sent');
+    });
+    if (interrupt?.aborted) onStop();
+    else interrupt?.addEventListener('abort', onStop, { once: true });
+  });
 }
 
 /** The end of the piece that starts at `start`: at most PIPE_BUF bytes, cut after a newline where there is one. */

@@ -3,7 +3,8 @@
  * known (totalItems or --limit), else the count, pages, rate and elapsed time. The rendering is a pure function
  * of the counts, the clock and the width; the live line around it is a StatusLine.
  */
-import { compact, duration, group } from './human.js';
+import { duration } from '../duration.js';
+import { compact, group } from './human.js';
 import { createStatusLine, type StatusLineOptions, type TerminalStream } from './status-line.js';
 
 export interface ProgressState {

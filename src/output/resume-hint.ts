@@ -1,10 +1,6 @@
 import { clip, MAX_ECHO, printable } from '../printable.js';
 import { isSecretParam, paramName, redactSecrets } from '../redact.js';
-
-/** Single-quotes a word for POSIX shells: the only character needing care inside '...' is ' itself. */
-export function shellQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
+import { shellQuote } from '../shell-quote.js';
 
 /**
  * The line telling the user what made it to stdout and how to get the rest. The resume URL is the first

@@ -181,7 +181,9 @@ class Walk {
       raw = await this.settle(this.start(this.firstUrl));
     } catch (err) {
       const fallback = this.options.fallbackUrl;
-      if (fallback === undefined || !(err instanceof WalkFailure) || refusedWith(err.cause) !== 400) throw err;
+      // An interrupted walk asks nothing more, whatever its first answer was.
+      const refused = !this.ctx.interrupt.aborted && err instanceof WalkFailure && refusedWith(err.cause) === 400;
+      if (fallback === undefined || !refused) throw err;
       this.ctx.onFallback?.();
       this.firstUrl = fallback;
       raw = await this.settle(this.start(fallback));
@@ -241,10 +243,10 @@ class Walk {
     }
   }
 
-  /** Why a request failed: the reader gone or an interrupt, when one of them cancelled it, else `err`. */
+  /** Why the walk stops: the reader gone, when it cancelled the request, else `err`. */
   private failure(err: unknown, resumeUrl: string | undefined): Error {
     if (this.ctx.readerGone.aborted) return new ReaderGone();
-    return this.stopped(this.ctx.interrupt.aborted ? interrupted() : err, resumeUrl);
+    return this.stopped(err, resumeUrl);
   }
 
   /** A fetched page validated, or the walk stopped with a resume from it. */
@@ -277,7 +279,7 @@ class Walk {
     this.pages++;
     this.ctx.onPage?.(this.pages, this.items, page, nextUrl);
     // SIGINT is honoured between pages, never inside one: no partial line reaches stdout.
-    if (this.ctx.interrupt.aborted) throw this.failure(undefined, nextUrl);
+    if (this.ctx.interrupt.aborted) throw this.failure(interrupted(), nextUrl);
   }
 
   /** links.next resolved and checked against `visited`, or the error it raises. */

@@ -15,7 +15,9 @@ import {
 } from 'node:fs';
 import { dirname, join, sep } from 'node:path';
 import { ExitCode, IdcliError } from '../errors.js';
-import { refuseForeignOwner, shellQuoted, tightenMode } from '../private-mode.js';
+import { createPrivateFile, PRIVATE_FILE_MODE, privateTempName, replacePrivateFile, syncDir } from '../private-file.js';
+import { refuseForeignOwner, tightenMode } from '../private-mode.js';
+import { shellQuote } from '../shell-quote.js';
 import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore, WriteOptions } from './interface.js';
@@ -34,7 +36,6 @@ const O_NOFOLLOW = IS_POSIX ? constants.O_NOFOLLOW : 0;
 // O_NONBLOCK: a FIFO planted as the record must be refused by the fstat below, not wait forever for a writer.
 const O_NONBLOCK = IS_POSIX ? constants.O_NONBLOCK : 0;
 const DIR_MODE = 0o700;
-const FILE_MODE = 0o600;
 /** A temp file this old has no live writer, whatever its pid says (a pid can be reused, or be another host's). */
 const ORPHAN_TEMP_AGE_MS = 60 * 60 * 1000;
 
@@ -106,7 +107,7 @@ export class FileStore implements CredentialStore {
       if (!st.isFile()) throw notARecord(path);
       refuseForeignOwner(path, st);
       if (IS_POSIX && (st.mode & 0o077) !== 0) {
-        const told = tightenMode(path, st, FILE_MODE, 'readable', () => fchmodSync(fd, FILE_MODE));
+        const told = tightenMode(path, st, PRIVATE_FILE_MODE, 'readable', () => fchmodSync(fd, PRIVATE_FILE_MODE));
         this.#warn(`${told} — consider signing in again`);
       }
       return recordFrom(path, () => decodeRecord(readFileSync(fd, 'utf8')));
@@ -127,10 +128,10 @@ export class FileStore implements CredentialStore {
     await this.#ensureDir();
     // The probe cannot see what is at the record's own name: a directory there fails only the final rename.
     this.#existingRecord(path);
-    const { unlink, writeFile } = await fsp();
-    const probe = await this.#tempName(path);
+    const { unlink } = await fsp();
+    const probe = await privateTempName(path);
     try {
-      await writeFile(probe, '\n', { mode: FILE_MODE, flag: 'wx' });
+      await createPrivateFile(probe, '\n');
     } catch (err) {
       await unlink(probe).catch(() => {});
       throw unwritableDir(this.dir, err) ?? fsError('cannot write', probe, err);
@@ -144,27 +145,13 @@ export class FileStore implements CredentialStore {
     await this.#ensureDir();
     const creates = !this.#existingRecord(path);
     await this.#removeOrphanTemps(path);
-    const { open, rename, unlink } = await fsp();
-    const tmp = await this.#tempName(path);
     try {
-      // 'wx' = O_CREAT|O_EXCL: never reuses or follows an existing name; mode 0600 from the first byte on.
-      const fh = await open(tmp, 'wx', FILE_MODE);
-      try {
-        await fh.writeFile(`${encodeRecord(record)}\n`, 'utf8');
-        // Data must be on disk before the rename makes it current, or a power cut can leave an empty record.
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      if (this.#hooks.beforeCommit) await this.#hooks.beforeCommit();
-      // rename(2) atomically replaces the destination: readers see the old file or the new one, never a mix.
-      await rename(tmp, path);
+      const { beforeCommit } = this.#hooks;
+      await replacePrivateFile(path, `${encodeRecord(record)}\n`, { durable: true, beforeCommit });
     } catch (err) {
-      await unlink(tmp).catch(() => {});
       if (err instanceof IdcliError) throw err;
       throw fsError('cannot write', path, err);
     }
-    await syncDir(this.dir);
     if (this.notice !== undefined && (creates || opts.signIn)) this.#warn(this.notice);
   }
 
@@ -197,12 +184,6 @@ export class FileStore implements CredentialStore {
         throw unwritableDir(dirname(this.dir), err) ?? fsError('cannot create', this.dir, err);
     }
     this.#inspectDir();
-  }
-
-  /** `<record>.<pid>.<random>.tmp`: the pid tells a later writer whether the file's writer still runs. */
-  async #tempName(path: string): Promise<string> {
-    const { randomBytes } = await import('node:crypto');
-    return `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   }
 
   /**
@@ -260,21 +241,6 @@ export class FileStore implements CredentialStore {
   }
 }
 
-/** After a rename the directory entry itself must reach the disk (POSIX fsync(2) on the directory). */
-async function syncDir(dir: string): Promise<void> {
-  if (!IS_POSIX) return; // Windows cannot open a directory for fsync; NTFS journals the rename itself.
-  try {
-    const fh = await (await fsp()).open(dir, constants.O_RDONLY);
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    // Some filesystems (e.g. certain network mounts) refuse fsync on directories; the rename still happened.
-  }
-}
-
 /**
  * Something other than a regular file where idcli keeps its files is a local fault that the user removes, like a
  * foreign owner (exit 2): signing in again cannot mend it, as the sign-in would meet the same thing.
@@ -298,7 +264,7 @@ function unreadable(path: string, code: string): IdcliError {
   }
   if (st) refuseForeignOwner(path, st);
   return new IdcliError(`cannot read ${path} (${code})`, ExitCode.USAGE, {
-    hint: `make it readable for you (chmod 600 ${shellQuoted(path)}), or remove it and run \`idcli login\``,
+    hint: `make it readable for you (chmod 600 ${shellQuote(path)}), or remove it and run \`idcli login\``,
   });
 }
 

@@ -3,11 +3,11 @@
  * a full disk): a configuration fault (exit 2) with its fix. Any other failed file operation is an internal error.
  */
 import { ExitCode, IdcliError } from '../errors.js';
-import { shellQuoted } from '../private-mode.js';
+import { shellQuote } from '../shell-quote.js';
 
 const FIXES: Record<string, (dir: string) => string> = {
-  EACCES: (dir) => `make it writable for you (chmod 700 ${shellQuoted(dir)})`,
-  EPERM: (dir) => `make it writable for you (chmod 700 ${shellQuoted(dir)})`,
+  EACCES: (dir) => `make it writable for you (chmod 700 ${shellQuote(dir)})`,
+  EPERM: (dir) => `make it writable for you (chmod 700 ${shellQuote(dir)})`,
   EROFS: () => 'it is on a read-only file system: mount that read-write',
   ENOSPC: () => 'its disk is full: free some space',
   EDQUOT: () => 'your disk quota is used up: free some space',

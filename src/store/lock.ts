@@ -10,17 +10,25 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, link, mkdir, open, unlink, writeFile } from 'node:fs/promises';
+import { type FileHandle, link, mkdir, open, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { seconds } from '../duration.js';
 import { ExitCode, IdcliError, interrupted } from '../errors.js';
+import { createPrivateFile, privateTempName } from '../private-file.js';
 import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
 
-export const DEFAULT_LOCK_TIMEOUT_MS = 30_000;
-export const DEFAULT_LOCK_STALE_MS = 60_000;
+/**
+ * One holder keeping the lock longer than the timeout means it is stuck; waiting behind holders that take turns is
+ * not limited (see LockOptions). A live holder touches the lock file every staleMs/3, so staleMs only decides how
+ * soon a lock left by a process that cannot be checked by pid (killed between creating the file and writing its
+ * owner, or on another host) is taken over: a longer one would stall the next `idcli token` after such a crash.
+ */
+const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
+const DEFAULT_LOCK_STALE_MS = 10_000;
 // O_NONBLOCK: a FIFO in the lock's place must be refused (see snapshot), not block a thread and the run forever.
 const O_NONBLOCK = process.platform === 'win32' ? 0 : constants.O_NONBLOCK;
 // O_NOFOLLOW: a symbolic link in the lock's place, dangling or not, is refused like a FIFO (ELOOP). Followed, a
@@ -166,9 +174,9 @@ function pollDelay(round: number): number {
  * never seen empty or half-written — a process killed at any point leaves either no lock or one naming its pid.
  */
 async function createExclusive(path: string, content: object): Promise<FileHandle | null> {
-  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const tmp = await privateTempName(path);
   try {
-    await writeFile(tmp, JSON.stringify(content), { mode: 0o600, flag: 'wx' });
+    await createPrivateFile(tmp, JSON.stringify(content));
   } catch (err) {
     await unlink(tmp).catch(() => {});
     throw lockFsError('cannot write', path, err);
@@ -288,7 +296,7 @@ function holderName(holder: Snapshot | null): string {
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
   const who = holder?.owner ? ` (held by ${holderName(holder)})` : '';
   return new IdcliError(
-    `timed out after ${Number((timeoutMs / 1000).toFixed(3))} s waiting for the lock ${lockPath}${who}`,
+    `timed out after ${seconds(timeoutMs)} s waiting for the lock ${lockPath}${who}`,
     ExitCode.INTERNAL,
     { hint: 'another idcli process is using these credentials; if none is running, delete the lock file' },
   );

@@ -111,6 +111,11 @@ describe('parseLoopbackRedirect', () => {
     expect(() => parseLoopbackRedirect('http://0.0.0.0:80/cb')).toThrow(IdcliError);
     expect(() => parseLoopbackRedirect('https://127.0.0.1:80/cb')).toThrow(IdcliError);
   });
+  it('refuses what the redirect-uri setting refuses: the rest of 127/8 and an upper-case scheme or host', () => {
+    for (const uri of ['http://127.0.0.2:8765/cb', 'HTTP://127.0.0.1:8765/cb', 'http://LOCALHOST:8765/cb']) {
+      expect(() => parseLoopbackRedirect(uri)).toThrow(IdcliError);
+    }
+  });
 });
 
 describe('the loopback listener', () => {
@@ -322,7 +327,7 @@ describe('a pasted address', () => {
   });
 
   it('names the port of a localhost redirect URI as written, and the default port 80 of an address', async () => {
-    const s = await start('http://LocalHost:0/cb');
+    const s = await start('http://localhost:0/cb');
     const { port } = new URL(s.redirectUri);
     expect(s.offer(`http://localhost:${port}/cb?code=c&state=expected-state`).taken).toBe(true);
     expect(s.offer('http://localhost/cb?code=c&state=expected-state')).toMatchObject({ taken: false });

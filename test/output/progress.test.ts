@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { compact, duration, group } from '../../src/output/human.js';
+import { duration, seconds } from '../../src/duration.js';
+import { compact, group } from '../../src/output/human.js';
 import { createProgress, type ProgressState, renderProgress } from '../../src/output/progress.js';
 import { frames, screen } from '../support/terminal.js';
 
@@ -103,6 +104,25 @@ describe('number and time formats', () => {
       '2h03m',
     ]);
     expect(duration(1999, 'down')).toBe('1s');
+  });
+
+  it('writes durations in words for a line read once', () => {
+    const words = (sec: number) => duration(sec * 1000, 'down', 'words');
+    expect([0, 59, 119, 120, 7_199, 7_200, 7_259, 31_536_000].map(words)).toEqual([
+      '0 s',
+      '59 s',
+      '119 s',
+      '2 min',
+      '119 min',
+      '2 h 0 min',
+      '2 h 0 min',
+      '8760 h 0 min',
+    ]);
+    expect(duration(119_999, 'down', 'words')).toBe('119 s');
+  });
+
+  it('names a limit in seconds exactly, to the millisecond', () => {
+    expect([0, 1, 1500, 30_000, 300_000].map(seconds)).toEqual([0, 0.001, 1.5, 30, 300]);
   });
 });
 

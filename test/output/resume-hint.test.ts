@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { shellQuote, stoppedMessage } from '../../src/output/resume-hint.js';
+import { stoppedMessage } from '../../src/output/resume-hint.js';
+import { shellQuote } from '../../src/shell-quote.js';
 
 describe('resume hint', () => {
   it('names the items written and the command that fetches the rest', () => {

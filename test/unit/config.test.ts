@@ -145,6 +145,8 @@ describe('validation', () => {
       'http://127.0.0.1/cb',
       'http://127.0.0.1:99999/cb',
       'http://127.0.0.1:1/cb#x',
+      'http://127.0.0.2:8765/cb',
+      'HTTP://127.0.0.1:8765/cb',
     ]) {
       usage(() => validateSetting('redirect-uri', bad));
     }
