@@ -91,6 +91,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     errors: [],
     remember: (s) => issued.add(s),
     sleep,
+    onRequest: undefined,
   };
 
   const client = directory.registerClient({
@@ -159,6 +160,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     wireBytes: () => wire.bytes(),
     secrets: () => [...issued],
     expireAccessTokens: () => core.grants.expireAccessTokens(),
+    onRequest: (hook) => {
+      core.onRequest = hook;
+    },
     revokeAll: () => core.grants.revokeAll(),
     setNow: (fn) => {
       clock = fn;

@@ -185,6 +185,11 @@ export interface Emulator {
   wireBytes(): number;
   secrets(): string[]; // every code, token issued and every code_verifier received (for leak tests)
   expireAccessTokens(): void; // all issued access tokens now answer 401
+  /**
+   * Runs `hook` synchronously as each request arrives, once logged and before anything checks or answers it
+   * (undefined removes it). Lets a test change the emulator's state at an exact point of a client's sequence.
+   */
+  onRequest(hook: ((req: LoggedRequest) => void) | undefined): void;
   revokeAll(): void; // every code, access and refresh token issued so far is revoked (SSO sessions survive)
   setNow(fn: () => number): void;
   /** Issue a code as if the user had signed in, without the browser (for token-client tests). */
