@@ -158,6 +158,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       return core.errors;
     },
     wireBytes: () => wire.bytes(),
+    linkBytes: () => core.link.charged,
     secrets: () => [...issued],
     expireAccessTokens: () => core.grants.expireAccessTokens(),
     onRequest: (hook) => {

@@ -183,6 +183,8 @@ export interface Emulator {
   readonly errors: unknown[];
   /** Bytes written to the emulator's sockets so far: heads and bodies as sent, compressed when compressed. */
   wireBytes(): number;
+  /** Bytes charged to the link's byte budget so far; 0 without a bandwidth (EmulatorOptions.link). */
+  linkBytes(): number;
   secrets(): string[]; // every code, token issued and every code_verifier received (for leak tests)
   expireAccessTokens(): void; // all issued access tokens now answer 401
   /**
