@@ -78,6 +78,20 @@ async function remoteSignIn(harness: Harness, raw: string): Promise<string> {
   return readFile(landed, 'utf8');
 }
 
+/** The last line on the terminal's screen that is not empty. */
+function lastLine(raw: string): string | undefined {
+  return screen(raw)
+    .filter((l) => l !== '')
+    .at(-1);
+}
+
+/** The run signed in: exit 0, "Signed in as" last on the screen, and a refresh token stored. */
+async function expectSignedIn(r: TerminalRun): Promise<void> {
+  expect(r.code, r.raw).toBe(0);
+  expect(lastLine(r.raw)).toMatch(/^Signed in as /);
+  expect((await h!.record())?.refreshToken).toBeTruthy();
+}
+
 /** The terminal's output without what was typed (which the terminal shows back, as it should). */
 function withoutTyped(raw: string, typed: string[]): string {
   return typed.reduce((text, t) => text.split(t).join('<typed>'), raw);
@@ -121,13 +135,7 @@ describeEachStore('login with a pasted address', (store) => {
     t.type(`  ${address}  \r`);
     const r = await t.done;
     h.outputs.push(withoutTyped(r.raw, [address, forged.href]));
-    expect(r.code, r.raw).toBe(0);
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
-    expect((await h.record())?.refreshToken).toBeTruthy();
+    await expectSignedIn(r);
     expect(h!.emu.tokenEvents).toHaveLength(1);
     expectNoSecrets(h);
   }, 60_000);
@@ -179,13 +187,7 @@ describe('login with a pasted address', () => {
     expect(h.emu.tokenEvents).toHaveLength(0);
     t.type(`\x1b[200~${address}\x1b[201~\r`);
     const r = await t.done;
-    expect(r.code, r.raw).toBe(0);
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
-    expect((await h.record())?.refreshToken).toBeTruthy();
+    await expectSignedIn(r);
     expect(h.emu.tokenEvents).toHaveLength(1);
   }, 60_000);
 
@@ -202,13 +204,7 @@ describe('login with a pasted address', () => {
     expect(h.emu.tokenEvents).toMatchObject([{ grant: 'authorization_code', ok: false }]);
     t.type(`${address}\r`);
     const r = await t.done;
-    expect(r.code, r.raw).toBe(0);
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
-    expect((await h.record())?.refreshToken).toBeTruthy();
+    await expectSignedIn(r);
     expect(h.emu.tokenEvents).toMatchObject([
       { grant: 'authorization_code', ok: false },
       { grant: 'authorization_code', ok: true },
@@ -223,11 +219,7 @@ describe('login with a pasted address', () => {
       await t.seen('That address carries no code');
       await t.seen(QUESTION, 2);
     });
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
+    expect(lastLine(r.raw)).toMatch(/^Signed in as /);
     expect(h!.emu.tokenEvents).toHaveLength(1);
   }, 60_000);
 
@@ -238,11 +230,7 @@ describe('login with a pasted address', () => {
       const ended = () => screen(t.raw()).slice(-2).join('|') === `${QUESTION} |`;
       await until(() => (ended() ? true : undefined), 20_000, 'the question ended');
     });
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
+    expect(lastLine(r.raw)).toMatch(/^Signed in as /);
   }, 60_000);
 
   it('lets the callback win when it comes first: the question goes, and no countdown was shown', async () => {
