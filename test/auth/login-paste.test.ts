@@ -9,7 +9,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BIN } from '../support/cli.js';
 import { onTerminal, type TerminalRun } from '../support/pty.js';
 import { frames, screen } from '../support/terminal.js';
-import { authorizeUrlIn, browse, describeEachStore, expectNoSecrets, type Harness, harness, until } from './harness.js';
+import {
+  authorizeUrlIn,
+  browse,
+  describeEachStore,
+  expectNoSecrets,
+  type Harness,
+  harness,
+  type HarnessOptions,
+  until,
+} from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -78,6 +87,31 @@ async function remoteSignIn(harness: Harness, raw: string): Promise<string> {
   return readFile(landed, 'utf8');
 }
 
+/** The last line on the terminal's screen that is not empty. */
+function lastLine(raw: string): string | undefined {
+  return screen(raw)
+    .filter((l) => l !== '')
+    .at(-1);
+}
+
+/** The run signed in: exit 0, "Signed in as" last on the screen, and a refresh token stored. */
+async function expectSignedIn(r: TerminalRun): Promise<void> {
+  expect(r.code, r.raw).toBe(0);
+  expect(lastLine(r.raw)).toMatch(/^Signed in as /);
+  expect((await h!.record())?.refreshToken).toBeTruthy();
+}
+
+/**
+ * `login --no-browser` on a terminal in a fresh harness (kept in `h`), once it asks: the terminal, and the address
+ * a browser on another machine ended on.
+ */
+async function askedWithAddress(opts: HarnessOptions = {}): Promise<{ t: TerminalLogin; address: string }> {
+  const started = (h = await harness(opts));
+  const t = terminalLogin('--no-browser --timeout 60', started.env());
+  await t.seen(QUESTION);
+  return { t, address: await remoteSignIn(started, t.raw()) };
+}
+
 /** The terminal's output without what was typed (which the terminal shows back, as it should). */
 function withoutTyped(raw: string, typed: string[]): string {
   return typed.reduce((text, t) => text.split(t).join('<typed>'), raw);
@@ -108,37 +142,25 @@ describeEachStore('login with a pasted address', (store) => {
   }, 60_000);
 
   it('refuses an address with another state, says why, and takes the right one after', async () => {
-    h = await harness({ store });
-    const t = terminalLogin('--no-browser --timeout 60', h.env());
-    await t.seen(QUESTION);
-    const address = await remoteSignIn(h, t.raw());
+    const { t, address } = await askedWithAddress({ store });
     const forged = new URL(address);
     forged.searchParams.set('state', `${forged.searchParams.get('state')}x`);
     t.type(`${forged.href}\r`);
     await t.seen('That address is from another sign-in');
     await t.seen(QUESTION, 2);
-    expect(h.emu.tokenEvents).toHaveLength(0);
+    expect(h!.emu.tokenEvents).toHaveLength(0);
     t.type(`  ${address}  \r`);
     const r = await t.done;
-    h.outputs.push(withoutTyped(r.raw, [address, forged.href]));
-    expect(r.code, r.raw).toBe(0);
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
-    expect((await h.record())?.refreshToken).toBeTruthy();
+    h!.outputs.push(withoutTyped(r.raw, [address, forged.href]));
+    await expectSignedIn(r);
     expect(h!.emu.tokenEvents).toHaveLength(1);
-    expectNoSecrets(h);
+    expectNoSecrets(h!);
   }, 60_000);
 });
 
 describe('login with a pasted address', () => {
   it('asks again after garbled text, a cut-off address and another port, then signs in', async () => {
-    h = await harness();
-    const t = terminalLogin('--no-browser --timeout 60', h.env());
-    await t.seen(QUESTION);
-    const address = await remoteSignIn(h, t.raw());
+    const { t, address } = await askedWithAddress();
     const callback = new URL(address);
     t.type('the page said it cannot be reached\r');
     await t.seen("That is not an address: copy the whole address from the browser's address bar.");
@@ -153,21 +175,18 @@ describe('login with a pasted address', () => {
     await t.seen(QUESTION, 4);
     t.type('\r'); // an empty line just asks again
     await t.seen(QUESTION, 5);
-    expect(h.emu.tokenEvents).toHaveLength(0);
+    expect(h!.emu.tokenEvents).toHaveLength(0);
     t.type(`${address}\r`);
     const r = await t.done;
     expect(r.code, r.raw).toBe(0);
-    expect((await h.record())?.refreshToken).toBeTruthy();
+    expect((await h!.record())?.refreshToken).toBeTruthy();
     // What was typed stays on the screen after the question, as the terminal showed it.
     expect(screen(r.raw)).toContain(`${QUESTION} the page said it cannot be reached`);
   }, 60_000);
 
   it('asks again after an address without a code and one cut off in iss; takes one in bracketed-paste markers', async () => {
-    h = await harness({ sendIss: true });
-    const t = terminalLogin('--no-browser --timeout 60', h.env());
-    await t.seen(QUESTION);
-    const address = await remoteSignIn(h, t.raw());
-    expect(new URL(address).searchParams.get('iss')).toBe(h.emu.baseUrl);
+    const { t, address } = await askedWithAddress({ sendIss: true });
+    expect(new URL(address).searchParams.get('iss')).toBe(h!.emu.baseUrl);
     const noCode = new URL(address);
     noCode.searchParams.delete('code');
     t.type(`${noCode.href}\r`);
@@ -176,40 +195,25 @@ describe('login with a pasted address', () => {
     t.type(`${address.slice(0, -3)}\r`); // cut off inside iss
     await t.seen('That address names another issuer (iss) than');
     await t.seen(QUESTION, 3);
-    expect(h.emu.tokenEvents).toHaveLength(0);
+    expect(h!.emu.tokenEvents).toHaveLength(0);
     t.type(`\x1b[200~${address}\x1b[201~\r`);
     const r = await t.done;
-    expect(r.code, r.raw).toBe(0);
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
-    expect((await h.record())?.refreshToken).toBeTruthy();
-    expect(h.emu.tokenEvents).toHaveLength(1);
+    await expectSignedIn(r);
+    expect(h!.emu.tokenEvents).toHaveLength(1);
   }, 60_000);
 
   it('asks again when the service refuses the code of a paste cut off in its code, then takes the whole one', async () => {
-    h = await harness({ sendIss: true });
-    const t = terminalLogin('--no-browser --timeout 60', h.env());
-    await t.seen(QUESTION);
-    const address = await remoteSignIn(h, t.raw());
+    const { t, address } = await askedWithAddress({ sendIss: true });
     const cut = new URL(address);
     cut.searchParams.set('code', cut.searchParams.get('code')!.slice(0, -6));
     t.type(`${cut.href}\r`);
     await t.seen('warning: the service refused the code of that address (invalid_grant)');
     await t.seen(QUESTION, 2);
-    expect(h.emu.tokenEvents).toMatchObject([{ grant: 'authorization_code', ok: false }]);
+    expect(h!.emu.tokenEvents).toMatchObject([{ grant: 'authorization_code', ok: false }]);
     t.type(`${address}\r`);
     const r = await t.done;
-    expect(r.code, r.raw).toBe(0);
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
-    expect((await h.record())?.refreshToken).toBeTruthy();
-    expect(h.emu.tokenEvents).toMatchObject([
+    await expectSignedIn(r);
+    expect(h!.emu.tokenEvents).toMatchObject([
       { grant: 'authorization_code', ok: false },
       { grant: 'authorization_code', ok: true },
     ]);
@@ -223,11 +227,7 @@ describe('login with a pasted address', () => {
       await t.seen('That address carries no code');
       await t.seen(QUESTION, 2);
     });
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
+    expect(lastLine(r.raw)).toMatch(/^Signed in as /);
     expect(h!.emu.tokenEvents).toHaveLength(1);
   }, 60_000);
 
@@ -238,11 +238,7 @@ describe('login with a pasted address', () => {
       const ended = () => screen(t.raw()).slice(-2).join('|') === `${QUESTION} |`;
       await until(() => (ended() ? true : undefined), 20_000, 'the question ended');
     });
-    expect(
-      screen(r.raw)
-        .filter((l) => l !== '')
-        .at(-1),
-    ).toMatch(/^Signed in as /);
+    expect(lastLine(r.raw)).toMatch(/^Signed in as /);
   }, 60_000);
 
   it('lets the callback win when it comes first: the question goes, and no countdown was shown', async () => {

@@ -301,25 +301,12 @@ describe('in the job', () => {
   }, 120_000);
 
   it('a dump that stopped early: the same command, run again, completes the file exactly', async () => {
-    await setUp('file');
-    await login(h!);
-    const { text } = recipe('resume');
-    const lines = text.split('\n');
-    const commands = lines.filter((l) => l.startsWith('$ ')).map((l) => l.slice(2));
-    const said = lines.filter((l) => l !== '' && !l.startsWith('$ '));
-    expect(commands).toHaveLength(2);
+    const { commands, said } = await resumeRecipe('resume');
     expect(commands[1]).toBe(commands[0]);
     expect(commands[0]).toMatch(/ -o users\.ndjson$/);
 
-    h!.emu.inject({
-      path: '/v1/users',
-      nth: 3,
-      times: Number.POSITIVE_INFINITY,
-      fault: { kind: 'status', status: 500 },
-    });
     const dir = join(h!.dir, 'resume');
-    const first = await runScript(commands[0]!, dir, jobEnv());
-    expect(first.code).toBe(4);
+    const first = await stoppedAtThirdPage(commands[0]!, dir);
     // What idcli said has the README's form, with the count where it stopped.
     const asSaid = (line: string) => new RegExp(`^${escape(line).replace('200', '\\d+')}$`, 'm');
     expect(first.stderr).toMatch(asSaid(said[0]!));
@@ -331,26 +318,14 @@ describe('in the job', () => {
   }, 120_000);
 
   it('into a pipeline: the printed command, appended with >>, completes the file exactly', async () => {
-    await setUp('file');
-    await login(h!);
-    const { text } = recipe('resume-stdout');
-    const lines = text.split('\n');
-    const commands = lines.filter((l) => l.startsWith('$ ')).map((l) => l.slice(2));
-    const said = lines.find((l) => !l.startsWith('$ '))!;
-    expect(commands).toHaveLength(2);
+    const { commands, said: saidLines } = await resumeRecipe('resume-stdout');
+    const said = saidLines[0]!;
     // The README's transcript: the second command is the one printed, with `>> users.ndjson` after it.
     const printedCommand = said.slice(said.indexOf('resume with: ') + 'resume with: '.length);
     expect(commands[1]).toBe(`${printedCommand} >> users.ndjson`);
 
-    h!.emu.inject({
-      path: '/v1/users',
-      nth: 3,
-      times: Number.POSITIVE_INFINITY,
-      fault: { kind: 'status', status: 500 },
-    });
     const dir = join(h!.dir, 'resume-stdout');
-    const first = await runScript(commands[0]!, dir, jobEnv());
-    expect(first.code).toBe(4);
+    const first = await stoppedAtThirdPage(commands[0]!, dir);
     // What idcli said has the README's form, with this emulator's URL and the count where it stopped.
     const pattern = new RegExp(
       `^${escape(said).replace(escape("'https://api.example.com/v1/users?pageIndex=2&pageSize=100'"), "'[^']+'").replace('200', '\\d+')}$`,
@@ -366,6 +341,27 @@ describe('in the job', () => {
     expect(await file(rest, 'users.ndjson')).toBe(ndjson(USERS));
   }, 120_000);
 });
+
+/**
+ * Signs in (file store) and reads README recipe `name`, a transcript of two commands: the commands (after "$ ")
+ * and the lines idcli said, without empty ones.
+ */
+async function resumeRecipe(name: string): Promise<{ commands: string[]; said: string[] }> {
+  await setUp('file');
+  await login(h!);
+  const lines = recipe(name).text.split('\n');
+  const commands = lines.filter((l) => l.startsWith('$ ')).map((l) => l.slice(2));
+  expect(commands).toHaveLength(2);
+  return { commands, said: lines.filter((l) => l !== '' && !l.startsWith('$ ')) };
+}
+
+/** Runs `command` in `dir` while every request for users from the third on fails with 500: it stops (exit 4). */
+async function stoppedAtThirdPage(command: string, dir: string): Promise<ScriptRun> {
+  h!.emu.inject({ path: '/v1/users', nth: 3, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 500 } });
+  const first = await runScript(command, dir, jobEnv());
+  expect(first.code).toBe(4);
+  return first;
+}
 
 function sha256(b: Buffer): string {
   return createHash('sha256').update(b).digest('hex');

@@ -8,7 +8,7 @@ import { constants } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
-import { list, type ListEnv, ndjson, plainItems, resumeUrl, eachTest } from '../list/helpers.js';
+import { eachTest, list, type ListEnv, ndjson, plainItems, resumeUrl, signalAtThirdPage } from '../list/helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
@@ -19,25 +19,6 @@ eachTest(ITEMS, (e, v) => {
   env = v;
 });
 
-/**
- * Sends `signal` (`times` over) once the walk asks for its third page, which hangs: two pages are written. The walks
- * here go one page at a time (--concurrency 1), so the count of requests tells how far the output is.
- */
-function signalAtThirdPage(signal: NodeJS.Signals, times = 1) {
-  emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'latency', ms: 20_000 } });
-  return {
-    onSpawn: (child: ChildProcess) => {
-      const timer = setInterval(() => {
-        if (emu.requests.filter((q) => q.path === '/v1/items').length >= 3) {
-          clearInterval(timer);
-          for (let i = 0; i < times; i++) child.kill(signal);
-        }
-      }, 10);
-      child.on('exit', () => clearInterval(timer));
-    },
-  };
-}
-
 describe('idcli list stopped by a signal', () => {
   for (const [signal, code] of [
     ['SIGINT', 130],
@@ -46,7 +27,7 @@ describe('idcli list stopped by a signal', () => {
   ] as const) {
     it(`${signal}: no partial line, the resume hint, exit ${code}`, async () => {
       const started = Date.now();
-      const r = await list(env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage(signal));
+      const r = await list(env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage(emu, signal));
       expect(r.signal).toBeNull();
       expect(r.code).toBe(code);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
@@ -57,7 +38,7 @@ describe('idcli list stopped by a signal', () => {
   }
 
   it('a second signal leaves at once, even while something still hangs', async () => {
-    const r = await list(env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage('SIGTERM', 2));
+    const r = await list(env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage(emu, 'SIGTERM', 2));
     // The second signal either finds idcli's handler (exit 143) or, when the first one has already let the run end,
     // lands while Node tears down and takes the default action (killed by SIGTERM). A shell shows 143 for both.
     expect(r.signal === null ? r.code : 128 + constants.signals[r.signal as NodeJS.Signals]).toBe(143);

@@ -47,6 +47,8 @@ export interface Core {
   errors: unknown[];
   remember(secret: string): void;
   sleep(ms: number): Promise<void>;
+  /** See Emulator.onRequest. */
+  onRequest: ((req: LoggedRequest) => void) | undefined;
 }
 
 export interface Exchange {

@@ -154,6 +154,20 @@ describe('fault injection', { timeout: 30_000 }, () => {
     expect(await again.json()).toMatchObject({ error: 'invalid_grant', note: 'patched' });
   });
 
+  it('onRequest: runs as each request arrives, before its token is checked; undefined removes it', async () => {
+    const seen: (number | undefined)[] = [];
+    emu.onRequest((q) => {
+      seen.push(q.status);
+      if (seen.length === 2) emu.expireAccessTokens();
+    });
+    expect(await statuses(3)).toEqual([200, 401, 401]);
+    // The hook saw each request before it had an answer.
+    expect(seen).toEqual([undefined, undefined, undefined]);
+    emu.onRequest(undefined);
+    await get(users, auth);
+    expect(seen).toHaveLength(3);
+  });
+
   it('refuses malformed fault specs', () => {
     expect(() => emu.inject({ path: '/v1/users', nth: 0, fault: { kind: 'drop' } })).toThrow();
     expect(() => emu.inject({ path: '/v1/users', times: 1.5, fault: { kind: 'drop' } })).toThrow();

@@ -91,6 +91,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     errors: [],
     remember: (s) => issued.add(s),
     sleep,
+    onRequest: undefined,
   };
 
   const client = directory.registerClient({
@@ -157,8 +158,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       return core.errors;
     },
     wireBytes: () => wire.bytes(),
+    linkBytes: () => core.link.charged,
     secrets: () => [...issued],
     expireAccessTokens: () => core.grants.expireAccessTokens(),
+    onRequest: (hook) => {
+      core.onRequest = hook;
+    },
     revokeAll: () => core.grants.revokeAll(),
     setNow: (fn) => {
       clock = fn;

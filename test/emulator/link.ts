@@ -10,6 +10,7 @@ export const LINK_BURST = 2 * LINK_PIECE;
 export class Link {
   readonly latencyMs: number;
   private readonly bucket: TokenBucket | null;
+  private taken = 0;
 
   constructor(
     opts: LinkOptions,
@@ -35,9 +36,15 @@ export class Link {
     if (this.latencyMs > 0) await this.sleep(this.latencyMs);
   }
 
+  /** The bytes charged to the byte budget so far (none when the link is not shaped). */
+  get charged(): number {
+    return this.taken;
+  }
+
   /** Waits until `n` bytes may go out (at once when the link is not shaped). */
   async take(n: number): Promise<void> {
     if (this.bucket === null) return;
+    this.taken += n;
     let wait = 0;
     for (let left = n; left > 0; left -= LINK_BURST) wait = this.bucket.reserve(Math.min(left, LINK_BURST));
     if (wait > 0) await this.sleep(wait);

@@ -38,7 +38,7 @@ const SINCE = Date.UTC(2019, 0, 1);
 const SPAN = Date.UTC(2025, 0, 1) - SINCE;
 
 /** mulberry32: a small, fast, well-mixed 32-bit generator; quality enough for test data, never for secrets. */
-function generator(seed: number): () => number {
+export function generator(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

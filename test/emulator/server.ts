@@ -101,6 +101,8 @@ async function handle(
   res: ServerResponse,
   log: LoggedRequest,
 ): Promise<void> {
+  // Before the first await, so the hook runs before anything is checked or answered; a throw in it is a 500.
+  core.onRequest?.(log);
   const raw = log.url;
   const qi = raw.indexOf('?');
   const pathname = log.path;

@@ -183,8 +183,15 @@ export interface Emulator {
   readonly errors: unknown[];
   /** Bytes written to the emulator's sockets so far: heads and bodies as sent, compressed when compressed. */
   wireBytes(): number;
+  /** Bytes charged to the link's byte budget so far; 0 without a bandwidth (EmulatorOptions.link). */
+  linkBytes(): number;
   secrets(): string[]; // every code, token issued and every code_verifier received (for leak tests)
   expireAccessTokens(): void; // all issued access tokens now answer 401
+  /**
+   * Runs `hook` synchronously as each request arrives, once logged and before anything checks or answers it
+   * (undefined removes it). Lets a test change the emulator's state at an exact point of a client's sequence.
+   */
+  onRequest(hook: ((req: LoggedRequest) => void) | undefined): void;
   revokeAll(): void; // every code, access and refresh token issued so far is revoked (SSO sessions survive)
   setNow(fn: () => number): void;
   /** Issue a code as if the user had signed in, without the browser (for token-client tests). */

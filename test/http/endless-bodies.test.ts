@@ -140,22 +140,21 @@ describe.each(CASES)('a gzip body that decodes to (almost) nothing and never end
     server = await startEndlessServer(kind, framing);
   });
 
-  it('list: exit 4, nothing written', async () => {
-    const s = server as EndlessServer;
-    const r = await measured(['list', '/v1/items'], envFor(s.url, { IDCLI_ACCESS_TOKEN: 'x'.repeat(40) }));
-    expect(r.code, r.stderr).toBe(4);
-    expect(r.stdout).toBe('');
-    expectBounded(r, kind, s.requests);
-    expect(s.requests).toEqual(['GET /v1/items?pageSize=1000']);
-  }, 120_000);
-
-  it('api: exit 4, nothing printed', async () => {
-    const s = server as EndlessServer;
-    const r = await measured(['api', '/v1/doc'], envFor(s.url, { IDCLI_ACCESS_TOKEN: 'x'.repeat(40) }));
-    expect(r.code, r.stderr).toBe(4);
-    expect(r.stdout).toBe('');
-    expectBounded(r, kind, s.requests);
-  }, 120_000);
+  it.each([
+    ['list', 'nothing written', '/v1/items', 'GET /v1/items?pageSize=1000'],
+    ['api', 'nothing printed', '/v1/doc', 'GET /v1/doc'],
+  ])(
+    '%s: exit 4, %s',
+    async (command, _, path, request) => {
+      const s = server as EndlessServer;
+      const r = await measured([command, path], envFor(s.url, { IDCLI_ACCESS_TOKEN: 'x'.repeat(40) }));
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stdout).toBe('');
+      expectBounded(r, kind, s.requests);
+      expect(s.requests).toEqual([request]);
+    },
+    120_000,
+  );
 
   it('doctor: the reachability check fails naming it (exit 2)', async () => {
     const s = server as EndlessServer;

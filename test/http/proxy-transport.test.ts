@@ -202,7 +202,8 @@ describe.each(routes)('transport contract, $name', (route) => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NetworkError);
     expect((err as NetworkError).code).toBe('ETIMEDOUT');
-    expect(performance.now() - started).toBeLessThan(5000);
+    // Half the 30 s idle timeout: what this catches is timeoutMs being ignored, not a slow machine.
+    expect(performance.now() - started).toBeLessThan(15_000);
   });
 
   it('aborts in flight with the signal reason', async () => {

@@ -48,20 +48,13 @@ function refreshes(): number {
 describe('idcli list: the access token', () => {
   it('expiring mid-walk (401): refreshed once, the page retried, the output complete', async () => {
     await signIn(3600);
-    emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'latency', ms: 1000 } });
-    // Request order decides which request the faults hit: one page at a time, as the walk follows its links.
-    const r = await list(env, ['/v1/items', '--verbose', '--concurrency', '1'], {
-      onSpawn: (child) => {
-        const timer = setInterval(() => {
-          if (emu.requests.filter((q) => q.path === '/v1/items').length >= 2) {
-            clearInterval(timer);
-            // Page 2 is held by the latency fault; its token is checked after, so it now answers 401.
-            emu.expireAccessTokens();
-          }
-        }, 5);
-        child.on('exit', () => clearInterval(timer));
-      },
+    let seen = 0;
+    emu.onRequest((q) => {
+      // Runs as page 2's request arrives, before its token is checked: that token is now stale and answers 401.
+      if (q.path === '/v1/items' && ++seen === 2) emu.expireAccessTokens();
     });
+    // Request order decides which request the expiry hits: one page at a time, as the walk follows its links.
+    const r = await list(env, ['/v1/items', '--verbose', '--concurrency', '1']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS));
     expect(refreshes()).toBe(1);

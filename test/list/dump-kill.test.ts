@@ -14,6 +14,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
+import { generator } from '../emulator/records.js';
 import { eachTest, list, type ListEnv, plainItems } from './helpers.js';
 
 let emu: Emulator;
@@ -27,32 +28,26 @@ const KILLS = 20;
 /** A kill lands this long at most after the run's first request, so each run writes a part of the walk only. */
 const WINDOW_MS = 500;
 
-/** mulberry32: a small seeded generator, so a failing sequence of kill moments can be replayed. */
+/** A seeded generator of numbers in [0, 1), so a failing sequence of kill moments can be replayed. */
 function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = generator(seed);
+  return () => next() / 2 ** 32;
 }
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** SIGKILL at a random moment within WINDOW_MS of the run's first request for `path`. */
 function killAtRandom(path: string, next: () => number) {
-  const before = emu.requests.length;
   const delay = Math.floor(next() * WINDOW_MS);
+  let child: ChildProcess | undefined;
+  emu.onRequest((q) => {
+    if (q.path !== path) return;
+    emu.onRequest(undefined);
+    setTimeout(() => child?.kill('SIGKILL'), delay);
+  });
   return {
-    onSpawn: (child: ChildProcess) => {
-      const poll = setInterval(() => {
-        if (!emu.requests.slice(before).some((q) => q.path === path)) return;
-        clearInterval(poll);
-        setTimeout(() => child.kill('SIGKILL'), delay);
-      }, 1);
-      child.on('exit', () => clearInterval(poll));
+    onSpawn: (c: ChildProcess) => {
+      child = c;
     },
   };
 }

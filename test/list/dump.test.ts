@@ -3,12 +3,11 @@
  * CLI against the emulator. The walks here go one page at a time (--concurrency 1) unless the test is about pages in
  * flight, so the count of requests tells how far FILE is.
  */
-import type { ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm, rmdir, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
-import { eachTest, list, type ListEnv, ndjson, plainItems } from './helpers.js';
+import { eachTest, list, type ListEnv, ndjson, plainItems, signalAtThirdPage } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
@@ -37,22 +36,6 @@ const readState = async () =>
 /** Every request for the collection fails with 500 from the `nth` on (exit 4 at once: 500 is not retried). */
 function failFrom(nth: number, path = '/v1/items'): void {
   emu.inject({ path, nth, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 500 } });
-}
-
-/** Sends `signal` once the walk asks for its third page, which hangs: two pages are in FILE. */
-function signalAtThirdPage(signal: NodeJS.Signals) {
-  emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'latency', ms: 20_000 } });
-  return {
-    onSpawn: (child: ChildProcess) => {
-      const timer = setInterval(() => {
-        if (emu.requests.filter((q) => q.path === '/v1/items').length >= 3) {
-          clearInterval(timer);
-          child.kill(signal);
-        }
-      }, 10);
-      child.on('exit', () => clearInterval(timer));
-    },
-  };
 }
 
 describe('idcli list -o FILE', () => {
@@ -147,7 +130,7 @@ describe('idcli list -o FILE', () => {
     ['SIGHUP', 129],
   ] as const) {
     it(`${signal}: exit ${code}, the stop line says to run the same command, which completes FILE`, async () => {
-      const r = await list(env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(signal));
+      const r = await list(env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(emu, signal));
       expect(r.code).toBe(code);
       expect(r.stderr).toContain(`stopped after 200 items in ${out}; run the same command again to continue`);
       expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 200)));

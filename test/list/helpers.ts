@@ -96,6 +96,31 @@ export async function list(
   return { ...result, requests };
 }
 
+/**
+ * Sends `signal` (`times` over) as the walk's third request for /v1/items arrives, and holds that page: two pages
+ * are written. For walks one page at a time (--concurrency 1), where the count of requests tells how far the output
+ * is. The signal goes from the emulator's arrival hook, so it lands at that exact point whatever the machine's load.
+ */
+export function signalAtThirdPage(
+  emu: Emulator,
+  signal: NodeJS.Signals,
+  times = 1,
+): { onSpawn: (c: ChildProcess) => void } {
+  emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'latency', ms: 20_000 } });
+  let child: ChildProcess | undefined;
+  let seen = 0;
+  emu.onRequest((q) => {
+    if (q.path !== '/v1/items' || ++seen !== 3) return;
+    emu.onRequest(undefined);
+    for (let i = 0; i < times; i++) child?.kill(signal);
+  });
+  return {
+    onSpawn: (c) => {
+      child = c;
+    },
+  };
+}
+
 /** The command the CLI printed for resuming, as its URL argument. */
 export function resumeUrl(stderr: string): string | undefined {
   return /resume with: idcli list '([^']+)'/.exec(stderr)?.[1];

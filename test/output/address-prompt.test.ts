@@ -16,18 +16,24 @@ function terminal(isTTY = true) {
 const tick = () => new Promise((r) => setImmediate(r));
 const Q = 'Paste the address:';
 
+/** askForAddress asking Q, erasing, on a fresh input and terminal: `seen` records each line `take` was offered. */
+function ask(take: (line: string) => string | undefined = () => 'no', isTTY = true) {
+  const input = new PassThrough();
+  const t = terminal(isTTY);
+  const seen: string[] = [];
+  const prompt = askForAddress({
+    input,
+    output: t.out,
+    question: Q,
+    erase: true,
+    take: (line) => (seen.push(line), take(line)),
+  });
+  return { input, t, seen, prompt };
+}
+
 describe('askForAddress', () => {
   it('asks again with the reason until a line is taken, then stops reading', async () => {
-    const input = new PassThrough();
-    const t = terminal();
-    const seen: string[] = [];
-    const prompt = askForAddress({
-      input,
-      output: t.out,
-      question: Q,
-      erase: true,
-      take: (line) => (seen.push(line), line === 'good' ? undefined : 'that is not it'),
-    });
+    const { input, t, seen, prompt } = ask((line) => (line === 'good' ? undefined : 'that is not it'));
     input.write('bad\n\ngood\nafter\n');
     await tick();
     expect(seen).toEqual(['bad', 'good']);
@@ -39,16 +45,7 @@ describe('askForAddress', () => {
   });
 
   it('takes a line pasted between bracketed-paste markers without them', async () => {
-    const input = new PassThrough();
-    const t = terminal();
-    const seen: string[] = [];
-    askForAddress({
-      input,
-      output: t.out,
-      question: Q,
-      erase: true,
-      take: (line) => (seen.push(line), line === 'http://x/cb?code=1' ? undefined : 'no'),
-    });
+    const { input, t, seen } = ask((line) => (line === 'http://x/cb?code=1' ? undefined : 'no'));
     // An empty paste is an empty line: asked again, not refused.
     input.write('\x1b[200~\x1b[201~\n\x1b[200~http://x/cb?code=1\x1b[201~\n');
     await tick();
@@ -76,18 +73,14 @@ describe('askForAddress', () => {
     await tick();
     expect(t.text()).toBe(`${Q} \n`);
 
-    const input = new PassThrough();
-    const u = terminal();
-    askForAddress({ input, output: u.out, question: Q, erase: true, take: () => 'no' });
+    const { input, t: u } = ask();
     input.end();
     await tick();
     expect(u.text()).toBe(`${Q} \n`);
   });
 
   it('writes the question as a whole line when the output is not a terminal', async () => {
-    const input = new PassThrough();
-    const t = terminal(false);
-    const prompt = askForAddress({ input, output: t.out, question: Q, erase: true, take: () => 'no' });
+    const { input, t, prompt } = ask(undefined, false);
     input.write('x\n');
     await tick();
     prompt.stop();

@@ -6,10 +6,11 @@ function window(start: number, adaptive = true) {
   const changes: WindowChange[] = [];
   const w = new Window({ start, adaptive, onChange: (c) => changes.push(c) });
   let now = 0;
-  /** `n` pages sent at `now`, each taken by a walk that waited for it (or not). */
+  /** `n` pages sent at `now`, each taken by a walk that waited for it (or not); the window allowed after them. */
   const pages = (n: number, { ms = 100, bytes = 1000, waited = true } = {}) => {
     for (let i = 0; i < n; i++) w.taken(now, w.arrived(ms, bytes, false), waited);
     now += ms;
+    return w.allowed;
   };
   return {
     w,
@@ -24,29 +25,23 @@ describe('the window of --concurrency auto', () => {
   it('grows by one per two pages that keep up while the walk waits, up to the ceiling', () => {
     const t = window(4);
     t.pages(1);
-    t.pages(4);
-    expect(t.w.allowed).toBe(6);
-    t.pages(6);
-    expect(t.w.allowed).toBe(9);
-    t.pages(100);
-    expect(t.w.allowed).toBe(WINDOW_CEILING);
+    expect(t.pages(4)).toBe(6);
+    expect(t.pages(6)).toBe(9);
+    expect(t.pages(100)).toBe(WINDOW_CEILING);
     expect(t.changes.at(-1)).toEqual({ from: 31, to: 32, reason: 'pages come back as fast as the first ones' });
   });
 
   it('does not grow on pages slower than twice the fastest, nor while the walk is not waiting for pages', () => {
     const t = window(4);
     t.pages(2, { ms: 100 });
-    t.pages(10, { ms: 300 });
-    expect(t.w.allowed).toBe(5);
+    expect(t.pages(10, { ms: 300 })).toBe(5);
     const idle = window(4);
-    idle.pages(50, { waited: false });
-    expect(idle.w.allowed).toBe(4);
+    expect(idle.pages(50, { waited: false })).toBe(4);
   });
 
   it('halves on a 429 once per round, holds new requests for the Retry-After, then grows only after a quiet stretch', () => {
     const t = window(4);
-    t.pages(24);
-    expect(t.w.allowed).toBe(16);
+    expect(t.pages(24)).toBe(16);
     const sent = t.at();
     t.tick(10);
     t.w.throttled(sent, t.at(), 'HTTP 429', 1000);
@@ -64,13 +59,10 @@ describe('the window of --concurrency auto', () => {
     // Pages sent before the cut, then a window of pages sent after it: no growth yet.
     t.w.taken(sent, true, true);
     t.tick(1000);
-    t.pages(8);
-    expect(t.w.allowed).toBe(8);
+    expect(t.pages(8)).toBe(8);
     // Then one more page in flight per window of good pages.
-    t.pages(8);
-    expect(t.w.allowed).toBe(9);
-    t.pages(9);
-    expect(t.w.allowed).toBe(10);
+    expect(t.pages(8)).toBe(9);
+    expect(t.pages(9)).toBe(10);
     // A 429 to a request sent after the cut cuts again.
     t.w.throttled(t.at(), t.at() + 1, 'HTTP 503', 0);
     expect(t.w.allowed).toBe(5);
@@ -88,10 +80,8 @@ describe('the window of --concurrency auto', () => {
   it.each([true, false])('caps the bytes waiting in the window (adaptive %s), and says so once', (adaptive) => {
     const t = window(16, adaptive);
     const bytes = 20 * 1024 * 1024;
-    t.pages(1, { bytes });
-    expect(t.w.allowed).toBe(Math.floor(WINDOW_BYTES / bytes));
-    t.pages(3, { bytes: 50 * 1024 * 1024 });
-    expect(t.w.allowed).toBe(1);
+    expect(t.pages(1, { bytes })).toBe(Math.floor(WINDOW_BYTES / bytes));
+    expect(t.pages(3, { bytes: 50 * 1024 * 1024 })).toBe(1);
     expect(t.changes.filter((c) => c.reason.startsWith('pages of'))).toEqual([
       { from: 16, to: 3, reason: 'pages of 20.0 MB, at most 64.0 MB of them waiting' },
     ]);

@@ -10,6 +10,11 @@ import { type FakeBus, type FakeBusMode, startFakeBus } from './fixtures/fake-bu
 import { runFixture, tempDir, waitForExit } from './support.js';
 
 const TIMEOUT_MS = 500;
+/**
+ * Room for a loaded machine past the timeout, still far below libdbus's 25 s and the unlock prompt that never
+ * ends: a bound on what idcli waits for, not on how fast the machine is.
+ */
+const SLACK_MS = 10_000;
 
 describe.runIf(process.platform === 'linux')('a hung keychain, as `idcli token` meets it (separate process)', () => {
   let dir: { path: string; cleanup: () => Promise<void> };
@@ -48,7 +53,7 @@ describe.runIf(process.platform === 'linux')('a hung keychain, as `idcli token` 
       'keychain unavailable: keychain did not answer within 0.5 s; set IDCLI_CREDENTIAL_STORE=file',
     );
     expect(r.reportedAfter).toBeGreaterThanOrEqual(TIMEOUT_MS - 20);
-    expect(r.reportedAfter).toBeLessThan(TIMEOUT_MS + 3000);
+    expect(r.reportedAfter).toBeLessThan(TIMEOUT_MS + SLACK_MS);
     expect(r.elapsed).toBeLessThan(20_000);
     expect(bus!.connections).toBe(1); // the probe's; the library would have blocked the main thread for good
   });
@@ -57,7 +62,7 @@ describe.runIf(process.platform === 'linux')('a hung keychain, as `idcli token` 
     const r = await read('auth-only', 'keychain');
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('did not answer within 0.5 s');
-    expect(r.reportedAfter).toBeLessThan(TIMEOUT_MS + 3000);
+    expect(r.reportedAfter).toBeLessThan(TIMEOUT_MS + SLACK_MS);
     expect(r.elapsed).toBeLessThan(20_000);
     expect(bus!.connections).toBe(1);
   });
@@ -66,7 +71,7 @@ describe.runIf(process.platform === 'linux')('a hung keychain, as `idcli token` 
     const r = await read('locked', 'keychain');
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('keychain unavailable: the keyring is locked');
-    expect(r.reportedAfter).toBeLessThan(3000);
+    expect(r.reportedAfter).toBeLessThan(SLACK_MS);
     expect(bus!.connections).toBe(1);
     expect(bus!.calls.some((c) => c.endsWith('.Unlock') || c.endsWith('.OpenSession'))).toBe(false);
   });

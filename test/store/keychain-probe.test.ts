@@ -177,18 +177,19 @@ describe.runIf(process.platform === 'linux')('checkSecretService against fake bu
     const bus = await fake('silent');
     const client = new KeyringClient({
       service: 'idcli-probe-test',
-      timeoutMs: 300,
+      timeoutMs: 2000,
       env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address },
     });
     const first = await client.ready().catch((err: unknown) => err);
     expect(first).toBeInstanceOf(IdcliError);
     expect((first as IdcliError).exitCode).toBe(ExitCode.USAGE);
-    expect((first as IdcliError).message).toBe('keychain did not answer within 0.3 s');
+    expect((first as IdcliError).message).toBe('keychain did not answer within 2 s');
     const started = Date.now();
     await expect(client.get('someone')).rejects.toBe(first);
     await expect(client.set('someone', Buffer.from('x'))).rejects.toBe(first);
     await expect(client.list()).rejects.toBe(first);
-    expect(Date.now() - started).toBeLessThan(200);
+    // Below one more timeout, with room for a loaded machine: a later call that waited again would take 2 s.
+    expect(Date.now() - started).toBeLessThan(1500);
     expect(bus.connections).toBe(1);
   });
 
@@ -218,10 +219,11 @@ describe.runIf(process.platform === 'linux')('checkSecretService against fake bu
 
 describe.runIf(HAVE_KEYRING)('checkSecretService against the real session bus (gnome-keyring)', () => {
   it('finds it ready, quickly', async () => {
-    // Generous bounds for a loaded machine; on an idle one this takes a few milliseconds.
+    // On an idle machine this takes a few milliseconds. Half the check's own timeout separates a check that waits
+    // for something other than the keyring's answers (a timer, a prompt) from a slow one on a loaded machine.
     const started = Date.now();
     expect(await checkSecretService({ env: process.env, timeoutMs: 20_000 })).toEqual({ status: 'ready' });
-    expect(Date.now() - started).toBeLessThan(2000);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
 

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, usageError } from '../../src/errors.js';
-import { lockPathFor, withLock } from '../../src/store/lock.js';
+import { type LockOptions, lockPathFor, withLock } from '../../src/store/lock.js';
 import { deadPid, KEY, runFixture, tempDir, waitForExit } from './support.js';
 import { until } from '../auth/harness.js';
 import { rejection } from './rejection.js';
@@ -26,6 +26,24 @@ describe('lock', () => {
     lockPath = lockPathFor(dir.path, KEY);
   });
   afterEach(() => dir.cleanup());
+
+  /** withLock with `opts` on a lock that stays someone else's: the error it ends with, and whether the work ran. */
+  async function refused(opts: LockOptions) {
+    let ran = false;
+    const err = await rejection(
+      withLock(
+        lockPath,
+        async () => {
+          ran = true;
+        },
+        opts,
+      ),
+    );
+    return { err, ran };
+  }
+
+  /** The planted lock is as it was planted: a waiter must not touch a lock it does not own. */
+  const stillPlanted = async () => expect(JSON.parse(await readFile(lockPath, 'utf8')).token).toBe('planted');
 
   it('puts one lock file per account under <configDir>/locks', () => {
     expect(lockPath).toMatch(/[/\\]locks[/\\][0-9a-f]{64}\.lock$/);
@@ -124,6 +142,7 @@ describe('lock', () => {
     await plantLock(lockPath, { pid: await deadPid(), host: hostname() });
     const started = Date.now();
     expect(await withLock(lockPath, async () => 'mine', { timeoutMs: 10_000 })).toBe('mine');
+    // Half the timeout: what this catches is a waiter polling until the end, not a slow machine.
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
@@ -135,24 +154,14 @@ describe('lock', () => {
   it('times out on a fresh lock of another host with exit 1 naming the lock path', async () => {
     await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
     const started = Date.now();
-    let ran = false;
-    const err = await rejection(
-      withLock(
-        lockPath,
-        async () => {
-          ran = true;
-        },
-        { timeoutMs: 300 },
-      ),
-    );
+    const { err, ran } = await refused({ timeoutMs: 300 });
     expect(ran).toBe(false);
     expect(err.exitCode).toBe(ExitCode.INTERNAL);
     expect(err.message).toContain(lockPath);
     expect(err.message).toMatch(/timed out after 0\.3 s/);
     expect(err.message).toContain('some-other-host.invalid');
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
-    // The waiter must not have touched a lock it does not own.
-    expect(JSON.parse(await readFile(lockPath, 'utf8')).token).toBe('planted');
+    await stillPlanted();
   });
 
   it('does not take over a lock whose live holder outlasts staleMs: the holder keeps it fresh', async () => {
@@ -208,20 +217,14 @@ describe('lock', () => {
   it("waitLimit ends the whole wait at its time with the caller's error, naming the holder", async () => {
     await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
     const limit = Date.now() + 300;
-    let ran = false;
-    const err = await rejection(
-      withLock(
-        lockPath,
-        async () => {
-          ran = true;
-        },
-        { timeoutMs: 10_000, waitLimit: { at: limit, error: (who) => usageError(`gave up on ${who}`) } },
-      ),
-    );
+    const { err, ran } = await refused({
+      timeoutMs: 10_000,
+      waitLimit: { at: limit, error: (who) => usageError(`gave up on ${who}`) },
+    });
     expect(ran).toBe(false);
     expect(err.message).toBe('gave up on pid 1 on some-other-host.invalid');
     expect(Date.now()).toBeGreaterThanOrEqual(limit);
-    expect(JSON.parse(await readFile(lockPath, 'utf8')).token).toBe('planted');
+    await stillPlanted();
   });
 
   it('a waitLimit already past still takes a free lock', async () => {
