@@ -54,10 +54,10 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
   // Open the store, and make sure it can take the sign-in, before the browser: a missing keychain or a read-only
   // credentials directory should fail now, not after the user signed in.
   const session = await openSession(ctx);
-  // --timeout covers the wait for another idcli's lock here too: what that wait took is not left for the browser.
+  // --timeout covers the wait for another idcli's lock here too: what that wait took is not left for the browser,
+  // while a timeout still names the whole --timeout.
   const deadline = deps.now() + request.timeoutMs;
   await session.checkCanSave(deadline);
-  request = { ...request, timeoutMs: Math.max(0, deadline - deps.now()) };
 
   const pkce = createPkcePair();
   const state = createState();
@@ -71,7 +71,7 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
     const scope = buildScope(required.clientName, settings.scope);
     const attempt: Attempt = { ...required, redirectUri: server.redirectUri, scope, pkce, state };
     await view.showAuthorizeUrl(authorizeUrl(ctx, request, attempt), server.redirectUri);
-    const record = await redeemResponse(ctx, session, attempt, server, request, view);
+    const record = await redeemResponse(ctx, session, attempt, server, { ...request, deadline }, view);
     const who = describeIdentity(identityFromIdToken(record.idToken));
     await server.close({
       ok: true,
@@ -118,13 +118,12 @@ async function redeemResponse(
   session: Session,
   attempt: Attempt,
   server: CallbackServer,
-  request: LoginRequest,
+  request: LoginRequest & { deadline: number },
   view: LoginView,
 ): Promise<CredentialRecord> {
   const { deps } = ctx;
-  const deadline = deps.now() + request.timeoutMs;
   for (;;) {
-    const { result, pasted } = await awaitResponse(ctx, server, deadline, request.timeoutMs, view);
+    const { result, pasted } = await awaitResponse(ctx, server, request.deadline, request.timeoutMs, view);
     const code = authorizationCode(result, request.prompt);
     try {
       return await redeemCode(ctx, session, attempt, code);

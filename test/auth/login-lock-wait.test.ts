@@ -85,4 +85,30 @@ describeEachStore('login --timeout while another idcli holds the lock', (store) 
     expect(r.stderr).toContain('waiting for another idcli to finish with these credentials');
     expect(r.stderr).toContain('Signed in');
   });
+
+  it('a holder that lets go late: the browser gets what is left, and the timeout still names the whole --timeout', async () => {
+    h = await harness({ store });
+    await login(h);
+    const release = await holdLock(h);
+    let stderr = '';
+    let released: Promise<void> | undefined;
+    // Let go a while after the login says it waits: that while is taken from the browser's wait, not from the message.
+    const r = await h.run(
+      ['login', '--timeout', '6', '--no-browser', '--verbose'],
+      {},
+      {
+        onSpawn: (child) =>
+          child.stderr!.on('data', (chunk: Buffer) => {
+            stderr += chunk.toString('utf8');
+            if (released === undefined && stderr.includes('waiting for another idcli')) {
+              released = new Promise((resolve) => setTimeout(resolve, 2000)).then(release);
+            }
+          }),
+      },
+    );
+    await released;
+    expect(released).toBeDefined();
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/error: sign-in timed out after 6 s/);
+  });
 });
