@@ -18,8 +18,7 @@ export function createBufferPool(maxFree: number): BufferPool {
     take(size) {
       const i = free.findLastIndex((b) => b.length >= size);
       if (i >= 0) return free.splice(i, 1)[0]!;
-      // Rounded up so pages of slightly different sizes can share buffers.
-      const b = Buffer.allocUnsafeSlow(Math.max(64 * 1024, 2 ** Math.ceil(Math.log2(size))));
+      const b = Buffer.allocUnsafeSlow(roundedUp(size));
       ours.add(b.buffer);
       return b;
     },
@@ -29,4 +28,14 @@ export function createBufferPool(maxFree: number): BufferPool {
       if (!free.some((b) => b.buffer === whole.buffer)) free.push(whole);
     },
   };
+}
+
+/**
+ * Sizes are rounded up to one of eight steps per power of two, so that pages of slightly different sizes share
+ * buffers while a large page wastes at most an eighth of its size (a power of two could waste nearly half).
+ */
+export function roundedUp(size: number): number {
+  if (size <= 64 * 1024) return 64 * 1024;
+  const step = 2 ** (Math.floor(Math.log2(size)) - 3);
+  return Math.ceil(size / step) * step;
 }

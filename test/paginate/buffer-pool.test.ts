@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBufferPool } from '../../src/paginate/buffer-pool.js';
+import { createBufferPool, roundedUp } from '../../src/paginate/buffer-pool.js';
 
 describe('createBufferPool', () => {
   it('hands back a returned buffer (given as any view of it) instead of allocating', () => {
@@ -31,5 +31,18 @@ describe('createBufferPool', () => {
     pool.give(a);
     expect(pool.take(5).buffer).toBe(a.buffer);
     expect(pool.take(5).buffer).not.toBe(a.buffer);
+  });
+
+  it('rounds a size up by at most an eighth, from 64 KiB, so nearby sizes share a buffer', () => {
+    expect(roundedUp(10)).toBe(64 * 1024);
+    expect(roundedUp(64 * 1024)).toBe(64 * 1024);
+    for (const size of [65_537, 100_000, 1 << 20, (1 << 20) + 1, 19_100_000, 33_554_433]) {
+      const rounded = roundedUp(size);
+      expect(rounded).toBeGreaterThanOrEqual(size);
+      expect(rounded - size).toBeLessThanOrEqual(size / 8);
+    }
+    // A page of 19.1 MB takes 20 MiB, not the 32 MiB of the next power of two; 19.5 MB fits the same buffer.
+    expect(roundedUp(19_100_000)).toBe(20 * 1024 * 1024);
+    expect(roundedUp(19_500_000)).toBe(roundedUp(19_100_000));
   });
 });
