@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { lockPathFor, withLock } from '../../src/store/lock.js';
-import { authorizeQueries, describeEachStore, type Harness, harness, login } from './harness.js';
+import { authorizeQueries, describeEachStore, type Harness, harness, login, type StoreKind } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -62,53 +62,42 @@ describeEachStore('login --timeout while another idcli holds the lock', (store) 
   });
 
   it('a holder that lets go in time: the sign-in goes on, in the same run', async () => {
-    h = await harness({ store });
-    await login(h);
-    const release = await holdLock(h);
-    let stderr = '';
-    let released: Promise<void> | undefined;
     // Let go once the login says it waits for the lock (under --verbose, when it first finds the lock held).
-    const r = await h.run(
-      ['login', '--timeout', '30', '--verbose'],
-      {},
-      {
-        onSpawn: (child) =>
-          child.stderr!.on('data', (chunk: Buffer) => {
-            stderr += chunk.toString('utf8');
-            if (released === undefined && stderr.includes('waiting for another idcli')) released = release();
-          }),
-      },
-    );
-    await released;
-    expect(released).toBeDefined();
+    const r = await loginWhileHeld(store, ['--timeout', '30'], 0);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('waiting for another idcli to finish with these credentials');
     expect(r.stderr).toContain('Signed in');
   });
 
   it('a holder that lets go late: the browser gets what is left, and the timeout still names the whole --timeout', async () => {
-    h = await harness({ store });
-    await login(h);
-    const release = await holdLock(h);
-    let stderr = '';
-    let released: Promise<void> | undefined;
     // Let go a while after the login says it waits: that while is taken from the browser's wait, not from the message.
-    const r = await h.run(
-      ['login', '--timeout', '6', '--no-browser', '--verbose'],
-      {},
-      {
-        onSpawn: (child) =>
-          child.stderr!.on('data', (chunk: Buffer) => {
-            stderr += chunk.toString('utf8');
-            if (released === undefined && stderr.includes('waiting for another idcli')) {
-              released = new Promise((resolve) => setTimeout(resolve, 2000)).then(release);
-            }
-          }),
-      },
-    );
-    await released;
-    expect(released).toBeDefined();
+    const r = await loginWhileHeld(store, ['--timeout', '6', '--no-browser'], 2000);
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toMatch(/error: sign-in timed out after 6 s/);
   });
 });
+
+/** `login args --verbose` while this process holds the lock, let go `lateMs` after the login says it waits. */
+async function loginWhileHeld(store: StoreKind, args: string[], lateMs: number) {
+  h = await harness({ store });
+  await login(h);
+  const release = await holdLock(h);
+  let stderr = '';
+  let released: Promise<void> | undefined;
+  const r = await h.run(
+    ['login', ...args, '--verbose'],
+    {},
+    {
+      onSpawn: (child) =>
+        child.stderr!.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString('utf8');
+          if (released === undefined && stderr.includes('waiting for another idcli')) {
+            released = new Promise((resolve) => setTimeout(resolve, lateMs)).then(release);
+          }
+        }),
+    },
+  );
+  await released;
+  expect(released).toBeDefined();
+  return r;
+}
