@@ -29,12 +29,6 @@ const LAYERS: readonly (readonly string[])[] = [
   [BASE],
 ];
 
-/**
- * Imports against the order that the code still makes, each with why. docs/architecture.md names each; one that no
- * longer occurs fails the test, so that it goes from here and from the page.
- */
-const EXCEPTIONS: readonly { from: string; to: string; why: string }[] = [];
-
 type Kind = 'static' | 'dynamic' | 'type';
 
 interface Import {
@@ -98,10 +92,6 @@ function violations(imports: readonly Import[], layers: readonly (readonly strin
     if (from === undefined || to === undefined || to < from) found.push(`${i.from} → ${i.to} (${i.kind})`);
   }
   return found;
-}
-
-function excepted(i: Import): boolean {
-  return EXCEPTIONS.some((e) => moduleOf(i.from) === e.from && moduleOf(i.to) === e.to);
 }
 
 /** A folder of src/, or a module that sits in src/ itself. */
@@ -177,22 +167,7 @@ describe('layers', () => {
     expect(imports).toContainEqual({ from: 'cmd/list.ts', to: 'commands/list.ts', kind: 'dynamic' });
     expect(imports).toContainEqual({ from: 'commands/list.ts', to: 'cmd/list.ts', kind: 'type' });
     expect(imports).toContainEqual({ from: 'cli.ts', to: 'cmd/index.ts', kind: 'static' });
-    expect(
-      violations(
-        imports.filter((i) => !excepted(i)),
-        LAYERS,
-      ),
-    ).toEqual([]);
-  });
-
-  it('each exception to the order still occurs', () => {
-    const imports = allImports();
-    for (const e of EXCEPTIONS) {
-      expect(
-        imports.some((i) => moduleOf(i.from) === e.from && moduleOf(i.to) === e.to),
-        `${e.from} → ${e.to}`,
-      ).toBe(true);
-    }
+    expect(violations(imports, LAYERS)).toEqual([]);
   });
 
   it('finds an import against the order when there is one, of each kind', () => {
@@ -231,11 +206,9 @@ describe('layers', () => {
     expect(violations([{ from: 'new/x.ts', to: 'errors.ts', kind: 'static' }], LAYERS)).toHaveLength(1);
   });
 
-  it('docs/architecture.md shows these layers in this order, names each exception and every base module', () => {
+  it('docs/architecture.md shows these layers in this order and names every base module', () => {
     const rows = pageLayers();
     expect(rows.map((r) => r.modules)).toEqual(LAYERS);
-    const page = readFileSync(PAGE, 'utf8').replace(/\s+/g, ' ');
-    for (const e of EXCEPTIONS) expect(page).toContain(`\`${e.from}\` → \`${e.to}\``);
     const base = rows.at(-1)!.text;
     const rootFiles = sourceFiles().filter((f) => !f.includes('/') && !LAYERS.flat().includes(f));
     expect(rootFiles.filter((f) => !base.includes(`\`${f}\``))).toEqual([]);
