@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { transform } from 'esbuild';
 import { rollup } from 'rollup';
 
@@ -63,7 +63,9 @@ await bundle.write({
   dir: next,
   format: 'cjs',
   entryFileNames: '[name].cjs',
-  chunkFileNames: '[name]-[hash].cjs',
+  // A command's chunk is named after its folder (`list-…`), not after the `command.ts` every command has.
+  chunkFileNames: ({ name, facadeModuleId }) =>
+    `${name === 'command' && facadeModuleId ? basename(dirname(facadeModuleId)) : '[name]'}-[hash].cjs`,
   generatedCode: 'es2015',
 });
 await bundle.close();

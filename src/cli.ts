@@ -1,13 +1,14 @@
 /**
  * The entry point: argv → command, the one place where errors become exit codes, and the only module that
- * touches `process`. Each command (src/cmd/) imports its body lazily, so `idcli token` does not pay for `list`.
+ * touches `process`. Each command (src/commands/) is loaded when its name is read, so `idcli token` does not pay
+ * for `list`.
  */
 import { fstatSync, writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { createFileOutput } from './output/file-output.js';
 import { parseArgv } from './argv/parse.js';
-import type { CommandSpec } from './argv/define.js';
-import { SURFACE } from './cmd/index.js';
+import { type CommandSpec, loadAll } from './argv/define.js';
+import { SURFACE } from './commands/index.js';
 import { envVar, settingFlags, settingsSource } from './config.js';
 import type { CommandContext } from './context.js';
 import type { Deps, UnabandonableTask } from './deps.js';
@@ -68,7 +69,7 @@ export async function main(proc: Process): Promise<number> {
   const styled = () => (style ??= stderrStyle(proc.stderr, proc.env));
   let deps: Deps | undefined;
   try {
-    const parsed = parseArgv(proc.argv.slice(2), SURFACE);
+    const parsed = await parseArgv(proc.argv.slice(2), SURFACE);
     if (parsed.kind === 'version' || parsed.kind === 'help') {
       proc.print(parsed.kind === 'version' ? `${VERSION}\n` : await helpPage(parsed.path));
       await flushed(proc);
@@ -132,7 +133,8 @@ export async function main(proc: Process): Promise<number> {
 /** Loaded only when asked: every run compiles what the entry imports, and bin/ answers `idcli --help` itself. */
 async function helpPage(path: readonly CommandSpec[]): Promise<string> {
   const { commandHelp, rootHelp } = await import('./argv/help.js');
-  return path.length ? commandHelp(path, SURFACE) : rootHelp(VERSION, SURFACE);
+  if (path.length) return commandHelp(path, SURFACE.globals);
+  return rootHelp(VERSION, SURFACE.globals, await loadAll(SURFACE, { hidden: false }));
 }
 
 /** Success only once stdout really holds the output: a full disk found at the last write is still a failure. */

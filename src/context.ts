@@ -2,8 +2,9 @@ import type { Deps, TokenSource } from './deps.js';
 import type { Settings } from './config.js';
 
 /**
- * What every command's run function receives: the edges, the resolved settings, and a lazy token source. `token`
- * and `status`, which describe where the token comes from, open the credentials themselves (oauth/credentials.ts).
+ * What a command's `invocation.context()` resolves to: the edges, the resolved settings, and a lazy token source.
+ * `token` and `status`, which describe where the token comes from, open the credentials themselves
+ * (oauth/credentials.ts).
  */
 export interface CommandContext {
   deps: Deps;

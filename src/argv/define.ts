@@ -1,6 +1,7 @@
 /**
  * How a command is defined: one table of its options and arguments, from which the parser, the help page, the
- * shell completion and the type of what its `run` receives are all derived. Each command is one module in src/cmd/.
+ * shell completion and the type of what its `run` receives are all derived. Each command is one folder in
+ * src/commands/, its definition and its body in `command.ts`.
  */
 import { type OptionKey, SETTINGS, type SettingsSource } from '../config.js';
 import type { CommandContext } from '../context.js';
@@ -145,8 +146,6 @@ interface About {
   summary: string;
   description: string;
   examples: readonly string[];
-  /** Left out of help and completion (helpers the completion scripts call). */
-  hidden?: boolean;
 }
 
 export interface LeafCommand extends About {
@@ -169,32 +168,34 @@ export interface CommandGroup extends About {
 
 export type CommandSpec = LeafCommand | CommandGroup;
 
-/** The whole command line: the global options and every command (src/cmd/index.ts). */
-export interface Surface {
-  globals: readonly OptionSpec[];
-  commands: readonly CommandSpec[];
+/**
+ * A command as the list of commands knows it: its name, and its definition loaded on demand, so that a run loads
+ * the code of its own command only.
+ */
+export interface CommandEntry {
+  name: string;
+  /** Left out of help and completion (helpers the completion scripts call). */
+  hidden?: boolean;
+  load(): Promise<CommandSpec>;
 }
 
-export function defineCommand<T extends Table>(
-  def: About & { options: () => T; quick?: boolean; run(o: OptionsOf<T>, inv: Invocation): Promise<void> },
-): LeafCommand {
-  const { options, run, ...about } = def;
-  // The table is built on first use: a run reads the options of its own command only, and start-up is paid by
-  // every run.
-  let table: T | undefined;
-  let split: { options: OptionSpec[]; args?: ArgSpec[] } | undefined;
-  const tableOf = () => (table ??= options());
-  const parts = () => (split ??= splitTable(tableOf()));
-  return {
-    ...about,
-    get options() {
-      return parts().options;
-    },
-    get args() {
-      return parts().args;
-    },
-    run: (parsed, inv) => run(readOptions(tableOf(), parsed), inv),
-  };
+/** The whole command line: the global options and every command (src/commands/index.ts). */
+export interface Surface {
+  globals: readonly OptionSpec[];
+  commands: readonly CommandEntry[];
+}
+
+/** Every command's definition, or every one that help lists: for the pages and scripts that describe them all. */
+export function loadAll(surface: Surface, { hidden }: { hidden: boolean }): Promise<CommandSpec[]> {
+  return Promise.all(surface.commands.filter((c) => hidden || !c.hidden).map((c) => c.load()));
+}
+
+/** A command's body: what it does with its options, read from its table, and the invocation. */
+export type Run<T extends Table> = (options: OptionsOf<T>, invocation: Invocation) => Promise<void>;
+
+export function defineCommand<T extends Table>(def: About & { options: T; quick?: boolean; run: Run<T> }): LeafCommand {
+  const { options: table, run, ...about } = def;
+  return { ...about, ...splitTable(table), run: (parsed, inv) => run(readOptions(table, parsed), inv) };
 }
 
 /** A table's options (each under its key) and arguments, in the table's order. */

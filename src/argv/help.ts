@@ -1,5 +1,5 @@
 /** Help pages rendered from the command table: purpose, usage, options with defaults and env, examples. */
-import type { CommandSpec, OptionSpec, Surface } from './define.js';
+import type { CommandSpec, OptionSpec } from './define.js';
 
 const EXIT_CODES = `Exit codes: 0 ok, 1 internal error or output not written, 2 usage or configuration,
 3 sign-in needed, 4 server or network failure, 5 server broke the contract, 129 hung up, 130 interrupted,
@@ -40,8 +40,9 @@ function examples(lines: readonly string[]): string {
   return lines.length ? `\n\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}` : '';
 }
 
-export function rootHelp(version: string, { commands: all, globals }: Surface): string {
-  const commands = all.filter((c) => !c.hidden).map((c): [string, string] => [c.name + operands(c), c.summary]);
+/** The page of `idcli --help`: `listed` are the commands it lists, loaded (loadAll). */
+export function rootHelp(version: string, globals: readonly OptionSpec[], listed: readonly CommandSpec[]): string {
+  const commands = listed.map((c): [string, string] => [c.name + operands(c), c.summary]);
   commands.push(['help [command]', 'show help for a command']);
   const options: [string, string][] = [
     ...globals.map((o) => optionRow(o)),
@@ -69,7 +70,7 @@ Run \`idcli <command> --help\` for a command's options and examples.
 `;
 }
 
-export function commandHelp(path: readonly CommandSpec[], { globals }: Surface): string {
+export function commandHelp(path: readonly CommandSpec[], globals: readonly OptionSpec[]): string {
   const cmd = path[path.length - 1]!;
   const name = path.map((c) => c.name).join(' ');
   let text = `Usage: idcli ${name}${cmd.options.length ? ' [options]' : ''}${operands(cmd)}\n\n${cmd.description}\n`;

@@ -1,11 +1,20 @@
 /**
- * A small parser for the command line described in src/cmd/index.ts. Global options are accepted before or after the command; a command's
- * own options after it. Every mistake is a usage error (exit 2) with a "did you mean" where one is close.
+ * A small parser for the command line described in src/commands/index.ts. Global options are accepted before or after
+ * the command; a command's own options after it. The command's definition is loaded when its name is read. Every
+ * mistake is a usage error (exit 2) with a "did you mean" where one is close.
  */
 import { usageError } from '../errors.js';
 import { clip, quoted } from '../printable.js';
 import { suggest } from '../suggest.js';
-import type { CommandSpec, LeafCommand, OptionSpec, Surface, Values } from './define.js';
+import {
+  type CommandEntry,
+  type CommandSpec,
+  type LeafCommand,
+  loadAll,
+  type OptionSpec,
+  type Surface,
+  type Values,
+} from './define.js';
 
 export type Parsed =
   | { kind: 'version' }
@@ -35,7 +44,7 @@ interface Scan {
 }
 
 /** Reads the words in three steps: each word in turn, then the command found, then its arguments and defaults. */
-export function parseArgv(argv: readonly string[], surface: Surface): Parsed {
+export async function parseArgv(argv: readonly string[], surface: Surface): Promise<Parsed> {
   const scan: Scan = {
     surface,
     path: [],
@@ -46,7 +55,7 @@ export function parseArgv(argv: readonly string[], surface: Surface): Parsed {
     version: false,
     positionalOnly: false,
   };
-  for (let i = 0; i < argv.length; i++) i = readWord(scan, argv, i);
+  for (let i = 0; i < argv.length; i++) i = await readWord(scan, argv, i);
   if (scan.version) return { kind: 'version' };
   const cmd = current(scan);
   if (scan.help || !cmd) return { kind: 'help', path: scan.path };
@@ -67,10 +76,10 @@ const current = (scan: Scan): CommandSpec | undefined => scan.path[scan.path.len
 const forCommand = (scan: Scan): string => (scan.path.length ? ` for '${scan.path.map((c) => c.name).join(' ')}'` : '');
 
 /** Takes the word at `i` (and the value after it, for an option that takes one); returns the index of the last taken. */
-function readWord(scan: Scan, argv: readonly string[], i: number): number {
+async function readWord(scan: Scan, argv: readonly string[], i: number): Promise<number> {
   const token = argv[i]!;
   if (scan.positionalOnly || token === '-' || !token.startsWith('-') || /^-\d/.test(token)) {
-    positional(scan, token);
+    await positional(scan, token);
   } else if (token === '--') {
     scan.positionalOnly = true;
   } else if (token === '-h' || token === '--help') {
@@ -84,7 +93,7 @@ function readWord(scan: Scan, argv: readonly string[], i: number): number {
 }
 
 /** `--flag=value`, `--flag value`; `-X value` or `-Xvalue` for one-letter aliases. */
-function readOption(scan: Scan, argv: readonly string[], i: number): number {
+async function readOption(scan: Scan, argv: readonly string[], i: number): Promise<number> {
   const token = argv[i]!;
   const long = token.startsWith('--');
   const eq = long ? token.indexOf('=') : -1;
@@ -94,7 +103,7 @@ function readOption(scan: Scan, argv: readonly string[], i: number): number {
   const matches = (o: OptionSpec) => o.flag === flag || o.short === flag;
   const own = current(scan)?.options.find(matches);
   const spec = own ?? scan.surface.globals.find(matches);
-  if (!spec) throw unknownOption(scan, flag, long ? flag : token, matches);
+  if (!spec) throw await unknownOption(scan, flag, long ? flag : token, matches);
   const into = own ? scan.options : scan.globals;
   if (spec.type === 'boolean') {
     if (inline !== undefined) {
@@ -115,16 +124,22 @@ function readOption(scan: Scan, argv: readonly string[], i: number): number {
 }
 
 /** An option neither the command nor the globals know: said where it belongs, or what was meant. */
-function unknownOption(scan: Scan, flag: string, shown: string, matches: (o: OptionSpec) => boolean): Error {
+async function unknownOption(
+  scan: Scan,
+  flag: string,
+  shown: string,
+  matches: (o: OptionSpec) => boolean,
+): Promise<Error> {
   const known = [...(current(scan)?.options ?? []), ...scan.surface.globals].map((o) => o.flag);
-  const elsewhere = scan.path.length === 0 && scan.surface.commands.some((c) => c.options.some(matches));
+  const elsewhere =
+    scan.path.length === 0 && (await loadAll(scan.surface, { hidden: true })).some((c) => c.options.some(matches));
   if (elsewhere)
     return usageError(`option ${quoted(flag)} belongs after its command`, `e.g. idcli <command> ${clip(flag)}`);
   return usage(`unknown option ${quoted(shown)}${forCommand(scan)}`, suggest(flag, known));
 }
 
 /** A word that is not an option: `help`, a command or subcommand name, or an argument of the command. */
-function positional(scan: Scan, token: string): void {
+async function positional(scan: Scan, token: string): Promise<void> {
   const cmd = current(scan);
   if (!cmd && token === 'help') {
     scan.help = true;
@@ -134,16 +149,18 @@ function positional(scan: Scan, token: string): void {
     scan.args.push(token);
     return;
   }
-  const among = cmd ? cmd.subcommands : scan.surface.commands;
+  const among: readonly (CommandEntry | LeafCommand)[] = cmd ? cmd.subcommands : scan.surface.commands;
   // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
-  const found = among.find((c) => c.name === token && !(scan.help && c.hidden));
+  const found = among.find((c) => c.name === token && !(scan.help && isHidden(c)));
   if (!found) {
     const what = cmd ? `subcommand ${quoted(`${cmd.name} ${token}`)}` : `command ${quoted(token)}`;
-    const visible = among.filter((c) => !c.hidden).map((c) => c.name);
+    const visible = among.filter((c) => !isHidden(c)).map((c) => c.name);
     throw usage(`unknown ${what}`, suggest(token, visible));
   }
-  scan.path.push(found);
+  scan.path.push('load' in found ? await found.load() : found);
 }
+
+const isHidden = (c: CommandEntry | LeafCommand): boolean => 'hidden' in c && c.hidden === true;
 
 /** The command's arguments: as many as it names, each among its choices where it has them. */
 function checkArgs(cmd: LeafCommand, scan: Scan): void {

@@ -1,6 +1,8 @@
 /** The authorization request (RFC 6749 §4.1.1 + RFC 7636 §4.3), built as a pure function of its inputs. */
 
-export type Prompt = 'none' | 'login' | 'create';
+/** The `prompt` values of OpenID Connect Core §3.1.2.1 that idcli offers, and `create` (Initiating User Registration). */
+export const PROMPTS = ['none', 'login', 'create'] as const;
+export type Prompt = (typeof PROMPTS)[number];
 
 export interface AuthorizeParams {
   baseUrl: string;

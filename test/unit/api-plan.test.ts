@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { type ApiFlags, fieldsJson, parseHeaders, planRequest } from '../../src/api/plan.js';
+import { type ApiFlags, fieldsJson, parseHeaders, planRequest } from '../../src/commands/api/plan.js';
 import { thrown } from '../support/thrown.js';
 
 const BASE = 'https://api.example.com/v1';
-const flags = (f: Partial<ApiFlags>): ApiFlags => ({ target: 'users/1', headers: [], fields: [], ...f });
+const flags = (f: Partial<ApiFlags>): ApiFlags => ({
+  target: 'users/1',
+  method: undefined,
+  header: [],
+  field: [],
+  input: undefined,
+  ...f,
+});
 const usage = (f: Partial<ApiFlags>) => thrown(() => planRequest(flags(f), BASE), 2);
 
 describe('planRequest', () => {
@@ -19,7 +26,7 @@ describe('planRequest', () => {
     );
   });
   it('POST when a body is given, unless -X says otherwise; the method upper-cased', () => {
-    const p = planRequest(flags({ fields: ['name=Ada', 'note=a=b'] }), BASE);
+    const p = planRequest(flags({ field: ['name=Ada', 'note=a=b'] }), BASE);
     expect(p.method).toBe('POST');
     expect(p.body).toEqual({ kind: 'text', text: '{"name":"Ada","note":"a=b"}' });
     expect(p.headers['content-type']).toBe('application/json');
@@ -30,19 +37,19 @@ describe('planRequest', () => {
   });
   it('-H adds fields, overrides the defaults and combines repeats', () => {
     const p = planRequest(
-      flags({ input: 'b.json', headers: ['Content-Type: text/plain', 'X-Tag: a', 'x-tag:b', 'Accept:  */*  '] }),
+      flags({ input: 'b.json', header: ['Content-Type: text/plain', 'X-Tag: a', 'x-tag:b', 'Accept:  */*  '] }),
       BASE,
     );
     expect(p.headers).toEqual({ accept: '*/*', 'user-agent': 'idcli', 'content-type': 'text/plain', 'x-tag': 'a, b' });
   });
   it('refuses conflicts and bad values before anything is sent', () => {
-    expect(usage({ fields: ['a=1'], input: 'x' }).message).toContain('cannot be used together');
+    expect(usage({ field: ['a=1'], input: 'x' }).message).toContain('cannot be used together');
     expect(usage({ target: 'https://evil.example.com/v1/users' }).message).toContain('is not the API origin');
-    expect(usage({ headers: ['Authorization: Bearer x'] }).message).toContain('Authorization header of your own');
-    expect(usage({ headers: ['authorization:Basic eA=='] }).message).toContain('Authorization header of your own');
-    expect(usage({ headers: ['Host: elsewhere'] }).message).toContain('idcli sets Host itself');
-    expect(usage({ headers: ['no colon'] }).message).toContain("takes 'Name: value'");
-    expect(usage({ headers: ['X-A: 1\r\nAuthorization: x'] }).message).toContain('control character');
+    expect(usage({ header: ['Authorization: Bearer x'] }).message).toContain('Authorization header of your own');
+    expect(usage({ header: ['authorization:Basic eA=='] }).message).toContain('Authorization header of your own');
+    expect(usage({ header: ['Host: elsewhere'] }).message).toContain('idcli sets Host itself');
+    expect(usage({ header: ['no colon'] }).message).toContain("takes 'Name: value'");
+    expect(usage({ header: ['X-A: 1\r\nAuthorization: x'] }).message).toContain('control character');
     expect(usage({ method: 'GET /x' }).message).toContain('not an HTTP method');
     expect(usage({ method: 'CONNECT' }).message).toContain('CONNECT is not supported: it opens a tunnel');
     expect(usage({ method: 'trace' }).message).toContain('TRACE is not supported: the server would echo');

@@ -1,80 +1,83 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { argument, option, readOptions } from '../../src/argv/define.js';
+import { argument, loadAll, option, readOptions } from '../../src/argv/define.js';
 import { commandHelp, rootHelp } from '../../src/argv/help.js';
 import { parseArgv, type Parsed } from '../../src/argv/parse.js';
-import { COMMANDS, SURFACE } from '../../src/cmd/index.js';
-import { thrown } from '../support/thrown.js';
+import { SURFACE } from '../../src/commands/index.js';
+import { rejected } from '../support/thrown.js';
 
-function run(argv: string[]): Extract<Parsed, { kind: 'run' }> {
-  const p = parseArgv(argv, SURFACE);
+const COMMANDS = await loadAll(SURFACE, { hidden: true });
+const listed = (name: string) => SURFACE.commands.find((c) => c.name === name)?.hidden !== true;
+
+async function run(argv: string[]): Promise<Extract<Parsed, { kind: 'run' }>> {
+  const p = await parseArgv(argv, SURFACE);
   if (p.kind !== 'run') throw new Error(`expected a command, got ${p.kind}`);
   return p;
 }
 
-const usage = (argv: string[]) => thrown(() => parseArgv(argv, SURFACE), 2);
+const usage = (argv: string[]) => rejected(() => parseArgv(argv, SURFACE), 2);
 
 describe('parseArgv', () => {
-  it('takes global options before or after the command, and the command options after it', () => {
-    const a = run(['--profile', 'stg', 'token', '--json', '--base-url=https://id.example.com']);
+  it('takes global options before or after the command, and the command options after it', async () => {
+    const a = await run(['--profile', 'stg', 'token', '--json', '--base-url=https://id.example.com']);
     expect(a.path.map((c) => c.name)).toEqual(['token']);
     expect(a.globals).toEqual({ profile: 'stg', baseUrl: 'https://id.example.com' });
     expect(a.options).toEqual({ json: true });
   });
-  it('converts integers, applies defaults, and negates --no-*', () => {
-    const l = run(['list', 'users', '--page-size', '0', '--limit=5']);
+  it('converts integers, applies defaults, and negates --no-*', async () => {
+    const l = await run(['list', 'users', '--page-size', '0', '--limit=5']);
     expect(l.args).toEqual(['users']);
     expect(l.options).toMatchObject({ pageSize: 0, limit: 5, maxRetries: 5, concurrency: 'auto' });
-    expect(run(['list', 'users', '--concurrency', '3']).options.concurrency).toBe(3);
-    expect(run(['login', '--no-browser']).options).toMatchObject({ browser: false, timeout: 300 });
-    expect(run(['login']).options.browser).toBeUndefined();
+    expect((await run(['list', 'users', '--concurrency', '3'])).options.concurrency).toBe(3);
+    expect((await run(['login', '--no-browser'])).options).toMatchObject({ browser: false, timeout: 300 });
+    expect((await run(['login'])).options.browser).toBeUndefined();
   });
-  it('treats everything after -- as arguments', () => {
-    expect(run(['list', '--', '--weird-path']).args).toEqual(['--weird-path']);
+  it('treats everything after -- as arguments', async () => {
+    expect((await run(['list', '--', '--weird-path'])).args).toEqual(['--weird-path']);
   });
-  it('walks subcommands', () => {
-    const s = run(['config', 'set', 'scope', 'read write', '--profile', 'x']);
+  it('walks subcommands', async () => {
+    const s = await run(['config', 'set', 'scope', 'read write', '--profile', 'x']);
     expect(s.path.map((c) => c.name)).toEqual(['config', 'set']);
     expect(s.args).toEqual(['scope', 'read write']);
     expect(s.globals.profile).toBe('x');
   });
-  it('help and version', () => {
-    expect(parseArgv([], SURFACE)).toEqual({ kind: 'help', path: [] });
-    expect(parseArgv(['--version'], SURFACE).kind).toBe('version');
-    expect(parseArgv(['-V'], SURFACE).kind).toBe('version');
-    const h = parseArgv(['help', 'config', 'set'], SURFACE);
+  it('help and version', async () => {
+    expect(await parseArgv([], SURFACE)).toEqual({ kind: 'help', path: [] });
+    expect((await parseArgv(['--version'], SURFACE)).kind).toBe('version');
+    expect((await parseArgv(['-V'], SURFACE)).kind).toBe('version');
+    const h = await parseArgv(['help', 'config', 'set'], SURFACE);
     expect(h.kind === 'help' && h.path.map((c) => c.name)).toEqual(['config', 'set']);
-    const h2 = parseArgv(['list', '--help'], SURFACE);
+    const h2 = await parseArgv(['list', '--help'], SURFACE);
     expect(h2.kind === 'help' && h2.path.map((c) => c.name)).toEqual(['list']);
   });
-  it('refuses mistakes with a suggestion where one is close', () => {
-    expect(usage(['tokn']).hint).toBe("did you mean 'token'?");
-    expect(usage(['token', '--jsn']).hint).toBe("did you mean '--json'?");
-    expect(usage(['config', 'st']).hint).toBe("did you mean 'set'?");
-    expect(usage(['login', '--prompt', 'nne']).message).toContain('none, login, create');
-    expect(usage(['--json', 'token']).message).toContain('belongs after its command');
-    expect(usage(['token', '--json=yes']).message).toContain('takes no value');
-    expect(usage(['token', '--min-ttl']).message).toContain('needs a value');
-    expect(usage(['token', '--min-ttl', '-5']).message).toContain('whole number');
-    expect(usage(['list', 'users', '--concurrency', '0']).message).toContain('between 1 and 64');
-    expect(usage(['list']).message).toBe('missing argument <path-or-url>');
-    expect(usage(['list', 'a', 'b']).message).toBe("unexpected argument 'b'");
-    expect(usage(['config']).message).toContain('needs a subcommand');
-    expect(usage(['completion', 'tcsh']).message).toContain('bash, zsh, fish');
+  it('refuses mistakes with a suggestion where one is close', async () => {
+    expect((await usage(['tokn'])).hint).toBe("did you mean 'token'?");
+    expect((await usage(['token', '--jsn'])).hint).toBe("did you mean '--json'?");
+    expect((await usage(['config', 'st'])).hint).toBe("did you mean 'set'?");
+    expect((await usage(['login', '--prompt', 'nne'])).message).toContain('none, login, create');
+    expect((await usage(['--json', 'token'])).message).toContain('belongs after its command');
+    expect((await usage(['token', '--json=yes'])).message).toContain('takes no value');
+    expect((await usage(['token', '--min-ttl'])).message).toContain('needs a value');
+    expect((await usage(['token', '--min-ttl', '-5'])).message).toContain('whole number');
+    expect((await usage(['list', 'users', '--concurrency', '0'])).message).toContain('between 1 and 64');
+    expect((await usage(['list'])).message).toBe('missing argument <path-or-url>');
+    expect((await usage(['list', 'a', 'b'])).message).toBe("unexpected argument 'b'");
+    expect((await usage(['config'])).message).toContain('needs a subcommand');
+    expect((await usage(['completion', 'tcsh'])).message).toContain('bash, zsh, fish');
   });
-  it('a number past 2^53 is refused for its size, not as below the minimum', () => {
-    expect(usage(['token', '--min-ttl', '99999999999999999999']).message).toBe(
+  it('a number past 2^53 is refused for its size, not as below the minimum', async () => {
+    expect((await usage(['token', '--min-ttl', '99999999999999999999'])).message).toBe(
       '--min-ttl must be a whole number no larger than 9007199254740991, not 99999999999999999999',
     );
-    expect(usage(['login', '--timeout', '99999999999999999999']).message).toBe(
+    expect((await usage(['login', '--timeout', '99999999999999999999'])).message).toBe(
       '--timeout must be between 1 and 86400, not 99999999999999999999',
     );
   });
 });
 
 describe('help pages', () => {
-  it('every command documents its purpose, each option with its default and env, and examples', () => {
-    for (const cmd of COMMANDS.filter((c) => !c.hidden)) {
-      const text = commandHelp([cmd], SURFACE);
+  it('every command documents its purpose, each option with its default and env, and examples', async () => {
+    for (const cmd of COMMANDS.filter((c) => listed(c.name))) {
+      const text = commandHelp([cmd], SURFACE.globals);
       expect(text).toContain(cmd.description);
       for (const o of [...cmd.options, ...SURFACE.globals]) {
         expect(text).toContain(o.flag);
@@ -85,46 +88,50 @@ describe('help pages', () => {
       expect(text).toContain('Examples:');
     }
   });
-  it('the root page lists every visible command and the exit codes', () => {
-    const text = rootHelp('1.2.3', SURFACE);
-    for (const cmd of COMMANDS) expect(text.includes(`  ${cmd.name}`)).toBe(!cmd.hidden);
+  it('the root page lists every visible command and the exit codes', async () => {
+    const text = rootHelp('1.2.3', SURFACE.globals, await loadAll(SURFACE, { hidden: false }));
+    for (const cmd of COMMANDS) expect(text.includes(`  ${cmd.name}`)).toBe(listed(cmd.name));
     expect(text).toContain('Exit codes:');
     expect(text).toContain('1.2.3');
   });
 });
 
 describe('short flags and repeatable options', () => {
-  it('takes -X value, -Xvalue and the long form alike, and keeps every value of a repeatable option in order', () => {
-    const a = run(['api', '-X', 'PATCH', 'users/1', '-H', 'Accept: text/csv', '--header=X-A: 1', '-Hx-b: 2']);
+  it('takes -X value, -Xvalue and the long form alike, and keeps every value of a repeatable option in order', async () => {
+    const a = await run(['api', '-X', 'PATCH', 'users/1', '-H', 'Accept: text/csv', '--header=X-A: 1', '-Hx-b: 2']);
     expect(a.args).toEqual(['users/1']);
     expect(a.options).toMatchObject({ method: 'PATCH', header: ['Accept: text/csv', 'X-A: 1', 'x-b: 2'] });
-    expect(run(['api', 'u', '-XDELETE']).options.method).toBe('DELETE');
-    expect(run(['api', 'u', '-f', 'a=1', '--field', 'b=2', '-f=c']).options.field).toEqual(['a=1', 'b=2', '=c']);
-    expect(run(['api', 'u', '-i']).options).toMatchObject({ include: true, maxRetries: 5 });
-    expect(run(['api', 'u']).options.header).toBeUndefined();
+    expect((await run(['api', 'u', '-XDELETE'])).options.method).toBe('DELETE');
+    expect((await run(['api', 'u', '-f', 'a=1', '--field', 'b=2', '-f=c'])).options.field).toEqual([
+      'a=1',
+      'b=2',
+      '=c',
+    ]);
+    expect((await run(['api', 'u', '-i'])).options).toMatchObject({ include: true, maxRetries: 5 });
+    expect((await run(['api', 'u'])).options.header).toBeUndefined();
     // A value that looks like a flag is still the value of the option before it.
-    expect(run(['api', 'u', '-H', '-x: 1']).options.header).toEqual(['-x: 1']);
+    expect((await run(['api', 'u', '-H', '-x: 1'])).options.header).toEqual(['-x: 1']);
   });
-  it('the same name is a switch for one command and takes a value for another', () => {
-    expect(run(['token', '--header']).options.header).toBe(true);
-    expect(usage(['token', '--header=x']).message).toContain('takes no value');
+  it('the same name is a switch for one command and takes a value for another', async () => {
+    expect((await run(['token', '--header'])).options.header).toBe(true);
+    expect((await usage(['token', '--header=x'])).message).toContain('takes no value');
   });
-  it('refuses unknown, misplaced and value-less short flags', () => {
-    expect(usage(['api', 'u', '-Z']).message).toBe("unknown option '-Z' for 'api'");
-    expect(usage(['api', 'u', '-ix']).message).toBe("unknown option '-ix' for 'api'");
-    expect(usage(['api', 'u', '-X']).message).toContain('needs a value');
-    expect(usage(['list', 'u', '-i']).message).toContain("unknown option '-i'");
-    expect(usage(['-X', 'GET', 'api', 'u']).message).toContain('belongs after its command');
+  it('refuses unknown, misplaced and value-less short flags', async () => {
+    expect((await usage(['api', 'u', '-Z'])).message).toBe("unknown option '-Z' for 'api'");
+    expect((await usage(['api', 'u', '-ix'])).message).toBe("unknown option '-ix' for 'api'");
+    expect((await usage(['api', 'u', '-X'])).message).toContain('needs a value');
+    expect((await usage(['list', 'u', '-i'])).message).toContain("unknown option '-i'");
+    expect((await usage(['-X', 'GET', 'api', 'u'])).message).toContain('belongs after its command');
   });
-  it('help shows the aliases, the repeatable options and the suggested methods', () => {
-    const text = commandHelp([COMMANDS.find((c) => c.name === 'api')!], SURFACE);
+  it('help shows the aliases, the repeatable options and the suggested methods', async () => {
+    const text = commandHelp([COMMANDS.find((c) => c.name === 'api')!], SURFACE.globals);
     expect(text).toContain("  -H, --header 'Name: value'");
     expect(text).toContain('      --input <file|->');
     expect(text).toMatch(/--field <key=value> .*repeatable/);
     expect(text).toContain('e.g. GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS');
     expect(text).not.toContain('$(idcli token)');
-    expect(rootHelp('1.0.0', SURFACE)).not.toContain('$(idcli token)');
-    expect(commandHelp([COMMANDS.find((c) => c.name === 'token')!], SURFACE)).toContain(
+    expect(rootHelp('1.0.0', SURFACE.globals, COMMANDS)).not.toContain('$(idcli token)');
+    expect(commandHelp([COMMANDS.find((c) => c.name === 'token')!], SURFACE.globals)).toContain(
       'idcli token --header | curl -H @-',
     );
   });
@@ -149,7 +156,7 @@ describe('a command table', () => {
     scope: option.setting('scope'),
   };
 
-  it('hands each option and argument to run as its definition reads it', () => {
+  it('hands each option and argument to run as its definition reads it', async () => {
     const given = readOptions(table, {
       options: { count: true, browser: false, prompt: 'login', header: ['a: 1'], limit: 5, concurrency: 3, scope: 'x' },
       args: ['users', 'zsh'],
@@ -185,7 +192,7 @@ describe('a command table', () => {
     expect(none.limit).toBeUndefined();
   });
 
-  it("takes a setting's flag, variable and help from the settings table", () => {
+  it("takes a setting's flag, variable and help from the settings table", async () => {
     expect(table.scope).toMatchObject({ flag: '--scope', env: 'IDCLI_SCOPE', type: 'string' });
     const login = COMMANDS.find((c) => c.name === 'login')!;
     expect(login.options.find((o) => o.flag === '--ui-locales')).toMatchObject({

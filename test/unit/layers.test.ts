@@ -14,17 +14,17 @@ const PAGE = join(__dirname, '..', '..', 'docs', 'architecture.md');
 const BASE = '*.ts';
 
 /**
- * Top to bottom. Each layer is a set of folders (`cmd/`) and files of src/ itself (`cli.ts`); folders in one layer
+ * Top to bottom. Each layer is a set of folders (`http/`) and files of src/ itself (`cli.ts`); folders in one layer
  * may import each other (no cycle among the imports that run, see below).
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['cli.ts'],
-  ['cmd/', 'commands/'],
-  ['argv/', 'completion/'],
-  ['api/', 'paginate/'],
+  ['commands/'],
+  ['argv/'],
+  ['paginate/'],
   ['apiclient/'],
   ['oauth/'],
-  ['store/', 'output/', 'doctor/'],
+  ['store/', 'output/'],
   ['http/'],
   [BASE],
 ];
@@ -139,7 +139,7 @@ function pageLayers(): { modules: string[]; text: string }[] {
 describe('layers', () => {
   it('no cycle between the folders of src/ in the imports that run', () => {
     const edges = runtimeEdges();
-    expect(edges.get('cmd')).toContain('commands');
+    expect(edges.get('commands')).toContain('argv');
     expect(cycles(edges)).toEqual([]);
   });
 
@@ -164,9 +164,9 @@ describe('layers', () => {
   it('no import runs against the order: static, dynamic or type-only', () => {
     const imports = allImports();
     // The scan sees every kind; were it blind to one, the order could not be broken through it.
-    expect(imports).toContainEqual({ from: 'cmd/list.ts', to: 'commands/list.ts', kind: 'dynamic' });
-    expect(imports).toContainEqual({ from: 'commands/list.ts', to: 'cmd/list.ts', kind: 'type' });
-    expect(imports).toContainEqual({ from: 'cli.ts', to: 'cmd/index.ts', kind: 'static' });
+    expect(imports).toContainEqual({ from: 'commands/index.ts', to: 'commands/list/command.ts', kind: 'dynamic' });
+    expect(imports).toContainEqual({ from: 'commands/api/plan.ts', to: 'commands/api/command.ts', kind: 'type' });
+    expect(imports).toContainEqual({ from: 'cli.ts', to: 'commands/index.ts', kind: 'static' });
     expect(violations(imports, LAYERS)).toEqual([]);
   });
 
@@ -174,11 +174,11 @@ describe('layers', () => {
     const text = [
       "import { a } from '../oauth/session.js';",
       "import type {\n  B,\n} from '../store/record.js';",
-      "export type { C } from '../cmd/list.js';",
-      "export { d } from '../commands/list.js';",
+      "export type { C } from '../argv/define.js';",
+      "export { d } from '../commands/list/command.js';",
       "import '../cli.js';",
       "const e = await import('../apiclient/client.js');",
-      "type F = typeof import('../api/plan.js');",
+      "type F = typeof import('../paginate/walk.js');",
     ].join('\n');
     const found = importsIn(text);
     expect(found.map((f) => f.kind)).toEqual(['static', 'type', 'type', 'static', 'static', 'dynamic', 'type']);
@@ -190,16 +190,16 @@ describe('layers', () => {
     expect(violations(imports, LAYERS)).toEqual([
       'http/client.ts → oauth/session.ts (static)',
       'http/client.ts → store/record.ts (type)',
-      'http/client.ts → cmd/list.ts (type)',
-      'http/client.ts → commands/list.ts (static)',
+      'http/client.ts → argv/define.ts (type)',
+      'http/client.ts → commands/list/command.ts (static)',
       'http/client.ts → cli.ts (static)',
       'http/client.ts → apiclient/client.ts (dynamic)',
-      'http/client.ts → api/plan.ts (type)',
+      'http/client.ts → paginate/walk.ts (type)',
     ]);
     // Down the order, within a layer and within the base: no violation. A folder no layer names is one.
     const fine = [
       { from: 'cli.ts', to: 'errors.ts', kind: 'static' as const },
-      { from: 'paginate/walk.ts', to: 'api/plan.ts', kind: 'static' as const },
+      { from: 'commands/list/command.ts', to: 'paginate/walk.ts', kind: 'static' as const },
       { from: 'config.ts', to: 'errors.ts', kind: 'static' as const },
     ];
     expect(violations(fine, LAYERS)).toEqual([]);
@@ -214,12 +214,22 @@ describe('layers', () => {
     expect(rootFiles.filter((f) => !base.includes(`\`${f}\``))).toEqual([]);
   });
 
-  it("cmd/ loads the bodies in commands/ with import(), but token's, which is in the entry chunk", () => {
-    const loaded = allImports().filter((i) => moduleOf(i.from) === 'cmd/' && moduleOf(i.to) === 'commands/');
-    expect(loaded.filter((i) => i.kind === 'static')).toEqual([
-      { from: 'cmd/token.ts', to: 'commands/token.ts', kind: 'static' },
+  it("a command's code is its own: no command's folder imports another's, and each loads when its name is read, but token's, which is in the entry chunk", () => {
+    const folder = (file: string) => /^commands\/([^/]+)\//.exec(file)?.[1];
+    const imports = allImports();
+    const across = imports.filter((i) => folder(i.from) && folder(i.to) && folder(i.from) !== folder(i.to));
+    expect(across).toEqual([]);
+    const loaded = imports.filter((i) => i.from === 'commands/index.ts' && folder(i.to) !== undefined);
+    expect(loaded.filter((i) => i.kind !== 'dynamic')).toEqual([
+      { from: 'commands/index.ts', to: 'commands/token/command.ts', kind: 'static' },
     ]);
-    expect(loaded.filter((i) => i.kind === 'dynamic').length).toBeGreaterThan(0);
+    const folders = new Set(
+      sourceFiles()
+        .map(folder)
+        .filter((f) => f !== undefined),
+    );
+    const dynamic = new Set(loaded.filter((i) => i.kind === 'dynamic').map((i) => folder(i.to)));
+    expect([...folders].filter((f) => f !== 'token' && !dynamic.has(f))).toEqual([]);
   });
 
   it('only cli.ts reads argv and the standard streams, listens for signals and ends the process', () => {

@@ -2,21 +2,14 @@
  * `idcli api` flags → the request to send, checked before anything is read or sent: every mistake here is a usage
  * error (exit 2). Pure, so the rules are unit-tested apart from the network.
  */
-import { usageError } from '../errors.js';
-import { requestHeaders } from '../apiclient/client.js';
-import { targetUrl } from '../apiclient/target.js';
-import { quoted } from '../printable.js';
+import { usageError } from '../../errors.js';
+import { requestHeaders } from '../../apiclient/client.js';
+import { targetUrl } from '../../apiclient/target.js';
+import { quoted } from '../../printable.js';
+import type { ApiOptions } from './command.js';
 
-export interface ApiFlags {
-  target: string;
-  method?: string;
-  /** `Name: value`, as given to -H. */
-  headers: readonly string[];
-  /** `key=value`, as given to -f. */
-  fields: readonly string[];
-  /** A file name, or `-` for stdin. */
-  input?: string;
-}
+/** What the plan reads of `api`'s options: the target, -X, -H, -f and --input, as given. */
+export type ApiFlags = Pick<ApiOptions, 'target' | 'method' | 'header' | 'field' | 'input'>;
 
 export type BodySource = { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'file'; path: string | '-' };
 
@@ -57,7 +50,7 @@ const OWN_FIELDS = new Set([
 ]);
 
 export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
-  if (flags.fields.length > 0 && flags.input !== undefined) {
+  if (flags.field.length > 0 && flags.input !== undefined) {
     throw usageError('-f/--field and --input cannot be used together', 'send either fields or a file as the body');
   }
   if (flags.input === '') throw usageError('--input needs a file name, or - for stdin');
@@ -67,8 +60,8 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
   const body: BodySource =
     flags.input !== undefined
       ? { kind: 'file', path: flags.input }
-      : flags.fields.length > 0
-        ? { kind: 'text', text: fieldsJson(flags.fields) }
+      : flags.field.length > 0
+        ? { kind: 'text', text: fieldsJson(flags.field) }
         : { kind: 'none' };
 
   let method = body.kind === 'none' ? 'GET' : 'POST';
@@ -86,7 +79,7 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
   }
 
   const contentType: Record<string, string> = body.kind === 'none' ? {} : { 'content-type': 'application/json' };
-  return { method, url, headers: requestHeaders({ ...contentType, ...parseHeaders(flags.headers) }), body };
+  return { method, url, headers: requestHeaders({ ...contentType, ...parseHeaders(flags.header) }), body };
 }
 
 /** -f key=value pairs as a JSON object of strings, in the order given. */

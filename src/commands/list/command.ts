@@ -1,54 +1,135 @@
-import { openApiClient } from '../apiclient/client.js';
-import { apiBaseUrl, apiOrigin, targetUrl } from '../apiclient/target.js';
-import type { ListOptions } from '../cmd/list.js';
-import type { CommandContext } from '../context.js';
-import type { Deps } from '../deps.js';
-import { ExitCode, IdcliError, interrupted, OutputError, usageError } from '../errors.js';
-import { type DumpFile, openDump } from '../output/dump-file.js';
-import { createPageWriter, WriteCut } from '../output/page-writer.js';
-import { createProgress } from '../output/progress.js';
-import { stoppedMessage } from '../output/resume-hint.js';
-import { liveLineWanted } from '../output/status-line.js';
-import { type FetchContext, fetchPage } from '../paginate/fetch-page.js';
-import { CONTRACT_PAGE_SIZE, firstPageSize, parsePageSize } from '../paginate/page-size.js';
-import { WalkFailure, type WalkOptions, walk } from '../paginate/walk.js';
-import { WINDOW_CEILING } from '../paginate/window.js';
-import { redactUrl } from '../redact.js';
-import { stderrStyle } from '../style.js';
+/** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
+import { argument, defineCommand, option, type OptionsOf, type Value } from '../../argv/define.js';
+import { openApiClient } from '../../apiclient/client.js';
+import { SETTINGS } from '../../config.js';
+import { apiBaseUrl, apiOrigin, targetUrl } from '../../apiclient/target.js';
+import type { CommandContext } from '../../context.js';
+import type { Deps } from '../../deps.js';
+import { ExitCode, IdcliError, interrupted, OutputError, usageError } from '../../errors.js';
+import { type DumpFile, openDump } from '../../output/dump-file.js';
+import { createPageWriter, WriteCut } from '../../output/page-writer.js';
+import { createProgress } from '../../output/progress.js';
+import { stoppedMessage } from '../../output/resume-hint.js';
+import { liveLineWanted } from '../../output/status-line.js';
+import { type FetchContext, fetchPage } from '../../paginate/fetch-page.js';
+import { CONTRACT_PAGE_SIZE, firstPageSize, parsePageSize } from '../../paginate/page-size.js';
+import { WalkFailure, type WalkOptions, walk } from '../../paginate/walk.js';
+import { WINDOW_CEILING } from '../../paginate/window.js';
+import { redactUrl } from '../../redact.js';
+import { stderrStyle } from '../../style.js';
 
 /**
  * Pages in flight when `--concurrency auto` starts: a browser's handful of connections, from which the window grows
  * while the server keeps up (src/paginate/window.ts).
  */
-export const AUTO_CONCURRENCY = 4;
+const AUTO_CONCURRENCY = 4;
 
-/** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
-export async function runList(opts: ListOptions, ctx: CommandContext): Promise<void> {
-  const { deps, settings } = ctx;
-  const apiBase = apiBaseUrl(settings);
-  // Everything that can be refused without the network is refused before any request (exit 2).
-  const first = firstRequest(opts, apiBase, opts.pageSize ?? settings.pageSize);
-  const dump = openOutput(opts, apiBase, first.apiOrigin, ctx);
-  // A resumed dump continues from its recorded URL, whose page size the run that started it settled.
-  const { firstUrl, fallbackUrl } = dump?.resumeUrl === undefined ? first : { firstUrl: dump.resumeUrl };
-  // --limit counts the items FILE already holds.
-  const limit = dump && opts.limit !== undefined ? Math.max(0, opts.limit - dump.resumedItems) : opts.limit;
-  if (limit === 0 && !opts.count) return dump?.complete();
-  if (deps.signal.aborted) throw interrupted();
+const options = {
+  target: argument({ name: 'path-or-url', description: 'collection path (resolved against api-base-url) or full URL' }),
+  pageSize: pageSizeOption(),
+  pageIndex: option.integer({
+    flag: '--page-index',
+    value: '<n>',
+    description: 'page to start at (offset-based collections)',
+    min: 0,
+  }),
+  limit: option.integer({ flag: '--limit', value: '<n>', description: 'stop after this many items', min: 0 }),
+  /** Pages in flight; `auto` starts at AUTO_CONCURRENCY and adapts (src/paginate/window.ts). */
+  concurrency: option.integerOr({
+    flag: '--concurrency',
+    value: '<n>|auto',
+    description:
+      'pages in flight at once (offset-based, totalItems known); auto: from 4 up to 32 while the server keeps up, halved on a 429 or 503',
+    defaultValue: 'auto',
+    keywords: ['auto'],
+    min: 1,
+    max: 64,
+  }),
+  count: option.boolean({ flag: '--count', description: 'print totalItems only' }),
+  output: option.string({
+    flag: '--output',
+    short: '-o',
+    value: '<file>',
+    description: 'write to this file (- for stdout); the same command run again continues it',
+  }),
+  restart: option.boolean({ flag: '--restart', description: 'with -o: discard what an earlier run left, start over' }),
+  maxRetries: option.integer({
+    flag: '--max-retries',
+    value: '<n>',
+    description: 'retries for 429, 502, 503, 504 and network errors',
+    defaultValue: 5,
+    min: 0,
+    max: 100,
+  }),
+};
+type ListOptions = OptionsOf<typeof options>;
 
-  const auto = opts.concurrency === 'auto';
-  const concurrency = auto ? AUTO_CONCURRENCY : Math.max(1, opts.concurrency as number);
-  const plan = { firstUrl, fallbackUrl, apiOrigin: first.apiOrigin, limit, concurrency, adaptive: auto };
-  // One keep-alive agent for the whole walk: prefetch needs a second socket, each page of the window one more.
-  const sockets = (auto ? WINDOW_CEILING : concurrency) + 1;
-  const client = await openApiClient(ctx, { maxSockets: sockets, maxRetries: opts.maxRetries });
-  try {
-    if (opts.count) await printCount({ client }, firstUrl, deps);
-    else await walkToStdout(plan, { client }, deps, dump);
-  } finally {
-    client.close();
-  }
+/**
+ * The `page-size` setting's flag: a number, `auto` (larger pages) or `service` (no pageSize sent); undefined when not
+ * given, so that a pageSize in the target, IDCLI_PAGE_SIZE and the config file apply (see firstRequest).
+ */
+function pageSizeOption() {
+  const spec = option.integerOr({
+    flag: '--page-size',
+    value: '<n>|auto|service',
+    description: 'items per page to ask for: auto (1000, or --limit), a number, or service (the server chooses)',
+    defaultValue: 'auto',
+    keywords: ['auto', 'service'],
+    env: SETTINGS['page-size'].env,
+    min: 0,
+  });
+  // No default value: the parser would fill it in, and a flag's auto would hide the setting's own value.
+  const { defaultValue: _, ...rest } = spec;
+  return { ...rest, defaultText: 'auto', read: (v: Value) => (v === undefined ? undefined : spec.read(v)) };
 }
+
+export const command = defineCommand({
+  name: 'list',
+  summary: 'stream a paginated collection as NDJSON',
+  description:
+    'Stream every item of a paginated collection to stdout as NDJSON, one JSON object per line.\n' +
+    'On a terminal, stderr shows the progress (a bar with the time left when totalItems or --limit gives the\n' +
+    'size) and a one-line summary at the end; nothing of it on a pipe, with CI set or with --quiet.\n' +
+    'Pages are transferred compressed (gzip, br; IDCLI_HTTP_COMPRESSION=0 asks for them uncompressed), 1000 items\n' +
+    'each unless --page-size says otherwise, and with --concurrency auto several are in flight at once when the\n' +
+    'collection is offset-based with totalItems: from 4, growing to 32 while the server keeps up.',
+  options,
+  examples: [
+    'idcli list users > users.ndjson',
+    "idcli list '/v1/users?filter=active' --limit 10 | jq -r .email",
+    'idcli list users -o users.ndjson          # after a stop, the same command continues the file',
+    'idcli list users --count                  # totalItems only',
+    'idcli list users --concurrency 1 > users.ndjson  # strictly one page after the other',
+    'IDCLI_ACCESS_TOKEN=$CI_TOKEN idcli list events --quiet > events.ndjson   # in CI, with a token from elsewhere',
+  ],
+  async run(o, invocation) {
+    const ctx = await invocation.context();
+    const { deps, settings } = ctx;
+    const apiBase = apiBaseUrl(settings);
+    // Everything that can be refused without the network is refused before any request (exit 2).
+    const first = firstRequest(o, apiBase, o.pageSize ?? settings.pageSize);
+    const dump = openOutput(o, apiBase, first.apiOrigin, ctx);
+    // A resumed dump continues from its recorded URL, whose page size the run that started it settled.
+    const { firstUrl, fallbackUrl } = dump?.resumeUrl === undefined ? first : { firstUrl: dump.resumeUrl };
+    // --limit counts the items FILE already holds.
+    const limit = dump && o.limit !== undefined ? Math.max(0, o.limit - dump.resumedItems) : o.limit;
+    if (limit === 0 && !o.count) return dump?.complete();
+    if (deps.signal.aborted) throw interrupted();
+
+    const auto = o.concurrency === 'auto';
+    const concurrency = typeof o.concurrency === 'number' ? Math.max(1, o.concurrency) : AUTO_CONCURRENCY;
+    const plan = { firstUrl, fallbackUrl, apiOrigin: first.apiOrigin, limit, concurrency, adaptive: auto };
+    // One keep-alive agent for the whole walk: prefetch needs a second socket, each page of the window one more.
+    const sockets = (auto ? WINDOW_CEILING : concurrency) + 1;
+    const client = await openApiClient(ctx, { maxSockets: sockets, maxRetries: o.maxRetries });
+    try {
+      if (o.count) await printCount({ client }, firstUrl, deps);
+      else await walkToStdout(plan, { client }, deps, dump);
+    } finally {
+      client.close();
+    }
+  },
+});
 
 /**
  * The first request, and the one to ask instead when the server refuses idcli's own page size, with the API origin

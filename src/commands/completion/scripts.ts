@@ -2,8 +2,8 @@
  * Completion scripts for bash, zsh and fish, generated from the program's spec. Profiles are completed at
  * completion time through the hidden `idcli __profiles` command, so new profiles appear without regenerating.
  */
-import type { OptionSpec, Surface } from '../argv/define.js';
-import { CONFIG_KEYS } from '../config.js';
+import type { CommandSpec as Definition, OptionSpec } from '../../argv/define.js';
+import { CONFIG_KEYS } from '../../config.js';
 
 /** A command as the scripts complete it: its options, and what its positional arguments may be. */
 interface CommandSpec {
@@ -23,26 +23,29 @@ interface ProgramSpec {
   commands: CommandSpec[];
 }
 
-function programSpec({ commands: all, globals }: Surface): ProgramSpec {
-  const commands = all
-    .filter((c) => !c.hidden)
-    .map((c): CommandSpec => {
-      const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options };
-      if (c.subcommands) {
-        spec.positional = c.subcommands.map((s) => s.name);
-        spec.keys = CONFIG_KEYS;
-      }
-      const first = c.args?.[0];
-      if (first?.choices) spec.positional = first.choices;
-      else if (first && !c.subcommands) spec.argument = first.name;
-      return spec;
-    });
+/** `listed`: the commands help lists, loaded. */
+function programSpec(globals: readonly OptionSpec[], listed: readonly Definition[]): ProgramSpec {
+  const commands = listed.map((c): CommandSpec => {
+    const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options };
+    if (c.subcommands) {
+      spec.positional = c.subcommands.map((s) => s.name);
+      spec.keys = CONFIG_KEYS;
+    }
+    const first = c.args?.[0];
+    if (first?.choices) spec.positional = first.choices;
+    else if (first && !c.subcommands) spec.argument = first.name;
+    return spec;
+  });
   return { globals, commands };
 }
 
-export function completionScript(shell: 'bash' | 'zsh' | 'fish', surface: Surface): string {
+export function completionScript(
+  shell: 'bash' | 'zsh' | 'fish',
+  globals: readonly OptionSpec[],
+  listed: readonly Definition[],
+): string {
   const script = { bash: bashScript, zsh: zshScript, fish: fishScript }[shell];
-  return script(programSpec(surface));
+  return script(programSpec(globals, listed));
 }
 
 const words = (list: readonly string[]) => list.join(' ');

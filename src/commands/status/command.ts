@@ -1,14 +1,14 @@
 /** `idcli status`: who is signed in, with which settings, and where the credentials live. Never a secret. */
-import type { StatusOptions } from '../cmd/status.js';
-import { requireSetting } from '../config.js';
-import type { CommandContext } from '../context.js';
-import { notLoggedIn } from '../errors.js';
-import { openCredentials } from '../oauth/credentials.js';
-import { describeIdentity, type Identity, identityFromIdToken } from '../oauth/jwt.js';
-import { secondsLeft } from '../oauth/session.js';
-import { duration } from '../duration.js';
-import { printable } from '../printable.js';
-import type { CredentialRecord } from '../store/record.js';
+import { defineCommand, option } from '../../argv/define.js';
+import { requireSetting } from '../../config.js';
+import type { CommandContext } from '../../context.js';
+import { notLoggedIn } from '../../errors.js';
+import { openCredentials } from '../../oauth/credentials.js';
+import { describeIdentity, type Identity, identityFromIdToken } from '../../oauth/jwt.js';
+import { secondsLeft } from '../../oauth/session.js';
+import { duration } from '../../duration.js';
+import { printable } from '../../printable.js';
+import type { CredentialRecord } from '../../store/record.js';
 
 export interface StatusReport {
   profile: string;
@@ -28,7 +28,21 @@ export interface StatusReport {
   storeKind: 'keychain' | 'file' | 'env';
 }
 
-export async function runStatus(opts: StatusOptions, ctx: CommandContext): Promise<void> {
+export const command = defineCommand({
+  name: 'status',
+  summary: 'show who is signed in and where credentials are kept',
+  description: 'Show who is signed in, with which settings, and where the credentials are stored.',
+  options: { json: option.boolean({ flag: '--json', description: 'print the status as JSON' }) },
+  examples: ['idcli status', 'idcli status --json | jq .signedIn'],
+  async run(o, invocation) {
+    const ctx = await invocation.context();
+    const report = await statusOf(ctx);
+    ctx.deps.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : human(report));
+    if (!report.signedIn) throw notLoggedIn();
+  },
+});
+
+async function statusOf(ctx: CommandContext): Promise<StatusReport> {
   const { deps, settings } = ctx;
   const credentials = await openCredentials(ctx);
   let report: StatusReport;
@@ -54,8 +68,7 @@ export async function runStatus(opts: StatusOptions, ctx: CommandContext): Promi
       storeKind: session.store.kind,
     };
   }
-  deps.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : human(report));
-  if (!report.signedIn) throw notLoggedIn();
+  return report;
 }
 
 function empty(): Omit<StatusReport, 'profile' | 'baseUrl' | 'clientId' | 'store' | 'storeKind'> {

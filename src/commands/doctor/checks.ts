@@ -4,11 +4,11 @@
  */
 import { lookup } from 'node:dns/promises';
 import { createServer } from 'node:net';
-import { howToSet, type ConfigKey, SETTINGS, type Settings } from '../config.js';
-import { IdcliError } from '../errors.js';
-import type { HttpClient } from '../http/client.js';
-import { headerValue } from '../http/types.js';
-import { redactUrl } from '../redact.js';
+import { howToSet, type ConfigKey, SETTINGS, type Settings } from '../../config.js';
+import { IdcliError } from '../../errors.js';
+import type { HttpClient } from '../../http/client.js';
+import { headerValue } from '../../http/types.js';
+import { redactUrl } from '../../redact.js';
 
 export type Verdict = 'pass' | 'warn' | 'fail';
 

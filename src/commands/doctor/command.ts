@@ -1,7 +1,7 @@
-import type { Invocation } from '../argv/define.js';
-import type { DoctorOptions } from '../cmd/doctor.js';
-import { STORE_DEFAULTS } from '../config.js';
-import { ExitCode, IdcliError } from '../errors.js';
+/** `idcli doctor`: every check of the configuration, the network, the loopback port and the keychain, each with a fix. */
+import { defineCommand, type Invocation, option } from '../../argv/define.js';
+import { STORE_DEFAULTS } from '../../config.js';
+import { ExitCode, IdcliError } from '../../errors.js';
 import {
   type CheckResult,
   checkClockSkew,
@@ -13,14 +13,38 @@ import {
   checkStore,
   reachableSkipped,
   type StoreProbe,
-} from '../doctor/checks.js';
-import { createHttpClient } from '../http/client.js';
-import { printable } from '../printable.js';
-import { openStore } from '../store/select.js';
-import { stderrStyle } from '../style.js';
+} from './checks.js';
+import { createHttpClient } from '../../http/client.js';
+import { printable } from '../../printable.js';
+import { openStore } from '../../store/select.js';
+import { stderrStyle } from '../../style.js';
 
-/** Runs every check even when an early one fails, so one run shows everything to fix. Exit 0 only when none failed. */
-export async function runDoctor(opts: DoctorOptions, { deps, context, settings: source }: Invocation): Promise<void> {
+export const command = defineCommand({
+  name: 'doctor',
+  summary: 'check configuration, network, port and keychain',
+  description: 'Check the configuration, the network, the loopback port and the keychain, each with a fix.',
+  options: { json: option.boolean({ flag: '--json', description: 'print the checks as JSON' }) },
+  examples: ['idcli doctor', 'idcli doctor --json | jq \'.checks[] | select(.status != "pass")\''],
+  // Runs every check even when an early one fails, so one run shows everything to fix. Exit 0 only when none failed.
+  async run(o, invocation) {
+    const { deps } = invocation;
+    const checks = await runChecks(invocation);
+    const failed = checks.filter((c) => c.status === 'fail').length;
+    if (o.json) {
+      deps.stdout.write(`${JSON.stringify({ ok: failed === 0, checks }, null, 2)}\n`);
+    } else {
+      deps.stdout.write(render(checks, stderrStyle(deps.stdout, deps.env)));
+    }
+    if (failed > 0) {
+      throw new IdcliError(`${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, {
+        hint: 'apply the fixes above and run `idcli doctor` again',
+      });
+    }
+  },
+});
+
+/** Doctor reports a broken configuration as a failed check, so it resolves the context itself. */
+async function runChecks({ deps, context, settings: source }: Invocation): Promise<CheckResult[]> {
   const settings = await context().then((c) => c.settings, reported);
   const checks: CheckResult[] = [checkConfig(settings)];
   const ok = settings instanceof IdcliError ? undefined : settings;
@@ -54,18 +78,7 @@ export async function runDoctor(opts: DoctorOptions, { deps, context, settings: 
     .then((store): StoreProbe => ({ kind: store.kind, description: store.describe(), warning: store.notice }))
     .catch(reported);
   checks.push(checkStore(mode, probe), checkProxy(deps.env));
-
-  const failed = checks.filter((c) => c.status === 'fail').length;
-  if (opts.json) {
-    deps.stdout.write(`${JSON.stringify({ ok: failed === 0, checks }, null, 2)}\n`);
-  } else {
-    deps.stdout.write(render(checks, stderrStyle(deps.stdout, deps.env)));
-  }
-  if (failed > 0) {
-    throw new IdcliError(`${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, {
-      hint: 'apply the fixes above and run `idcli doctor` again',
-    });
-  }
+  return checks;
 }
 
 /** An IdcliError stands in for the value a step could not produce: its check reports it. Any other error is a bug. */

@@ -8,11 +8,11 @@ import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { isatty, ReadStream } from 'node:tty';
 import { promisify } from 'node:util';
-import { ExitCode, IdcliError, interrupted, usageError } from '../errors.js';
-import { seconds } from '../duration.js';
-import { MAX_REPLAY_BYTES } from '../http/limits.js';
-import type { StreamedBody } from '../http/types.js';
-import type { Logger } from '../log.js';
+import { ExitCode, IdcliError, interrupted, usageError } from '../../errors.js';
+import { seconds } from '../../duration.js';
+import { MAX_REPLAY_BYTES } from '../../http/limits.js';
+import type { StreamedBody } from '../../http/types.js';
+import type { Logger } from '../../log.js';
 
 export interface InputBody {
   body: StreamedBody;

@@ -1,0 +1,161 @@
+/**
+ * `idcli api`: one authenticated request, its response body on stdout byte for byte. The token only ever travels in
+ * the Authorization header to the api-base-url origin, so scripts never need it in a command line.
+ */
+import { argument, defineCommand, type Invocation, option, type OptionsOf } from '../../argv/define.js';
+import { type InputBody, openInput } from './body.js';
+import { type ApiPlan, type BodySource, planRequest } from './plan.js';
+import { openApiClient } from '../../apiclient/client.js';
+import { responseError } from '../../apiclient/status-errors.js';
+import { apiBaseUrl } from '../../apiclient/target.js';
+import type { CommandContext } from '../../context.js';
+import { interrupted } from '../../errors.js';
+import type { RetriedResponse } from '../../http/client.js';
+import { withReason } from '../../http/status-text.js';
+import { MAX_REPLAY_BYTES } from '../../http/limits.js';
+import type { HttpResponse, StreamedBody } from '../../http/types.js';
+import { createPageWriter } from '../../output/page-writer.js';
+import { escapeControls } from '../../printable.js';
+import { redactUrl } from '../../redact.js';
+
+/** The body to send: --input's, or the -f fields as bytes. */
+type Body = Omit<InputBody, 'body'> & { body: Buffer | StreamedBody };
+
+const options = {
+  target: argument({
+    name: 'path-or-url',
+    description: 'path (resolved against api-base-url) or full URL of that origin',
+  }),
+  method: option.string({
+    flag: '--method',
+    short: '-X',
+    value: '<verb>',
+    description: 'request method',
+    defaultText: 'GET, or POST with a body',
+    suggestions: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'],
+  }),
+  header: option.list({
+    flag: '--header',
+    short: '-H',
+    value: "'Name: value'",
+    description: 'add a request header, e.g. Accept; never Authorization',
+  }),
+  field: option.list({
+    flag: '--field',
+    short: '-f',
+    value: '<key=value>',
+    description: 'add a string field to a JSON object body',
+  }),
+  input: option.string({
+    flag: '--input',
+    value: '<file|->',
+    description: 'send this file (or stdin for -) as the body, as is, read as it is sent',
+  }),
+  include: option.boolean({
+    flag: '--include',
+    short: '-i',
+    description: 'print the status line and headers before the body',
+  }),
+  maxRetries: option.integer({
+    flag: '--max-retries',
+    value: '<n>',
+    description: 'retries of GET, HEAD, OPTIONS for 429, 502, 503, 504 and network errors',
+    defaultValue: 5,
+    min: 0,
+    max: 100,
+  }),
+};
+export type ApiOptions = OptionsOf<typeof options>;
+
+export const command = defineCommand({
+  name: 'api',
+  summary: 'send one authenticated request',
+  description:
+    'Send one authenticated request to the API and print the response body exactly as received (on a terminal,\n' +
+    'control characters other than newline and tab are shown escaped). The access token travels in a header only,\n' +
+    'never in a command line, so no other user can read it through ps or /proc.\n' +
+    'The body is transferred compressed (gzip, br) and printed decoded; IDCLI_HTTP_COMPRESSION=0 asks for it ' +
+    'uncompressed.',
+  options,
+  examples: [
+    'idcli api users/123',
+    'idcli api -X PATCH users/123 -f name=Ada -f role=admin',
+    'idcli api -X POST users --input body.json',
+    'jq -n \'{name: "Ada"}\' | idcli api -X PUT users/123 --input -',
+    'idcli api -i users/123                      # status line and headers first',
+    'idcli api /v1/me --quiet > me.json           # in CI: with IDCLI_ACCESS_TOKEN set as a masked secret',
+    'idcli token --header | curl -H @- https://api.example.com/v1/me   # when it has to be curl',
+  ],
+  async run(o, invocation) {
+    const ctx = await invocation.context();
+    // Every flag is checked, and another origin refused, before anything is read or sent (exit 2).
+    const plan = planRequest(o, apiBaseUrl(ctx.settings));
+    const input = await requestBody(plan.body, invocation.stdin, ctx);
+    try {
+      if (ctx.deps.signal.aborted) throw interrupted();
+      await call(plan, input, o, ctx);
+    } finally {
+      input?.close();
+    }
+  },
+});
+
+/** The request (once more after a 401, see ApiClient.send) and the response on stdout, whatever its status. */
+async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ctx: CommandContext): Promise<void> {
+  const { deps } = ctx;
+  const client = await openApiClient(ctx, { maxSockets: 1, maxRetries: opts.maxRetries });
+  const writer = createPageWriter(deps.stdout);
+  // Byte for byte into a pipe or a file; on a terminal a body must not be able to drive it (docs/cli.md, "api").
+  const shown = deps.stdout.isTTY === true ? escapeControls : (bytes: Buffer) => bytes;
+  const output = async (res: RetriedResponse): Promise<void> => {
+    if (opts.include) await writer.write(shown(Buffer.from(responseHead(res))));
+    await writer.write(shown(res.body));
+  };
+  try {
+    const body = input?.body;
+    deps.log.verbose(
+      `${plan.method} ${redactUrl(plan.url)}: headers ${[...Object.keys(plan.headers), 'authorization'].join(', ')} (values not shown), ${describeBody(body)}`,
+    );
+    const req = { method: plan.method, url: plan.url, headers: plan.headers, body, signal: deps.signal };
+    const res = await client.send(req);
+    // Shown whatever its status, a 401 that could not be repeated too; the error comes after it.
+    await output(res);
+    const error = responseError(plan.method, plan.url, res, input?.what);
+    if (error !== undefined) throw error;
+  } finally {
+    client.close();
+  }
+}
+
+function describeBody(body: Body['body'] | undefined): string {
+  if (body === undefined) return 'no body';
+  return body.length === undefined
+    ? `a body over ${MAX_REPLAY_BYTES / 1024 / 1024} MB, sent chunked as it is read`
+    : `a ${body.length}-byte body`;
+}
+
+/** The request body: the -f fields as bytes, or --input opened to be read as it is sent. */
+async function requestBody(
+  source: BodySource,
+  stdin: Invocation['stdin'],
+  { deps, settings }: CommandContext,
+): Promise<Body | undefined> {
+  if (source.kind === 'none') return undefined;
+  if (source.kind === 'text') return { body: Buffer.from(source.text, 'utf8'), what: '-f', close() {} };
+  return openInput(source.path, {
+    signal: deps.signal,
+    deadlineMs: settings.httpTimeoutMs,
+    log: deps.log,
+    stdin,
+  });
+}
+
+/** The status line and header fields as they came, CRLF-terminated like the message itself (what `curl -i` prints). */
+function responseHead(res: HttpResponse): string {
+  let head = `HTTP/1.1 ${withReason(res.status)}\r\n`;
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) head += `${name}: ${v}\r\n`;
+  }
+  return `${head}\r\n`;
+}

@@ -1,0 +1,20 @@
+/**
+ * `idcli __profiles`: the profile names, one a line. The completion scripts run it to offer them; it is not part of
+ * the documented surface. Each is a name --profile accepts (parseConfigFile refuses a file with any other), so none
+ * is shell syntax.
+ */
+import { defineCommand } from '../../argv/define.js';
+import { loadConfigFile } from '../../config.js';
+
+export const command = defineCommand({
+  name: '__profiles',
+  summary: '',
+  description: '',
+  options: {},
+  examples: [],
+  async run(_o, { deps, settings }) {
+    // Completion runs this on every Tab: a warning there would break the shell's line.
+    const file = await loadConfigFile(settings.configDir());
+    for (const name of Object.keys(file.profiles)) deps.stdout.write(`${name}\n`);
+  },
+});

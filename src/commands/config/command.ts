@@ -1,0 +1,89 @@
+/** `idcli config`: read and write the settings of a profile in config.json. */
+import { argument, defineCommand, defineGroup, type Invocation } from '../../argv/define.js';
+import { assertConfigKey, type ConfigFile, loadConfigFile, saveConfigFile, validateSetting } from '../../config.js';
+
+const key = argument({ name: 'key', description: 'setting name' });
+
+/** The config file and the profile, and nothing else resolved: a bad setting elsewhere can be fixed here. */
+function target({ deps, settings }: Invocation) {
+  const io = { warn: (msg: string) => deps.log.warn(msg) };
+  return {
+    profile: () => settings.profile(),
+    load: () => loadConfigFile(settings.configDir(), io),
+    save: (file: ConfigFile) => saveConfigFile(settings.configDir(), file, io),
+  };
+}
+
+export const command = defineGroup({
+  name: 'config',
+  summary: 'read and write settings of a profile',
+  description: 'Read and write settings of a profile in config.json.',
+  subcommands: [
+    defineCommand({
+      name: 'set',
+      summary: 'set a key of the profile',
+      description: 'Set a key of the profile.',
+      options: { key, value: argument({ name: 'value', description: 'new value' }) },
+      examples: ['idcli config set base-url https://id.example.com'],
+      async run(o, invocation) {
+        const k = assertConfigKey(o.key);
+        const checked = validateSetting(k, o.value);
+        const t = target(invocation);
+        const profile = t.profile();
+        const file = await t.load();
+        file.profiles[profile] = { ...file.profiles[profile], [k]: checked };
+        await t.save(file);
+      },
+    }),
+    defineCommand({
+      name: 'get',
+      summary: 'print a key of the profile',
+      description: 'Print a key of the profile (nothing when unset).',
+      options: { key },
+      examples: ['idcli config get redirect-uri'],
+      async run(o, invocation) {
+        const k = assertConfigKey(o.key);
+        const t = target(invocation);
+        const value = (await t.load()).profiles[t.profile()]?.[k];
+        // Like `git config --get`: an unset key prints nothing, so `$(idcli config get x)` is empty, not an error text.
+        if (value !== undefined) invocation.deps.stdout.write(`${value}\n`);
+      },
+    }),
+    defineCommand({
+      name: 'unset',
+      summary: 'remove a key from the profile',
+      description: 'Remove a key from the profile.',
+      options: { key },
+      examples: ['idcli config unset scope'],
+      async run(o, invocation) {
+        const k = assertConfigKey(o.key);
+        const t = target(invocation);
+        const profile = t.profile();
+        const file = await t.load();
+        const entries = file.profiles[profile];
+        if (!entries || entries[k] === undefined) return;
+        delete entries[k];
+        if (Object.keys(entries).length === 0) delete file.profiles[profile];
+        await t.save(file);
+      },
+    }),
+    defineCommand({
+      name: 'list',
+      summary: 'print the keys of the profile',
+      description: 'Print the keys of the profile as key=value lines.',
+      options: {},
+      examples: ['idcli --profile staging config list'],
+      async run(_o, invocation) {
+        const t = target(invocation);
+        const entries = (await t.load()).profiles[t.profile()] ?? {};
+        for (const [k, v] of Object.entries(entries)) invocation.deps.stdout.write(`${k}=${v}\n`);
+      },
+    }),
+  ],
+  examples: [
+    'idcli config set base-url https://id.example.com',
+    'idcli config set client-id 4f9c0a1e-1234-4abc-8def-0123456789ab',
+    'idcli --profile staging config list',
+    'idcli config get redirect-uri',
+  ],
+});

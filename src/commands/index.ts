@@ -1,0 +1,50 @@
+/**
+ * idcli's command-line surface: the global options and the list of commands, one folder each in src/commands/ with
+ * its definition and body in `command.ts`. The parser, the help pages and the shell completions all read it.
+ */
+import { OPTION_KEYS, SETTINGS } from '../config.js';
+import { type CommandEntry, option, type OptionSpec, splitTable, type Surface } from '../argv/define.js';
+// In the entry chunk, unlike every other command: scripts run `idcli token` before every API call, so its
+// cached-token path costs no extra module load.
+import { command as token } from './token/command.js';
+/** The options accepted before or after any command; the settings with a global flag are listed under their field's name (see settingFlags in config.ts). */
+const globalOptions = (): OptionSpec[] =>
+  splitTable({
+    profile: option.string({
+      flag: '--profile',
+      value: '<name>',
+      description: 'profile to use',
+      env: SETTINGS.profile.env,
+      defaultText: SETTINGS.profile.default,
+    }),
+    ...Object.fromEntries(
+      OPTION_KEYS.filter((k) => 'global' in SETTINGS[k]).map((k) => [SETTINGS[k].field, option.setting(k)]),
+    ),
+    verbose: option.boolean({ flag: '--verbose', description: 'trace requests on stderr, secrets redacted' }),
+    quiet: option.boolean({ flag: '--quiet', description: 'only errors and warnings on stderr' }),
+  }).options;
+
+let globals: readonly OptionSpec[] | undefined;
+
+/**
+ * What the parser, the help pages and the completion scripts are given. The global options are built on first
+ * use: `idcli token` without flags never reads them.
+ */
+export const SURFACE: Surface = {
+  get globals() {
+    return (globals ??= globalOptions());
+  },
+  // Each loaded when its name is read: a run compiles the code of its own command only.
+  commands: [
+    { name: 'login', load: async () => (await import('./login/command.js')).command },
+    { name: 'token', load: async () => token },
+    { name: 'api', load: async () => (await import('./api/command.js')).command },
+    { name: 'list', load: async () => (await import('./list/command.js')).command },
+    { name: 'status', load: async () => (await import('./status/command.js')).command },
+    { name: 'logout', load: async () => (await import('./logout/command.js')).command },
+    { name: 'config', load: async () => (await import('./config/command.js')).command },
+    { name: 'doctor', load: async () => (await import('./doctor/command.js')).command },
+    { name: 'completion', load: async () => (await import('./completion/command.js')).command },
+    { name: '__profiles', hidden: true, load: async () => (await import('./completion/profiles.js')).command },
+  ] satisfies CommandEntry[],
+};
