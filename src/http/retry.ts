@@ -23,13 +23,27 @@ export const DEFAULT_BACKOFF: BackoffPolicy = {
   maxRetryAfterMs: 60_000,
 };
 
+/** The exponential ceiling of retry number `attempt` (0-based): base·2^n, at most maxDelayMs. */
+function backoffCeiling(attempt: number, policy: BackoffPolicy): number {
+  return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt, 30));
+}
+
 /**
- * Delay before retry number `attempt` (0-based): "full jitter", a uniform draw in [0, min(cap, base·2^n)],
- * which spreads clients that failed together far better than a fixed or equal-jitter schedule.
+ * The least delay before retry number `attempt` (0-based): half the exponential ceiling. A retry never comes sooner,
+ * whatever the server says, so a storm of answers that ask for no wait cannot spend every retry within milliseconds.
+ */
+export function backoffFloor(attempt: number, policy: BackoffPolicy): number {
+  return Math.floor(backoffCeiling(attempt, policy) / 2);
+}
+
+/**
+ * Delay before retry number `attempt` (0-based) when the server asks for none: "equal jitter", the floor plus a
+ * uniform draw over the other half of the ceiling. Clients that failed together come back spread out, and none
+ * sooner than the floor (full jitter's draws near zero would be retries at once).
  */
 export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt, 30));
-  return Math.floor(random() * ceiling);
+  const floor = backoffFloor(attempt, policy);
+  return floor + Math.floor(random() * (backoffCeiling(attempt, policy) - floor));
 }
 
 /**
@@ -48,7 +62,12 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   return Math.max(0, at - nowMs);
 }
 
-/** How long to wait before the next attempt after `res`, honouring Retry-After when the server sent one. */
+/**
+ * How long to wait before the next attempt after `res`. Retry-After (at most maxRetryAfterMs) is the least the
+ * server asks for (RFC 9110 §10.2.3) and the backoff floor the least idcli allows itself; the wait is the larger of
+ * the two plus the backoff's jitter, so that clients told the same Retry-After do not all come back in the same
+ * instant. Never longer than maxRetryAfterMs when the server sent a Retry-After.
+ */
 export function retryDelay(
   attempt: number,
   res: HttpResponse | undefined,
@@ -56,9 +75,13 @@ export function retryDelay(
   nowMs: number,
   random: () => number = Math.random,
 ): number {
+  const backoff = backoffDelay(attempt, policy, random);
   const hinted = res ? parseRetryAfter(headerValue(res.headers, 'retry-after'), nowMs) : undefined;
-  if (hinted !== undefined) return Math.min(hinted, policy.maxRetryAfterMs);
-  return backoffDelay(attempt, policy, random);
+  if (hinted === undefined) return backoff;
+  const floor = backoffFloor(attempt, policy);
+  const wait = Math.max(Math.min(hinted, policy.maxRetryAfterMs), floor) + (backoff - floor);
+  // The clamp shortens a long Retry-After, never the backoff itself.
+  return Math.max(backoff, Math.min(wait, policy.maxRetryAfterMs));
 }
 
 /**

@@ -193,8 +193,8 @@ class Walk {
   }
 
   /**
-   * Starts fetching a page, after the Retry-After the server last asked for; tells the window how long it took and
-   * whether the server asked for less on the way (a 429 or 503, which the client retries).
+   * Starts fetching a page, not before the retry of the last page the server refused (its Retry-After at least);
+   * tells the window how long it took and whether the server asked for less on the way (a 429 or 503, retried).
    */
   private start(url: string, index?: number): Pending<RawPage> {
     const wait = this.window.delay(performance.now());

@@ -57,6 +57,27 @@ describe('fault injection', { timeout: 30_000 }, () => {
     expect(await statuses(1)).toEqual([200]);
   });
 
+  it('forMs: every matching request gets the fault until that long after the first one did, then none', async () => {
+    expect(() => emu.inject({ path: '/v1/users', times: 2, forMs: 100, fault: { kind: 'drop' } })).toThrow(/forMs/);
+    emu.inject({ path: '/v1/users', nth: 2, forMs: 300, fault: { kind: 'status', status: 429, retryAfter: '0' } });
+    expect(await statuses(1)).toEqual([200]);
+    const sent = performance.now();
+    const seen: number[] = [];
+    let answered = sent;
+    const deadline = sent + 10_000;
+    while (seen.at(-1) !== 200 && performance.now() < deadline) {
+      if (seen.length > 0) await new Promise((r) => setTimeout(r, 25));
+      seen.push((await get(users, auth)).status);
+      answered = performance.now();
+    }
+    expect(seen.slice(0, -1).every((s) => s === 429)).toBe(true);
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen.at(-1)).toBe(200);
+    // The storm began with the first of these requests: the 200 was answered at least 300 ms after it was sent.
+    expect(answered - sent).toBeGreaterThanOrEqual(300);
+    expect(await statuses(2)).toEqual([200, 200]);
+  });
+
   it('queued faults for the same request hit consecutive requests', async () => {
     emu.inject({ path: '/v1/users', fault: { kind: 'status', status: 502 } });
     emu.inject({ path: '/v1/users', fault: { kind: 'status', status: 504 } });

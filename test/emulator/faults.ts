@@ -7,6 +7,9 @@ interface Pending {
   times: number;
   seen: number; // matching requests since injection
   applied: number;
+  forMs: number | undefined;
+  /** A forMs fault: when its storm ends (performance.now()), set as it first applies. */
+  endsAt: number | undefined;
   params: Array<[string, string]>;
   fault: Fault;
 }
@@ -21,8 +24,12 @@ export class FaultQueue {
     if (!(times === Number.POSITIVE_INFINITY || (Number.isInteger(times) && times >= 1))) {
       throw new Error('times must be an integer ≥ 1 or Infinity');
     }
+    if (f.forMs !== undefined && (f.times !== undefined || !(f.forMs > 0))) {
+      throw new Error('forMs must be a positive number, without times');
+    }
     const params = Object.entries(f.params ?? {});
-    this.queue.push({ path: f.path, nth, times, seen: 0, applied: 0, params, fault: f.fault });
+    const { path, forMs, fault } = f;
+    this.queue.push({ path, nth, times, seen: 0, applied: 0, forMs, endsAt: undefined, params, fault });
   }
 
   clear(): void {
@@ -40,11 +47,18 @@ export class FaultQueue {
       if (f.path !== pathname && f.path !== '*') continue;
       if (f.params.some(([name, value]) => query.get(name) !== value)) continue;
       f.seen += 1;
-      if (chosen === null && f.seen >= f.nth) chosen = f;
+      if (chosen === null && f.seen >= f.nth && !this.over(f)) chosen = f;
     }
+    this.queue = this.queue.filter((f) => !this.over(f));
     if (chosen === null) return null;
     chosen.applied += 1;
-    if (chosen.applied >= chosen.times) this.queue = this.queue.filter((f) => f !== chosen);
+    if (chosen.forMs !== undefined) chosen.endsAt ??= performance.now() + chosen.forMs;
+    else if (chosen.applied >= chosen.times) this.queue = this.queue.filter((f) => f !== chosen);
     return chosen.fault;
+  }
+
+  /** Whether a forMs fault's storm is over. */
+  private over(f: Pending): boolean {
+    return f.endsAt !== undefined && performance.now() >= f.endsAt;
   }
 }

@@ -132,6 +132,11 @@ export interface FaultSpec {
   /** How many matching requests get the fault (default 1; Infinity allowed). */
   times?: number;
   /**
+   * Instead of times: every matching request gets the fault until this many ms (real time) have passed since the
+   * first one did, a storm that ends at a known time whatever the client does meanwhile.
+   */
+  forMs?: number;
+  /**
    * Query parameters the request must carry, with these values (e.g. `{ pageIndex: '3' }`): a fault for one page,
    * whatever order the pages of a parallel walk arrive in. nth then counts only the requests that match.
    */

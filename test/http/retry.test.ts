@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, DEFAULT_BACKOFF, isRetried, parseRetryAfter, retryDelay, sleep } from '../../src/http/retry.js';
+import {
+  backoffDelay,
+  backoffFloor,
+  DEFAULT_BACKOFF,
+  isRetried,
+  parseRetryAfter,
+  retryDelay,
+  sleep,
+} from '../../src/http/retry.js';
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');
 
@@ -23,21 +31,76 @@ describe('parseRetryAfter (RFC 9110 §10.2.3)', () => {
 });
 
 describe('backoff', () => {
-  it('is full jitter under an exponential ceiling capped at maxDelayMs', () => {
+  it('is equal jitter: half the exponential ceiling, plus a draw over the other half, capped at maxDelayMs', () => {
     expect(backoffDelay(0, DEFAULT_BACKOFF, () => 0.999)).toBe(199);
-    expect(backoffDelay(3, DEFAULT_BACKOFF, () => 0.5)).toBe(800);
-    expect(backoffDelay(20, DEFAULT_BACKOFF, () => 0.999)).toBe(9990);
-    expect(backoffDelay(5, DEFAULT_BACKOFF, () => 0)).toBe(0);
+    expect(backoffDelay(3, DEFAULT_BACKOFF, () => 0.5)).toBe(1200);
+    expect(backoffDelay(20, DEFAULT_BACKOFF, () => 0.999)).toBe(9995);
+    expect(backoffDelay(5, DEFAULT_BACKOFF, () => 0)).toBe(3200);
+    expect([0, 1, 2, 3, 4, 5, 6, 7].map((n) => backoffFloor(n, DEFAULT_BACKOFF))).toEqual([
+      100, 200, 400, 800, 1600, 3200, 5000, 5000,
+    ]);
+  });
+});
+
+describe('retryDelay: Retry-After is the least wait, the backoff floor too', () => {
+  const res = (retryAfter?: string) => ({
+    status: 429,
+    headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter },
+    body: Buffer.alloc(0),
+  });
+  const ATTEMPTS = [0, 1, 2, 3, 4, 5];
+  const delays = (r: ReturnType<typeof res> | undefined, random: number) =>
+    ATTEMPTS.map((n) => retryDelay(n, r, DEFAULT_BACKOFF, NOW, () => random));
+  const FLOORS = [100, 200, 400, 800, 1600, 3200];
+  const HALFWAY = [150, 300, 600, 1200, 2400, 4800];
+
+  it('no Retry-After, 0, a date in the past or one it cannot read: the backoff, never sooner than its floor', () => {
+    for (const r of [undefined, res(), res('0'), res('Tue, 31 Dec 2024 23:59:00 GMT'), res('nonsense')]) {
+      expect(delays(r, 0)).toEqual(FLOORS);
+      expect(delays(r, 0.5)).toEqual(HALFWAY);
+      expect(delays(r, 0.999)).toEqual([199, 399, 799, 1599, 3198, 6396]);
+    }
   });
 
-  it('prefers Retry-After, capped', () => {
-    const res = (v: string) => ({ status: 429, headers: { 'retry-after': v }, body: Buffer.alloc(0) });
-    expect(retryDelay(0, res('2'), DEFAULT_BACKOFF, NOW, () => 0.5)).toBe(2000);
-    expect(retryDelay(0, res('3600'), DEFAULT_BACKOFF, NOW, () => 0.5)).toBe(60_000);
-    expect(retryDelay(1, res('nonsense'), DEFAULT_BACKOFF, NOW, () => 0.5)).toBe(200);
-    expect(retryDelay(1, undefined, DEFAULT_BACKOFF, NOW, () => 0.5)).toBe(200);
+  it('a small Retry-After: the larger of it and the floor, plus the jitter', () => {
+    expect(delays(res('1'), 0)).toEqual([1000, 1000, 1000, 1000, 1600, 3200]);
+    expect(delays(res('1'), 0.5)).toEqual([1050, 1100, 1200, 1400, 2400, 4800]);
+    // A date 1 s ahead is the same wait.
+    expect(delays(res('Wed, 01 Jan 2025 00:00:01 GMT'), 0.5)).toEqual([1050, 1100, 1200, 1400, 2400, 4800]);
   });
 
+  it('spreads clients told the same Retry-After, all of them waiting at least as long as it asks', () => {
+    const spread = [0, 0.25, 0.5, 0.75, 0.999].map((x) => retryDelay(3, res('2'), DEFAULT_BACKOFF, NOW, () => x));
+    expect(spread).toEqual([2000, 2200, 2400, 2600, 2799]);
+  });
+
+  it('a long Retry-After is clamped to 60 s, the jitter included', () => {
+    expect(delays(res('3600'), 0.5)).toEqual(ATTEMPTS.map(() => 60_000));
+    expect(delays(res('60'), 0)).toEqual(ATTEMPTS.map(() => 60_000));
+    expect(delays(res('59'), 0.5)).toEqual([59_050, 59_100, 59_200, 59_400, 59_800, 60_000]);
+  });
+
+  it('the clamp shortens a Retry-After, never the backoff', () => {
+    const policy = { ...DEFAULT_BACKOFF, maxRetryAfterMs: 500 };
+    expect(ATTEMPTS.map((n) => retryDelay(n, res('3600'), policy, NOW, () => 0.5))).toEqual([
+      500, 500, 600, 1200, 2400, 4800,
+    ]);
+  });
+
+  it('whatever the draw, never less than the floor nor than Retry-After, never more than the clamp', () => {
+    for (const hint of [undefined, '0', '1', '7', '3600', 'Tue, 31 Dec 2024 23:59:00 GMT']) {
+      const asked = hint === undefined ? 0 : (parseRetryAfter(hint, NOW) as number);
+      for (const n of ATTEMPTS)
+        for (const x of [0, 0.1, 0.5, 0.9, 0.999999]) {
+          const d = retryDelay(n, res(hint), DEFAULT_BACKOFF, NOW, () => x);
+          expect(d).toBeGreaterThanOrEqual(Math.max(backoffFloor(n, DEFAULT_BACKOFF), Math.min(asked, 60_000)));
+          expect(d).toBeLessThanOrEqual(60_000);
+        }
+    }
+  });
+});
+
+describe('retrying', () => {
   it('never treats POST as retryable', () => {
     expect(isRetried('GET')).toBe(true);
     expect(isRetried('post')).toBe(false);

@@ -88,8 +88,9 @@ describe('idcli list --concurrency auto (the default)', () => {
       // The window grew past the limit, was told so, and halved: a handful of 429s for 60 pages, not one per page.
       expect(throttled.length).toBeGreaterThan(0);
       expect(throttled.length).toBeLessThanOrEqual(6);
+      // The Retry-After of 1 s, plus the first retry's jitter (under 0.1 s).
       expect(r.stderr).toMatch(
-        /--concurrency auto: (\d+) → \d+ pages in flight: the server answered HTTP 429; no new request for 1\.0 s/,
+        /--concurrency auto: (\d+) → \d+ pages in flight: the server answered HTTP 429; no new request for 1\.[01] s/,
       );
       const [, from, to] = /(\d+) → (\d+) pages in flight: the server answered HTTP 429/.exec(r.stderr)!;
       expect(Number(to)).toBe(Math.floor(Number(from) / 2));
