@@ -6,6 +6,7 @@
  */
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
 import { ExitCode, IdcliError, OutputError } from '../errors.js';
+import { fsFault } from '../fs-faults.js';
 import { createFileOutput } from './file-output.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
 import { stoppedDumpMessage } from './resume-hint.js';
@@ -102,7 +103,7 @@ function openForResume(file: string, saved: DumpState): number {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw usage(`${file} is gone, but its state says it holds ${saved.items} items`);
-    throw usage(`cannot open ${file} to continue it (${code})`);
+    throw fsFault(err, { doing: 'open', path: file, dir: file, orElse: `or ${RESTART}` });
   }
   try {
     const st = fstatSync(fd);
@@ -119,7 +120,7 @@ function openForResume(file: string, saved: DumpState): number {
   } catch (err) {
     closeSync(fd);
     if (err instanceof IdcliError) throw err;
-    throw usage(`cannot continue ${file} (${(err as NodeJS.ErrnoException).code})`);
+    throw fsFault(err, { doing: 'read', path: file, dir: file, orElse: `or ${RESTART}` });
   }
 }
 
@@ -180,7 +181,8 @@ class Dump implements DumpFile {
     try {
       this.#fd = openSync(this.opts.file, flags, FILE_MODE);
     } catch (err) {
-      throw new OutputError(err);
+      // Not yet an output that failed half-way: nothing is written, and the user mends the directory or FILE.
+      throw fsFault(err, { doing: 'create', path: this.opts.file, dir: this.opts.file });
     }
     return this.#fd;
   }
