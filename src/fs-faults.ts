@@ -28,7 +28,7 @@ const denied =
   (reason: string): Fix =>
   (mend, at) => {
     const file = !isDirectory(mend);
-    const may = at.doing === 'read' || at.doing === 'open' ? 'readable' : 'writable';
+    const may = at.doing === 'read' ? 'readable' : 'writable';
     return { reason, fix: `make ${mend} ${may} for you (chmod ${file ? 'u+rw' : 'u+rwx'} ${shellQuote(mend)})` };
   };
 
