@@ -159,7 +159,7 @@ export class FileStore implements CredentialStore {
     const path = await this.pathFor(key);
     // The directory is checked exactly as reads check it: through a symlinked directory, unlink would remove a
     // file in the link's target.
-    if (!this.#inspectDir()) return false;
+    if (!this.#inspectDir('delete')) return false;
     // Signing out must not leave the tokens of a writer killed mid-write behind.
     await this.#removeOrphanTemps(path);
     try {
@@ -187,23 +187,23 @@ export class FileStore implements CredentialStore {
       // EEXIST here means something other than a directory is in the way; the checks below name it.
       if (errCode(err) !== 'EEXIST') throw this.#fault(err, 'create', this.dir);
     }
-    this.#inspectDir();
+    this.#inspectDir('create');
   }
 
   /**
    * False when the credentials directory does not exist; refuses a symlink, a non-directory or another user's
    * directory; tightens its mode.
    */
-  #inspectDir(): boolean {
+  #inspectDir(doing: FsFaultAt['doing'] = 'read'): boolean {
     let st: Stats;
     try {
       st = lstatSync(this.dir);
     } catch (err) {
       if (errCode(err) === 'ENOENT') return false;
-      throw this.#fault(err, 'read', this.dir);
+      throw this.#fault(err, doing, this.dir);
     }
     if (st.isSymbolicLink()) throw symlinkRefused(this.dir);
-    if (!st.isDirectory()) throw new IdcliError(`${this.dir} is not a directory`, ExitCode.USAGE);
+    if (!st.isDirectory()) throw this.#fault({ code: 'ENOTDIR' }, doing, this.dir);
     refuseForeignOwner(this.dir, st);
     if (IS_POSIX && (st.mode & 0o077) !== 0) {
       this.#warn(tightenMode(this.dir, st, DIR_MODE, 'accessible', () => chmodSync(this.dir, DIR_MODE)));
