@@ -6,7 +6,7 @@
  */
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
 import { ExitCode, IdcliError, OutputError } from '../errors.js';
-import { fsFault } from '../fs-faults.js';
+import { errCode, fsFault } from '../fs-faults.js';
 import { createFileOutput } from './file-output.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
 import { stoppedDumpMessage } from './resume-hint.js';
@@ -64,8 +64,15 @@ export const STATE_INTERVAL_MS = 100;
  * back to its last whole page. Nothing touches the network here.
  */
 export function openDump(opts: DumpOptions): DumpFile {
-  if (statSync(opts.file, { throwIfNoEntry: false })?.isDirectory())
-    throw usage(`${opts.file} is a directory`, 'name a file for -o, e.g. users.ndjson');
+  let st: ReturnType<typeof statSync> | undefined;
+  try {
+    // Not throwIfNoEntry: from Node 22 on it also hides ENOTDIR.
+    st = statSync(opts.file);
+  } catch (err) {
+    // A file in the way above FILE (ENOTDIR), or a directory that may not be entered: told before any request.
+    if (errCode(err) !== 'ENOENT') throw fsFault(err, { doing: 'create', path: opts.file, dir: opts.file });
+  }
+  if (st?.isDirectory()) throw usage(`${opts.file} is a directory`, 'name a file for -o, e.g. users.ndjson');
   const state = statePath(opts.file);
   // The state goes first: FILE written anew under an old state could be taken for the old walk's pages.
   if (opts.restart) removeState(state);
@@ -78,8 +85,9 @@ function loadState(opts: DumpOptions, state: string): { state: DumpState; fd: nu
   try {
     saved = readState(state);
   } catch (err) {
-    if (!(err instanceof StateUnreadable)) throw err;
-    throw usage(`cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`);
+    if (err instanceof StateUnreadable)
+      throw usage(`cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`);
+    throw fsFault(err, { doing: 'read', path: state, dir: state, orElse: `or ${RESTART}` });
   }
   if (saved === undefined) return undefined;
   const diff = identityDiff(saved.walk, opts.walk);

@@ -331,6 +331,21 @@ describe('idcli list -o FILE', () => {
 const run = promisify(execFile);
 const chattr = (args: string[]) => run('chattr', args);
 
+describe('idcli list -o FILE where FILE cannot be', () => {
+  it('a file in the way above FILE: exit 2 naming it, before any request', async () => {
+    const blocker = join(env.configDir, 'blocker');
+    await writeFile(blocker, '');
+    const file = join(blocker, 'items.ndjson');
+    const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(
+      `error: cannot create ${file}: ${blocker} is a file, not a directory (ENOTDIR); remove or rename ${blocker}\n`,
+    );
+    expect(r.requests).toEqual([]);
+    expect(await readFile(blocker, 'utf8')).toBe('');
+  });
+});
+
 // Immutable (chattr +i): even root may not change it (EPERM), as a directory of another user stops anyone else.
 describe.runIf(process.getuid?.() === 0)('idcli list -o FILE where FILE may not be written', () => {
   it('a directory that may not be written: exit 2 with the path, the reason and the fix', async () => {
