@@ -87,7 +87,12 @@ function loadState(opts: DumpOptions, state: string): { state: DumpState; fd: nu
   } catch (err) {
     if (err instanceof StateUnreadable)
       throw usage(`cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`);
-    throw fsFault(err, { doing: 'read', path: state, dir: state, orElse: `or ${RESTART}` });
+    const code = errCode(err);
+    if (code === undefined) throw err;
+    const fault = fsFault(err, { doing: 'read', path: state, dir: state, orElse: `or ${RESTART}` });
+    // A state that cannot be read is exit 2 naming --restart, whatever the cause: starting over always gets past it.
+    if (fault.exitCode === ExitCode.USAGE) throw fault;
+    throw usage(`cannot continue ${opts.file}: its state ${state} cannot be read (${code})`);
   }
   if (saved === undefined) return undefined;
   const diff = identityDiff(saved.walk, opts.walk);
