@@ -6,7 +6,8 @@
 import { chmodSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
-import { IdcliError, ExitCode, usageError } from './errors.js';
+import { IdcliError, usageError } from './errors.js';
+import { fsFault, type FsFaultAt } from './fs-faults.js';
 import { clip, printable, quoted } from './printable.js';
 import { replacePrivateFile } from './private-file.js';
 import { tightenMode } from './private-mode.js';
@@ -279,6 +280,9 @@ export function configPath(configDir: string): string {
   return join(configDir, 'config.json');
 }
 
+/** The way out of a fault in the config directory that every fix there offers (see fs-faults.ts). */
+export const CONFIG_DIR_ELSEWHERE = 'or set IDCLI_CONFIG_DIR to another directory';
+
 /** Far above any real config (a few profiles of a few URLs), far below what could exhaust memory. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 // O_NONBLOCK: a FIFO (or a device) put in the file's place must be refused, not wait forever for a writer.
@@ -325,7 +329,7 @@ function readBounded(fd: number, path: string): string {
     size = st.size;
   } catch (err) {
     if (err instanceof IdcliError) throw err;
-    throw new IdcliError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.USAGE);
+    throw configDirFault(dirname(path), path, err, 'read');
   }
   const tooLarge = () => usageError(`${path} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB`, fix);
   if (size > MAX_CONFIG_BYTES) throw tooLarge();
@@ -335,7 +339,7 @@ function readBounded(fd: number, path: string): string {
   try {
     for (let n = 1; n > 0 && length < buf.length; length += n) n = readSync(fd, buf, length, buf.length - length, null);
   } catch (err) {
-    throw new IdcliError(`cannot read ${path}: ${(err as Error).message}`, ExitCode.USAGE);
+    throw configDirFault(dirname(path), path, err, 'read');
   }
   if (length > MAX_CONFIG_BYTES) throw tooLarge();
   return buf.toString('utf8', 0, length);
@@ -352,7 +356,7 @@ function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {
   } catch (err) {
     throw configDirFault(configDir, configDir, err, 'read');
   }
-  if (!st.isDirectory()) throw notADirectory(configDir);
+  if (!st.isDirectory()) throw configDirFault(configDir, configDir, { code: 'ENOTDIR' }, 'read');
   if (process.platform === 'win32' || (st.mode & 0o077) === 0) return;
   warn(tightenMode(configDir, st, 0o700, 'accessible', () => chmodSync(configDir, 0o700)));
 }
@@ -415,45 +419,9 @@ export async function saveConfigFile(configDir: string, file: ConfigFile, opts: 
   }
 }
 
-/**
- * A file-system failure on the config directory or a file in it: a configuration error (exit 2) that names the
- * path and the way out, where the bare errno text would read as a crash.
- */
-function configDirFault(configDir: string, path: string, err: unknown, doing: 'read' | 'create' | 'write'): IdcliError {
-  const code = (err as NodeJS.ErrnoException).code;
-  const elsewhere = 'or set IDCLI_CONFIG_DIR to another directory';
-  // mkdir -p answers EEXIST when the directory's own name is taken by a file.
-  if (code === 'ENOTDIR' || code === 'EEXIST') return notADirectory(configDir);
-  if (code === 'EACCES' || code === 'EPERM') {
-    return usageError(
-      `cannot ${doing} ${path}: permission denied`,
-      `check the owner and mode of ${configDir}, ${elsewhere}`,
-    );
-  }
-  if (code === 'EROFS')
-    return usageError(
-      `cannot ${doing} ${path}: the file system is read-only`,
-      `set IDCLI_CONFIG_DIR to another directory`,
-    );
-  return usageError(`cannot ${doing} ${path} (${code ?? (err as Error).message})`, `check ${configDir}, ${elsewhere}`);
-}
-
-/** The config directory is a file, or lies inside one: named, so the user knows which file is in the way. */
-function notADirectory(configDir: string): IdcliError {
-  const fix = 'remove or rename that file, or set IDCLI_CONFIG_DIR to a directory';
-  for (let dir = configDir; ; dir = dirname(dir)) {
-    let st: ReturnType<typeof statSync> | undefined;
-    try {
-      st = statSync(dir, { throwIfNoEntry: false });
-    } catch {
-      // ENOTDIR: the file is further up.
-    }
-    if (st && !st.isDirectory()) {
-      const where = dir === configDir ? 'is a file' : `is inside ${dir}, which is a file`;
-      return usageError(`the config directory ${configDir} ${where}`, fix);
-    }
-    if (dirname(dir) === dir) return usageError(`the config directory ${configDir} is not a directory`, fix);
-  }
+/** A file-system failure on the config directory or a file in it (see fs-faults.ts). */
+function configDirFault(configDir: string, path: string, err: unknown, doing: FsFaultAt['doing']): IdcliError {
+  return fsFault(err, { doing, path, dir: configDir, orElse: CONFIG_DIR_ELSEWHERE });
 }
 
 /**

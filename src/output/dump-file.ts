@@ -6,6 +6,7 @@
  */
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
 import { ExitCode, IdcliError, OutputError } from '../errors.js';
+import { errCode, fsFault } from '../fs-faults.js';
 import { createFileOutput } from './file-output.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
 import { stoppedDumpMessage } from './resume-hint.js';
@@ -63,8 +64,15 @@ export const STATE_INTERVAL_MS = 100;
  * back to its last whole page. Nothing touches the network here.
  */
 export function openDump(opts: DumpOptions): DumpFile {
-  if (statSync(opts.file, { throwIfNoEntry: false })?.isDirectory())
-    throw usage(`${opts.file} is a directory`, 'name a file for -o, e.g. users.ndjson');
+  let st: ReturnType<typeof statSync> | undefined;
+  try {
+    // Not throwIfNoEntry: from Node 22 on it also hides ENOTDIR.
+    st = statSync(opts.file);
+  } catch (err) {
+    // A file in the way above FILE (ENOTDIR), or a directory that may not be entered: told before any request.
+    if (errCode(err) !== 'ENOENT') throw fsFault(err, { doing: 'create', path: opts.file, dir: opts.file });
+  }
+  if (st?.isDirectory()) throw usage(`${opts.file} is a directory`, 'name a file for -o, e.g. users.ndjson');
   const state = statePath(opts.file);
   // The state goes first: FILE written anew under an old state could be taken for the old walk's pages.
   if (opts.restart) removeState(state);
@@ -77,8 +85,14 @@ function loadState(opts: DumpOptions, state: string): { state: DumpState; fd: nu
   try {
     saved = readState(state);
   } catch (err) {
-    if (!(err instanceof StateUnreadable)) throw err;
-    throw usage(`cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`);
+    if (err instanceof StateUnreadable)
+      throw usage(`cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`);
+    const code = errCode(err);
+    if (code === undefined) throw err;
+    const fault = fsFault(err, { doing: 'read', path: state, dir: state, orElse: `or ${RESTART}` });
+    // A state that cannot be read is exit 2 naming --restart, whatever the cause: starting over always gets past it.
+    if (fault.exitCode === ExitCode.USAGE) throw fault;
+    throw usage(`cannot continue ${opts.file}: its state ${state} cannot be read (${code})`);
   }
   if (saved === undefined) return undefined;
   const diff = identityDiff(saved.walk, opts.walk);
@@ -102,7 +116,7 @@ function openForResume(file: string, saved: DumpState): number {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw usage(`${file} is gone, but its state says it holds ${saved.items} items`);
-    throw usage(`cannot open ${file} to continue it (${code})`);
+    throw fsFault(err, { doing: 'open', path: file, dir: file, orElse: `or ${RESTART}` });
   }
   try {
     const st = fstatSync(fd);
@@ -119,7 +133,7 @@ function openForResume(file: string, saved: DumpState): number {
   } catch (err) {
     closeSync(fd);
     if (err instanceof IdcliError) throw err;
-    throw usage(`cannot continue ${file} (${(err as NodeJS.ErrnoException).code})`);
+    throw fsFault(err, { doing: 'read', path: file, dir: file, orElse: `or ${RESTART}` });
   }
 }
 
@@ -180,7 +194,8 @@ class Dump implements DumpFile {
     try {
       this.#fd = openSync(this.opts.file, flags, FILE_MODE);
     } catch (err) {
-      throw new OutputError(err);
+      // Not yet an output that failed half-way: nothing is written, and the user mends the directory or FILE.
+      throw fsFault(err, { doing: 'create', path: this.opts.file, dir: this.opts.file });
     }
     return this.#fd;
   }

@@ -48,7 +48,8 @@ export class StateUnreadable extends Error {}
 
 /**
  * The state beside FILE; undefined when there is none. Throws StateUnreadable for a file that is not a state this
- * version wrote (a symlink, another user's file, bad JSON, missing fields).
+ * version wrote (a symlink, another user's file, bad JSON, missing fields), and the file system's error for one that
+ * cannot be opened or read.
  */
 export function readState(path: string): DumpState | undefined {
   let text: string;
@@ -58,7 +59,8 @@ export function readState(path: string): DumpState | undefined {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return undefined;
-    throw new StateUnreadable(code === 'ELOOP' ? 'it is a symbolic link' : `it cannot be opened (${code})`);
+    if (code === 'ELOOP') throw new StateUnreadable('it is a symbolic link');
+    throw err;
   }
   try {
     const st = fstatSync(fd);
@@ -67,9 +69,6 @@ export function readState(path: string): DumpState | undefined {
     const uid = process.getuid?.();
     if (uid !== undefined && st.uid !== uid) throw new StateUnreadable(`it belongs to another user (uid ${st.uid})`);
     text = readFileSync(fd, 'utf8');
-  } catch (err) {
-    if (err instanceof StateUnreadable) throw err;
-    throw new StateUnreadable(`it cannot be read (${(err as NodeJS.ErrnoException).code})`);
   } finally {
     closeSync(fd);
   }

@@ -13,12 +13,12 @@ import {
   readFileSync,
   type Stats,
 } from 'node:fs';
-import { dirname, join, sep } from 'node:path';
+import { join, sep } from 'node:path';
+import { CONFIG_DIR_ELSEWHERE } from '../config.js';
 import { ExitCode, IdcliError } from '../errors.js';
+import { errCode, fsFault, type FsFaultAt } from '../fs-faults.js';
 import { createPrivateFile, PRIVATE_FILE_MODE, privateTempName, replacePrivateFile, syncDir } from '../private-file.js';
 import { refuseForeignOwner, tightenMode } from '../private-mode.js';
-import { shellQuote } from '../shell-quote.js';
-import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore, WriteOptions } from './interface.js';
 import {
@@ -99,8 +99,8 @@ export class FileStore implements CredentialStore {
       const code = errCode(err);
       if (code === 'ENOENT') return null;
       if (code === 'ELOOP') throw symlinkRefused(path);
-      if (code === 'EACCES' || code === 'EPERM') throw unreadable(path, code);
-      throw fsError('cannot read', path, err);
+      if (code === 'EACCES' || code === 'EPERM') throw unreadable(path, err);
+      throw this.#fault(err, 'read', path);
     }
     try {
       const st = fstatSync(fd);
@@ -113,7 +113,7 @@ export class FileStore implements CredentialStore {
       return recordFrom(path, () => decodeRecord(readFileSync(fd, 'utf8')));
     } catch (err) {
       if (err instanceof IdcliError) throw err; // a CredentialRecordError among them
-      throw fsError('cannot read', path, err);
+      throw this.#fault(err, 'read', path);
     } finally {
       closeSync(fd);
     }
@@ -134,7 +134,7 @@ export class FileStore implements CredentialStore {
       await createPrivateFile(probe, '\n');
     } catch (err) {
       await unlink(probe).catch(() => {});
-      throw unwritableDir(this.dir, err) ?? fsError('cannot write', probe, err);
+      throw this.#fault(err, 'write', path);
     }
     // A probe left behind is swept like any dead writer's temp file.
     await unlink(probe).catch(() => {});
@@ -150,7 +150,7 @@ export class FileStore implements CredentialStore {
       await replacePrivateFile(path, `${encodeRecord(record)}\n`, { durable: true, beforeCommit });
     } catch (err) {
       if (err instanceof IdcliError) throw err;
-      throw fsError('cannot write', path, err);
+      throw this.#fault(err, 'write', path);
     }
     if (this.notice !== undefined && (creates || opts.signIn)) this.#warn(this.notice);
   }
@@ -159,7 +159,7 @@ export class FileStore implements CredentialStore {
     const path = await this.pathFor(key);
     // The directory is checked exactly as reads check it: through a symlinked directory, unlink would remove a
     // file in the link's target.
-    if (!this.#inspectDir()) return false;
+    if (!this.#inspectDir('delete')) return false;
     // Signing out must not leave the tokens of a writer killed mid-write behind.
     await this.#removeOrphanTemps(path);
     try {
@@ -169,10 +169,15 @@ export class FileStore implements CredentialStore {
       if (errCode(err) === 'ENOENT') return false;
       // A directory in the record's place (EISDIR, or EPERM as POSIX allows) is not ours to remove recursively.
       if (isDirectory(path)) throw notARecord(path);
-      throw fsError('cannot delete', path, err);
+      throw this.#fault(err, 'delete', path);
     }
     await syncDir(this.dir);
     return true;
+  }
+
+  /** A failed operation on the credentials directory or a file in it, mended in that directory. */
+  #fault(err: unknown, doing: FsFaultAt['doing'], path: string): IdcliError {
+    return fsFault(err, { doing, path, dir: this.dir, orElse: CONFIG_DIR_ELSEWHERE });
   }
 
   async #ensureDir(): Promise<void> {
@@ -180,26 +185,25 @@ export class FileStore implements CredentialStore {
       await (await fsp()).mkdir(this.dir, { recursive: true, mode: DIR_MODE });
     } catch (err) {
       // EEXIST here means something other than a directory is in the way; the checks below name it.
-      if (errCode(err) !== 'EEXIST')
-        throw unwritableDir(dirname(this.dir), err) ?? fsError('cannot create', this.dir, err);
+      if (errCode(err) !== 'EEXIST') throw this.#fault(err, 'create', this.dir);
     }
-    this.#inspectDir();
+    this.#inspectDir('create');
   }
 
   /**
    * False when the credentials directory does not exist; refuses a symlink, a non-directory or another user's
    * directory; tightens its mode.
    */
-  #inspectDir(): boolean {
+  #inspectDir(doing: FsFaultAt['doing'] = 'read'): boolean {
     let st: Stats;
     try {
       st = lstatSync(this.dir);
     } catch (err) {
       if (errCode(err) === 'ENOENT') return false;
-      throw fsError('cannot read', this.dir, err);
+      throw this.#fault(err, doing, this.dir);
     }
     if (st.isSymbolicLink()) throw symlinkRefused(this.dir);
-    if (!st.isDirectory()) throw new IdcliError(`${this.dir} is not a directory`, ExitCode.USAGE);
+    if (!st.isDirectory()) throw this.#fault({ code: 'ENOTDIR' }, doing, this.dir);
     refuseForeignOwner(this.dir, st);
     if (IS_POSIX && (st.mode & 0o077) !== 0) {
       this.#warn(tightenMode(this.dir, st, DIR_MODE, 'accessible', () => chmodSync(this.dir, DIR_MODE)));
@@ -213,7 +217,7 @@ export class FileStore implements CredentialStore {
     try {
       st = lstatSync(path);
     } catch (err) {
-      if (errCode(err) !== 'ENOENT') throw fsError('cannot read', path, err);
+      if (errCode(err) !== 'ENOENT') throw this.#fault(err, 'read', path);
       return false;
     }
     if (st.isSymbolicLink()) throw symlinkRefused(path);
@@ -255,17 +259,15 @@ function symlinkRefused(path: string): IdcliError {
  * A record that cannot be opened: another user's at 0600 is refused naming its owner, as one that can be opened is;
  * one of ours that we may not read (mode 0200, an ACL) needs its mode mended. Either way exit 2, never a crash.
  */
-function unreadable(path: string, code: string): IdcliError {
+function unreadable(path: string, err: unknown): IdcliError {
   let st: Stats | undefined;
   try {
     st = lstatSync(path);
   } catch {
-    // Not even its owner can be read (a directory we may not search): the code alone says what failed.
+    // Not even its owner can be read (a directory we may not search): the fault says what failed.
   }
   if (st) refuseForeignOwner(path, st);
-  return new IdcliError(`cannot read ${path} (${code})`, ExitCode.USAGE, {
-    hint: `make it readable for you (chmod 600 ${shellQuote(path)}), or remove it and run \`idcli login\``,
-  });
+  return fsFault(err, { doing: 'read', path, dir: path, orElse: 'or remove it and run `idcli login`' });
 }
 
 function isDirectory(path: string): boolean {

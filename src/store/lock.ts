@@ -15,9 +15,10 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { seconds } from '../duration.js';
+import { CONFIG_DIR_ELSEWHERE } from '../config.js';
 import { ExitCode, IdcliError, interrupted } from '../errors.js';
+import { errCode, fsFault, type FsFaultAt } from '../fs-faults.js';
 import { createPrivateFile, privateTempName } from '../private-file.js';
-import { errCode, fsError, unwritableDir } from './fs-faults.js';
 import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
 
@@ -90,10 +91,8 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
   try {
     await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
   } catch (err) {
-    // Where the locks directory cannot be made, its parent (the config directory) is what needs mending.
-    throw (
-      unwritableDir(dirname(dirname(lockPath)), err) ?? lockFsError('cannot create the directory of', lockPath, err)
-    );
+    // The locks directory not there yet stands for the nearest one above it (see fs-faults.ts).
+    throw lockFsError('create', dirname(lockPath), err, dirname(lockPath));
   }
   const owner = newOwner();
   let waitingOn: string | null | undefined;
@@ -179,13 +178,13 @@ async function createExclusive(path: string, content: object): Promise<FileHandl
     await createPrivateFile(tmp, JSON.stringify(content));
   } catch (err) {
     await unlink(tmp).catch(() => {});
-    throw lockFsError('cannot write', path, err);
+    throw lockFsError('write', path, err);
   }
   try {
     await link(tmp, path);
   } catch (err) {
     if (errCode(err) === 'EEXIST') return null;
-    throw lockFsError('cannot create', path, err);
+    throw lockFsError('create', path, err);
   } finally {
     await unlink(tmp).catch(() => {});
   }
@@ -193,7 +192,7 @@ async function createExclusive(path: string, content: object): Promise<FileHandl
     return await open(path, 'r');
   } catch (err) {
     await unlink(path).catch(() => {});
-    throw lockFsError('cannot open', path, err);
+    throw lockFsError('open', path, err);
   }
 }
 
@@ -302,6 +301,7 @@ function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | nu
   );
 }
 
-function lockFsError(what: string, path: string, err: unknown): IdcliError {
-  return unwritableDir(dirname(path), err) ?? fsError(`${what} the lock file`, path, err);
+/** A failed operation on a lock file or the locks directory, mended in that directory (see fs-faults.ts). */
+function lockFsError(doing: FsFaultAt['doing'], path: string, err: unknown, dir = dirname(path)): IdcliError {
+  return fsFault(err, { doing, path, dir, orElse: CONFIG_DIR_ELSEWHERE });
 }

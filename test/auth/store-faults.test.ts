@@ -174,7 +174,7 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
     expectOneErrorLine(
       r,
       new RegExp(
-        `cannot read ${escaped(record)} \\(EACCES\\); make it readable for you \\(chmod 600 '${escaped(record)}'\\)`,
+        `cannot read ${escaped(record)}: permission denied \\(EACCES\\); make ${escaped(record)} readable for you \\(chmod u\\+rw '${escaped(record)}'\\), or remove it and run \`idcli login\``,
       ),
     );
     await chmod(record, 0o600);
@@ -223,13 +223,14 @@ async function breakable(store: StoreKind): Promise<Breakable> {
     await login(h);
     await handOver(h, NOBODY);
     const dir = credentialsDirOf(h);
+    const record = await recordPathOf(h);
     return {
       h,
       run: (args) => h.run(args, {}, NOBODY),
       break: () => chmod(dir, 0o500),
       mend: () => chmod(dir, 0o700),
       says: new RegExp(
-        `cannot write to ${escaped(dir)} \\(EACCES\\); make it writable for you \\(chmod 700 '${escaped(dir)}'\\)`,
+        `cannot write ${escaped(record)}: permission denied \\(EACCES\\); make ${escaped(dir)} writable for you \\(chmod u\\+rwx '${escaped(dir)}'\\), or set IDCLI_CONFIG_DIR to another directory$`,
       ),
     };
   }
@@ -292,9 +293,41 @@ describe.runIf(AS_ROOT)('a store that cannot save', () => {
     await chmod(locks, 0o500);
     const r = await h.run(['token', '--refresh'], {}, NOBODY);
     expect(r.code, r.stderr).toBe(2);
-    expectOneErrorLine(r, new RegExp(`cannot write to ${escaped(locks)} \\(EACCES\\); make it writable for you`));
+    expectOneErrorLine(
+      r,
+      new RegExp(
+        `cannot write ${escaped(locks)}/[0-9a-f]+\\.lock: permission denied \\(EACCES\\); make ${escaped(locks)} writable for you \\(chmod u\\+rwx '${escaped(locks)}'\\), or set IDCLI_CONFIG_DIR to another directory$`,
+      ),
+    );
     expect(refreshGrants(h)).toHaveLength(sent);
     await chmod(locks, 0o700);
     expect((await h.run(['token', '--refresh'], {}, NOBODY)).code).toBe(0);
+  });
+
+  describeEachStore('a lock directory that may not be changed at all', (store) => {
+    it('a refresh is exit 2 with the path, the reason and the fix, nothing sent, and works once mended', async () => {
+      const h = await newHarness(store);
+      await login(h);
+      const locks = join(configDirOf(h), 'locks');
+      await mkdir(locks, { recursive: true, mode: 0o700 });
+      // Immutable: even root may not create the lock file in it (EPERM), whichever store holds the sign-in.
+      await run('chattr', ['+i', locks]);
+      cleanups.push(() => run('chattr', ['-i', locks]).then(() => {}));
+      const sent = refreshGrants(h).length;
+      const r = await h.run(['token', '--refresh']);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expectOneErrorLine(
+        r,
+        new RegExp(
+          `cannot write ${escaped(locks)}/[0-9a-f]+\\.lock: operation not permitted \\(EPERM\\); make ${escaped(locks)} writable for you \\(chmod u\\+rwx '${escaped(locks)}'\\), or set IDCLI_CONFIG_DIR to another directory$`,
+        ),
+      );
+      expect(refreshGrants(h)).toHaveLength(sent);
+      await run('chattr', ['-i', locks]);
+      const again = await h.run(['token', '--refresh']);
+      expect(again.code, again.stderr).toBe(0);
+      expect(refreshGrants(h)).toHaveLength(sent + 1);
+    });
   });
 });

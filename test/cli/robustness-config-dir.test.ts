@@ -100,7 +100,11 @@ describe('a config directory that cannot be used', () => {
     await writeFile(file, 'not a directory');
     for (const args of [['status'], ['token'], ['config', 'set', 'scope', 'x'], ['config', 'list'], ['logout']]) {
       const r = await idcli(args, { IDCLI_CONFIG_DIR: file });
-      expectConfigError(r, `error: the config directory ${file} is a file; remove or rename that file`);
+      expectConfigError(
+        r,
+        `: ${file} is a file, not a directory (ENOTDIR); remove or rename ${file}, or set IDCLI_CONFIG_DIR`,
+      );
+      expect(r.stderr).toMatch(new RegExp(`^error: cannot (read|create) ${file}[/:]`));
     }
     expect(await readFile(file, 'utf8')).toBe('not a directory');
   });
@@ -111,7 +115,8 @@ describe('a config directory that cannot be used', () => {
     const dir = join(file, 'idcli', 'deeper');
     for (const args of [['status'], ['config', 'set', 'scope', 'x'], ['config', 'get', 'scope']]) {
       const r = await idcli(args, { IDCLI_CONFIG_DIR: dir });
-      expectConfigError(r, `error: the config directory ${dir} is inside ${file}, which is a file`);
+      expectConfigError(r, `: ${file} is a file, not a directory (ENOTDIR); remove or rename ${file}`);
+      expect(r.stderr).toMatch(new RegExp(`^error: cannot (read|create) ${dir}[/:]`));
     }
   });
 
@@ -124,7 +129,11 @@ describe('a config directory that cannot be used', () => {
       const dir = join(locked, 'idcli');
       for (const args of [['status'], ['config', 'list'], ['config', 'set', 'scope', 'x']]) {
         const r = await idcli(args, { IDCLI_CONFIG_DIR: dir });
-        expectConfigError(r, `error: cannot read ${dir}/config.json: permission denied; check the owner and mode`);
+        // The directory that shuts the CLI out is named, not the config directory below it.
+        expectConfigError(
+          r,
+          `error: cannot read ${dir}/config.json: permission denied (EACCES); make ${locked} readable for you (chmod u+rwx '${locked}'), or set IDCLI_CONFIG_DIR to another directory\n`,
+        );
       }
     } finally {
       await chmod(locked, 0o700);
@@ -137,14 +146,20 @@ describe('a config directory that cannot be used', () => {
     expect(set.code, set.stderr).toBe(0);
     await chmod(dir, 0o500);
     const again = await idcli(['config', 'set', 'scope', 'y'], { IDCLI_CONFIG_DIR: dir });
-    expectConfigError(again, `error: cannot write ${dir}/config.json: permission denied; check the owner and mode`);
+    expectConfigError(
+      again,
+      `error: cannot write ${dir}/config.json: permission denied (EACCES); make ${dir} writable for you (chmod u+rwx '${dir}'), or set IDCLI_CONFIG_DIR to another directory\n`,
+    );
     const list = await idcli(['config', 'list'], { IDCLI_CONFIG_DIR: dir });
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toBe('scope=x\n');
     // Under a directory that may not be written, it cannot be created either.
     const below = join(dir, 'sub');
     const create = await idcli(['config', 'set', 'scope', 'y'], { IDCLI_CONFIG_DIR: below });
-    expectConfigError(create, `error: cannot create ${below}: permission denied`);
+    expectConfigError(
+      create,
+      `error: cannot create ${below}: permission denied (EACCES); make ${dir} writable for you (chmod u+rwx '${dir}')`,
+    );
   });
 });
 

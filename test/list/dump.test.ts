@@ -3,8 +3,10 @@
  * CLI against the emulator. The walks here go one page at a time (--concurrency 1) unless the test is about pages in
  * flight, so the count of requests tells how far FILE is.
  */
+import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, rmdir, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { eachTest, list, type ListEnv, ndjson, plainItems, signalAtThirdPage } from './helpers.js';
@@ -323,5 +325,64 @@ describe('idcli list -o FILE', () => {
     const restarted = await list(env, ['/v1/events', '-o', out, '--restart']);
     expect(restarted.code, restarted.stderr).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(ndjson(events));
+  });
+});
+
+const run = promisify(execFile);
+const chattr = (args: string[]) => run('chattr', args);
+
+describe('idcli list -o FILE where FILE cannot be', () => {
+  it('a file in the way above FILE: exit 2 naming it, before any request', async () => {
+    const blocker = join(env.configDir, 'blocker');
+    await writeFile(blocker, '');
+    const file = join(blocker, 'items.ndjson');
+    const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(
+      `error: cannot create ${file}: ${blocker} is a file, not a directory (ENOTDIR); remove or rename ${blocker}\n`,
+    );
+    expect(r.requests).toEqual([]);
+    expect(await readFile(blocker, 'utf8')).toBe('');
+  });
+});
+
+// Immutable (chattr +i): even root may not change it (EPERM), as a directory of another user stops anyone else.
+describe.runIf(process.getuid?.() === 0)('idcli list -o FILE where FILE may not be written', () => {
+  it('a directory that may not be written: exit 2 with the path, the reason and the fix', async () => {
+    const sealed = join(env.configDir, 'sealed');
+    await mkdir(sealed);
+    await chattr(['+i', sealed]);
+    try {
+      const file = join(sealed, 'items.ndjson');
+      const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(
+        `error: cannot create ${file}: operation not permitted (EPERM); make ${sealed} writable for you (chmod u+rwx '${sealed}')\n`,
+      );
+      expect(await exists(`${file}.idcli-state`)).toBe(false);
+    } finally {
+      await chattr(['-i', sealed]);
+    }
+  });
+
+  it('a FILE to continue that may not be written: exit 2 with the fix or --restart, FILE and its state kept', async () => {
+    failFrom(3);
+    expect((await list(env, ['/v1/items', ...seq, '-o', out])).code).toBe(4);
+    const before = await readFile(out, 'utf8');
+    emu.clearFaults();
+    await chattr(['+i', out]);
+    try {
+      const r = await list(env, ['/v1/items', ...seq, '-o', out]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toBe(
+        `error: cannot open ${out}: operation not permitted (EPERM); make ${out} writable for you (chmod u+rw '${out}'), or add --restart to start over\n`,
+      );
+      expect(r.requests).toEqual([]);
+    } finally {
+      await chattr(['-i', out]);
+    }
+    expect(await readFile(out, 'utf8')).toBe(before);
+    expect(await readState()).toMatchObject({ items: 200 });
   });
 });

@@ -145,6 +145,9 @@ describe('file store', () => {
     await writeFile(store.dir, 'x');
     const err = await rejection(store.write(KEY, sampleRecord()));
     expect(err.message).toMatch(/not a directory/);
+    expect(err.message).toBe(`cannot create ${store.dir}: ${store.dir} is a file, not a directory (ENOTDIR)`);
+    expect(err.exitCode).toBe(ExitCode.USAGE);
+    expect(err.hint).toBe(`remove or rename ${store.dir}, or set IDCLI_CONFIG_DIR to another directory`);
     expect((await lstat(store.dir)).isFile()).toBe(true);
   });
 });

@@ -1,0 +1,128 @@
+/**
+ * The one reading of a failed file operation (docs/cli.md, "Exit codes"). A fault the user can mend (permissions,
+ * a read-only mount, a full disk, a file or a directory or a link in the way) is a configuration error, exit 2:
+ * what could not be done to which path, why in words and the code, and the fix. Any other failure (EIO, …) is
+ * exit 1, `cannot <doing> <path> (<CODE>)`: idcli cannot tell the user what to change.
+ */
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, parse, sep } from 'node:path';
+import { ExitCode, IdcliError } from './errors.js';
+import { shellQuote } from './shell-quote.js';
+
+export interface FsFaultAt {
+  /** What failed: `cannot <doing> <path>`. */
+  doing: 'read' | 'write' | 'create' | 'open' | 'delete';
+  path: string;
+  /**
+   * What the user mends: the directory written in, or the file itself when it is the one refused. A directory not
+   * there yet stands for the nearest one that is, and one above it that may not be entered is named instead.
+   */
+  dir: string;
+  /** A further way out, appended to the fix: "or set IDCLI_CONFIG_DIR to another directory". */
+  orElse?: string;
+}
+
+type Fix = (mend: string, at: FsFaultAt) => { reason: string; fix: string };
+
+const denied =
+  (reason: string): Fix =>
+  (mend, at) => {
+    const file = !isDirectory(mend);
+    const may = at.doing === 'read' ? 'readable' : 'writable';
+    return { reason, fix: `make ${mend} ${may} for you (chmod ${file ? 'u+rw' : 'u+rwx'} ${shellQuote(mend)})` };
+  };
+
+const inTheWay: Fix = (_mend, at) => {
+  const file = fileInTheWay(at.path);
+  return file === undefined
+    ? { reason: 'a part of it is not a directory', fix: `check ${at.path}` }
+    : { reason: `${file} is a file, not a directory`, fix: `remove or rename ${file}` };
+};
+
+/** The codes a user can mend, each with its reason in words and its fix. */
+const MENDABLE: Record<string, Fix> = {
+  EACCES: denied('permission denied'),
+  EPERM: denied('operation not permitted'),
+  EROFS: (mend) => ({ reason: 'read-only file system', fix: `mount the file system of ${mend} read-write` }),
+  ENOSPC: (mend) => ({ reason: 'no space left on the disk', fix: `free some space on the disk of ${mend}` }),
+  EDQUOT: () => ({ reason: 'disk quota exceeded', fix: 'free some space within your disk quota' }),
+  ENOTDIR: inTheWay,
+  // mkdir -p answers EEXIST when a directory's name is taken by a file; a caller for whom EEXIST means something
+  // else (an exclusive create) handles it before it comes here.
+  EEXIST: inTheWay,
+  EISDIR: (_mend, at) => ({ reason: 'it is a directory', fix: `remove or rename the directory ${at.path}` }),
+  ELOOP: (_mend, at) => ({ reason: 'it is a symbolic link', fix: `remove the link ${at.path}` }),
+};
+
+/** The error for `err`, met while doing `at.doing` to `at.path`: exit 2 with the fix when the user can mend it. */
+export function fsFault(err: unknown, at: FsFaultAt): IdcliError {
+  const code = errCode(err);
+  const mendable = code === undefined ? undefined : MENDABLE[code];
+  if (mendable === undefined) {
+    const why = code ?? (err instanceof Error ? err.message : String(err));
+    return new IdcliError(`cannot ${at.doing} ${at.path} (${why})`, ExitCode.INTERNAL, { cause: err });
+  }
+  const { reason, fix } = mendable(whereToMend(at.dir), at);
+  return new IdcliError(`cannot ${at.doing} ${at.path}: ${reason} (${code})`, ExitCode.USAGE, {
+    hint: at.orElse === undefined ? fix : `${fix}, ${at.orElse}`,
+    cause: err,
+  });
+}
+
+export function errCode(err: unknown): string | undefined {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * `dir`, or the directory above it that this process may not enter (it hides everything below), or, when `dir` is
+ * not there yet, the nearest directory above it that is (where it would be created).
+ */
+function whereToMend(dir: string): string {
+  let reached = parse(dir).root;
+  for (const part of dir.slice(reached.length).split(sep).filter(Boolean)) {
+    const next = reached.endsWith(sep) ? `${reached}${part}` : `${reached}${sep}${part}`;
+    if (!exists(next)) return reached;
+    if (next !== dir && isDirectory(next) && !canEnter(next)) return next;
+    reached = next;
+  }
+  return dir;
+}
+
+/** The nearest existing path at or above `path` that is not a directory: the file that blocks it. */
+function fileInTheWay(path: string): string | undefined {
+  for (let p = path; ; p = dirname(p)) {
+    try {
+      if (!statSync(p).isDirectory()) return p;
+    } catch {
+      // ENOENT or ENOTDIR: the file is further up.
+    }
+    if (dirname(p) === p) return undefined;
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return true; // not there yet: a directory to be created
+  }
+}
+
+function canEnter(dir: string): boolean {
+  try {
+    accessSync(dir, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
