@@ -225,7 +225,7 @@ class Walk {
   private async awaitWindow(p: Pending<RawPage>): Promise<RawPage> {
     const waited = !p.timing.arrived;
     const raw = await this.settle(p);
-    this.window.taken(p.timing.sentAt, p.timing.keptUp, waited);
+    this.window.taken(p.timing.sentAt, p.timing.keptUp, waited, performance.now());
     return raw;
   }
 
