@@ -7,13 +7,13 @@
  * stretch: as many pages as the window holds, all sent after the cut, then by one per window of good pages. It grows
  * no further than twice the pages the walk takes in the fastest page's round trip (BBR's bound on what is in
  * flight): past that, pages only queue (at the server, on the link, or in a client whose CPU is the limit). A
- * number given with `--concurrency n` stays n. Whatever the window, the raw bytes of the pages waiting in it are
- * capped at WINDOW_BYTES. Pure: the walk reports pages and throttling, with times from its own clock.
+ * number given with `--concurrency n` stays n. Whatever the window, the bytes of the pages waiting in it and of the
+ * one being written are capped at WINDOW_BYTES. Pure: the walk reports pages and throttling, with times from its own clock.
  */
 
 /** The most pages `--concurrency auto` keeps in flight. */
 export const WINDOW_CEILING = 32;
-/** The raw bytes of the pages waiting in the window, at most (estimated from the largest page so far). */
+/** The bytes of the pages waiting in the window and being written, at most (estimated from the largest page so far). */
 export const WINDOW_BYTES = 64 * 1024 * 1024;
 /**
  * A page "keeps up" when it comes back within twice the fastest page's time, plus a little for jitter: slower
@@ -78,6 +78,15 @@ export class Window {
   /** The pages that may wait in the window now: its size, or fewer when their bytes would pass the cap. */
   get allowed(): number {
     return Math.min(this.size, this.byteLimit);
+  }
+
+  /**
+   * The pages that may wait in the window while the walk holds `held` bytes of a page it is writing: that page's
+   * buffer counts against the byte cap until it is written, not against the window's size (at least one page).
+   */
+  room(held: number): number {
+    if (this.pageBytes === 0) return this.allowed;
+    return Math.min(this.allowed, Math.max(1, Math.floor((this.maxBytes - held) / this.pageBytes)));
   }
 
   /** The most pages of the largest size so far that fit under the byte cap (at least one). */

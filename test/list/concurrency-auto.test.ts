@@ -149,8 +149,8 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(out.stderr).toMatch(
       /--concurrency auto: 4 → 3 pages in flight: pages of 19\.1 MB, at most 64\.0 MB of them waiting/,
     );
-    // 64 MB of pages waiting, one being written, and Node itself; without the cap all five pages after the first
-    // would be in flight at once.
+    // 64 MB of pages, the one being written among them, and Node itself; without the cap all five pages after the
+    // first would be in flight at once.
     const rssMb = Number(/rss=(\d+)/.exec(out.stderr)![1]) / 1024;
     expect(rssMb).toBeLessThan(200);
     expect(Math.max(...inFlight('/v1/large'))).toBeLessThanOrEqual(3);

@@ -134,4 +134,17 @@ describe('the window of --concurrency auto', () => {
       { from: 16, to: 3, reason: 'pages of 20.0 MB, at most 64.0 MB of them waiting' },
     ]);
   });
+
+  it('counts the page being written against the byte cap, not against the window, and leaves room for one', () => {
+    const t = window(16);
+    expect(t.w.room(50 * 1024 * 1024)).toBe(16);
+    const bytes = 20 * 1024 * 1024;
+    t.pages(1, { bytes });
+    expect(t.w.allowed).toBe(3);
+    expect(t.w.room(bytes)).toBe(2);
+    expect(t.w.room(60 * 1024 * 1024)).toBe(1);
+    const small = window(4);
+    small.pages(1, { bytes: 100_000 });
+    expect(small.w.room(100_000)).toBe(4);
+  });
 });
