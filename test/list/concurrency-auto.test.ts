@@ -111,14 +111,18 @@ describe('idcli list --concurrency auto (the default)', () => {
     try {
       const items = plainItems(30_000);
       fast.setCollection('/v1/many', { type: 'offset', items });
-      const r = await list(fastEnv, ['/v1/many', '--page-size', '100'], {
+      const r = await list(fastEnv, ['/v1/many', '--page-size', '100', '--verbose'], {
         extraEnv: { IDCLI_HTTP_COMPRESSION: '0' },
       });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(items));
       const seen = fast.requests.filter((q) => q.path === '/v1/many').map((q) => q.inFlight ?? 0);
       expect(seen).toHaveLength(300);
-      expect(Math.max(...seen)).toBeLessThanOrEqual(12);
+      // Held well short of the ceiling (a busy machine, whose CPU then is the limit, may hold it a little higher).
+      expect(r.stderr).toMatch(
+        /--concurrency auto: stays at \d+ pages in flight: pages come back no sooner with more in flight/,
+      );
+      expect(Math.max(...seen)).toBeLessThanOrEqual(16);
     } finally {
       await fast.close();
       await fastEnv.cleanup();
