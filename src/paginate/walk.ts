@@ -225,7 +225,7 @@ class Walk {
   private async awaitWindow(p: Pending<RawPage>): Promise<RawPage> {
     const waited = !p.timing.arrived;
     const raw = await this.settle(p);
-    this.window.taken(p.timing.sentAt, p.timing.keptUp, waited);
+    this.window.taken(p.timing.sentAt, p.timing.keptUp, waited, performance.now());
     return raw;
   }
 
@@ -381,16 +381,17 @@ class Walk {
       setQueryParam(u, 'pageSize', String(pageSize));
       return pageKey(u);
     };
-    const fill = (): void => {
+    /** Requests up to the window, less the bytes of the page in hand (`held`), which is written next. */
+    const fill = (held: number): void => {
       // Once the reader has gone or the walk is interrupted, no new request starts.
-      while (nextIndex <= lastIndex && queue.length < this.window.allowed && !this.signal.aborted) {
+      while (nextIndex <= lastIndex && queue.length < this.window.room(held) && !this.signal.aborted) {
         queue.push(this.start(indexUrl(nextIndex), nextIndex++));
       }
     };
     try {
       // The first page's link is checked like every other's: against the pages written before it.
       let linked = this.checkWritten(first, first.url, first.url);
-      if (linked.error === undefined) fill();
+      if (linked.error === undefined) fill(first.body.length);
       // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
       await this.emit(first, linked.error === undefined ? (queue[0]?.url ?? indexUrl(nextIndex)) : undefined);
       if (linked.error !== undefined) throw this.stopped(linked.error, undefined);
@@ -411,7 +412,7 @@ class Walk {
         // from. The pages in flight after it are dropped unwritten.
         linked = this.checkWritten(page, p.url, linked.url);
         const linkError = linked.error;
-        if (more && linkError === undefined) fill();
+        if (more && linkError === undefined) fill(page.body.length);
         else queue.length = 0; // a shrunken collection or the limit: nothing after this page is wanted
         // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
         await this.emit(page, queue[0]?.url ?? (more && linkError === undefined ? indexUrl(nextIndex) : undefined));

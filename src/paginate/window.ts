@@ -4,20 +4,27 @@
  * that came back about as fast as the fastest page so far while the walk waits for pages (half again per round
  * trip, up to WINDOW_CEILING),
  * halves on a 429 or 503, pauses new requests for the Retry-After, and after a cut grows again only after a quiet
- * stretch: as many pages as the window holds, all sent after the cut, then by one per window of good pages. A
- * number given with `--concurrency n` stays n. Whatever the window, the raw bytes of the pages waiting in it are
- * capped at WINDOW_BYTES. Pure: the walk reports pages and throttling, with times from its own clock.
+ * stretch: as many pages as the window holds, all sent after the cut, then by one per window of good pages. It grows
+ * no further than twice the pages the walk takes in the fastest page's round trip (BBR's bound on what is in
+ * flight): past that, pages only queue (at the server, on the link, or in a client whose CPU is the limit). A
+ * number given with `--concurrency n` stays n. Whatever the window, the bytes of the pages waiting in it and of the
+ * one being written are capped at WINDOW_BYTES. Pure: the walk reports pages and throttling, with times from its own clock.
  */
 
 /** The most pages `--concurrency auto` keeps in flight. */
 export const WINDOW_CEILING = 32;
-/** The raw bytes of the pages waiting in the window, at most (estimated from the largest page so far). */
+/** The bytes of the pages waiting in the window and being written, at most (estimated from the largest page so far). */
 export const WINDOW_BYTES = 64 * 1024 * 1024;
 /**
  * A page "keeps up" when it comes back within twice the fastest page's time, plus a little for jitter: slower
  * means the requests now queue somewhere (the link, the server), and more of them would only wait longer.
  */
 const KEEPS_UP = (fastest: number, ms: number): boolean => ms <= 2 * fastest + 10;
+/**
+ * How many times the pages taken in the fastest round trip the window may hold: headroom for the rate to be measured
+ * higher as the window grows, while it is not yet the limit.
+ */
+const PACE_GAIN = 2;
 
 export interface WindowChange {
   from: number;
@@ -55,6 +62,12 @@ export class Window {
   /** Pages taken by the walk so far, and that count when it last had to wait for one. */
   private takenCount = 0;
   private lastWait = Number.NEGATIVE_INFINITY;
+  /** When the latest pages were taken (twice the ceiling's worth at most), oldest first. */
+  private readonly takenAt: number[] = [];
+  /** The latest rates (pages taken per ms over a page's round trip), one per page, oldest first. */
+  private readonly rates: number[] = [];
+  /** Whether the pace has held the window (told once). */
+  private paced = false;
 
   constructor(private readonly options: WindowOptions) {
     this.size = Math.max(1, options.start);
@@ -65,6 +78,15 @@ export class Window {
   /** The pages that may wait in the window now: its size, or fewer when their bytes would pass the cap. */
   get allowed(): number {
     return Math.min(this.size, this.byteLimit);
+  }
+
+  /**
+   * The pages that may wait in the window while the walk holds `held` bytes of a page it is writing: that page's
+   * buffer counts against the byte cap until it is written, not against the window's size (at least one page).
+   */
+  room(held: number): number {
+    if (this.pageBytes === 0) return this.allowed;
+    return Math.min(this.allowed, Math.max(1, Math.floor((this.maxBytes - held) / this.pageBytes)));
   }
 
   /** The most pages of the largest size so far that fit under the byte cap (at least one). */
@@ -91,13 +113,14 @@ export class Window {
   }
 
   /**
-   * The walk took the next page of the window (sent at `sentAt`), having had to wait for it or not. The window grows
-   * only while the walk waits for pages: when it writes more slowly than they come (a slow reader, a busy CPU) they
-   * pile up anyway, and more in flight would only hold memory and run further ahead of the reader.
+   * The walk took the next page of the window (sent at `sentAt`) at `now`, having had to wait for it or not. The
+   * window grows only while the walk waits for pages: when it writes more slowly than they come (a slow reader, a
+   * busy CPU) they pile up anyway, and more in flight would only hold memory and run further ahead of the reader.
    */
-  taken(sentAt: number, keptUp: boolean, waited: boolean): void {
+  taken(sentAt: number, keptUp: boolean, waited: boolean, now: number): void {
     if (waited) this.lastWait = this.takenCount;
     this.takenCount++;
+    this.measureRate(sentAt, now);
     const waiting = this.takenCount - this.lastWait <= this.size;
     if (!this.options.adaptive || !keptUp || !waiting || this.size >= this.ceiling) return;
     if (this.lastCut === Number.NEGATIVE_INFINITY) {
@@ -137,9 +160,36 @@ export class Window {
     if (this.size !== from) this.tell(from, this.size, `the server answered ${reason}${wait}`);
   }
 
-  /** One more page in flight, unless the byte cap holds the window where it is. */
+  /**
+   * The pages the walk took while this one was in flight (itself included), per ms of its round trip: what the whole
+   * chain (server, link, this process) delivers. Kept for the latest pages only.
+   */
+  private measureRate(sentAt: number, now: number): void {
+    const most = 2 * this.ceiling;
+    this.takenAt.push(now);
+    if (this.takenAt.length > most) this.takenAt.shift();
+    if (now <= sentAt) return;
+    const during = this.takenAt.filter((t) => t >= sentAt).length;
+    this.rates.push(during / (now - sentAt));
+    if (this.rates.length > most) this.rates.shift();
+  }
+
+  /**
+   * The most pages worth holding in flight: PACE_GAIN times the pages taken in the fastest round trip, at the mean
+   * rate of the latest window of pages (a round trip's worth, so that a page or two that came back in a burst do not
+   * decide). No bound before a window of pages has been measured.
+   */
+  private get paceLimit(): number {
+    if (this.rates.length < this.size || !Number.isFinite(this.fastest)) return Number.POSITIVE_INFINITY;
+    const latest = this.rates.slice(-this.size);
+    const rate = latest.reduce((a, b) => a + b, 0) / latest.length;
+    return Math.ceil(PACE_GAIN * rate * this.fastest);
+  }
+
+  /** One more page in flight, unless the byte cap or the pace holds the window where it is. */
   private grow(reason: string): void {
     if (this.size >= this.byteLimit) return this.noteCap(this.allowed);
+    if (this.size >= this.paceLimit) return this.notePace();
     this.size++;
     this.tell(this.size - 1, this.size, reason);
   }
@@ -150,6 +200,13 @@ export class Window {
     this.capped = true;
     const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
     this.tell(before, this.allowed, `pages of ${mb(this.pageBytes)}, at most ${mb(this.maxBytes)} of them waiting`);
+  }
+
+  /** Says, once, that more pages in flight would only wait. */
+  private notePace(): void {
+    if (this.paced) return;
+    this.paced = true;
+    this.tell(this.size, this.size, 'pages come back no sooner with more in flight');
   }
 
   private tell(from: number, to: number, reason: string): void {

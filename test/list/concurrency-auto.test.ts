@@ -103,6 +103,33 @@ describe('idcli list --concurrency auto (the default)', () => {
     }
   }, 60_000);
 
+  it('on a link that carries one page at a time, stops growing once more pages in flight would only queue', async () => {
+    // A page takes the link about 2 ms and nothing else delays an answer: a handful of pages in flight keep the link
+    // busy. Judged page by page (twice the fastest page's time, plus slack for jitter) the window would grow on to
+    // where each page waits for a score of others.
+    const fast = await startEmulator({ link: { bandwidthMbps: 12 } });
+    const fastEnv = await listEnv(fast, fast.mintTokens().access_token);
+    try {
+      const items = plainItems(30_000);
+      fast.setCollection('/v1/many', { type: 'offset', items });
+      const r = await list(fastEnv, ['/v1/many', '--page-size', '100', '--verbose'], {
+        extraEnv: { IDCLI_HTTP_COMPRESSION: '0' },
+      });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(ndjson(items));
+      const seen = fast.requests.filter((q) => q.path === '/v1/many').map((q) => q.inFlight ?? 0);
+      expect(seen).toHaveLength(300);
+      // Held well short of the ceiling (a busy machine, whose CPU then is the limit, may hold it a little higher).
+      expect(r.stderr).toMatch(
+        /--concurrency auto: stays at \d+ pages in flight: pages come back no sooner with more in flight/,
+      );
+      expect(Math.max(...seen)).toBeLessThanOrEqual(16);
+    } finally {
+      await fast.close();
+      await fastEnv.cleanup();
+    }
+  }, 60_000);
+
   it('--concurrency 3 stays 3: no growth, no cut, whatever the server answers', async () => {
     const items = plainItems(400);
     emu.setCollection('/v1/many', { type: 'offset', items });
@@ -127,8 +154,8 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(out.stderr).toMatch(
       /--concurrency auto: 4 → 3 pages in flight: pages of 19\.1 MB, at most 64\.0 MB of them waiting/,
     );
-    // 64 MB of pages waiting, one being written, and Node itself; without the cap all five pages after the first
-    // would be in flight at once.
+    // 64 MB of pages, the one being written among them, and Node itself; without the cap all five pages after the
+    // first would be in flight at once.
     const rssMb = Number(/rss=(\d+)/.exec(out.stderr)![1]) / 1024;
     expect(rssMb).toBeLessThan(200);
     expect(Math.max(...inFlight('/v1/large'))).toBeLessThanOrEqual(3);
