@@ -66,7 +66,7 @@ export const command = defineCommand({
 function loginView(opts: LoginOptions, { deps }: CommandContext, stdinOf: Invocation['stdin']): LoginView {
   const { log } = deps;
   const stdin = stdinOf();
-  const canPaste = stdin?.isTTY === true;
+  const canPaste = stdin.isTTY === true;
   let opening = false;
   return {
     async showAuthorizeUrl(url, callbackUri) {
@@ -102,7 +102,7 @@ function loginView(opts: LoginOptions, { deps }: CommandContext, stdinOf: Invoca
       // row, which a line redrawn every second would overwrite, and in line mode only the terminal can show the
       // typing again. The time left is said once instead.
       log.info(`Waiting for the sign-in (up to ${opts.timeout} s; Ctrl-C to cancel)…`);
-      if (!stdin || !canPaste) return () => {};
+      if (!canPaste) return () => {};
       const prompt = askForAddress({
         input: stdin,
         output: deps.stderr,
