@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { clip } from './printable.js';
+import { errReason } from './shape.js';
 
 export interface BrowserOptions {
   env: Record<string, string | undefined>;
@@ -63,7 +64,7 @@ export async function openBrowser(url: string, opts: BrowserOptions): Promise<vo
     const { default: open } = await import('open');
     await open(url, { wait: false });
   } catch (err) {
-    opts.warn(`could not open a browser (${reason(err)}); open the URL above yourself`);
+    opts.warn(`could not open a browser (${errReason(err)}); open the URL above yourself`);
   }
 }
 
@@ -123,9 +124,9 @@ function launch(
         env: env as NodeJS.ProcessEnv,
       });
     } catch (err) {
-      return resolve(reason(err));
+      return resolve(errReason(err));
     }
-    child.once('error', (err) => resolve(reason(err)));
+    child.once('error', (err) => resolve(errReason(err)));
     child.once('spawn', () => {
       child.once('exit', (code) => {
         if (code !== null && code !== 0) onFailure(code);
@@ -134,9 +135,4 @@ function launch(
       resolve(true);
     });
   });
-}
-
-function reason(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  return e?.code ?? (e?.message ? e.message.split('\n')[0]! : 'unknown error');
 }

@@ -17,6 +17,7 @@ import { createLogger } from './log.js';
 import { printable } from './printable.js';
 import { stderrStyle, type Style } from './style.js';
 import { openTokenSource } from './oauth/credentials.js';
+import { errCode } from './shape.js';
 
 declare const IDCLI_VERSION: string;
 const VERSION = typeof IDCLI_VERSION === 'string' ? IDCLI_VERSION : '0.0.0-dev';
@@ -299,7 +300,7 @@ function printSync(text: string, stream: () => NodeJS.WritableStream): void {
   try {
     while (done < bytes.length) done += writeSync(1, bytes, done);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = errCode(err);
     if (code === 'EAGAIN') stream().write(bytes.subarray(done));
     else if (code !== 'EPIPE') throw err;
   }

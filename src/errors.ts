@@ -1,3 +1,4 @@
+import { errReason } from './shape.js';
 /**
  * The one error type that reaches the user. Its message is a single line that says what went wrong and, through
  * `hint`, what to do next. Messages never carry secrets or raw response bodies.
@@ -53,8 +54,7 @@ export function notLoggedIn(detail = 'not logged in'): IdcliError {
  */
 export class OutputError extends IdcliError {
   constructor(cause: unknown) {
-    const code = (cause as NodeJS.ErrnoException | null)?.code ?? (cause as Error | null)?.message ?? String(cause);
-    super(`cannot write the output (${code})`, ExitCode.INTERNAL, {
+    super(`cannot write the output (${errReason(cause)})`, ExitCode.INTERNAL, {
       hint: 'check the disk or the file it goes to',
       cause,
     });

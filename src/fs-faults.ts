@@ -7,6 +7,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, parse, sep } from 'node:path';
 import { ExitCode, IdcliError } from './errors.js';
+import { errCode } from './shape.js';
 import { shellQuote } from './shell-quote.js';
 
 export interface FsFaultAt {
@@ -67,11 +68,6 @@ export function fsFault(err: unknown, at: FsFaultAt): IdcliError {
     hint: at.orElse === undefined ? fix : `${fix}, ${at.orElse}`,
     cause: err,
   });
-}
-
-export function errCode(err: unknown): string | undefined {
-  const code = (err as NodeJS.ErrnoException | null)?.code;
-  return typeof code === 'string' ? code : undefined;
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { Stats } from 'node:fs';
 import { ExitCode, IdcliError } from './errors.js';
 import { shellQuote } from './shell-quote.js';
+import { errCode } from './shape.js';
 
 /** Exit 2 when `st` belongs to another user than this process's (POSIX; Windows has no uids). */
 export function refuseForeignOwner(path: string, st: Stats): void {
@@ -28,7 +29,7 @@ export function tightenMode(path: string, st: Stats, mode: number, what: string,
   try {
     chmod();
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException | null)?.code ?? 'failed';
+    const code = errCode(err) ?? 'failed';
     return `${path} is ${what} by other users (mode ${was}) and could not be tightened (${code}); run: chmod ${want.slice(1)} ${shellQuote(path)}`;
   }
   return `${path} was ${what} by other users (mode ${was}); tightened to ${want}`;

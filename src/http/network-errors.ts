@@ -4,6 +4,7 @@
  * headers, bodies or proxy credentials.
  */
 import { NetworkError } from './types.js';
+import { errCode } from '../shape.js';
 
 export interface ErrorContext {
   /** The proxy the request went through, as it may be shown (no credentials); undefined for a direct request. */
@@ -70,12 +71,12 @@ export function toNetworkError(err: unknown, { proxy }: ErrorContext = {}): Erro
 }
 
 function codeOf(err: Error): string {
-  const own = (err as NodeJS.ErrnoException).code;
+  const own = errCode(err);
   // undici's parser errors carry no code of their own (their code lookup misses); they are llhttp's all the same.
   if (own === undefined && err.name === 'HTTPParserError') return 'HPE_INVALID';
   // undici wraps the socket's error in some paths (e.g. a tunnel's TLS failure); the cause has the real code.
   const cause = (err as { cause?: unknown }).cause;
-  const inner = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
+  const inner = cause instanceof Error ? errCode(cause) : undefined;
   if (own === 'UND_ERR_PRX_TLS' && inner) return inner;
   if (own === 'UND_ERR_SOCKET' && inner && inner !== 'UND_ERR_SOCKET') return inner;
   return own ?? inner ?? 'ECONNRESET';
@@ -94,7 +95,7 @@ function describeTls(code: string, message: string): string | undefined {
 
 /** The status a proxy refused a request with: a CONNECT answered non-200, or a forwarded request answered 407. */
 function proxyRefusal(err: Error, message: string): number | undefined {
-  const code = (err as NodeJS.ErrnoException).code;
+  const code = errCode(err);
   if (code === 'UND_ERR_ABORTED') {
     const m = /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling/.exec(message);
     if (m?.[1]) return Number(m[1]);

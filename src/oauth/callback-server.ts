@@ -11,6 +11,7 @@ import { ExitCode, IdcliError, interrupted } from '../errors.js';
 import type { Logger } from '../log.js';
 import { type LoopbackRedirect, parseRedirectUri } from '../redirect-uri.js';
 import { type CallbackExpectation, type CallbackOutcome, validateCallback } from './callback.js';
+import { errCode } from '../shape.js';
 
 export type CallbackResult = Exclude<CallbackOutcome, { kind: 'ignore' }>;
 
@@ -272,7 +273,7 @@ async function bindAll(target: ParsedRedirect, handler: RequestListener): Promis
       return { servers: bound, port };
     } catch (err) {
       await Promise.all(bound.map((s) => new Promise((r) => s.close(r))));
-      const code = (err as NodeJS.ErrnoException).code;
+      const code = errCode(err);
       if (code === 'EADDRINUSE' && attempt < attempts) continue;
       if (err instanceof IdcliError) throw err;
       const where = failedAt.includes(':') ? `[${failedAt}]:${port}` : `${failedAt}:${port}`;

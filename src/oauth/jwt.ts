@@ -5,6 +5,7 @@
  * expiry only makes idcli refuse a token sooner.
  */
 import { printable } from '../printable.js';
+import { isJsonObject } from '../shape.js';
 
 export interface Identity {
   name?: string;
@@ -17,9 +18,7 @@ export function decodeJwtPayload(token: string): Record<string, unknown> | null 
   if (parts.length !== 3 || parts[1] === undefined || !/^[A-Za-z0-9_-]+$/.test(parts[1])) return null;
   try {
     const payload: unknown = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
-    return typeof payload === 'object' && payload !== null && !Array.isArray(payload)
-      ? (payload as Record<string, unknown>)
-      : null;
+    return isJsonObject(payload) ? payload : null;
   } catch {
     return null;
   }

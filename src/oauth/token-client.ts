@@ -13,6 +13,7 @@ import { printable } from '../printable.js';
 import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
 import { tokenEndpoint } from './authorize-url.js';
 import type { SessionContext } from './session.js';
+import { isJsonObject } from '../shape.js';
 
 export interface TokenSet {
   accessToken: string;
@@ -161,7 +162,7 @@ export function processTokenResponse(res: HttpResponse, sent: readonly string[] 
 function errorCode(res: HttpResponse, sent: readonly string[]): string | undefined {
   if (!isJson(res)) return undefined;
   const body = parseJson(res.body);
-  const code = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).error : undefined;
+  const code = isJsonObject(body) ? body.error : undefined;
   if (typeof code !== 'string' || !ERROR_CODE_RE.test(code) || sent.includes(code)) return undefined;
   return code;
 }
@@ -175,9 +176,8 @@ function parseTokenBody(res: HttpResponse): TokenSet {
   }
   const data = parseJson(res.body);
   if (data === undefined) throw contractError(`the server sent malformed JSON ${WHERE}`);
-  if (typeof data !== 'object' || data === null || Array.isArray(data))
-    throw contractError(`the server sent JSON that is not an object ${WHERE}`);
-  const o = data as Record<string, unknown>;
+  if (!isJsonObject(data)) throw contractError(`the server sent JSON that is not an object ${WHERE}`);
+  const o = data;
   const accessToken = o.access_token;
   if (typeof accessToken !== 'string' || accessToken === '') throw missing('access_token');
   if (!isTokenText(accessToken)) throw invalid('access_token');

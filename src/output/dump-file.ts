@@ -6,7 +6,8 @@
  */
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
 import { ExitCode, IdcliError, OutputError } from '../errors.js';
-import { errCode, fsFault } from '../fs-faults.js';
+import { fsFault } from '../fs-faults.js';
+import { errCode } from '../shape.js';
 import { createFileOutput } from './file-output.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
 import { stoppedDumpMessage } from './resume-hint.js';

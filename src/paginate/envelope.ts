@@ -3,6 +3,7 @@ import { ExitCode, IdcliError } from '../errors.js';
 import { redactUrl } from '../redact.js';
 import { type ItemSpans, JsonSyntaxError, parseSpan, type ScannedPage, scanPage, type SpanTable } from './json-scan.js';
 import { linkHref } from './peek-links.js';
+import { isJsonObject } from '../shape.js';
 
 /** One validated page of a collection (offset- or cursor-based, see the service contract). */
 export interface Page {
@@ -59,8 +60,8 @@ export function parsePage(body: Buffer, pageUrl: string, table?: SpanTable): Pag
   const linksSpan = scanned.members.get('links');
   if (!linksSpan) bad('"links" is missing');
   const links = parseSpan(body, linksSpan);
-  if (typeof links !== 'object' || links === null || Array.isArray(links)) bad('"links" is not an object');
-  const linkMap = links as Record<string, unknown>;
+  if (!isJsonObject(links)) bad('"links" is not an object');
+  const linkMap = links;
 
   const link = (name: string): string | undefined => {
     const href = linkHref(linkMap, name);

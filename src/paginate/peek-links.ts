@@ -9,6 +9,7 @@
  * catches that (and the walker then checks both agree), so this is only ever a head start.
  */
 import { BACKSLASH, isWs, QUOTE } from './json-scan.js';
+import { isJsonObject } from '../shape.js';
 
 function skipWsBack(buf: Buffer, from: number): number {
   let p = from;
@@ -75,11 +76,10 @@ export function peekLinks(buf: Buffer): PeekedLinks | undefined {
   } catch {
     return undefined;
   }
-  if (typeof links !== 'object' || links === null || Array.isArray(links)) return undefined;
-  const map = links as Record<string, unknown>;
-  const next = linkHref(map, 'next');
+  if (!isJsonObject(links)) return undefined;
+  const next = linkHref(links, 'next');
   // A malformed self (null) is left to the full scan to report, as a malformed next is.
-  return next === null ? undefined : { next, self: linkHref(map, 'self') ?? undefined };
+  return next === null ? undefined : { next, self: linkHref(links, 'self') ?? undefined };
 }
 
 /**
@@ -90,6 +90,6 @@ export function peekLinks(buf: Buffer): PeekedLinks | undefined {
 export function linkHref(links: Record<string, unknown>, name: string): string | undefined | null {
   if (!Object.hasOwn(links, name)) return undefined;
   const v = links[name];
-  const h = typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>)['href'] : v;
+  const h = isJsonObject(v) ? v['href'] : v;
   return typeof h === 'string' && h.trim() !== '' ? h : null;
 }

@@ -16,7 +16,8 @@ import {
 import { join, sep } from 'node:path';
 import { CONFIG_DIR_ELSEWHERE } from '../config.js';
 import { ExitCode, IdcliError } from '../errors.js';
-import { errCode, fsFault, type FsFaultAt } from '../fs-faults.js';
+import { fsFault, type FsFaultAt } from '../fs-faults.js';
+import { errCode } from '../shape.js';
 import { createPrivateFile, PRIVATE_FILE_MODE, privateTempName, replacePrivateFile, syncDir } from '../private-file.js';
 import { refuseForeignOwner, tightenMode } from '../private-mode.js';
 import { processRunning } from './pid.js';

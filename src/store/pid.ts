@@ -1,3 +1,4 @@
+import { errCode } from '../shape.js';
 /** Whether a process named by its pid (in a lock or a temp file's name) still runs on this machine. */
 export function processRunning(pid: number): boolean {
   // Not a pid: nothing can be told, so nothing may be taken away from it.
@@ -7,6 +8,6 @@ export function processRunning(pid: number): boolean {
     process.kill(pid, 0); // signal 0: an existence check only
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'; // it exists, as another user's
+    return errCode(err) === 'EPERM'; // it exists, as another user's
   }
 }

@@ -4,6 +4,7 @@
  */
 import { ExitCode, IdcliError } from '../errors.js';
 import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
+import { isJsonObject } from '../shape.js';
 
 export interface CredentialKey {
   baseUrl: string;
@@ -82,9 +83,8 @@ export function decodeRecord(text: string): CredentialRecord {
 
 /** Shape check of a parsed record; unknown fields are dropped so a newer writer's extras cannot leak through. */
 export function validateRecord(data: unknown): CredentialRecord {
-  if (typeof data !== 'object' || data === null || Array.isArray(data))
-    throw new CredentialRecordError('not an object');
-  const obj = data as Record<string, unknown>;
+  if (!isJsonObject(data)) throw new CredentialRecordError('not an object');
+  const obj = data;
   if (obj.version !== 1) {
     const newer = typeof obj.version === 'number' && obj.version > 1;
     throw new CredentialRecordError(

@@ -13,6 +13,7 @@ import { seconds } from '../../duration.js';
 import { MAX_REPLAY_BYTES } from '../../http/limits.js';
 import type { StreamedBody } from '../../http/types.js';
 import type { Logger } from '../../log.js';
+import { errReason } from '../../shape.js';
 
 export interface InputBody {
   body: StreamedBody;
@@ -200,6 +201,5 @@ function toBuffer(chunk: unknown): Buffer {
 
 function cannotRead(what: string, err: unknown): IdcliError {
   if (err instanceof IdcliError) return err;
-  const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-  return usageError(`cannot read ${what}: ${code}`);
+  return usageError(`cannot read ${what}: ${errReason(err)}`);
 }
