@@ -157,7 +157,15 @@ export interface LeafCommand extends About {
    * takes it over itself when it has to refresh).
    */
   quick?: boolean;
-  run(parsed: { options: Values; args: readonly string[] }, inv: Invocation): Promise<void>;
+  /** The options `run` would get: read from the table and checked, or a usage error; nothing else happens. */
+  read(parsed: Parsed): unknown;
+  run(parsed: Parsed, inv: Invocation): Promise<void>;
+}
+
+/** What the parser found for one command: its options by key and its arguments in order. */
+export interface Parsed {
+  options: Values;
+  args: readonly string[];
 }
 
 export interface CommandGroup extends About {
@@ -193,9 +201,20 @@ export function loadAll(surface: Surface, { hidden }: { hidden: boolean }): Prom
 /** A command's body: what it does with its options, read from its table, and the invocation. */
 export type Run<T extends Table> = (options: OptionsOf<T>, invocation: Invocation) => Promise<void>;
 
-export function defineCommand<T extends Table>(def: About & { options: T; quick?: boolean; run: Run<T> }): LeafCommand {
-  const { options: table, run, ...about } = def;
-  return { ...about, ...splitTable(table), run: (parsed, inv) => run(readOptions(table, parsed), inv) };
+/**
+ * A command from its table and body. `check` refuses combinations of options that the table alone cannot (a usage
+ * error, exit 2): it runs before the body, so before anything is read, asked or written.
+ */
+export function defineCommand<T extends Table>(
+  def: About & { options: T; quick?: boolean; check?: (options: OptionsOf<T>) => void; run: Run<T> },
+): LeafCommand {
+  const { options: table, run, check, ...about } = def;
+  const read = (parsed: Parsed): OptionsOf<T> => {
+    const options = readOptions(table, parsed);
+    check?.(options);
+    return options;
+  };
+  return { ...about, ...splitTable(table), read, run: (parsed, inv) => run(read(parsed), inv) };
 }
 
 /** A table's options (each under its key) and arguments, in the table's order. */
@@ -213,10 +232,7 @@ export function defineGroup(def: About & { subcommands: readonly LeafCommand[] }
   return { ...def, options: [] };
 }
 
-export function readOptions<T extends Table>(
-  table: T,
-  parsed: { options: Values; args: readonly string[] },
-): OptionsOf<T> {
+export function readOptions<T extends Table>(table: T, parsed: Parsed): OptionsOf<T> {
   const out: Record<string, unknown> = {};
   let position = 0;
   for (const [key, entry] of Object.entries(table)) {

@@ -38,8 +38,10 @@ export const command = defineCommand({
   // A cached token is printed within milliseconds; a refresh takes Ctrl-C over when it asks for the lock, before
   // anything is sent or written.
   quick: true,
-  async run(o, invocation) {
+  check(o) {
     if (o.json && o.header) throw usageError('--json and --header cannot be used together');
+  },
+  async run(o, invocation) {
     const ctx = await invocation.context();
     const { deps } = ctx;
     const credentials = await openCredentials(ctx);

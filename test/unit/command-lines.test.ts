@@ -1,0 +1,43 @@
+/**
+ * Command lines → the options a command's body gets, or the usage error it is refused with, in-process and from a
+ * table (as gh tests its flags): parsing, the table's reading and each command's `check`, with no process spawned and
+ * nothing read or sent.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseArgv } from '../../src/argv/parse.js';
+import { SURFACE } from '../../src/commands/index.js';
+import { rejected } from '../support/thrown.js';
+
+/** The checked options of one command line, as `run` would get them. */
+async function optionsOf(line: readonly string[]): Promise<unknown> {
+  const parsed = await parseArgv(line, SURFACE);
+  if (parsed.kind !== 'run') throw new Error(`expected a command, got ${parsed.kind}`);
+  return parsed.command.read(parsed);
+}
+
+const READ: readonly [string[], Record<string, unknown>][] = [
+  [['token'], { json: false, header: false, refresh: false, minTtl: undefined }],
+  [['token', '--json', '--min-ttl', '600'], { json: true, minTtl: 600 }],
+  [['token', '--header', '--refresh'], { header: true, refresh: true }],
+  [['list', 'users'], { target: 'users', concurrency: 'auto', count: false, restart: false, maxRetries: 5 }],
+  [['list', 'users', '--concurrency', '1', '--limit', '10'], { concurrency: 1, limit: 10 }],
+  [['api', '-X', 'PATCH', 'users/1', '-f', 'a=1', '-f', 'b=2'], { method: 'PATCH', field: ['a=1', 'b=2'] }],
+  [['login', '--no-browser'], { browser: false }],
+];
+
+const REFUSED: readonly [string[], RegExp][] = [
+  [['token', '--json', '--header'], /--json and --header cannot be used together/],
+  [['list', 'users', '--concurrency', '0'], /--concurrency/],
+  [['list', 'users', '--limit', 'x'], /--limit/],
+  [['api', 'users', '-X'], /-X/],
+];
+
+describe('command lines', () => {
+  it.each(READ)('%j reads as the options its body gets', async (line, expected) => {
+    expect(await optionsOf(line)).toMatchObject(expected);
+  });
+
+  it.each(REFUSED)('%j is a usage error (exit 2) before anything runs', async (line, message) => {
+    expect((await rejected(() => optionsOf(line), 2)).message).toMatch(message);
+  });
+});
