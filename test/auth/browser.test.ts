@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { browserCommands, openBrowser, whyNoBrowser } from '../../src/browser.js';
 import { tempDir } from '../support/cli.js';
+import { until } from '../support/until.js';
 import { HTTP_BROWSER, type Harness, harness } from './harness.js';
 
 let dir: { path: string; cleanup: () => Promise<void> };
@@ -11,15 +12,11 @@ beforeEach(async () => {
 });
 afterEach(() => dir.cleanup());
 
-async function until<T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** The arguments a recording browser wrote, once it has written them whole. */
+const argsIn = (out: string) =>
+  readFile(out, 'utf8')
+    .then((text) => JSON.parse(text) as string[])
+    .catch(() => undefined);
 
 /** A browser that writes its arguments to `<name>.json` in the test's directory; returns its path. */
 async function recordingBrowser(name: string, status = 0): Promise<{ path: string; args: () => Promise<string[]> }> {
@@ -30,7 +27,7 @@ async function recordingBrowser(name: string, status = 0): Promise<{ path: strin
     `#!/usr/bin/env node\nrequire('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(process.argv.slice(2)));\nprocess.exitCode = ${status};\n`,
   );
   await chmod(path, 0o755);
-  return { path, args: () => until(async () => JSON.parse(await readFile(out, 'utf8')) as string[]) };
+  return { path, args: () => until(() => argsIn(out)) };
 }
 
 const URL_WITH_SHELL = "http://127.0.0.1:1/oauth/authorize?a=1&b=$(touch pwned);c='x' `id` | cat";
@@ -72,7 +69,7 @@ describe('openBrowser', () => {
     const url = "http://127.0.0.1:1/oauth/authorize?a=1&b=$(touch pwned);c='x' `id` | cat";
     const warnings: string[] = [];
     await openBrowser(url, { env: { PATH: process.env.PATH, BROWSER: script }, warn: (m) => warnings.push(m) });
-    const args = await until(async () => JSON.parse(await readFile(out, 'utf8')) as string[]);
+    const args = await until(() => argsIn(out));
     expect(args).toEqual([url]);
     expect(warnings).toEqual([]);
   });

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IdcliError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { type CallbackServer, parseLoopbackRedirect, startCallbackServer } from '../../src/oauth/callback-server.js';
-import { until } from './harness.js';
+import { until } from '../support/until.js';
 
 /** What the servers log with --verbose: the requests they receive, as events a test can wait for. */
 const logged: string[] = [];

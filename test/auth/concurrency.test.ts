@@ -4,15 +4,22 @@
  * A forced refresh is satisfied by any refresh that completed after it started, so a crowd shares a few.
  */
 import { afterEach, expect, it } from 'vitest';
-import { describeEachStore, expectNoSecrets, type Harness, harness, login, tokenForms, until } from './harness.js';
+import {
+  describeEachStore,
+  expectNoSecrets,
+  type Harness,
+  harness,
+  login,
+  tokenForms,
+  refreshGrants,
+} from './harness.js';
+import { until } from '../support/until.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-const refreshGrants = (hh: Harness) => hh.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
 
 /**
  * N `token --refresh` at once: all succeed with at most `most` refreshes between them, no refresh token is sent

@@ -12,7 +12,8 @@ import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { lockPathFor, withLock } from '../../src/store/lock.js';
 import type { CliResult } from '../support/cli.js';
-import { describeEachStore, expectNoSecrets, type Harness, harness, login, until } from './harness.js';
+import { describeEachStore, expectNoSecrets, type Harness, harness, login } from './harness.js';
+import { until } from '../support/until.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

@@ -7,13 +7,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CredentialRecord } from '../../src/store/record.js';
+import { jwt } from '../support/jwt.js';
 import { describeEachStore, type Harness, harness, login } from './harness.js';
-
-/** A JWT with these claims; the signature is never checked, so any bytes do. */
-function jwt(claims: Record<string, unknown>): string {
-  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-  return `${part({ alg: 'HS256', typ: 'JWT' })}.${part(claims)}.${Buffer.from('not-checked').toString('base64url')}`;
-}
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 /** An hour after this file loaded: still most of an hour away when any test here runs. */

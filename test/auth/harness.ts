@@ -166,23 +166,14 @@ export function authorizeUrlIn(stderr: string): URL | undefined {
   return m?.[1] ? new URL(m[1]) : undefined;
 }
 
-export async function until<T>(
-  probe: () => T | undefined | Promise<T | undefined>,
-  ms = 20_000,
-  what = 'condition',
-): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** The query of every authorize request the emulator saw. */
 export function authorizeQueries(emu: Emulator): URLSearchParams[] {
   return emu.requests.filter((r) => r.path === '/oauth/authorize').map((r) => new URL(r.url, emu.baseUrl).searchParams);
+}
+
+/** The refresh grants the emulator answered, in order. */
+export function refreshGrants(h: Harness): Emulator['tokenEvents'] {
+  return h.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
 }
 
 export function tokenForms(emu: Emulator): Record<string, string>[] {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decodeJwtPayload, describeIdentity, identityFromIdToken, jwtExpiry } from '../../src/oauth/jwt.js';
+import { jwt } from '../support/jwt.js';
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
-const jwt = (claims: unknown) => `${b64({ alg: 'HS256' })}.${b64(claims)}.sig`;
 
 describe('ID token display', () => {
   it('reads name, email and subject', () => {

@@ -17,8 +17,8 @@ import {
   type Harness,
   harness,
   type HarnessOptions,
-  until,
 } from './harness.js';
+import { until } from '../support/until.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

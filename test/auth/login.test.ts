@@ -15,8 +15,8 @@ import {
   harness,
   login,
   tokenForms,
-  until,
 } from './harness.js';
+import { until } from '../support/until.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

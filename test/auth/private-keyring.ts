@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { until } from './harness.js';
+import { until } from '../support/until.js';
 
 const PASSWORD = 'idcli-private-keyring';
 const SERVICE = '/org/freedesktop/secrets';

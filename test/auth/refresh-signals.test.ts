@@ -8,7 +8,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterEach, expect, it } from 'vitest';
 import type { CliResult } from '../support/cli.js';
-import { describeEachStore, type Harness, harness, login, type StoreKind } from './harness.js';
+import { describeEachStore, type Harness, harness, login, type StoreKind, refreshGrants } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -16,7 +16,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-const refreshGrants = (h: Harness) => h.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
 const tokenRequests = (h: Harness) => h.emu.requests.filter((r) => r.path === '/oauth/token').length;
 
 const FIRST = (key: string) =>

@@ -15,7 +15,7 @@ import { FileStore } from '../../src/store/file-store.js';
 import type { CredentialKey, CredentialRecord } from '../../src/store/record.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { tempDir } from '../support/cli.js';
-import { until } from './harness.js';
+import { until } from '../support/until.js';
 
 let emu: Emulator;
 let dir: { path: string; cleanup: () => Promise<void> };

@@ -14,9 +14,17 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import { encodeRecord } from '../../src/store/record.js';
-import type { CliResult } from '../support/cli.js';
+import { type CliResult, expectOneErrorLine } from '../support/cli.js';
 import { deadPid } from '../store/support.js';
-import { authorizeQueries, describeEachStore, type Harness, harness, login, type StoreKind } from './harness.js';
+import {
+  authorizeQueries,
+  describeEachStore,
+  type Harness,
+  harness,
+  login,
+  type StoreKind,
+  refreshGrants,
+} from './harness.js';
 import { startPrivateKeyring } from './private-keyring.js';
 
 let cleanups: (() => Promise<void>)[] = [];
@@ -79,14 +87,6 @@ const NOBODY = { uid: 65534, gid: 65534 };
 async function handOver(h: Harness, owner: { uid: number; gid: number }): Promise<void> {
   await chmod(h.dir, 0o711);
   await run('chown', ['-R', `${owner.uid}:${owner.gid}`, configDirOf(h)]);
-}
-
-/** One `error:` line, no stack trace. */
-function expectOneErrorLine(r: CliResult, pattern: RegExp): void {
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^error: /);
-  expect(lines[0]).toMatch(pattern);
 }
 
 function escaped(text: string): string {
@@ -204,8 +204,6 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
     expect(r.stderr).not.toMatch(/tightened to/);
   });
 });
-
-const refreshGrants = (h: Harness) => h.emu.tokenEvents.filter((e) => e.grant === 'refresh_token');
 
 /** A signed-in CLI whose store can be made unable to write, and mended again. */
 interface Breakable {

@@ -16,8 +16,8 @@ import {
   type Harness,
   harness,
   login,
-  until,
 } from '../auth/harness.js';
+import { until } from '../support/until.js';
 import { ndjson, plainItems } from '../list/helpers.js';
 import { BIN, ROOT } from '../support/cli.js';
 import { onTerminal } from '../support/pty.js';

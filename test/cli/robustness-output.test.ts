@@ -8,25 +8,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { cliEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from '../list/helpers.js';
-import { BIN, baseEnv } from '../support/cli.js';
+import { BIN, baseEnv, expectOneErrorLine } from '../support/cli.js';
 
 const idcli = `'${process.execPath}' '${BIN}'`;
-const NO_STACK = /^\s+at |node:internal|\.cjs:\d+/m;
-
-/** One `error:` line on stderr, no stack trace. */
-function expectOneErrorLine(stderr: string, pattern: RegExp): void {
-  const errors = stderr.split('\n').filter((l) => l.startsWith('error:'));
-  expect(errors).toHaveLength(1);
-  expect(errors[0]).toMatch(pattern);
-  expect(stderr).not.toMatch(NO_STACK);
-}
-
 describe('--version and --help on a full disk', () => {
   for (const flag of ['--version', '--help', '-h', 'list --help']) {
     it(`idcli ${flag} > /dev/full: exit 1, one line, no stack trace`, async () => {
       const r = await shell(`${idcli} ${flag} > /dev/full`, baseEnv());
       expect(r.code).toBe(1);
-      expectOneErrorLine(r.stderr, /cannot write the output \(ENOSPC\)/);
+      expectOneErrorLine(r, /cannot write the output \(ENOSPC\)/, { alone: false });
     });
   }
 
@@ -66,7 +56,7 @@ describe('every command writing to stdout fails on a full disk', () => {
       await shell(`${idcli} config set scope extra`, vars);
       const r = await shell(`${idcli} ${command} > /dev/full`, vars);
       expect(r.code).toBe(1);
-      expectOneErrorLine(r.stderr, /cannot write the output \(ENOSPC\); check the disk/);
+      expectOneErrorLine(r, /cannot write the output \(ENOSPC\); check the disk/, { alone: false });
     }, 30_000);
   }
 
@@ -92,7 +82,7 @@ describe('idcli list to an output that fails', () => {
   it('> /dev/full: exit 1, the count (0) and the resume command', async () => {
     const r = await shell(`${idcli} list /v1/items > /dev/full`, cliEnv(env));
     expect(r.code).toBe(1);
-    expectOneErrorLine(r.stderr, /cannot write the output \(ENOSPC\)/);
+    expectOneErrorLine(r, /cannot write the output \(ENOSPC\)/, { alone: false });
     expect(r.stderr).toMatch(/stopped after 0 items; resume with: idcli list '/);
   }, 60_000);
 
@@ -102,7 +92,7 @@ describe('idcli list to an output that fails', () => {
     // is ignored so the write error reaches idcli instead of killing it.
     const r = await shell(`trap '' XFSZ; ulimit -f 40; ${idcli} list /v1/items > "$OUT"`, { ...cliEnv(env), OUT: out });
     expect(r.code).toBe(1);
-    expectOneErrorLine(r.stderr, /cannot write the output \(EFBIG\)/);
+    expectOneErrorLine(r, /cannot write the output \(EFBIG\)/, { alone: false });
     const written = Number(/stopped after (\d+) items/.exec(r.stderr)?.[1]);
     expect(written).toBeGreaterThan(0);
     expect(written % 100).toBe(0); // whole pages only

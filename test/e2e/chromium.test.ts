@@ -8,7 +8,8 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectNoSecrets, type Harness, harness, until } from '../auth/harness.js';
+import { expectNoSecrets, type Harness, harness } from '../auth/harness.js';
+import { until } from '../support/until.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { until } from '../auth/harness.js';
+import { until } from '../support/until.js';
 import { bearer } from './helpers.js';
 import { type Emulator, startEmulator } from './index.js';
 

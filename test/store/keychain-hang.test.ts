@@ -7,7 +7,8 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeBus, type FakeBusMode, startFakeBus } from './fixtures/fake-bus.js';
-import { runFixture, tempDir, waitForExit } from './support.js';
+import { runFixture, waitForExit } from './support.js';
+import { tempDir } from '../support/cli.js';
 
 const TIMEOUT_MS = 500;
 /**

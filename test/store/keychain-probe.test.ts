@@ -11,7 +11,7 @@ import { KeyringClient } from '../../src/store/keyring-client.js';
 import { checkSecretService, LOCKED, sessionBusSocket } from '../../src/store/secret-service-check.js';
 import { startPrivateKeyring } from '../auth/private-keyring.js';
 import { type FakeBus, type FakeBusMode, startFakeBus } from './fixtures/fake-bus.js';
-import { tempDir } from './support.js';
+import { tempDir } from '../support/cli.js';
 
 const HAVE_KEYRING = process.env.IDCLI_TEST_KEYRING === '1';
 const GUID = 'guid=0123456789abcdef0123456789abcdef';

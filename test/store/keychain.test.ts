@@ -11,7 +11,8 @@ import { ExitCode } from '../../src/errors.js';
 import { CHUNK_BYTES, chunkAccount, KeychainStore } from '../../src/store/keychain-store.js';
 import { accountName } from '../../src/store/record.js';
 import { allStores, openStore } from '../../src/store/select.js';
-import { KEY, runFixture, sampleRecord, tempDir, waitForExit, waitForLine } from './support.js';
+import { KEY, runFixture, sampleRecord, waitForExit, waitForLine } from './support.js';
+import { tempDir } from '../support/cli.js';
 import { rejection } from './rejection.js';
 
 const HAVE_KEYRING = process.env.IDCLI_TEST_KEYRING === '1';

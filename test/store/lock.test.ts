@@ -4,8 +4,9 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, usageError } from '../../src/errors.js';
 import { type LockOptions, lockPathFor, withLock } from '../../src/store/lock.js';
-import { deadPid, KEY, runFixture, tempDir, waitForExit } from './support.js';
-import { until } from '../auth/harness.js';
+import { deadPid, KEY, runFixture, waitForExit } from './support.js';
+import { tempDir } from '../support/cli.js';
+import { until } from '../support/until.js';
 import { rejection } from './rejection.js';
 
 async function plantLock(path: string, owner: { pid: number; host: string }, ageMs = 0): Promise<void> {

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { allStores, openStore } from '../../src/store/select.js';
-import { KEY, sampleRecord, tempDir } from './support.js';
+import { KEY, sampleRecord } from './support.js';
+import { tempDir } from '../support/cli.js';
 import { rejection } from './rejection.js';
 
 describe('openStore: file mode', () => {

@@ -1,7 +1,5 @@
-/** Helpers shared by the store tests: temp dirs and TypeScript child processes that can be killed mid-write. */
+/** Helpers shared by the store tests: records, and TypeScript child processes that can be killed mid-write. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CredentialKey, CredentialRecord } from '../../src/store/record.js';
@@ -29,11 +27,6 @@ export function sampleRecord(overrides: Partial<CredentialRecord> = {}): Credent
     generation: 1,
     ...overrides,
   };
-}
-
-export async function tempDir(prefix = 'idcli-store-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
-  const path = await mkdtemp(join(tmpdir(), prefix));
-  return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
 }
 
 /** Runs test/store/fixtures/<name>.ts with tsx, as a separate process (so it can be SIGKILLed or race others). */

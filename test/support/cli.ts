@@ -8,6 +8,7 @@ import { chmod, cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'idcli.cjs');
@@ -123,4 +124,20 @@ export async function runCli(args: string[], opts: CliOptions = {}): Promise<Cli
 export async function tempDir(prefix = 'idcli-test-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** A stack frame or Node's internals: never on stderr, whatever failed. */
+export const NO_STACK = /^\s+at |node:internal|\.cjs:\d+/m;
+
+/**
+ * Exactly one `error:` line on stderr, matching `pattern`, and no stack trace; unless `alone` is false, nothing else
+ * on stderr either (a run may add a line that says how far it got).
+ */
+export function expectOneErrorLine(r: Pick<CliResult, 'stderr'>, pattern: RegExp, { alone = true } = {}): void {
+  const lines = r.stderr.trimEnd().split('\n');
+  const errors = lines.filter((l) => l.startsWith('error: '));
+  expect(errors, r.stderr).toHaveLength(1);
+  expect(errors[0]).toMatch(pattern);
+  if (alone) expect(lines, r.stderr).toHaveLength(1);
+  expect(r.stderr).not.toMatch(NO_STACK);
 }
