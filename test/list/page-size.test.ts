@@ -161,6 +161,40 @@ describe('idcli list: the page size it asks for', () => {
     60_000,
   );
 
+  it.each([
+    ['--page-size 0', ['--page-size', '0'], {}, 'page-size 0'],
+    ['IDCLI_PAGE_SIZE=0', [], { IDCLI_PAGE_SIZE: '0' }, 'page-size 0'],
+    ['IDCLI_PAGE_SIZE=" 000 "', [], { IDCLI_PAGE_SIZE: ' 000 ' }, 'page-size 0'],
+    ['config page-size 0', [], 'config', 'page-size 0'],
+    ["the target's pageSize=0", ['?pageSize=0'], {}, "the target's pageSize=0"],
+  ] as const)(
+    'a page size of 0 cannot walk: %s is exit 2 before any request, with a hint to --count',
+    async (_, args, source, what) => {
+      const e = await setUp();
+      if (source === 'config') {
+        const set = await runCli(['config', 'set', 'page-size', '0'], { env: cliEnv(e) });
+        expect(set.code, set.stderr).toBe(0);
+      }
+      const extraEnv = source === 'config' ? DEFAULT : { ...DEFAULT, ...source };
+      const [target, flags] = args[0] === '?pageSize=0' ? ['/v1/items?pageSize=0', []] : ['/v1/items', args];
+      for (const window of ['auto', '1']) {
+        const r = await list(e, [target, ...flags, '--limit', '10', '--concurrency', window], { extraEnv });
+        expect(r.code).toBe(2);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toBe(
+          `error: ${what} asks for pages of no items, which never reach the end of a collection; ` +
+            'use --count for the number of items; to list them, give a page size of 1 or more, auto or service\n',
+        );
+        expect(r.requests).toEqual([]);
+      }
+      // --count asks with pageSize=0 itself: the setting does not stand in its way.
+      const count = await list(e, [target, ...flags, '--count'], { extraEnv });
+      expect(count.code, count.stderr).toBe(0);
+      expect(count.stdout).toBe(`${ITEMS.length}\n`);
+    },
+    60_000,
+  );
+
   it('--page-size refuses a word other than auto and service', async () => {
     const e = await setUp();
     const r = await list(e, ['/v1/items', '--page-size', 'big']);

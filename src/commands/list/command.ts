@@ -12,7 +12,7 @@ import { createProgress } from '../../output/progress.js';
 import { stoppedMessage } from '../../output/resume-hint.js';
 import { liveLineWanted } from '../../output/status-line.js';
 import { type FetchContext, fetchPage } from '../../paginate/fetch-page.js';
-import { CONTRACT_PAGE_SIZE, firstPageSize, parsePageSize } from '../../paginate/page-size.js';
+import { cannotWalk, CONTRACT_PAGE_SIZE, firstPageSize, parsePageSize } from '../../paginate/page-size.js';
 import { WalkFailure, type WalkOptions, walk } from '../../paginate/walk.js';
 import { WINDOW_CEILING } from '../../paginate/window.js';
 import { redactUrl } from '../../redact.js';
@@ -141,14 +141,15 @@ function firstRequest(
   apiBase: string,
   pageSize: string | number | undefined,
 ): { firstUrl: string; fallbackUrl?: string; apiOrigin: string } {
-  const setting = typeof pageSize === 'number' ? pageSize : parsePageSize(pageSize);
+  const setting = parsePageSize(pageSize, opts.count);
   // api-base-url is checked before the target, as for every target resolved against it.
   const origin = apiOrigin(apiBase);
   if (opts.target.trim() === '') throw usageError('list needs a collection path or URL, e.g. idcli list /v1/users');
   const target = { pageIndex: opts.pageIndex, count: opts.count };
   // Only a number given as the flag overrides the target's own pageSize.
-  const targetHasSize =
-    typeof opts.pageSize !== 'number' && new URL(targetUrl(opts.target, apiBase, target)).searchParams.has('pageSize');
+  const ownSize = new URL(targetUrl(opts.target, apiBase, target)).searchParams.get('pageSize');
+  const targetHasSize = typeof opts.pageSize !== 'number' && ownSize !== null;
+  if (targetHasSize && !opts.count && ownSize?.trim() === '0') throw cannotWalk("the target's pageSize=0");
   const { size, fallback } = firstPageSize(setting, targetHasSize, opts.limit);
   const firstUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: size });
   if (fallback === undefined) return { firstUrl, apiOrigin: origin };
