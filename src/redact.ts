@@ -99,14 +99,16 @@ export function redactValues(text: string, secrets: Iterable<string>): string {
 
 /**
  * A URL's userinfo (`https://user:pass@host`) anywhere in free text: a message may quote a URL that does not parse
- * (`http://[bad/…`), so this is found by its shape rather than by the URL parser.
+ * (`http://[bad/…`), so this is found by its shape rather than by the URL parser. Brackets, which no userinfo holds,
+ * leave a pattern such as `http://[user:password@]host` in a hint as it is.
  */
-const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@'"`<>]*@/gi;
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@'"`<>[\]]*@/gi;
 /**
- * A `name=value` pair after `?`, `&` or `;`, or at the start of a word or a quoted string: a query, within a URL or
- * quoted without one, and a form body. The value ends where a URL in a message ends.
+ * A `name=value` pair after `?`, `&` or `;`, or at the start of a quoted string: a query, within a URL or quoted
+ * without one, and a quoted form body. Not after a space: prose such as "takes key=value" names no secret. The value
+ * ends where a URL in a message ends.
  */
-const PAIR = /(^|[?&;\s'"`(,])([^=&?#\s'"`]+)=([^&#\s'"`]*)/g;
+const PAIR = /([?&;'"`])([^=&?#\s'"`]+)=([^&#\s'"`]*)/g;
 
 /**
  * `text` with every secret it shows replaced: the values in `secrets`, the userinfo of any URL in it and the value

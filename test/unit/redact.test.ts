@@ -38,14 +38,19 @@ describe('redaction', () => {
     expect(redactLine('the target differs ("/v1/x?sig=A1&api_key=B2" there, "/v1/x?Api%5Fkey=C3" here)')).toBe(
       'the target differs ("/v1/x?sig=[redacted]&api_key=[redacted]" there, "/v1/x?Api%5Fkey=[redacted]" here)',
     );
-    expect(redactLine('form client_secret=S&code=C&grant_type=authorization_code')).toBe(
-      'form client_secret=[redacted]&code=[redacted]&grant_type=authorization_code',
+    expect(redactLine("form 'client_secret=S&code=C&grant_type=authorization_code'")).toBe(
+      "form 'client_secret=[redacted]&code=[redacted]&grant_type=authorization_code'",
     );
     expect(redactLine('token T0K3N-0123456789 sent', ['T0K3N-0123456789'])).toBe('token [redacted] sent');
   });
   it('a line keeps what is not a secret, and reads the same redacted twice', () => {
     const plain = 'GET https://h.example/v1/users?pageIndex=2&pageSize=100 -> 200; mail alice@example.com; a=b';
     expect(redactLine(plain)).toBe(plain);
+    for (const hint of [
+      'HTTP_PROXY is not a valid proxy URL; use http://[user:password@]host:port',
+      "-f/--field takes key=value, not 'x'",
+    ])
+      expect(redactLine(hint)).toBe(hint);
     const once = redactLine("resume with: idcli list 'https://u:p@h/v1?cursor=c1&sig=x#t'");
     expect(once).toBe("resume with: idcli list 'https://[redacted]@h/v1?cursor=c1&sig=[redacted]#t'");
     expect(redactLine(once)).toBe(once);
