@@ -204,6 +204,7 @@ describe('idcli list: the page size it asks for', () => {
     ['IDCLI_PAGE_SIZE=" 000 "', [], { IDCLI_PAGE_SIZE: ' 000 ' }, 'page-size 0'],
     ['config page-size 0', [], 'config', 'page-size 0'],
     ["the target's pageSize=0", ['?pageSize=0'], {}, "the target's pageSize=0"],
+    ["the target's pageSize=00", ['?pageSize=00'], {}, "the target's pageSize=0"],
   ] as const)(
     'a page size of 0 cannot walk: %s is exit 2 before any request, with a hint to --count',
     async (_, args, source, what) => {
@@ -213,7 +214,7 @@ describe('idcli list: the page size it asks for', () => {
         expect(set.code, set.stderr).toBe(0);
       }
       const extraEnv = source === 'config' ? DEFAULT : { ...DEFAULT, ...source };
-      const [target, flags] = args[0] === '?pageSize=0' ? ['/v1/items?pageSize=0', []] : ['/v1/items', args];
+      const [target, flags] = args[0]?.startsWith('?') ? [`/v1/items${args[0]}`, []] : ['/v1/items', args];
       for (const window of ['auto', '1']) {
         const r = await list(e, [target, ...flags, '--limit', '10', '--concurrency', window], { extraEnv });
         expect(r.code).toBe(2);

@@ -153,7 +153,8 @@ function firstRequest(opts: ListOptions, apiBase: string, pageSize: string | num
   const asGiven = targetUrl(opts.target, apiBase, target);
   const ownSize = new URL(asGiven).searchParams.get('pageSize');
   const targetHasSize = typeof opts.pageSize !== 'number' && ownSize !== null;
-  if (targetHasSize && !opts.count && ownSize?.trim() === '0') throw cannotWalk("the target's pageSize=0");
+  if (targetHasSize && !opts.count && ownSize.trim() !== '' && Number(ownSize) === 0)
+    throw cannotWalk("the target's pageSize=0");
   const { size, fallback } = firstPageSize(setting, targetHasSize, opts.limit);
   const firstUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: size });
   const chosen = setting === 'auto' && size !== undefined ? { asGiven, sizes: [size] } : undefined;
