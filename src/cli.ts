@@ -15,6 +15,7 @@ import type { Deps, UnabandonableTask } from './deps.js';
 import { ExitCode, IdcliError, interrupted, OutputError, outputError, usageError } from './errors.js';
 import { createLogger } from './log.js';
 import { printable } from './printable.js';
+import { redactLine } from './redact.js';
 import { stderrStyle, type Style } from './style.js';
 import { openTokenSource } from './oauth/credentials.js';
 import { errCode } from './shape.js';
@@ -147,8 +148,9 @@ async function flushed(proc: Process): Promise<void> {
 function report(err: unknown, proc: Process, style: Style, deps: Deps | undefined): number {
   const stop = proc.interrupt();
   if (stop.aborted) return STOP_SIGNALS[stop.reason as StopSignal] ?? ExitCode.INTERRUPTED;
-  // The error line goes through the same redaction as the logger: a URL in it may carry the access token.
-  const shown = (msg: string) => printable(deps ? deps.log.redact(msg) : msg);
+  // The error line goes through the same redaction as the logger's lines, whatever the message quotes: a URL in it
+  // may carry the access token, a signature or a password.
+  const shown = (msg: string) => printable(deps ? deps.log.redact(msg) : redactLine(msg));
   const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${shown(msg)}\n`);
   if (err instanceof IdcliError) {
     line(err.hint ? `${err.message}; ${err.hint}` : err.message);

@@ -1,5 +1,5 @@
 import { printable } from './printable.js';
-import { redactValues } from './redact.js';
+import { redactLine } from './redact.js';
 
 /** Messages go to stderr so stdout stays data only (the CLI contract's stream rule). */
 export interface Logger {
@@ -7,7 +7,10 @@ export interface Logger {
   warn(msg: string): void;
   verbose(msg: string): void;
   addSecret(value: string | undefined): void;
-  /** `text` with every secret added so far replaced, for a line written without the logger (the error line). */
+  /**
+   * `text` as every line of the logger is shown: each secret added so far, URL credentials and secret parameters
+   * replaced (redact.ts, redactLine). For a line written without the logger (the error line, the resume hint).
+   */
   readonly redact: (text: string) => string;
   /**
    * A live line (progress, a countdown) below the messages: each message erases it first, so the two never
@@ -30,7 +33,7 @@ export function createLogger(stderr: Pick<NodeJS.WritableStream, 'write'>, opts:
   let status: { clear(): void; invalidate(): void } | undefined;
   const write = (line: string, prefix = '') => {
     status?.clear();
-    stderr.write(`${prefix}${printable(redactValues(line, secrets))}\n`);
+    stderr.write(`${prefix}${printable(redactLine(line, secrets))}\n`);
     status?.invalidate();
   };
   return {
@@ -49,7 +52,7 @@ export function createLogger(stderr: Pick<NodeJS.WritableStream, 'write'>, opts:
     addSecret(value) {
       if (value) secrets.add(value);
     },
-    redact: (text) => redactValues(text, secrets),
+    redact: (text) => redactLine(text, secrets),
     setStatusLine(line) {
       status = line;
     },

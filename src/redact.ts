@@ -2,8 +2,8 @@
  * Redaction for anything that may reach a log line, an error or the resume hint. OAuth puts secrets in query
  * strings (the authorization code in the callback, RFC 6749 §4.1.2) and form bodies, and servers put signatures and
  * keys in the links they hand out, so URLs and forms are scrubbed by parameter name; values the process has learned
- * at run time (the access token it sends) are scrubbed by value, wherever they appear, in the logger and the
- * error line.
+ * at run time (the access token it sends) are scrubbed by value, wherever they appear. `redactLine` applies all of it
+ * to free text, and the logger and the error line pass every line through it (docs/cli.md, "Streams").
  */
 import { clip } from './printable.js';
 
@@ -95,4 +95,30 @@ export function redactValues(text: string, secrets: Iterable<string>): string {
       if (out.includes(form)) out = out.split(form).join(REDACTED);
   }
   return out;
+}
+
+/**
+ * A URL's userinfo (`https://user:pass@host`) anywhere in free text: a message may quote a URL that does not parse
+ * (`http://[bad/…`), so this is found by its shape rather than by the URL parser. Brackets, which no userinfo holds,
+ * leave a pattern such as `http://[user:password@]host` in a hint as it is.
+ */
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@'"`<>[\]]*@/gi;
+/**
+ * A `name=value` pair after `?`, `&` or `;`, or at the start of a quoted string: a query, within a URL or quoted
+ * without one, and a quoted form body. Not after a space: prose such as "takes key=value" names no secret. The value
+ * ends where a URL in a message ends.
+ */
+const PAIR = /([?&;'"`])([^=&?#\s'"`]+)=([^&#\s'"`]*)/g;
+
+/**
+ * `text` with every secret it shows replaced: the values in `secrets`, the userinfo of any URL in it and the value
+ * of every secret parameter, whether the URL around it parses or not. The one redaction of every line idcli writes
+ * to stderr (errors, refusals, hints, warnings, `--verbose`), so no message has to remember its own. Idempotent.
+ */
+export function redactLine(text: string, secrets: Iterable<string> = []): string {
+  return redactValues(text, secrets)
+    .replace(USERINFO, `$1${REDACTED}@`)
+    .replace(PAIR, (pair: string, lead: string, name: string, value: string) =>
+      value !== REDACTED && isSecretParam(paramName(name)) ? `${lead}${name}=${REDACTED}` : pair,
+    );
 }

@@ -46,7 +46,13 @@ export function createNodeTransport(options: LimitOptions = {}): Transport {
       outgoing = open(client, url, req.method, framed(attempt.headers, body), attempt);
       const res = await answer(outgoing, body, attempt);
       const sink = attempt.response(res.statusCode ?? 0, res.headers);
-      return { status: res.statusCode ?? 0, headers: res.headers, body: await readBody(res, sink, attempt.touch) };
+      const received = { httpVersion: res.httpVersion, reason: res.statusMessage ?? '', rawHeaders: res.rawHeaders };
+      return {
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        body: await readBody(res, sink, attempt.touch),
+        received,
+      };
     } catch (err) {
       throw attempt.failure(err);
     } finally {

@@ -73,7 +73,8 @@ export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}
       });
       const sink = attempt.response(res.statusCode, res.headers);
       const body = await readBody(res.body, sink, attempt.touch);
-      return { status: res.statusCode, headers: res.headers, body };
+      // undici gives the reason phrase as sent, but header names only in lower case (docs/cli.md, "api").
+      return { status: res.statusCode, headers: res.headers, body, received: { reason: res.statusText ?? '' } };
     } catch (err) {
       // A body given up unread takes its connection with it; undici reports that as an error nobody needs to hear.
       res?.body.on('error', () => {}).destroy();

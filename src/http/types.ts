@@ -36,8 +36,20 @@ export type HttpHeaders = Record<string, string | string[] | undefined>;
 
 export interface HttpResponse {
   status: number;
+  /** By lower-case name, repeated fields joined as node:http joins them: what the logic reads. */
   headers: HttpHeaders;
   body: Buffer;
+  /** The head as the server sent it, for showing it (`api -i`); what a transport could not learn is absent. */
+  received?: ReceivedHead;
+}
+
+export interface ReceivedHead {
+  /** e.g. "1.1" */
+  httpVersion?: string;
+  /** The reason phrase as sent, "" when none was. */
+  reason: string;
+  /** Names and values alternating, in the order and the case the server sent them. */
+  rawHeaders?: readonly string[];
 }
 
 export interface Transport {

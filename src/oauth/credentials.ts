@@ -14,11 +14,17 @@ export interface EnvCredentials {
   token: string;
   /** Epoch ms from the token's own `exp` when it is a JWT that has one; nothing else about it is known. */
   expiresAt: number | undefined;
+  /** Why expiresAt is unknown, when it is: "not a JWT with an exp claim", or an exp that names no date. */
+  expiryUnknown?: string;
 }
 
 export async function openCredentials(ctx: SessionContext): Promise<Credentials> {
   const token = ctx.settings.accessToken;
-  if (token !== undefined) return { kind: 'env', token, expiresAt: jwtExpiry(token) };
+  if (token !== undefined) {
+    const expiry = jwtExpiry(token);
+    if ('at' in expiry) return { kind: 'env', token, expiresAt: expiry.at };
+    return { kind: 'env', token, expiresAt: undefined, expiryUnknown: expiry.unknown };
+  }
   return { kind: 'stored', session: await openSession(ctx) };
 }
 
@@ -33,7 +39,7 @@ export function requireEnvLifetime(env: EnvCredentials, minTtlSec: number, now: 
   const hint = { hint: 'provide a fresh one, or unset IDCLI_ACCESS_TOKEN to use the stored sign-in' };
   if (env.expiresAt === undefined) {
     throw new IdcliError(
-      `the expiry of ${FROM_ENV} cannot be known (it is not a JWT with an exp claim), so --min-ttl ${minTtlSec} cannot be met`,
+      `the expiry of ${FROM_ENV} cannot be known (${env.expiryUnknown ?? 'not a JWT with an exp claim'}), so --min-ttl ${minTtlSec} cannot be met`,
       ExitCode.AUTH,
       { hint: 'leave out --min-ttl to use it without the check' },
     );

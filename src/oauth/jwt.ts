@@ -24,19 +24,26 @@ export function decodeJwtPayload(token: string): Record<string, unknown> | null 
   }
 }
 
-/** The largest time a JavaScript Date holds (ECMA-262 §21.4.1.22): an `exp` beyond it names no date that can be shown. */
-const MAX_DATE_MS = 8.64e15;
+/**
+ * The last second a date with a four-digit year shows (9999-12-31T23:59:59Z). An `exp` past it, or before 1970,
+ * names no date a person or a script can use: 1e300 is beyond anything a Date holds, and 8640000000000 a day in the
+ * year 275760. Such a claim is told as what it is, rather than counted down from.
+ */
+const LAST_EXP_SEC = 253_402_300_799;
+
+/** When a token expires in epoch ms, or why that cannot be known. */
+export type JwtExpiry = { at: number } | { unknown: string };
 
 /**
- * When a JWT says it expires (`exp`, RFC 7519 §4.1.4), in epoch ms; undefined for an opaque token or a JWT without a
- * usable `exp`. Unverified like the rest of this module: the expiry only ever makes idcli refuse a token sooner
- * (`token --min-ttl`) or describe it (`status`), never trust one it would otherwise refuse.
+ * When a JWT says it expires (`exp`, RFC 7519 §4.1.4). Unverified like the rest of this module: the expiry only ever
+ * makes idcli refuse a token sooner (`token --min-ttl`) or describe it (`status`), never trust one it would
+ * otherwise refuse (docs/cli.md, "IDCLI_ACCESS_TOKEN").
  */
-export function jwtExpiry(token: string): number | undefined {
+export function jwtExpiry(token: string): JwtExpiry {
   const exp = decodeJwtPayload(token)?.exp;
-  if (typeof exp !== 'number' || !Number.isFinite(exp)) return undefined;
-  const ms = Math.round(exp * 1000);
-  return Math.abs(ms) <= MAX_DATE_MS ? ms : undefined;
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return { unknown: 'not a JWT with an exp claim' };
+  if (exp < 0 || exp > LAST_EXP_SEC) return { unknown: `its exp claim, ${exp}, names no date from 1970 to 9999` };
+  return { at: Math.round(exp * 1000) };
 }
 
 export function identityFromIdToken(idToken: string | undefined): Identity {

@@ -2,7 +2,7 @@
  * The page size of a walk's first request: the `page-size` setting (`auto`, a number, or `service`), the target's own
  * pageSize, and --limit. Pure; the walk falls back once when the server refuses idcli's own larger size.
  */
-import { usageError } from '../errors.js';
+import { type IdcliError, usageError } from '../errors.js';
 import { clip, printable } from '../printable.js';
 
 /**
@@ -15,9 +15,13 @@ export const CONTRACT_PAGE_SIZE = 100;
 
 export type PageSizeSetting = 'auto' | 'service' | number;
 
-/** The `page-size` setting read: `auto` when unset; exit 2 for anything but auto, service or a whole number. */
-export function parsePageSize(raw: string | undefined): PageSizeSetting {
-  const value = raw?.trim() ?? '';
+/**
+ * The `page-size` setting read, one rule for the flag (`raw` a number or a keyword), IDCLI_PAGE_SIZE and config.json:
+ * `auto` when unset; exit 2 for anything but auto, service or a whole number, and for 0 unless the run only counts
+ * (`--count` asks with pageSize=0 itself, whatever the setting).
+ */
+export function parsePageSize(raw: string | number | undefined, counting = false): PageSizeSetting {
+  const value = String(raw ?? '').trim();
   if (value === '' || value === 'auto') return 'auto';
   if (value === 'service') return 'service';
   const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
@@ -27,13 +31,33 @@ export function parsePageSize(raw: string | undefined): PageSizeSetting {
       'auto asks for larger pages than the service default; service sends no pageSize',
     );
   }
+  if (n === 0 && !counting) throw cannotWalk('page-size 0');
   return n;
+}
+
+/**
+ * A page of 0 items moves no walk forward: a server that links on while items remain would be asked the same empty
+ * page without end, one that does not would end it at once with nothing (docs/cli.md, "Page size").
+ */
+export function cannotWalk(what: string): IdcliError {
+  return usageError(
+    `${what} asks for pages of no items, which never reach the end of a collection`,
+    'use --count for the number of items; to list them, give a page size of 1 or more, auto or service',
+  );
+}
+
+/**
+ * Whether a status refusing the first request is how a server says no to its page size: 400, or 422 (a query
+ * understood but not accepted), as servers differ in which they use.
+ */
+export function refusesPageSize(status: number | undefined): boolean {
+  return status === 400 || status === 422;
 }
 
 export interface FirstPageSize {
   /** The pageSize to put into the first request; undefined leaves the target as it is. */
   size?: number;
-  /** The size to ask with once more when the server refuses `size` with a 400 (idcli's own size only). */
+  /** The size to ask with once more when the server refuses `size` (refusesPageSize; idcli's own size only). */
   fallback?: number;
 }
 

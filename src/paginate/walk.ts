@@ -9,6 +9,7 @@ import { createSpanTable } from './json-scan.js';
 import { createBufferPool } from './buffer-pool.js';
 import { type FetchContext, fetchRaw, parseRaw, type RawPage, refusedWith } from './fetch-page.js';
 import { pageKey, resolveNextLink } from './links.js';
+import { refusesPageSize } from './page-size.js';
 import { peekLinks } from './peek-links.js';
 import { setQueryParam } from '../apiclient/target.js';
 import { createVisitedPages, type VisitedPages } from './visited.js';
@@ -174,7 +175,7 @@ class Walk {
     return this.sequentialFrom(this.stepFrom(first, this.firstUrl));
   }
 
-  /** The first page's body; asked for once more with the fallback URL when the server refuses the first with 400. */
+  /** The first page's body; asked for once more with the fallback URL when the server refuses the first's size. */
   private async fetchFirst(): Promise<RawPage> {
     let raw: RawPage;
     try {
@@ -182,7 +183,8 @@ class Walk {
     } catch (err) {
       const fallback = this.options.fallbackUrl;
       // An interrupted walk asks nothing more, whatever its first answer was.
-      const refused = !this.ctx.interrupt.aborted && err instanceof WalkFailure && refusedWith(err.cause) === 400;
+      const refused =
+        !this.ctx.interrupt.aborted && err instanceof WalkFailure && refusesPageSize(refusedWith(err.cause));
       if (fallback === undefined || !refused) throw err;
       this.ctx.onFallback?.();
       this.firstUrl = fallback;

@@ -94,9 +94,32 @@ describeEachStore('IDCLI_ACCESS_TOKEN', (store) => {
         expect(r.code).toBe(3);
         expect(r.stdout).toBe('');
         expect(r.stderr).toBe(
-          `error: the expiry of the access token in IDCLI_ACCESS_TOKEN cannot be known (it is not a JWT with an exp claim), so --min-ttl ${ttl} cannot be met; leave out --min-ttl to use it without the check\n`,
+          `error: the expiry of the access token in IDCLI_ACCESS_TOKEN cannot be known (not a JWT with an exp claim), so --min-ttl ${ttl} cannot be met; leave out --min-ttl to use it without the check\n`,
         );
       }
+    });
+
+    it.each([
+      [1e300, '1e+300'],
+      [8_640_000_000_001, '8640000000001'],
+      [8_640_000_000_000, '8640000000000'],
+    ])('an exp of %s, which names no date: exit 3 saying so, and status says so too', async (exp, shown) => {
+      const t = jwt({ sub: 'ci', exp });
+      const why = `its exp claim, ${shown}, names no date from 1970 to 9999`;
+      const r = await token(t, ['--min-ttl', '600']);
+      expect(r.code).toBe(3);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(
+        `error: the expiry of the access token in IDCLI_ACCESS_TOKEN cannot be known (${why}), so --min-ttl 600 cannot be met; leave out --min-ttl to use it without the check\n`,
+      );
+      const status = await h.run(['status'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
+      expect(status.code, status.stderr).toBe(0);
+      expect(status.stdout).toContain(`\nAccess token: expiry unknown (${why})\n`);
+      expect(status.stdout).not.toMatch(/valid for/);
+      const json = await h.run(['status', '--json'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
+      expect(JSON.parse(json.stdout)).toMatchObject({ expiresAt: null, expiresIn: null, expired: null });
+      const tokenJson = JSON.parse((await token(t, ['--json'])).stdout) as Record<string, unknown>;
+      expect(tokenJson).toMatchObject({ access_token: t, expires_at: null, expires_in: null });
     });
 
     it('without --min-ttl the token is printed as given, whatever its expiry (nothing could refresh it)', async () => {

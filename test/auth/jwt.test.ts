@@ -31,20 +31,29 @@ describe('ID token display', () => {
 
 describe('the expiry of an access token', () => {
   it('is the exp claim in ms, fractions of a second included', () => {
-    expect(jwtExpiry(jwt({ exp: 1_000_000_000 }))).toBe(1_000_000_000_000);
-    expect(jwtExpiry(jwt({ exp: 1_000_000_000.5 }))).toBe(1_000_000_000_500);
-    expect(jwtExpiry(jwt({ exp: 0 }))).toBe(0);
+    expect(jwtExpiry(jwt({ exp: 1_000_000_000 }))).toEqual({ at: 1_000_000_000_000 });
+    expect(jwtExpiry(jwt({ exp: 1_000_000_000.5 }))).toEqual({ at: 1_000_000_000_500 });
+    expect(jwtExpiry(jwt({ exp: 0 }))).toEqual({ at: 0 });
+    expect(jwtExpiry(jwt({ exp: 253_402_300_799 }))).toEqual({ at: Date.parse('9999-12-31T23:59:59Z') });
   });
 
-  it('is unknown for an opaque token, a JWT without exp, an exp that is no number or no date', () => {
-    expect(jwtExpiry('opaque-token')).toBeUndefined();
-    expect(jwtExpiry(jwt({ sub: 'x' }))).toBeUndefined();
-    expect(jwtExpiry(jwt({ exp: '1000000000' }))).toBeUndefined();
-    expect(jwtExpiry(jwt({ exp: null }))).toBeUndefined();
-    // Beyond the range of a Date, no expiry can be shown or compared meaningfully.
-    expect(jwtExpiry(jwt({ exp: 1e300 }))).toBeUndefined();
-    expect(
-      jwtExpiry(`${b64({ alg: 'none' })}.${Buffer.from('{"exp":1e400}').toString('base64url')}.x`),
-    ).toBeUndefined();
+  it('is unknown for an opaque token, a JWT without exp, or an exp that is no number', () => {
+    const none = { unknown: 'not a JWT with an exp claim' };
+    expect(jwtExpiry('opaque-token')).toEqual(none);
+    expect(jwtExpiry(jwt({ sub: 'x' }))).toEqual(none);
+    expect(jwtExpiry(jwt({ exp: '1000000000' }))).toEqual(none);
+    expect(jwtExpiry(jwt({ exp: null }))).toEqual(none);
+    // JSON's 1e400 reads as Infinity.
+    expect(jwtExpiry(`${b64({ alg: 'none' })}.${Buffer.from('{"exp":1e400}').toString('base64url')}.x`)).toEqual(none);
+  });
+
+  it.each([
+    [1e300, '1e+300'],
+    [8_640_000_000_001, '8640000000001'],
+    [8_640_000_000_000, '8640000000000'],
+    [253_402_300_800, '253402300800'],
+    [-1, '-1'],
+  ])('is unknown, and says why, for an exp that names no date from 1970 to 9999: %s', (exp, shown) => {
+    expect(jwtExpiry(jwt({ exp }))).toEqual({ unknown: `its exp claim, ${shown}, names no date from 1970 to 9999` });
   });
 });

@@ -110,6 +110,48 @@ describe('idcli doctor', () => {
     }
   });
 
+  it('ends the reachability check within its deadline when the server sends its head, then a byte every 4 s', async () => {
+    let arrived: (at: number) => void;
+    const requestArrived = new Promise<number>((resolve) => (arrived = resolve));
+    let closed: () => void;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const timers = new Set<NodeJS.Timeout>();
+    const trickling: Server = createServer((_req, res) => {
+      arrived(performance.now());
+      res.writeHead(200, { 'content-type': 'text/html', 'content-length': '100000' });
+      res.write('<');
+      const timer = setInterval(() => res.write('x'), 4000);
+      timers.add(timer);
+      res.on('close', () => {
+        clearInterval(timer);
+        closed();
+      });
+    });
+    await new Promise<void>((resolve) => trickling.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(trickling.address() as AddressInfo).port}`;
+    try {
+      const run = doctorJson(env({ IDCLI_BASE_URL: base }));
+      const from = await requestArrived;
+      const { code, report } = await run;
+      const tookMs = performance.now() - from;
+      expect(code).toBe(2);
+      const reach = byId(report.checks, 'reachable');
+      expect(reach.status).toBe('fail');
+      expect(reach.detail).toBe(
+        `${base}/oauth/authorize: no complete answer within 5 s, the most doctor waits for one check`,
+      );
+      // The deadline counts from the check's start, before the request arrived; a few seconds of slack for a busy
+      // machine, far below the 300 s of IDCLI_HTTP_TIMEOUT that bound it before.
+      expect(tookMs).toBeLessThan(20_000);
+      // The request was torn down, not left to trickle on.
+      await connectionClosed;
+    } finally {
+      for (const t of timers) clearInterval(t);
+      trickling.closeAllConnections();
+      trickling.close();
+    }
+  }, 60_000);
+
   it('shows proxy variables in effect without their credentials', async () => {
     const { report } = await doctorJson(
       env({ HTTPS_PROXY: 'http://user:pw@proxy.example:3128', NO_PROXY: '127.0.0.1' }),

@@ -78,10 +78,17 @@ export class Collections {
 const DEFAULT_PAGE_SIZE = 100;
 const REALM = 'Bearer realm="idcli-emulator"';
 
-class BadQuery extends Error {}
+class BadQuery extends Error {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
 
-function badRequest(description: string): Reply {
-  return json(400, { error: 'invalid_request', error_description: description });
+function badRequest(description: string, status = 400): Reply {
+  return json(status, { error: 'invalid_request', error_description: description });
 }
 
 function nonNegative(p: Params, name: string, fallback: number): number {
@@ -100,7 +107,7 @@ function pageSizeParam(core: Core, p: Params): number {
   const limit = core.pageLimit;
   if (limit === undefined || size <= limit.max) return size;
   if (limit.over === 'cap') return limit.max;
-  throw new BadQuery(`pageSize must be at most ${limit.max}.`);
+  throw new BadQuery(`pageSize must be at most ${limit.max}.`, limit.over === 'unprocessable' ? 422 : 400);
 }
 
 /** RFC 6750 §3: no credentials → a bare challenge; bad credentials → error="invalid_token". */
@@ -245,7 +252,7 @@ export async function handleCollection(core: Core, ex: Exchange, c: StoredCollec
     const secret = core.collections.cursorSecret;
     page = c.type === 'offset' ? offsetPage(c, p, extras, size) : cursorPage(c, p, extras, secret, size);
   } catch (err) {
-    if (err instanceof BadQuery) return badRequest(err.message);
+    if (err instanceof BadQuery) return badRequest(err.message, err.status);
     if (err instanceof SyntaxError) return badRequest('cursor is invalid.');
     throw err;
   }

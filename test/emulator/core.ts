@@ -29,7 +29,7 @@ export interface Core {
   sendIss: boolean;
   latencyMs: number;
   /** See EmulatorOptions.maxPageSize and overMaxPageSize. */
-  pageLimit: { max: number; over: 'refuse' | 'cap' } | undefined;
+  pageLimit: { max: number; over: 'refuse' | 'unprocessable' | 'cap' } | undefined;
   /** See EmulatorOptions.maxInFlight. */
   rateLimit: { maxInFlight: number; retryAfter: string } | undefined;
   link: Link;

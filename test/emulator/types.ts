@@ -25,8 +25,11 @@ export interface EmulatorOptions {
   recordItems?: number;
   /** The largest pageSize a collection serves; default none (the contract sets no maximum). */
   maxPageSize?: number;
-  /** What a larger pageSize gets: 'refuse' answers 400 (default), 'cap' silently serves maxPageSize items. */
-  overMaxPageSize?: 'refuse' | 'cap';
+  /**
+   * What a larger pageSize gets: 'refuse' answers 400 (default), 'unprocessable' 422, 'cap' silently serves
+   * maxPageSize items.
+   */
+  overMaxPageSize?: 'refuse' | 'unprocessable' | 'cap';
   /**
    * A rate limit: a collection request arriving while this many collection requests are already in flight is
    * answered 429 with `Retry-After: rateLimitRetryAfter` (seconds, default '1'). Default: no limit.

@@ -88,9 +88,46 @@ describe('idcli list: the page size it asks for', () => {
     expect(verbose.code).toBe(0);
     expect(verbose.stdoutBytes.equals(quiet.stdoutBytes)).toBe(true);
     expect(verbose.stderr).toContain(
-      'the server refused pageSize=1000 (HTTP 400); asking again with its default of 100',
+      'the server refused pageSize=1000, the size idcli chose; asking again with its default of 100',
     );
   }, 60_000);
+
+  it('a 422 to its own size gets the same fallback as a 400, at every window', async () => {
+    const e = await setUp({ maxPageSize: 500, overMaxPageSize: 'unprocessable' });
+    for (const window of ['auto', '1', '4']) {
+      const r = await list(e, ['/v1/items', '--concurrency', window], { extraEnv: DEFAULT });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(ndjson(ITEMS));
+      expect(r.stderr).toBe('');
+      expect(asked(r.requests).slice(0, 2)).toEqual(['-/1000', '-/100']);
+      expect(r.requests).toHaveLength(1 + 25);
+    }
+  }, 60_000);
+
+  it.each([
+    ['refuse', 400, [], '1000, then the service default of 100', ['-/1000', '-/100']],
+    ['unprocessable', 422, [], '1000, then the service default of 100', ['-/1000', '-/100']],
+    ['unprocessable', 422, ['--limit', '60'], '60', ['-/60']],
+  ] as const)(
+    "when the server refuses the sizes idcli chose (%s), the error names the target as given and the sizes as idcli's",
+    async (over, status, flags, sizes, expected) => {
+      const e = await setUp({ maxPageSize: 50, overMaxPageSize: over });
+      for (const window of ['auto', '1']) {
+        const r = await list(e, ['/v1/items?filter=x', ...flags, '--concurrency', window], { extraEnv: DEFAULT });
+        expect(r.code).toBe(4);
+        expect(r.stdout).toBe('');
+        expect(asked(r.requests)).toEqual(expected);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `^error: GET ${e.emu.baseUrl}/v1/items\\?filter=x failed: HTTP ${status} [A-Za-z ]+ to the page size ` +
+              `idcli chose \\(${sizes}\\); give --page-size a size the server accepts, or --page-size service to send none\n$`,
+          ),
+        );
+        expect(r.stderr).not.toContain('pageSize');
+      }
+    },
+    60_000,
+  );
 
   it('a server that serves fewer than asked while linking further sets the size for the rest of the walk', async () => {
     const e = await setUp({ maxPageSize: 300, overMaxPageSize: 'cap' });
@@ -157,6 +194,41 @@ describe('idcli list: the page size it asks for', () => {
       expect(r.stderr.startsWith(message)).toBe(true);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.requests).toEqual([]);
+    },
+    60_000,
+  );
+
+  it.each([
+    ['--page-size 0', ['--page-size', '0'], {}, 'page-size 0'],
+    ['IDCLI_PAGE_SIZE=0', [], { IDCLI_PAGE_SIZE: '0' }, 'page-size 0'],
+    ['IDCLI_PAGE_SIZE=" 000 "', [], { IDCLI_PAGE_SIZE: ' 000 ' }, 'page-size 0'],
+    ['config page-size 0', [], 'config', 'page-size 0'],
+    ["the target's pageSize=0", ['?pageSize=0'], {}, "the target's pageSize=0"],
+    ["the target's pageSize=00", ['?pageSize=00'], {}, "the target's pageSize=0"],
+  ] as const)(
+    'a page size of 0 cannot walk: %s is exit 2 before any request, with a hint to --count',
+    async (_, args, source, what) => {
+      const e = await setUp();
+      if (source === 'config') {
+        const set = await runCli(['config', 'set', 'page-size', '0'], { env: cliEnv(e) });
+        expect(set.code, set.stderr).toBe(0);
+      }
+      const extraEnv = source === 'config' ? DEFAULT : { ...DEFAULT, ...source };
+      const [target, flags] = args[0]?.startsWith('?') ? [`/v1/items${args[0]}`, []] : ['/v1/items', args];
+      for (const window of ['auto', '1']) {
+        const r = await list(e, [target, ...flags, '--limit', '10', '--concurrency', window], { extraEnv });
+        expect(r.code).toBe(2);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toBe(
+          `error: ${what} asks for pages of no items, which never reach the end of a collection; ` +
+            'use --count for the number of items; to list them, give a page size of 1 or more, auto or service\n',
+        );
+        expect(r.requests).toEqual([]);
+      }
+      // --count asks with pageSize=0 itself: the setting does not stand in its way.
+      const count = await list(e, [target, ...flags, '--count'], { extraEnv });
+      expect(count.code, count.stderr).toBe(0);
+      expect(count.stdout).toBe(`${ITEMS.length}\n`);
     },
     60_000,
   );

@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { redactSecrets, redactUrl, redactValues } from '../../src/redact.js';
+import { redactLine, redactSecrets, redactUrl, redactValues } from '../../src/redact.js';
 import { suggest } from '../../src/suggest.js';
 import { colourEnabled, stderrStyle } from '../../src/style.js';
 
@@ -27,6 +27,33 @@ describe('redaction', () => {
     expect(redactValues('http://h/p?t=ab%2Bcd%2Fef%3D', ['ab+cd/ef='])).toBe('http://h/p?t=[redacted]');
     expect(redactValues('http://h/ab+cd/ef=/x', ['ab+cd/ef='])).toBe('http://h/[redacted]/x');
     expect(redactValues('a short one', ['short'])).toBe('a short one');
+  });
+  it('a line: URL credentials and secret parameters anywhere in it, whether the URL parses or not', () => {
+    expect(redactLine('not a valid URL or path: http://[bad/v1/x?sig=S3CRET&pageIndex=2')).toBe(
+      'not a valid URL or path: http://[bad/v1/x?sig=[redacted]&pageIndex=2',
+    );
+    expect(redactLine("must not contain credentials: 'https://alice:PW12345678@h.example/v1?key=K1'")).toBe(
+      "must not contain credentials: 'https://[redacted]@h.example/v1?key=[redacted]'",
+    );
+    expect(redactLine('the target differs ("/v1/x?sig=A1&api_key=B2" there, "/v1/x?Api%5Fkey=C3" here)')).toBe(
+      'the target differs ("/v1/x?sig=[redacted]&api_key=[redacted]" there, "/v1/x?Api%5Fkey=[redacted]" here)',
+    );
+    expect(redactLine("form 'client_secret=S&code=C&grant_type=authorization_code'")).toBe(
+      "form 'client_secret=[redacted]&code=[redacted]&grant_type=authorization_code'",
+    );
+    expect(redactLine('token T0K3N-0123456789 sent', ['T0K3N-0123456789'])).toBe('token [redacted] sent');
+  });
+  it('a line keeps what is not a secret, and reads the same redacted twice', () => {
+    const plain = 'GET https://h.example/v1/users?pageIndex=2&pageSize=100 -> 200; mail alice@example.com; a=b';
+    expect(redactLine(plain)).toBe(plain);
+    for (const hint of [
+      'HTTP_PROXY is not a valid proxy URL; use http://[user:password@]host:port',
+      "-f/--field takes key=value, not 'x'",
+    ])
+      expect(redactLine(hint)).toBe(hint);
+    const once = redactLine("resume with: idcli list 'https://u:p@h/v1?cursor=c1&sig=x#t'");
+    expect(once).toBe("resume with: idcli list 'https://[redacted]@h/v1?cursor=c1&sig=[redacted]#t'");
+    expect(redactLine(once)).toBe(once);
   });
   it('scrubs signatures and keys of pre-signed links and API keys, whatever their case', () => {
     const names = [

@@ -150,9 +150,19 @@ async function requestBody(
   });
 }
 
-/** The status line and header fields as they came, CRLF-terminated like the message itself (what `curl -i` prints). */
+/**
+ * The status line and header fields as they came (what `curl -i` prints): the reason phrase, and the names in their
+ * case and order, as the transport received them; CRLF-terminated like the message itself.
+ */
 function responseHead(res: HttpResponse): string {
-  let head = `HTTP/1.1 ${withReason(res.status)}\r\n`;
+  const got = res.received;
+  const status = got === undefined ? withReason(res.status) : `${res.status}${got.reason ? ` ${got.reason}` : ''}`;
+  let head = `HTTP/${got?.httpVersion ?? '1.1'} ${status}\r\n`;
+  const raw = got?.rawHeaders;
+  if (raw !== undefined) {
+    for (let i = 0; i + 1 < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+    return `${head}\r\n`;
+  }
   for (const [name, value] of Object.entries(res.headers)) {
     if (value === undefined) continue;
     for (const v of Array.isArray(value) ? value : [value]) head += `${name}: ${v}\r\n`;

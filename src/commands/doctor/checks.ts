@@ -57,8 +57,17 @@ export function reachableSkipped(): CheckResult {
   return reachable('fail', 'skipped: base-url is not set or invalid', 'fix the configuration first');
 }
 
-/** doctor waits this long for the service's first bytes: a diagnosis should not stall on a silent host. */
-const REACHABLE_IDLE_MS = 5000;
+/**
+ * The most a check that waits on something outside idcli may take, from its start to its verdict, whatever is sent
+ * meanwhile: a diagnosis must not stall on a silent host, nor on one that dribbles its answer a byte at a time,
+ * which restarts every idle timer (docs/cli.md, "doctor").
+ */
+export const CHECK_DEADLINE_MS = 5000;
+
+/** What a check ends with when CHECK_DEADLINE_MS ran out. */
+function overDeadline(): string {
+  return `no complete answer within ${CHECK_DEADLINE_MS / 1000} s, the most doctor waits for one check`;
+}
 
 /** Any HTTP answer from the authorization endpoint proves the service is there; only the transport can fail. */
 export async function checkReachable(
@@ -68,12 +77,13 @@ export async function checkReachable(
   signal: AbortSignal,
 ): Promise<Reachability> {
   const url = `${baseUrl}/oauth/authorize`;
+  const deadline = AbortSignal.timeout(CHECK_DEADLINE_MS);
   try {
     const res = await http.request({
       method: 'GET',
       url,
-      timeoutMs: REACHABLE_IDLE_MS,
-      signal,
+      timeoutMs: CHECK_DEADLINE_MS,
+      signal: AbortSignal.any([signal, deadline]),
       headers: { accept: 'text/html' },
     });
     const date = headerValue(res.headers, 'date');
@@ -85,10 +95,11 @@ export async function checkReachable(
     if (!Number.isNaN(serverDate)) out.serverDate = serverDate;
     return out;
   } catch (err) {
+    const why = deadline.aborted && !signal.aborted ? overDeadline() : (err as Error).message;
     return {
       result: reachable(
         'fail',
-        `${redactUrl(url)}: ${(err as Error).message}`,
+        `${redactUrl(url)}: ${why}`,
         'check base-url, your network, and HTTPS_PROXY/NO_PROXY if you are behind a proxy',
       ),
     };
@@ -154,7 +165,7 @@ export async function checkLocalhost(
   const verdict = check('localhost', 'localhost resolution');
   let families: number[] = [];
   try {
-    families = [...new Set((await resolve('localhost')).map((a) => a.family))].sort();
+    families = [...new Set((await withinDeadline(resolve('localhost'))).map((a) => a.family))].sort();
   } catch (err) {
     return verdict(
       'warn',
@@ -175,6 +186,18 @@ export async function checkLocalhost(
     `${detail} only`,
     'prefer an IP literal (http://127.0.0.1:<port>/…) in the redirect URI, as RFC 8252 §8.3 recommends',
   );
+}
+
+/**
+ * `work`, or its failure with overDeadline once CHECK_DEADLINE_MS ran out, for a step that takes no signal (a name
+ * lookup): abandoned then, it no longer holds the verdict, and the run leaves without it (src/cli.ts).
+ */
+export function withinDeadline<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(overDeadline())), CHECK_DEADLINE_MS);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 export interface StoreProbe {

@@ -11,11 +11,18 @@ import { createPageWriter, WriteCut } from '../../output/page-writer.js';
 import { createProgress } from '../../output/progress.js';
 import { stoppedMessage } from '../../output/resume-hint.js';
 import { liveLineWanted } from '../../output/status-line.js';
-import { type FetchContext, fetchPage } from '../../paginate/fetch-page.js';
-import { CONTRACT_PAGE_SIZE, firstPageSize, parsePageSize } from '../../paginate/page-size.js';
+import { type FetchContext, fetchPage, refusedWith } from '../../paginate/fetch-page.js';
+import {
+  cannotWalk,
+  CONTRACT_PAGE_SIZE,
+  firstPageSize,
+  parsePageSize,
+  refusesPageSize,
+} from '../../paginate/page-size.js';
 import { WalkFailure, type WalkOptions, walk } from '../../paginate/walk.js';
 import { WINDOW_CEILING } from '../../paginate/window.js';
 import { redactUrl } from '../../redact.js';
+import { withReason } from '../../http/status-text.js';
 import { stderrStyle } from '../../style.js';
 
 /**
@@ -124,7 +131,7 @@ export const command = defineCommand({
     const client = await openApiClient(ctx, { maxSockets: sockets, maxRetries: o.maxRetries });
     try {
       if (o.count) await printCount({ client }, firstUrl, deps);
-      else await walkToStdout(plan, { client }, deps, dump);
+      else await walkToStdout(plan, { client }, deps, dump, dump?.resumeUrl === undefined ? first : undefined);
     } finally {
       client.close();
     }
@@ -136,24 +143,55 @@ export const command = defineCommand({
  * they are on. A size the user chose is kept: the flag first, then a pageSize in the target, then the `page-size`
  * setting from the environment or config.
  */
-function firstRequest(
-  opts: ListOptions,
-  apiBase: string,
-  pageSize: string | number | undefined,
-): { firstUrl: string; fallbackUrl?: string; apiOrigin: string } {
-  const setting = typeof pageSize === 'number' ? pageSize : parsePageSize(pageSize);
+function firstRequest(opts: ListOptions, apiBase: string, pageSize: string | number | undefined): FirstRequest {
+  const setting = parsePageSize(pageSize, opts.count);
   // api-base-url is checked before the target, as for every target resolved against it.
   const origin = apiOrigin(apiBase);
   if (opts.target.trim() === '') throw usageError('list needs a collection path or URL, e.g. idcli list /v1/users');
   const target = { pageIndex: opts.pageIndex, count: opts.count };
   // Only a number given as the flag overrides the target's own pageSize.
-  const targetHasSize =
-    typeof opts.pageSize !== 'number' && new URL(targetUrl(opts.target, apiBase, target)).searchParams.has('pageSize');
+  const asGiven = targetUrl(opts.target, apiBase, target);
+  const ownSize = new URL(asGiven).searchParams.get('pageSize');
+  const targetHasSize = typeof opts.pageSize !== 'number' && ownSize !== null;
+  if (targetHasSize && !opts.count && ownSize.trim() !== '' && Number(ownSize) === 0)
+    throw cannotWalk("the target's pageSize=0");
   const { size, fallback } = firstPageSize(setting, targetHasSize, opts.limit);
   const firstUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: size });
-  if (fallback === undefined) return { firstUrl, apiOrigin: origin };
+  const chosen = setting === 'auto' && size !== undefined ? { asGiven, sizes: [size] } : undefined;
+  if (fallback === undefined) return { firstUrl, apiOrigin: origin, ...(chosen && { chosen }) };
   const fallbackUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: fallback });
-  return { firstUrl, fallbackUrl, apiOrigin: origin };
+  return {
+    firstUrl,
+    fallbackUrl,
+    apiOrigin: origin,
+    ...(chosen && { chosen: { ...chosen, sizes: [size!, fallback] } }),
+  };
+}
+
+interface FirstRequest {
+  firstUrl: string;
+  fallbackUrl?: string;
+  apiOrigin: string;
+  /** The page sizes idcli chose itself (`auto`), in the order asked, and the target as the user gave it. */
+  chosen?: { asGiven: string; sizes: number[] };
+}
+
+/**
+ * The first page refused for a page size idcli chose, told as idcli's choice on the target the user gave: the
+ * size in the URL is not one the user asked for (docs/cli.md, "Page size").
+ */
+function chosenSizeRefused(err: WalkFailure, first: FirstRequest | undefined): unknown {
+  const status = refusedWith(err.cause);
+  if (err.pages > 0 || first?.chosen === undefined || status === undefined || !refusesPageSize(status))
+    return err.cause;
+  const [size, fallback] = first.chosen.sizes;
+  const then = fallback === undefined ? '' : `, then the service default of ${fallback}`;
+  return new IdcliError(
+    `GET ${redactUrl(first.chosen.asGiven)} failed: HTTP ${withReason(status)} to the page size idcli chose ` +
+      `(${size}${then})`,
+    ExitCode.NETWORK,
+    { cause: err.cause, hint: 'give --page-size a size the server accepts, or --page-size service to send none' },
+  );
 }
 
 /** `-o FILE`: the dump and its state, checked before any request; undefined for stdout (`-o -` too). */
@@ -196,7 +234,13 @@ async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps):
 }
 
 /** The walk with its live progress line, its summary, and on a stop the resume command. */
-async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Deps, dump?: DumpFile): Promise<void> {
+async function walkToStdout(
+  plan: WalkOptions,
+  fetchCtx: FetchContext,
+  deps: Deps,
+  dump?: DumpFile,
+  first?: FirstRequest,
+): Promise<void> {
   const readerGone = new AbortController();
   const writer = dump?.writer ?? createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
   const before = dump?.resumedItems ?? 0;
@@ -215,7 +259,7 @@ async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Dep
       },
       onFallback: () =>
         deps.log.verbose(
-          `the server refused pageSize=${new URL(plan.firstUrl).searchParams.get('pageSize')} (HTTP 400); asking again with its default of ${CONTRACT_PAGE_SIZE}`,
+          `the server refused pageSize=${new URL(plan.firstUrl).searchParams.get('pageSize')}, the size idcli chose; asking again with its default of ${CONTRACT_PAGE_SIZE}`,
         ),
       // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
       onSequentialFallback: (reason) => {
@@ -238,8 +282,11 @@ async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Dep
     }
   } catch (err) {
     progress.stop();
-    if (dump) throw dump.stopped(err instanceof WalkFailure ? err.cause : err, deps.stderr);
-    throw err instanceof WalkFailure ? stopped(err, deps) : err;
+    if (!(err instanceof WalkFailure)) throw dump ? dump.stopped(err, deps.stderr) : err;
+    const cause = chosenSizeRefused(err, first);
+    const failure = new WalkFailure(cause, { items: err.written, pages: err.pages }, err.resumeUrl);
+    if (dump) throw dump.stopped(failure.cause, deps.stderr);
+    throw stopped(failure, deps);
   }
 }
 

@@ -36,13 +36,14 @@ export const command = defineCommand({
   examples: ['idcli status', 'idcli status --json | jq .signedIn'],
   async run(o, invocation) {
     const ctx = await invocation.context();
-    const report = await statusOf(ctx);
-    ctx.deps.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : human(report));
+    const { report, expiryUnknown } = await statusOf(ctx);
+    ctx.deps.stdout.write(o.json ? `${JSON.stringify(report, null, 2)}\n` : human(report, expiryUnknown));
     if (!report.signedIn) throw notLoggedIn();
   },
 });
 
-async function statusOf(ctx: CommandContext): Promise<StatusReport> {
+/** The report, and for a token from the environment why its expiry is unknown, when it is. */
+async function statusOf(ctx: CommandContext): Promise<{ report: StatusReport; expiryUnknown?: string }> {
   const { deps, settings } = ctx;
   const credentials = await openCredentials(ctx);
   let report: StatusReport;
@@ -51,6 +52,7 @@ async function statusOf(ctx: CommandContext): Promise<StatusReport> {
     const base = { profile: settings.profile, baseUrl: settings.baseUrl ?? null, clientId: settings.clientId ?? null };
     const expiry = { ...empty(), ...expiryOf(credentials.expiresAt, deps.now()) };
     report = { ...base, ...expiry, signedIn: true, store: 'IDCLI_ACCESS_TOKEN', storeKind: 'env' };
+    return { report, ...(credentials.expiryUnknown === undefined ? {} : { expiryUnknown: credentials.expiryUnknown }) };
   } else {
     const base = {
       profile: settings.profile,
@@ -68,7 +70,7 @@ async function statusOf(ctx: CommandContext): Promise<StatusReport> {
       storeKind: session.store.kind,
     };
   }
-  return report;
+  return { report };
 }
 
 function empty(): Omit<StatusReport, 'profile' | 'baseUrl' | 'clientId' | 'store' | 'storeKind'> {
@@ -107,13 +109,13 @@ function expiryOf(
   };
 }
 
-function human(s: StatusReport): string {
+function human(s: StatusReport, expiryUnknown = 'not a JWT with an exp claim'): string {
   const rows: [string, string][] = [['Profile', s.profile]];
   if (s.baseUrl !== null) rows.push(['Base URL', s.baseUrl]);
   if (s.clientId !== null) rows.push(['Client id', s.clientId]);
   if (s.storeKind === 'env') {
     rows.push(['Signed in', 'using IDCLI_ACCESS_TOKEN (the stored sign-in is not used)']);
-    rows.push(['Access token', s.expiresAt === null ? 'expiry unknown (not a JWT with an exp claim)' : accessLine(s)]);
+    rows.push(['Access token', s.expiresAt === null ? `expiry unknown (${expiryUnknown})` : accessLine(s)]);
   } else if (!s.signedIn) {
     rows.push(['Signed in', 'no']);
   } else {
