@@ -20,3 +20,12 @@ export function parseRedirectUri(uri: string): LoopbackRedirect | undefined {
   if (!m || Number(m[2]) > 65535) return undefined;
   return { host: m[1] as LoopbackRedirect['host'], port: Number(m[2]), rest: m[3] ?? '' };
 }
+
+/**
+ * The addresses a listener for this host binds. localhost may resolve to either family, so both loopback addresses
+ * are taken: otherwise another local process could bind the one left free on the same port and receive the code
+ * (RFC 8252 §8.3).
+ */
+export function bindAddresses(host: LoopbackRedirect['host']): string[] {
+  return host === 'localhost' ? ['127.0.0.1', '::1'] : host === '[::1]' ? ['::1'] : [host];
+}

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { AddressInfo } from 'node:net';
 import { ExitCode, IdcliError, interrupted } from '../errors.js';
 import type { Logger } from '../log.js';
-import { type LoopbackRedirect, parseRedirectUri } from '../redirect-uri.js';
+import { bindAddresses, type LoopbackRedirect, parseRedirectUri } from '../redirect-uri.js';
 import { type CallbackExpectation, type CallbackOutcome, validateCallback } from './callback.js';
 import { errCode } from '../shape.js';
 
@@ -61,10 +61,7 @@ export function parseLoopbackRedirect(uri: string): ParsedRedirect {
   if (!parsed) throw new IdcliError(`redirect-uri is not a loopback http URI: ${uri}`, ExitCode.USAGE);
   const { host, rest } = parsed;
   const path = new URL(`http://x${rest || '/'}`).pathname;
-  // localhost may resolve to either family, so both loopback addresses are taken: otherwise another local process
-  // could bind the one we left free on the same port and receive the code (RFC 8252 §8.3).
-  const bindAddresses = host === 'localhost' ? ['127.0.0.1', '::1'] : host === '[::1]' ? ['::1'] : [host];
-  return { ...parsed, bindAddresses, path };
+  return { ...parsed, bindAddresses: bindAddresses(host), path };
 }
 
 export async function startCallbackServer(opts: CallbackServerOptions): Promise<CallbackServer> {

@@ -9,6 +9,7 @@ import { IdcliError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
 import { headerValue } from '../../http/types.js';
 import { redactUrl } from '../../redact.js';
+import { bindAddresses, parseRedirectUri } from '../../redirect-uri.js';
 
 export type Verdict = 'pass' | 'warn' | 'fail';
 
@@ -128,10 +129,12 @@ export function checkClockSkew(serverDate: number | undefined, localDate: number
 export async function checkRedirectPort(redirectUri: string | undefined): Promise<CheckResult> {
   const verdict = check('port', 'redirect port free');
   if (!redirectUri) return verdict('fail', 'redirect-uri is not set', `set it with ${howToSet('redirect-uri')}`);
-  const url = new URL(redirectUri);
-  const port = Number(url.port);
+  const parsed = parseRedirectUri(redirectUri);
+  if (!parsed)
+    return verdict('fail', 'redirect-uri is not a loopback http URI', `set it with ${howToSet('redirect-uri')}`);
+  const { port } = parsed;
   if (port === 0) return verdict('pass', 'port 0: a free port is picked at each sign-in');
-  const hosts = url.hostname === 'localhost' ? ['127.0.0.1', '::1'] : [url.hostname.replace(/^\[|\]$/g, '')];
+  const hosts = bindAddresses(parsed.host);
   for (const host of hosts) {
     const err = await tryListen(host, port);
     if (err === 'EADDRINUSE') {
