@@ -7,6 +7,7 @@ import { type OptionKey, SETTINGS, type SettingsSource } from '../config.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
 import { usageError } from '../errors.js';
+import { DEFAULT_BACKOFF, MAX_RETRIES } from '../http/retry.js';
 
 /** What the parser holds for one option; its definition's `read` turns it into a typed value. */
 export type Value = string | number | boolean | string[] | undefined;
@@ -99,6 +100,16 @@ export const option = {
     make('integer', spec, (v) =>
       typeof v === 'number' ? v : (spec.keywords.find((k) => k === v) ?? spec.defaultValue),
     ),
+  /** `--max-retries`, with the default and the bound of every retried request (src/http/retry.ts). */
+  retries: (description: string) =>
+    integer({
+      flag: '--max-retries',
+      value: '<n>',
+      description,
+      defaultValue: DEFAULT_BACKOFF.maxRetries,
+      min: 0,
+      max: MAX_RETRIES,
+    }),
   /**
    * A setting's flag (`--base-url`, `--scope`): its name, placeholder, help and variable come from its row in
    * SETTINGS.

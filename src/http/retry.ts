@@ -16,6 +16,9 @@ export interface BackoffPolicy {
   maxRetryAfterMs: number;
 }
 
+/** The most retries --max-retries takes: beyond it a run would wait on a failing server for hours. */
+export const MAX_RETRIES = 100;
+
 export const DEFAULT_BACKOFF: BackoffPolicy = {
   maxRetries: 5,
   baseDelayMs: 200,

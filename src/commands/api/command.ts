@@ -56,14 +56,7 @@ const options = {
     short: '-i',
     description: 'print the status line and headers before the body',
   }),
-  maxRetries: option.integer({
-    flag: '--max-retries',
-    value: '<n>',
-    description: 'retries of GET, HEAD, OPTIONS for 429, 502, 503, 504 and network errors',
-    defaultValue: 5,
-    min: 0,
-    max: 100,
-  }),
+  maxRetries: option.retries('retries of GET, HEAD, OPTIONS for 429, 502, 503, 504 and network errors'),
 };
 export type ApiOptions = OptionsOf<typeof options>;
 

@@ -60,14 +60,7 @@ const options = {
     description: 'write to this file (- for stdout); the same command run again continues it',
   }),
   restart: option.boolean({ flag: '--restart', description: 'with -o: discard what an earlier run left, start over' }),
-  maxRetries: option.integer({
-    flag: '--max-retries',
-    value: '<n>',
-    description: 'retries for 429, 502, 503, 504 and network errors',
-    defaultValue: 5,
-    min: 0,
-    max: 100,
-  }),
+  maxRetries: option.retries('retries for 429, 502, 503, 504 and network errors'),
 };
 type ListOptions = OptionsOf<typeof options>;
 
