@@ -196,7 +196,7 @@ export function checkPrivateDir(dir: string, opts: DirCheck): boolean {
     throw refused(`refusing to follow the symbolic link ${dir}`, 'remove the link and run `idcli login`');
   if (!st.isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
   refuseForeignOwner(dir, st, opts.hint);
-  if (POSIX) refuseUnsafeDir(dir, dirname(path), lstatSync(dirname(path)), opts.hint);
+  if (POSIX) refuseUnsafeDir(dir, dirname(path), statSync(dirname(path)), opts.hint);
   if (!POSIX || (st.mode & 0o077) === 0) return true;
   const told = tightenMode(dir, st, PRIVATE_DIR_MODE, 'accessible', () => chmodSync(path, PRIVATE_DIR_MODE));
   if (told.failed && (st.mode & OTHERS_WRITE) !== 0)

@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, execFile } from 'node:child_process';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -271,6 +271,19 @@ describe('idcli list -o FILE: the state tells the truth', () => {
     const restart = await list(env, ['/v1/items', ...seq, '--limit', '150', '-o', out, '--restart']);
     expect(restart.code, restart.stderr).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 150)));
+  });
+
+  it('a state of 1 GB is refused unread: exit 2 naming its size and --restart, no request', async () => {
+    await writeFile(out, 'x\n');
+    await writeFile(`${out}.idcli-state`, '');
+    // Sparse: the size is there, the disk blocks are not.
+    await truncate(`${out}.idcli-state`, 1024 ** 3);
+    const r = await list(env, ['/v1/items', ...seq, '-o', out], { timeoutMs: 20_000 });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`its state ${out}.idcli-state cannot be used (it is larger than 16 MB)`);
+    expect(r.stderr).toContain('add --restart to start over');
+    expect(r.requests).toEqual([]);
+    expect(await readFile(out, 'utf8')).toBe('x\n');
   });
 
   it("exit 5 on a page's link: the stop line counts what FILE holds and says a re-run meets the same answer", async () => {
