@@ -69,6 +69,8 @@ export interface DumpOptions {
 }
 
 const RESTART = 'add --restart to start over';
+/** The way past a file beside FILE that idcli cannot remove: --restart would meet it again. */
+const ANOTHER_FILE = 'name another file for -o';
 /** What to do about a FILE the private-path rule refuses. */
 const OWN_FILE = 'name a file of your own for -o, in a directory only you may write';
 /** The longest name put beside FILE: the claim's temp, with a pid of up to 7 digits. */
@@ -98,9 +100,9 @@ export function openDump(opts: DumpOptions): DumpFile {
   }
   try {
     // The state goes first: FILE written anew under an old state could be taken for the old walk's pages.
-    if (opts.restart) removeState(state, RESTART);
+    if (opts.restart) removeState(state, ANOTHER_FILE);
     try {
-      probeState(state, RESTART);
+      probeState(state, ANOTHER_FILE);
     } catch (err) {
       if (err instanceof IdcliError) throw err;
       throw fsFault(err, { doing: 'create', path: state, dir: state });

@@ -181,6 +181,21 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
     expect(await exists('/dev/stdout.idcli-state')).toBe(false);
   });
 
+  it('-o /dev/stdout on a regular file writes that file, with its state beside it and none in /dev', async () => {
+    const fh = await open(out, 'w');
+    let r;
+    try {
+      r = await list(env, ['/v1/items', ...seq, '-o', '/dev/stdout'], { stdout: fh.fd });
+    } finally {
+      await fh.close();
+    }
+    expect(r.code, r.stderr).toBe(0);
+    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+    expect(await exists('/dev/stdout.idcli-state')).toBe(false);
+    expect(await exists('/dev/stdout.idcli-run')).toBe(false);
+    expect(await exists(`${out}.idcli-state`)).toBe(false);
+  });
+
   it("-o '' and -o nodir/ are exit 2 saying what is wrong", async () => {
     const empty = await list(env, ['/v1/items', '-o', '']);
     expect(empty.code).toBe(2);
