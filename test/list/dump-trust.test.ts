@@ -269,6 +269,32 @@ describe('idcli list -o FILE has one writer', () => {
     expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
     expect(await exists(`${out}.idcli-run`)).toBe(false);
   }, 60_000);
+
+  it('three runs started at once on the claim of a killed run: one takes it over, the others are exit 2', async () => {
+    const first = await list(env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(emu, 'SIGKILL'));
+    expect(first.signal).toBe('SIGKILL');
+    emu.clearFaults();
+    // Whichever run wins holds its first request until the others have ended.
+    emu.inject({ path: '/v1/items', times: Number.POSITIVE_INFINITY, fault: { kind: 'latency', ms: 20_000 } });
+    const children: ChildProcess[] = [];
+    let ended = 0;
+    const runs = [0, 1, 2].map(() =>
+      list(env, ['/v1/items', ...seq, '-o', out], { onSpawn: (c) => children.push(c) }).then((r) => {
+        if (r.code === 2) ended += 1;
+        if (ended === 2) for (const c of children) c.kill('SIGTERM');
+        return r;
+      }),
+    );
+    const results = await Promise.all(runs);
+    const codes = results.map((r) => r.code).sort();
+    expect(codes, results.map((r) => r.stderr).join('')).toEqual([143, 2, 2]);
+    for (const r of results.filter((x) => x.code === 2))
+      expect(r.stderr).toMatch(/is being (written|claimed) by another idcli run/);
+    emu.clearFaults();
+    const again = await list(env, ['/v1/items', ...seq, '-o', out]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+  }, 90_000);
 });
 
 describe('idcli list -o FILE: the state tells the truth', () => {
