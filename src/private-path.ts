@@ -9,7 +9,6 @@
  */
 import {
   chmodSync,
-  closeSync,
   constants,
   fstatSync,
   lstatSync,
@@ -259,12 +258,4 @@ export const NAME_MAX = 255;
 /** Whether `name` with `suffix` still fits in one directory entry. */
 export function nameFits(path: string, suffix: string): boolean {
   return Buffer.byteLength(basename(path) + suffix) <= NAME_MAX;
-}
-
-export function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // Nothing was written through it that a failing close could lose.
-  }
 }
