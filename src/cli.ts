@@ -10,6 +10,7 @@ import { parseArgv } from './argv/parse.js';
 import { type CommandSpec, loadAll } from './argv/define.js';
 import { SURFACE } from './commands/index.js';
 import { envVar, settingFlags, settingsSource } from './config.js';
+import { loadConfigFile } from './config-file.js';
 import type { CommandContext } from './context.js';
 import type { Deps, UnabandonableTask } from './deps.js';
 import { ExitCode, IdcliError, interrupted, OutputError, outputError, usageError } from './errors.js';
@@ -114,7 +115,7 @@ export async function main(proc: Process): Promise<number> {
     // output).
     if (!command.quick) proc.interrupt();
     deps = d;
-    const settings = settingsSource(settingFlags({ ...globals, ...options }), proc.env);
+    const settings = settingsSource(settingFlags({ ...globals, ...options }), proc.env, loadConfigFile);
     const context = async (): Promise<CommandContext> => {
       const base = { deps: d, settings: await settings.load({ warn: (msg) => log.warn(msg) }) };
       return { ...base, tokens: () => openTokenSource(base) };

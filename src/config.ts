@@ -1,18 +1,15 @@
 /**
  * Every setting in one table (SETTINGS), and the one rule that resolves each: command-line flag > environment
  * variable > the profile in the config file > built-in default (docs/cli.md, "Configuration"). An empty variable
- * counts as unset, for every row. Pure except for `loadConfigFile`/`saveConfigFile`.
+ * counts as unset, for every row. Pure: config.json is read and written by src/config-file.ts.
  */
-import { chmodSync, closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { dirname, isAbsolute, join } from 'node:path';
-import { IdcliError, usageError } from './errors.js';
-import { fsFault, type FsFaultAt } from './fs-faults.js';
+import { isAbsolute, join } from 'node:path';
+import { usageError } from './errors.js';
 import { clip, printable, quoted } from './printable.js';
-import { replacePrivateFile } from './private-file.js';
-import { tightenMode } from './private-mode.js';
 import { parseRedirectUri } from './redirect-uri.js';
 import { suggest } from './suggest.js';
+import { isJsonObject } from './shape.js';
 import { isTokenText } from './token-rules.js';
 
 /** The resolved settings, each under its row's field; a config key that no source gives is undefined. */
@@ -214,7 +211,7 @@ export interface ConfigFile {
 }
 
 /** An empty config file, with the null-prototype maps every ConfigFile has. */
-function emptyConfigFile(): ConfigFile {
+export function emptyConfigFile(): ConfigFile {
   return { profiles: Object.create(null) as ConfigFile['profiles'] };
 }
 
@@ -276,91 +273,6 @@ function homeDir(env: Env): string {
   );
 }
 
-export function configPath(configDir: string): string {
-  return join(configDir, 'config.json');
-}
-
-/** The way out of a fault in the config directory that every fix there offers (see fs-faults.ts). */
-export const CONFIG_DIR_ELSEWHERE = 'or set IDCLI_CONFIG_DIR to another directory';
-
-/** Far above any real config (a few profiles of a few URLs), far below what could exhaust memory. */
-export const MAX_CONFIG_BYTES = 1024 * 1024;
-// O_NONBLOCK: a FIFO (or a device) put in the file's place must be refused, not wait forever for a writer.
-const O_NONBLOCK = process.platform === 'win32' ? 0 : constants.O_NONBLOCK;
-
-export interface ConfigFileOptions {
-  /** Told when the config directory was open to other users and got tightened. */
-  warn?: (msg: string) => void;
-}
-
-export async function loadConfigFile(configDir: string, opts: ConfigFileOptions = {}): Promise<ConfigFile> {
-  const path = configPath(configDir);
-  // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
-  // Any failure but ENOENT (the directory is a file, or may not be looked into) is told now, before a command works
-  // with it. Not throwIfNoEntry: from Node 22 on it also hides ENOTDIR, a config directory that is a file.
-  try {
-    statSync(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw configDirFault(configDir, path, err, 'read');
-    return emptyConfigFile();
-  }
-  checkConfigDir(configDir, opts.warn);
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | O_NONBLOCK);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyConfigFile();
-    throw configDirFault(configDir, path, err, 'read');
-  }
-  try {
-    return parseConfigFile(readBounded(fd, path), path);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The whole file, refused unread when it is not a regular file or is over MAX_CONFIG_BYTES. */
-function readBounded(fd: number, path: string): string {
-  const fix = 'remove it, or replace it with a file written by `idcli config set`';
-  let size: number;
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw usageError(`${path} is not a regular file`, fix);
-    size = st.size;
-  } catch (err) {
-    if (err instanceof IdcliError) throw err;
-    throw configDirFault(dirname(path), path, err, 'read');
-  }
-  const tooLarge = () => usageError(`${path} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB`, fix);
-  if (size > MAX_CONFIG_BYTES) throw tooLarge();
-  // One byte more than fstat said: a file that grew past the limit since is caught too.
-  const buf = Buffer.allocUnsafe(size + 1);
-  let length = 0;
-  try {
-    for (let n = 1; n > 0 && length < buf.length; length += n) n = readSync(fd, buf, length, buf.length - length, null);
-  } catch (err) {
-    throw configDirFault(dirname(path), path, err, 'read');
-  }
-  if (length > MAX_CONFIG_BYTES) throw tooLarge();
-  return buf.toString('utf8', 0, length);
-}
-
-/**
- * The config directory holds the file credential store: like the credentials directory (store/file-store.ts), it
- * must be a directory closed to other users, and is tightened to 0700 with a warning when it is not.
- */
-function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {}): void {
-  let st: ReturnType<typeof statSync>;
-  try {
-    st = statSync(configDir);
-  } catch (err) {
-    throw configDirFault(configDir, configDir, err, 'read');
-  }
-  if (!st.isDirectory()) throw configDirFault(configDir, configDir, { code: 'ENOTDIR' }, 'read');
-  if (process.platform === 'win32' || (st.mode & 0o077) === 0) return;
-  warn(tightenMode(configDir, st, 0o700, 'accessible', () => chmodSync(configDir, 0o700)));
-}
-
 /**
  * config.json, checked whole: a profile name `--profile` would refuse (`__proto__`, `$(…)`, `*`) is refused here too,
  * with the file named, rather than skipped. Completion prints these names to the shell, and a skipped profile would
@@ -374,21 +286,14 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
   } catch {
     throw usageError(`${path} is not valid JSON`, 'fix it or remove it and use `idcli config set`');
   }
-  const profiles = (data as { profiles?: unknown } | null)?.profiles;
-  if (
-    typeof data !== 'object' ||
-    data === null ||
-    Array.isArray(data) ||
-    (profiles !== undefined && (typeof profiles !== 'object' || profiles === null || Array.isArray(profiles)))
-  ) {
-    throw usageError(`${path} must be an object with a "profiles" object`);
-  }
+  // A file without profiles is an empty one; a `profiles` of any other shape (null too) is refused.
+  const profiles = isJsonObject(data) ? (data.profiles === undefined ? {} : data.profiles) : undefined;
+  if (!isJsonObject(profiles)) throw usageError(`${path} must be an object with a "profiles" object`);
   const out = emptyConfigFile();
-  for (const [name, entries] of Object.entries((profiles ?? {}) as Record<string, unknown>)) {
+  for (const [name, entries] of Object.entries(profiles)) {
     if (!isProfileName(name))
       throw usageError(`${path}: ${quoted(name)} is not a valid profile name`, `${PROFILE_RULE}; rename or remove it`);
-    if (typeof entries !== 'object' || entries === null || Array.isArray(entries))
-      throw usageError(`${path}: profile ${quoted(name)} must be an object`);
+    if (!isJsonObject(entries)) throw usageError(`${path}: profile ${quoted(name)} must be an object`);
     const profile = Object.create(null) as Partial<Record<ConfigKey, string>>;
     for (const [key, value] of Object.entries(entries)) {
       if (!isConfigKey(key)) throw usageError(`${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
@@ -399,29 +304,6 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
     out.profiles[name] = profile;
   }
   return out;
-}
-
-/** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
-export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
-  // Imported here: every command reads the config file, only `config set` and `config unset` write it.
-  const { mkdir } = await import('node:fs/promises');
-  try {
-    await mkdir(configDir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw configDirFault(configDir, configDir, err, 'create');
-  }
-  checkConfigDir(configDir, opts.warn);
-  const path = configPath(configDir);
-  try {
-    await replacePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`);
-  } catch (err) {
-    throw configDirFault(configDir, path, err, 'write');
-  }
-}
-
-/** A file-system failure on the config directory or a file in it (see fs-faults.ts). */
-function configDirFault(configDir: string, path: string, err: unknown, doing: FsFaultAt['doing']): IdcliError {
-  return fsFault(err, { doing, path, dir: configDir, orElse: CONFIG_DIR_ELSEWHERE });
 }
 
 /**
@@ -435,15 +317,24 @@ export interface SettingsSource {
   load(opts?: ConfigFileOptions): Promise<Settings>;
 }
 
-export function settingsSource(flags: SettingFlags, env: Env): SettingsSource {
+/** `readFile` reads config.json from the config directory (loadConfigFile, src/config-file.ts). */
+export function settingsSource(flags: SettingFlags, env: Env, readFile: ConfigReader = noFile): SettingsSource {
   let configDir: string | undefined;
   let profile: string | undefined;
   const source: SettingsSource = {
     configDir: () => (configDir ??= configDirFor(env)),
     profile: () => (profile ??= resolveSetting(SETTINGS.profile, { flag: flags.profile, env })),
-    load: async (opts) => resolveSettings(flags, env, await loadConfigFile(source.configDir(), opts), source),
+    load: async (opts) => resolveSettings(flags, env, await readFile(source.configDir(), opts), source),
   };
   return source;
+}
+
+export type ConfigReader = (configDir: string, opts?: ConfigFileOptions) => Promise<ConfigFile>;
+const noFile: ConfigReader = () => Promise.resolve(emptyConfigFile());
+
+export interface ConfigFileOptions {
+  /** Told when the config directory was open to other users and got tightened. */
+  warn?: (msg: string) => void;
 }
 
 export function profileName(flags: SettingFlags, env: Env): string {

@@ -5,7 +5,7 @@
  * exit 1, `cannot <doing> <path> (<CODE>)`: idcli cannot tell the user what to change.
  */
 import { accessSync, constants, statSync } from 'node:fs';
-import { dirname, parse, sep } from 'node:path';
+import { dirname, parse, resolve, sep } from 'node:path';
 import { ExitCode, IdcliError } from './errors.js';
 import { errCode } from './shape.js';
 import { shellQuote } from './shell-quote.js';
@@ -63,7 +63,8 @@ export function fsFault(err: unknown, at: FsFaultAt): IdcliError {
     const why = code ?? (err instanceof Error ? err.message : String(err));
     return new IdcliError(`cannot ${at.doing} ${at.path} (${why})`, ExitCode.INTERNAL, { cause: err });
   }
-  const { reason, fix } = mendable(whereToMend(at.dir), at);
+  // Absolute: a relative name has no directory to name in the fix (`-o ro.ndjson`).
+  const { reason, fix } = mendable(whereToMend(resolve(at.dir)), at);
   return new IdcliError(`cannot ${at.doing} ${at.path}: ${reason} (${code})`, ExitCode.USAGE, {
     hint: at.orElse === undefined ? fix : `${fix}, ${at.orElse}`,
     cause: err,

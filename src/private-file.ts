@@ -52,21 +52,26 @@ export async function replacePrivateFile(path: string, text: string, opts: Repla
   if (opts.durable) await syncDir(dirname(path));
 }
 
+/** createPrivateFile for a caller that must not go on before the file is there. */
+export function createPrivateFileSync(path: string, text: string): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE);
+  try {
+    writeFileSync(fd, text);
+  } catch (err) {
+    closeSync(fd);
+    removeQuietly(path);
+    throw err;
+  }
+  closeSync(fd);
+}
+
 /**
  * replacePrivateFile for a caller that must not go on before the file is current, through the one temp `tmp`
  * (a temp a killed run left there is removed first, never written through).
  */
 export function replacePrivateFileSync(path: string, text: string, tmp: string): void {
   removeQuietly(tmp);
-  const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE);
-  try {
-    writeFileSync(fd, text);
-  } catch (err) {
-    closeSync(fd);
-    removeQuietly(tmp);
-    throw err;
-  }
-  closeSync(fd);
+  createPrivateFileSync(tmp, text);
   renameSync(tmp, path);
 }
 

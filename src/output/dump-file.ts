@@ -4,16 +4,31 @@
  * (docs/cli.md, "list -o"). FILE's bytes are written before the state that counts them, so the state never claims
  * bytes that are not in FILE; a page half written when the process died lies beyond the state's length and is cut.
  */
-import { closeSync, constants, fstatSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
+import { basename, sep } from 'node:path';
 import { ExitCode, IdcliError, OutputError } from '../errors.js';
 import { fsFault } from '../fs-faults.js';
 import { errCode } from '../shape.js';
+import { PRIVATE_FILE_MODE } from '../private-file.js';
+import {
+  inspectPrivateFile,
+  NAME_MAX,
+  nameFits,
+  O_NOFOLLOW,
+  O_NONBLOCK,
+  refuseOpenedFile,
+  resolveTrusted,
+} from '../private-path.js';
+import { claimDump, CLAIM_SUFFIX } from './dump-claim.js';
 import { createFileOutput } from './file-output.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
 import { stoppedDumpMessage } from './resume-hint.js';
 import {
+  dropState,
   type DumpState,
   identityDiff,
+  overwriteState,
+  probeState,
   readState,
   removeState,
   statePath,
@@ -36,6 +51,8 @@ export interface DumpFile {
   complete(): void;
   /** The walk stopped with `cause`: says on `stderr` how to continue and returns the error the run ends with. */
   stopped(cause: unknown, stderr: Pick<NodeJS.WritableStream, 'write'>): unknown;
+  /** Lets go of FILE for other runs (done by complete and stopped; for a run that ends before its walk). */
+  release(): void;
 }
 
 export interface DumpOptions {
@@ -43,6 +60,8 @@ export interface DumpOptions {
   walk: WalkIdentity;
   /** --restart: the state is discarded and FILE written anew. */
   restart: boolean;
+  /** --limit: a FILE that already holds more items is refused, not continued. */
+  limit?: number | undefined;
   /** The origin the token may go to: a state's URL elsewhere is refused. */
   apiOrigin: string;
   info: (msg: string) => void;
@@ -50,9 +69,13 @@ export interface DumpOptions {
   now: () => number;
 }
 
-/** The file store's mode: the items may be as private as the token that fetched them. */
-const FILE_MODE = 0o600;
 const RESTART = 'add --restart to start over';
+/** The way past a file beside FILE that idcli cannot remove: --restart would meet it again. */
+const ANOTHER_FILE = 'name another file for -o';
+/** What to do about a FILE the private-path rule refuses. */
+const OWN_FILE = 'name a file of your own for -o, in a directory only you may write';
+/** The longest name put beside FILE: the claim's temp, with a pid of up to 7 digits. */
+const LONGEST_SUFFIX = `${CLAIM_SUFFIX}.4194304.tmp`;
 /**
  * The state is replaced after a page only when the last replacement is this old, and always when the walk stops:
  * replacing a file by rename while FILE streams to the same disk costs the file system far more than the page's
@@ -61,27 +84,77 @@ const RESTART = 'add --restart to start over';
 export const STATE_INTERVAL_MS = 100;
 
 /**
- * Opens the dump: reads and checks the state (exit 2 for one that cannot be continued), and on a resume cuts FILE
- * back to its last whole page. Nothing touches the network here.
+ * Opens the dump: checks FILE by the private-path rule, claims it for this run, reads and checks the state (exit 2
+ * for one that cannot be continued, or cannot be written), and on a resume cuts FILE back to its last whole page.
+ * Nothing touches the network here, and FILE is not touched before all of it passed.
  */
 export function openDump(opts: DumpOptions): DumpFile {
-  let st: ReturnType<typeof statSync> | undefined;
+  const path = checkFile(opts.file);
+  const state = statePath(path);
+  let release: () => void;
   try {
-    // Not throwIfNoEntry: from Node 22 on it also hides ENOTDIR.
-    st = statSync(opts.file);
+    release = claimDump(path, opts.file);
   } catch (err) {
-    // A file in the way above FILE (ENOTDIR), or a directory that may not be entered: told before any request.
-    if (errCode(err) !== 'ENOENT') throw fsFault(err, { doing: 'create', path: opts.file, dir: opts.file });
+    if (err instanceof IdcliError) throw err;
+    // The claim is the first file created beside FILE: what stops it would stop FILE (the same directory).
+    throw fsFault(err, { doing: 'create', path: opts.file, dir: path });
   }
-  if (st?.isDirectory()) throw usage(`${opts.file} is a directory`, 'name a file for -o, e.g. users.ndjson');
-  const state = statePath(opts.file);
-  // The state goes first: FILE written anew under an old state could be taken for the old walk's pages.
-  if (opts.restart) removeState(state);
-  const saved = opts.restart ? undefined : loadState(opts, state);
-  return new Dump(opts, state, saved);
+  try {
+    // The state goes first: FILE written anew under an old state could be taken for the old walk's pages.
+    if (opts.restart) removeState(state, ANOTHER_FILE);
+    try {
+      probeState(state, ANOTHER_FILE);
+    } catch (err) {
+      if (err instanceof IdcliError) throw err;
+      throw fsFault(err, { doing: 'create', path: state, dir: state });
+    }
+    const saved = opts.restart ? undefined : loadState(opts, path, state);
+    return new Dump(opts, path, state, saved, release);
+  } catch (err) {
+    release();
+    throw err;
+  }
 }
 
-function loadState(opts: DumpOptions, state: string): { state: DumpState; fd: number } | undefined {
+/**
+ * FILE as the user named it, checked and resolved (links that pass the rule followed): exit 2 for a name that
+ * cannot be a file with a state beside it, a directory, a FIFO or a device, another user's file or link, or a
+ * directory others may write.
+ */
+function checkFile(file: string): string {
+  if (file === '') throw usage('-o needs a file name', 'name a file for -o, e.g. users.ndjson, or - for stdout');
+  if (file.endsWith(sep) || file.endsWith('/'))
+    throw usage(`-o ${file} ends with ${sep}: it names a directory`, 'name a file for -o, e.g. users.ndjson');
+  let st: ReturnType<typeof statSync> | undefined;
+  try {
+    // Followed: stat never opens, so a FIFO or a device at the end of a link is told without waiting on it.
+    // Not throwIfNoEntry: from Node 22 on it also hides ENOTDIR.
+    st = statSync(file);
+  } catch (err) {
+    // A file in the way above FILE (ENOTDIR), or a directory that may not be entered: told before any request.
+    if (errCode(err) !== 'ENOENT') throw fsFault(err, { doing: 'create', path: file, dir: file });
+  }
+  if (st?.isDirectory()) throw usage(`${file} is a directory`, 'name a file for -o, e.g. users.ndjson');
+  if (st !== undefined && !st.isFile())
+    throw usage(
+      `refusing to use ${file}: it is not a regular file (a FIFO, a device or a socket)`,
+      `${OWN_FILE}, or - for stdout`,
+    );
+  const path = resolveTrusted(file, OWN_FILE);
+  for (const name of new Set([file, path])) {
+    if (!nameFits(name, LONGEST_SUFFIX)) {
+      const room = NAME_MAX - LONGEST_SUFFIX.length;
+      throw usage(
+        `the name ${basename(name)} is too long for -o: the files idcli keeps beside it need ${LONGEST_SUFFIX.length} more bytes of the ${NAME_MAX} a name may have`,
+        `use a name of at most ${room} bytes`,
+      );
+    }
+  }
+  inspectPrivateFile(path, OWN_FILE);
+  return path;
+}
+
+function loadState(opts: DumpOptions, path: string, state: string): { state: DumpState; fd: number } | undefined {
   let saved: DumpState | undefined;
   try {
     saved = readState(state);
@@ -105,23 +178,28 @@ function loadState(opts: DumpOptions, state: string): { state: DumpState; fd: nu
   }
   if (!sameOrigin(saved.next, opts.apiOrigin))
     throw usage(`cannot continue ${opts.file}: its state ${state} points to another origin`);
-  const fd = openForResume(opts.file, saved);
+  if (opts.limit !== undefined && saved.items > opts.limit) {
+    throw usage(
+      `${opts.file} already holds ${saved.items} items, more than --limit ${opts.limit}`,
+      `run with --limit ${saved.items} or more to continue it, or ${RESTART} with --limit ${opts.limit}`,
+    );
+  }
+  const fd = openForResume(opts.file, path, saved);
   return { state: saved, fd };
 }
 
 /** FILE opened for appending and cut to the state's length, once it proves to be the file the state describes. */
-function openForResume(file: string, saved: DumpState): number {
+function openForResume(file: string, path: string, saved: DumpState): number {
   let fd: number;
   try {
-    fd = openSync(file, constants.O_RDWR | constants.O_APPEND);
+    fd = openSync(path, constants.O_RDWR | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = errCode(err);
     if (code === 'ENOENT') throw usage(`${file} is gone, but its state says it holds ${saved.items} items`);
     throw fsFault(err, { doing: 'open', path: file, dir: file, orElse: `or ${RESTART}` });
   }
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw usage(`${file} is not a regular file`);
+    const st = refuseOpenedFile(fd, file, RESTART);
     if (st.size < saved.bytes)
       throw usage(`${file} is shorter (${st.size} bytes) than its state says (${saved.bytes} bytes)`);
     const tail = Buffer.from(saved.tail, 'hex');
@@ -156,8 +234,11 @@ class Dump implements DumpFile {
 
   constructor(
     private readonly opts: DumpOptions,
+    /** FILE resolved: what is opened, whatever links the user's name went through. */
+    private readonly path: string,
     private readonly state: string,
     saved: { state: DumpState; fd: number } | undefined,
+    readonly release: () => void,
   ) {
     this.resumedItems = saved?.state.items ?? 0;
     this.resumeUrl = saved?.state.next;
@@ -188,17 +269,32 @@ class Dump implements DumpFile {
     return ok;
   }
 
-  /** FILE for a fresh walk, created private when the first page arrives; an existing FILE is overwritten. */
+  /**
+   * FILE for a fresh walk, created private when the first page arrives; an existing FILE of the user's own is
+   * overwritten and made private. Never through a link or into a FIFO put there since openDump checked.
+   */
   #open(): number {
     if (this.#fd !== undefined) return this.#fd;
-    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND;
+    const flags = constants.O_WRONLY | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK;
+    let fd: number | undefined;
     try {
-      this.#fd = openSync(this.opts.file, flags, FILE_MODE);
+      try {
+        fd = openSync(this.path, flags | constants.O_CREAT | constants.O_EXCL, PRIVATE_FILE_MODE);
+      } catch (err) {
+        if (errCode(err) !== 'EEXIST') throw err;
+        fd = openSync(this.path, flags);
+        const st = refuseOpenedFile(fd, this.opts.file, OWN_FILE);
+        if ((st.mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_FILE_MODE);
+        ftruncateSync(fd, 0);
+      }
     } catch (err) {
+      if (fd !== undefined) closeSync(fd);
+      if (err instanceof IdcliError) throw err;
       // Not yet an output that failed half-way: nothing is written, and the user mends the directory or FILE.
-      throw fsFault(err, { doing: 'create', path: this.opts.file, dir: this.opts.file });
+      throw fsFault(err, { doing: 'create', path: this.opts.file, dir: this.path });
     }
-    return this.#fd;
+    this.#fd = fd;
+    return fd;
   }
 
   pageWritten(items: number, rest: string | undefined): void {
@@ -224,12 +320,27 @@ class Dump implements DumpFile {
     try {
       writeState(this.state, next);
     } catch (err) {
-      // FILE goes back to what the state on disk says, so the two still agree for the next run.
-      this.#cutTo(this.#recorded?.bytes ?? 0);
-      throw new OutputError(err);
+      // A full disk has no room for the temp, but the state already there has room for one of about its size.
+      if (!this.#overwrite(err, next)) {
+        // FILE goes back to what the state on disk says, so the two still agree for the next run.
+        this.#cutTo(this.#recorded?.bytes ?? 0);
+        throw new OutputError(err);
+      }
     }
     this.#recorded = { bytes: next.bytes, items: next.items };
     this.#lastReplaced = this.opts.now();
+  }
+
+  /** Whether the state could be written in place after `err` from writeState (see overwriteState). */
+  #overwrite(err: unknown, next: DumpState): boolean {
+    const code = errCode(err);
+    if (this.#recorded === undefined || (code !== 'ENOSPC' && code !== 'EDQUOT')) return false;
+    try {
+      overwriteState(this.state, next);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   #cutTo(bytes: number): void {
@@ -243,9 +354,13 @@ class Dump implements DumpFile {
   complete(): void {
     this.#pending = undefined;
     // A walk with nothing to write still leaves the (empty) FILE it was asked for.
-    this.#open();
-    removeState(this.state);
-    this.#close();
+    try {
+      this.#open();
+      dropState(this.state);
+    } finally {
+      this.#close();
+      this.release();
+    }
   }
 
   stopped(cause: unknown, stderr: Pick<NodeJS.WritableStream, 'write'>): unknown {
@@ -255,10 +370,14 @@ class Dump implements DumpFile {
     } catch (err) {
       failure = err; // the disk that failed the page may refuse the state too: that is the error to report
     }
-    this.#close();
     const recorded = this.#recorded;
+    // FILE ends where its state says, so the stop line's count is FILE's: pages written after the last one the
+    // state counts (the page whose link was refused, say) are fetched again by the next run.
+    if (recorded !== undefined) this.#cutTo(recorded.bytes);
+    this.#close();
+    this.release();
     // Before the first state there is nothing to continue: the next run starts over, as this one did.
-    if (recorded !== undefined) stderr.write(stoppedDumpMessage(recorded.items, this.opts.file));
+    if (recorded !== undefined) stderr.write(stoppedDumpMessage(recorded.items, this.opts.file, sameAnswer(cause)));
     // A 4xx or a broken page on the very URL the state gave: the position may no longer be valid (an expired
     // cursor), and only starting over gets past it.
     if (this.resumeUrl !== undefined && !this.#wroteThisRun && cause instanceof IdcliError) {
@@ -282,6 +401,11 @@ class Dump implements DumpFile {
     }
     this.#fd = undefined;
   }
+}
+
+/** A stop that the next run meets again: the service's answer broke the contract (exit 5), not the way to it. */
+function sameAnswer(cause: unknown): boolean {
+  return cause instanceof IdcliError && cause.exitCode === ExitCode.CONTRACT;
 }
 
 function sameOrigin(url: string, origin: string): boolean {

@@ -3,8 +3,11 @@
  * walk FILE belongs to, where it continues, and how much of FILE is whole pages. It is replaced atomically (a temp
  * file, then rename), so a reader sees the previous state or the next one, never a torn one.
  */
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
-import { removeQuietly, replacePrivateFileSync } from '../private-file.js';
+import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, writeSync } from 'node:fs';
+import { ExitCode, IdcliError } from '../errors.js';
+import { errCode, isJsonObject } from '../shape.js';
+import { createPrivateFileSync, removeQuietly, replacePrivateFileSync } from '../private-file.js';
+import { O_NOFOLLOW, openNoFollow, ownedByMe, readBounded, TooLarge } from '../private-path.js';
 
 /** What makes two runs the same walk: a state is continued only by a run whose identity is equal in every field. */
 export interface WalkIdentity {
@@ -34,13 +37,19 @@ export const TAIL_BYTES = 32;
 
 const FORMAT = 'idcli list -o state';
 const VERSION = 1;
-const IS_POSIX = process.platform !== 'win32';
-const O_NOFOLLOW = IS_POSIX ? constants.O_NOFOLLOW : 0;
-// A FIFO planted as the state must be refused by the fstat below, not wait for a writer.
-const O_NONBLOCK = IS_POSIX ? constants.O_NONBLOCK : 0;
+/**
+ * Far above any real state (a resume URL is at most a few kB, a server's link seldom more than a few MB), far below
+ * what could exhaust memory.
+ */
+export const MAX_STATE_BYTES = 16 * 1024 * 1024;
+export const STATE_SUFFIX = '.idcli-state';
 
 export function statePath(file: string): string {
-  return `${file}.idcli-state`;
+  return `${file}${STATE_SUFFIX}`;
+}
+
+function tempOf(state: string): string {
+  return `${state}.tmp`;
 }
 
 /** Why a state file cannot be used, for the exit-2 message. */
@@ -55,9 +64,10 @@ export function readState(path: string): DumpState | undefined {
   let text: string;
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    // Not followed, and a FIFO planted as the state is refused by the fstat below, not waited on.
+    fd = openNoFollow(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = errCode(err);
     if (code === 'ENOENT') return undefined;
     if (code === 'ELOOP') throw new StateUnreadable('it is a symbolic link');
     throw err;
@@ -66,9 +76,11 @@ export function readState(path: string): DumpState | undefined {
     const st = fstatSync(fd);
     if (!st.isFile()) throw new StateUnreadable('it is not a regular file');
     // Another user's state could steer the walk, and this user's token, anywhere on the API.
-    const uid = process.getuid?.();
-    if (uid !== undefined && st.uid !== uid) throw new StateUnreadable(`it belongs to another user (uid ${st.uid})`);
-    text = readFileSync(fd, 'utf8');
+    if (!ownedByMe(st)) throw new StateUnreadable(`it belongs to another user (uid ${st.uid})`);
+    text = readBounded(fd, MAX_STATE_BYTES);
+  } catch (err) {
+    if (err instanceof TooLarge) throw new StateUnreadable(err.message);
+    throw err;
   } finally {
     closeSync(fd);
   }
@@ -83,34 +95,28 @@ export function parseState(text: string): DumpState {
   } catch {
     throw new StateUnreadable('it is not valid JSON');
   }
-  const o = raw as Record<string, unknown> | null;
-  if (typeof o !== 'object' || o === null || o.format !== FORMAT) throw new StateUnreadable('it is not an idcli state');
-  if (o.version !== VERSION) throw new StateUnreadable(`its version ${String(o.version)} is not ${VERSION}`);
-  const w = o.walk as Record<string, unknown> | null;
-  const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-  const ok =
-    typeof w === 'object' &&
-    w !== null &&
-    typeof w.target === 'string' &&
-    typeof w.apiBaseUrl === 'string' &&
-    typeof w.profile === 'string' &&
-    (w.pageSize === null || count(w.pageSize) || typeof w.pageSize === 'string') &&
-    (w.pageIndex === null || count(w.pageIndex)) &&
-    typeof o.next === 'string' &&
-    count(o.items) &&
-    count(o.bytes) &&
-    typeof o.tail === 'string' &&
-    /^(?:[0-9a-f]{2})*$/.test(o.tail) &&
-    o.tail.length <= 2 * TAIL_BYTES;
-  if (!ok) throw new StateUnreadable('a field is missing or has the wrong type');
-  const walk: WalkIdentity = {
-    target: w.target as string,
-    apiBaseUrl: w.apiBaseUrl as string,
-    profile: w.profile as string,
-    pageSize: w.pageSize as WalkIdentity['pageSize'],
-    pageIndex: w.pageIndex as WalkIdentity['pageIndex'],
-  };
-  return { walk, next: o.next as string, items: o.items as number, bytes: o.bytes as number, tail: o.tail as string };
+  if (!isJsonObject(raw) || raw.format !== FORMAT) throw new StateUnreadable('it is not an idcli state');
+  if (raw.version !== VERSION) throw new StateUnreadable(`its version ${String(raw.version)} is not ${VERSION}`);
+  const { walk, next, items, bytes, tail } = raw;
+  const wrong = new StateUnreadable('a field is missing or has the wrong type');
+  if (!isJsonObject(walk)) throw wrong;
+  const { target, apiBaseUrl, profile, pageSize, pageIndex } = walk;
+  const count = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+  if (
+    typeof target !== 'string' ||
+    typeof apiBaseUrl !== 'string' ||
+    typeof profile !== 'string' ||
+    !(pageSize === null || count(pageSize) || typeof pageSize === 'string') ||
+    !(pageIndex === null || count(pageIndex)) ||
+    typeof next !== 'string' ||
+    !count(items) ||
+    !count(bytes) ||
+    typeof tail !== 'string' ||
+    !/^(?:[0-9a-f]{2})*$/.test(tail) ||
+    tail.length > 2 * TAIL_BYTES
+  )
+    throw wrong;
+  return { walk: { target, apiBaseUrl, profile, pageSize, pageIndex }, next, items, bytes, tail };
 }
 
 /**
@@ -118,13 +124,74 @@ export function parseState(text: string): DumpState {
  * the state is current.
  */
 export function writeState(path: string, state: DumpState): void {
-  replacePrivateFileSync(path, `${JSON.stringify({ format: FORMAT, version: VERSION, ...state })}\n`, `${path}.tmp`);
+  replacePrivateFileSync(path, stateText(state), tempOf(path));
 }
 
-/** Removes the state and a temp a killed run may have left; a missing one is no error. */
-export function removeState(path: string): void {
+function stateText(state: DumpState): string {
+  return `${JSON.stringify({ format: FORMAT, version: VERSION, ...state })}\n`;
+}
+
+/**
+ * Writes the state over the one on disk, in place: for a full disk, where the temp file of writeState finds no
+ * room but the blocks of the state already there still take a state of about its size. Not atomic: a run killed
+ * in the middle of it leaves a state the next run refuses (exit 2, naming --restart), never a wrong one.
+ */
+export function overwriteState(path: string, state: DumpState): void {
+  const fd = openSync(path, constants.O_WRONLY | O_NOFOLLOW);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || !ownedByMe(st)) throw new StateUnreadable('it is not a state of this user');
+    const text = Buffer.from(stateText(state));
+    let done = 0;
+    while (done < text.length) done += writeSync(fd, text, done, text.length - done, done);
+    ftruncateSync(fd, text.length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Removes the state of a walk that is complete; a missing one is no error. */
+export function dropState(path: string): void {
   removeQuietly(path);
-  removeQuietly(`${path}.tmp`);
+}
+
+/**
+ * Removes the state and a temp a killed run may have left; a missing one is no error. What cannot be removed
+ * (another user's file in a sticky directory, a directory) is refused (exit 2) naming it, before FILE is touched.
+ */
+export function removeState(path: string, hint: string): void {
+  for (const p of [path, tempOf(path)]) {
+    removeQuietly(p);
+    inTheWay(p, hint);
+  }
+}
+
+/**
+ * Creates and removes the state's temp file: a state that cannot be written (a directory that may not be written,
+ * a name too long, a file planted where the temp goes) is told before FILE is touched. Throws the file system's
+ * error for the caller's fault mapper, or exit 2 for a file in the way that cannot be removed.
+ */
+export function probeState(path: string, hint: string): void {
+  const tmp = tempOf(path);
+  removeQuietly(tmp);
+  inTheWay(tmp, hint);
+  createPrivateFileSync(tmp, '');
+  removeQuietly(tmp);
+}
+
+function inTheWay(path: string, hint: string): void {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return;
+    throw err;
+  }
+  const what = st.isDirectory() ? 'a directory' : st.isSymbolicLink() ? 'a symbolic link' : 'a file';
+  const whose = ownedByMe(st) ? '' : ` of another user (uid ${st.uid})`;
+  throw new IdcliError(`${path} is in the way: it is ${what}${whose} that idcli cannot remove`, ExitCode.USAGE, {
+    hint: `remove it, or ${hint}`,
+  });
 }
 
 /** Which setting of `got` differs from `want`, named as the user sets it, with both values; undefined when equal. */

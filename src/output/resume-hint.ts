@@ -67,8 +67,14 @@ function whereToResume(url: string): string {
   return u.search === '' ? `it starts ${clip(url)}` : `its query, cut: ${clip(u.search)}`;
 }
 
-/** The stop line of `list -o FILE`: the state beside FILE holds the position, so the same command continues. */
-export function stoppedDumpMessage(itemsInFile: number, file: string): string {
+/**
+ * The stop line of `list -o FILE`: the state beside FILE holds the position, so the same command continues; after
+ * an answer that broke the contract (`sameAnswer`) it would only meet that answer again.
+ */
+export function stoppedDumpMessage(itemsInFile: number, file: string, sameAnswer = false): string {
   const items = `${itemsInFile} ${itemsInFile === 1 ? 'item' : 'items'}`;
-  return `idcli: stopped after ${items} in ${printable(file)}; run the same command again to continue\n`;
+  const next = sameAnswer
+    ? 'running the same command again gets the same answer from the service until it changes'
+    : 'run the same command again to continue';
+  return `idcli: stopped after ${items} in ${printable(file)}; ${next}\n`;
 }

@@ -2,24 +2,14 @@
  * Credential records as files under `<configDir>/credentials/`, one per account and named from it (see pathFor), so
  * profile names and URLs never become path components (no traversal, no reserved characters on Windows).
  */
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  fchmodSync,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readFileSync,
-  type Stats,
-} from 'node:fs';
+import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { join, sep } from 'node:path';
-import { CONFIG_DIR_ELSEWHERE } from '../config.js';
+import { CONFIG_DIR_ELSEWHERE, CONFIG_DIR_OWN } from '../config-file.js';
 import { ExitCode, IdcliError } from '../errors.js';
 import { fsFault, type FsFaultAt } from '../fs-faults.js';
 import { errCode } from '../shape.js';
 import { createPrivateFile, PRIVATE_FILE_MODE, privateTempName, replacePrivateFile, syncDir } from '../private-file.js';
-import { refuseForeignOwner, tightenMode } from '../private-mode.js';
+import { checkPrivateDir, PRIVATE_DIR_MODE, refuseForeignOwner, tightenMode } from '../private-path.js';
 import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore, WriteOptions } from './interface.js';
 import {
@@ -36,7 +26,6 @@ const IS_POSIX = process.platform !== 'win32';
 const O_NOFOLLOW = IS_POSIX ? constants.O_NOFOLLOW : 0;
 // O_NONBLOCK: a FIFO planted as the record must be refused by the fstat below, not wait forever for a writer.
 const O_NONBLOCK = IS_POSIX ? constants.O_NONBLOCK : 0;
-const DIR_MODE = 0o700;
 /** A temp file this old has no live writer, whatever its pid says (a pid can be reused, or be another host's). */
 const ORPHAN_TEMP_AGE_MS = 60 * 60 * 1000;
 
@@ -109,7 +98,7 @@ export class FileStore implements CredentialStore {
       refuseForeignOwner(path, st);
       if (IS_POSIX && (st.mode & 0o077) !== 0) {
         const told = tightenMode(path, st, PRIVATE_FILE_MODE, 'readable', () => fchmodSync(fd, PRIVATE_FILE_MODE));
-        this.#warn(`${told} — consider signing in again`);
+        this.#warn(`${told.message} — consider signing in again`);
       }
       return recordFrom(path, () => decodeRecord(readFileSync(fd, 'utf8')));
     } catch (err) {
@@ -183,7 +172,7 @@ export class FileStore implements CredentialStore {
 
   async #ensureDir(): Promise<void> {
     try {
-      await (await fsp()).mkdir(this.dir, { recursive: true, mode: DIR_MODE });
+      await (await fsp()).mkdir(this.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     } catch (err) {
       // EEXIST here means something other than a directory is in the way; the checks below name it.
       if (errCode(err) !== 'EEXIST') throw this.#fault(err, 'create', this.dir);
@@ -192,24 +181,16 @@ export class FileStore implements CredentialStore {
   }
 
   /**
-   * False when the credentials directory does not exist; refuses a symlink, a non-directory or another user's
-   * directory; tightens its mode.
+   * False when the credentials directory does not exist; refuses what the private-path rule refuses (a link,
+   * another user's directory, a non-directory); tightens its mode.
    */
   #inspectDir(doing: FsFaultAt['doing'] = 'read'): boolean {
-    let st: Stats;
     try {
-      st = lstatSync(this.dir);
+      return checkPrivateDir(this.dir, { warn: this.#warn, hint: CONFIG_DIR_OWN, follow: false });
     } catch (err) {
-      if (errCode(err) === 'ENOENT') return false;
+      if (err instanceof IdcliError) throw err;
       throw this.#fault(err, doing, this.dir);
     }
-    if (st.isSymbolicLink()) throw symlinkRefused(this.dir);
-    if (!st.isDirectory()) throw this.#fault({ code: 'ENOTDIR' }, doing, this.dir);
-    refuseForeignOwner(this.dir, st);
-    if (IS_POSIX && (st.mode & 0o077) !== 0) {
-      this.#warn(tightenMode(this.dir, st, DIR_MODE, 'accessible', () => chmodSync(this.dir, DIR_MODE)));
-    }
-    return true;
   }
 
   /** Whether a record exists at `path`; refuses anything there but a regular file, a dangling symlink included. */

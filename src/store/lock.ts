@@ -15,7 +15,8 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { seconds } from '../duration.js';
-import { CONFIG_DIR_ELSEWHERE } from '../config.js';
+import { CONFIG_DIR_ELSEWHERE, CONFIG_DIR_OWN } from '../config-file.js';
+import { checkPrivateDir } from '../private-path.js';
 import { ExitCode, IdcliError, interrupted } from '../errors.js';
 import { fsFault, type FsFaultAt } from '../fs-faults.js';
 import { errCode } from '../shape.js';
@@ -93,6 +94,13 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
     await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
   } catch (err) {
     // The locks directory not there yet stands for the nearest one above it (see fs-faults.ts).
+    throw lockFsError('create', dirname(lockPath), err, dirname(lockPath));
+  }
+  try {
+    // Another user's locks directory, or a link in its place, could hold a lock forever or see who signs in.
+    checkPrivateDir(dirname(lockPath), { warn: () => {}, hint: CONFIG_DIR_OWN, follow: false });
+  } catch (err) {
+    if (err instanceof IdcliError) throw err;
     throw lockFsError('create', dirname(lockPath), err, dirname(lockPath));
   }
   const owner = newOwner();

@@ -8,7 +8,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { overwriteState, parseState, writeState } from '../../src/output/dump-state.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN } from '../support/cli.js';
@@ -58,8 +59,11 @@ describe(`idcli list -o FILE when the disk fills in the middle (${how})`, () => 
     expect(cleanBytes.length).toBeGreaterThan(DISK_BYTES - FILLER_BYTES);
 
     let first;
+    let room = DISK_BYTES - FILLER_BYTES;
     if (mounted) {
       await writeFile(join(DISK, 'filler'), Buffer.alloc(FILLER_BYTES));
+      const fs = await statfs(DISK);
+      room = fs.bavail * fs.bsize;
       first = await list(env, args);
     } else {
       await mkdir(DISK, { recursive: true });
@@ -77,6 +81,9 @@ describe(`idcli list -o FILE when the disk fills in the middle (${how})`, () => 
     expect(file.length).toBe(saved.bytes);
     expect(file.equals(cleanBytes.subarray(0, saved.bytes))).toBe(true);
     expect(saved.items).toBe(file.toString().split('\n').length - 1);
+    // Every whole page that fitted is kept: the next page, and the state's own block, would not have fitted too.
+    const page = Math.ceil(cleanBytes.length / (ITEMS.length / 1000));
+    expect(saved.bytes + page + 8192).toBeGreaterThan(room);
 
     if (mounted) await rm(join(DISK, 'filler'));
     const again = await list(env, args);
@@ -86,4 +93,49 @@ describe(`idcli list -o FILE when the disk fills in the middle (${how})`, () => 
     expect(createHash('sha256').update(done).digest('hex')).toBe(createHash('sha256').update(cleanBytes).digest('hex'));
     await expect(stat(state)).rejects.toThrow();
   }, 120_000);
+
+  it.runIf(mounted)(
+    "a disk with no room for the state's temp: the state is written in place over the last one",
+    async () => {
+      const state = join(DISK, 'in-place.ndjson.idcli-state');
+      const walk = {
+        target: '/v1/items',
+        apiBaseUrl: 'http://127.0.0.1:1',
+        profile: 'default',
+        pageSize: null,
+        pageIndex: null,
+      };
+      const at = (items: number) => ({
+        walk,
+        next: `http://127.0.0.1:1/v1/items?pageIndex=${items / 1000}`,
+        items,
+        bytes: items * 20,
+        tail: '',
+      });
+      writeState(state, at(1000));
+      // Every byte of the disk taken, as a walk that filled it leaves it.
+      const filler = join(DISK, 'all-of-it');
+      const fh = await open(filler, 'w');
+      try {
+        for (;;) await fh.write(Buffer.alloc(64 * 1024));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+      for (;;) {
+        try {
+          await fh.write(Buffer.alloc(1));
+        } catch {
+          break;
+        }
+      }
+      await fh.close();
+      try {
+        expect(() => writeState(state, at(2000))).toThrow(/ENOSPC/);
+        overwriteState(state, at(123_000));
+        expect(parseState(await readFile(state, 'utf8'))).toEqual(at(123_000));
+      } finally {
+        await rm(filler);
+      }
+    },
+  );
 });

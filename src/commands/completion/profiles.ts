@@ -4,7 +4,7 @@
  * is shell syntax.
  */
 import { defineCommand } from '../../argv/define.js';
-import { loadConfigFile } from '../../config.js';
+import { loadConfigFile } from '../../config-file.js';
 
 export const command = defineCommand({
   name: '__profiles',

@@ -1,6 +1,7 @@
 /** `idcli config`: read and write the settings of a profile in config.json. */
 import { argument, defineCommand, defineGroup, type Invocation } from '../../argv/define.js';
-import { assertConfigKey, type ConfigFile, loadConfigFile, saveConfigFile, validateSetting } from '../../config.js';
+import { assertConfigKey, type ConfigFile, validateSetting } from '../../config.js';
+import { loadConfigFile, saveConfigFile } from '../../config-file.js';
 
 const key = argument({ name: 'key', description: 'setting name' });
 

@@ -104,32 +104,42 @@ export const command = defineCommand({
   ],
   async run(o, invocation) {
     const ctx = await invocation.context();
-    const { deps, settings } = ctx;
-    const apiBase = apiBaseUrl(settings);
+    const apiBase = apiBaseUrl(ctx.settings);
     // Everything that can be refused without the network is refused before any request (exit 2).
-    const first = firstRequest(o, apiBase, o.pageSize ?? settings.pageSize);
+    const first = firstRequest(o, apiBase, o.pageSize ?? ctx.settings.pageSize);
     const dump = openOutput(o, apiBase, first.apiOrigin, ctx);
-    // A resumed dump continues from its recorded URL, whose page size the run that started it settled.
-    const { firstUrl, fallbackUrl } = dump?.resumeUrl === undefined ? first : { firstUrl: dump.resumeUrl };
-    // --limit counts the items FILE already holds.
-    const limit = dump && o.limit !== undefined ? Math.max(0, o.limit - dump.resumedItems) : o.limit;
-    if (limit === 0 && !o.count) return dump?.complete();
-    if (deps.signal.aborted) throw interrupted();
-
-    const auto = o.concurrency === 'auto';
-    const concurrency = typeof o.concurrency === 'number' ? Math.max(1, o.concurrency) : AUTO_CONCURRENCY;
-    const plan = { firstUrl, fallbackUrl, apiOrigin: first.apiOrigin, limit, concurrency, adaptive: auto };
-    // One keep-alive agent for the whole walk: prefetch needs a second socket, each page of the window one more.
-    const sockets = (auto ? WINDOW_CEILING : concurrency) + 1;
-    const client = await openApiClient(ctx, { maxSockets: sockets, maxRetries: o.maxRetries });
     try {
-      if (o.count) await printCount({ client }, firstUrl, deps);
-      else await walkToStdout(plan, { client }, deps, dump, dump?.resumeUrl === undefined ? first : undefined);
+      await countOrWalk(o, ctx, first, dump);
     } finally {
-      client.close();
+      // FILE's claim ends with the run, however it ends.
+      dump?.release();
     }
   },
 });
+
+/** --count, or the walk to stdout or FILE, over one keep-alive client. */
+async function countOrWalk(o: ListOptions, ctx: CommandContext, first: FirstRequest, dump?: DumpFile): Promise<void> {
+  const { deps } = ctx;
+  // A resumed dump continues from its recorded URL, whose page size the run that started it settled.
+  const { firstUrl, fallbackUrl } = dump?.resumeUrl === undefined ? first : { firstUrl: dump.resumeUrl };
+  // --limit counts the items FILE already holds.
+  const limit = dump && o.limit !== undefined ? Math.max(0, o.limit - dump.resumedItems) : o.limit;
+  if (limit === 0 && !o.count) return dump?.complete();
+  if (deps.signal.aborted) throw interrupted();
+
+  const auto = o.concurrency === 'auto';
+  const concurrency = typeof o.concurrency === 'number' ? Math.max(1, o.concurrency) : AUTO_CONCURRENCY;
+  const plan = { firstUrl, fallbackUrl, apiOrigin: first.apiOrigin, limit, concurrency, adaptive: auto };
+  // One keep-alive agent for the whole walk: prefetch needs a second socket, each page of the window one more.
+  const sockets = (auto ? WINDOW_CEILING : concurrency) + 1;
+  const client = await openApiClient(ctx, { maxSockets: sockets, maxRetries: o.maxRetries });
+  try {
+    if (o.count) await printCount({ client }, firstUrl, deps);
+    else await walkToStdout(plan, { client }, deps, dump, dump?.resumeUrl === undefined ? first : undefined);
+  } finally {
+    client.close();
+  }
+}
 
 /**
  * The first request, and the one to ask instead when the server refuses idcli's own page size, with the API origin
@@ -207,6 +217,7 @@ function openOutput(opts: ListOptions, apiBase: string, origin: string, ctx: Com
     file,
     walk,
     restart: opts.restart,
+    limit: opts.limit,
     apiOrigin: origin,
     info: (msg) => deps.log.info(msg),
     now: deps.now,

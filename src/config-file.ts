@@ -1,0 +1,104 @@
+/**
+ * config.json in the config directory, read and written under the private-path rule (src/private-path.ts): a config
+ * directory another user owns or may write, or a planted link on the way, is refused before any request (exit 2),
+ * for its owner could point idcli, and the token it sends, at any server (docs/cli.md, "Private files").
+ */
+import { closeSync, constants, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ConfigFile, type ConfigFileOptions, emptyConfigFile, parseConfigFile } from './config.js';
+import { IdcliError, usageError } from './errors.js';
+import { fsFault, type FsFaultAt } from './fs-faults.js';
+import { errCode } from './shape.js';
+import { replacePrivateFile } from './private-file.js';
+import {
+  checkPrivateDir,
+  O_NOFOLLOW,
+  O_NONBLOCK,
+  readBounded,
+  refuseOpenedFile,
+  resolveTrusted,
+  TooLarge,
+} from './private-path.js';
+
+export function configPath(configDir: string): string {
+  return join(configDir, 'config.json');
+}
+
+/** The way out of a fault in the config directory that every fix there offers (see fs-faults.ts). */
+export const CONFIG_DIR_ELSEWHERE = 'or set IDCLI_CONFIG_DIR to another directory';
+/** The way out of a config directory refused by the private-path rule. */
+export const CONFIG_DIR_OWN =
+  'use a config directory of your own (IDCLI_CONFIG_DIR), or have its owner hand it over (chown)';
+
+/** Far above any real config (a few profiles of a few URLs), far below what could exhaust memory. */
+export const MAX_CONFIG_BYTES = 1024 * 1024;
+
+export async function loadConfigFile(configDir: string, opts: ConfigFileOptions = {}): Promise<ConfigFile> {
+  // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
+  // Any failure but ENOENT (the directory is a file, or may not be looked into) is told now, before a command works
+  // with it.
+  const path = configPath(configDir);
+  if (!checkConfigDir(configDir, opts.warn, path)) return emptyConfigFile();
+  const fix = 'remove it, or replace it with a file written by `idcli config set`';
+  let fd: number;
+  try {
+    fd = openSyncNoWait(resolveTrusted(path, fix));
+  } catch (err) {
+    if (err instanceof IdcliError) throw err;
+    if (errCode(err) === 'ENOENT') return emptyConfigFile();
+    if (errCode(err) === 'ELOOP') throw usageError(`refusing to follow the symbolic link ${path}`, fix);
+    throw configDirFault(configDir, path, err, 'read');
+  }
+  try {
+    refuseOpenedFile(fd, path, fix, true);
+    return parseConfigFile(readBounded(fd, MAX_CONFIG_BYTES), path);
+  } catch (err) {
+    if (err instanceof IdcliError) throw err;
+    if (err instanceof TooLarge) throw usageError(`${path} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB`, fix);
+    throw configDirFault(configDir, path, err, 'read');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function openSyncNoWait(path: string): number {
+  // O_NONBLOCK: a FIFO (or a device) put in the file's place must be refused, not wait forever for a writer.
+  return openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+}
+
+/** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
+export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
+  // Imported here: every command reads the config file, only `config set` and `config unset` write it.
+  const { mkdir } = await import('node:fs/promises');
+  try {
+    await mkdir(configDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw configDirFault(configDir, configDir, err, 'create');
+  }
+  checkConfigDir(configDir, opts.warn);
+  const path = configPath(configDir);
+  try {
+    await replacePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`);
+  } catch (err) {
+    throw configDirFault(configDir, path, err, 'write');
+  }
+}
+
+/**
+ * The config directory holds the file credential store: like the credentials directory, it must be a directory of
+ * the user's own that no one else may write, and is tightened to 0700 with a warning when others may look in.
+ * False when it does not exist; a fault is told as one `reading` the path.
+ */
+function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {}, reading = configDir): boolean {
+  try {
+    return checkPrivateDir(configDir, { warn, hint: CONFIG_DIR_OWN, follow: true });
+  } catch (err) {
+    if (err instanceof IdcliError) throw err;
+    throw configDirFault(configDir, reading, err, 'read');
+  }
+}
+
+/** A file-system failure on the config directory or a file in it (see fs-faults.ts). */
+function configDirFault(configDir: string, path: string, err: unknown, doing: FsFaultAt['doing']): IdcliError {
+  return fsFault(err, { doing, path, dir: configDir, orElse: CONFIG_DIR_ELSEWHERE });
+}

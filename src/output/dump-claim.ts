@@ -1,0 +1,149 @@
+/**
+ * `list -o FILE` has one writer: a run claims FILE with `FILE.idcli-run` beside it, holding its pid and host, and
+ * lets it go when it ends. A second run on the same FILE meets the claim and stops at once (exit 2) naming the
+ * first; a claim whose process is gone (a run killed outright) is taken over, so a killed run is continued as
+ * before (docs/cli.md, "list -o").
+ */
+import { randomBytes } from 'node:crypto';
+import { closeSync, linkSync, lstatSync, unlinkSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { ExitCode, IdcliError } from '../errors.js';
+import { errCode } from '../shape.js';
+import { createPrivateFileSync, removeQuietly } from '../private-file.js';
+import { openNoFollow, readBounded, refuseOpenedFile } from '../private-path.js';
+import { processRunning } from '../store/pid.js';
+
+export const CLAIM_SUFFIX = '.idcli-run';
+
+interface Holder {
+  pid: number;
+  host: string;
+  /** Tells this claim from a later one of the same pid. */
+  nonce: string;
+}
+
+/**
+ * Claims `file` (its resolved path; `shown` is how the user named it) for this run and returns the release. Exit 2
+ * when another live run holds it; the file system's error when the claim cannot be created.
+ */
+export function claimDump(file: string, shown: string): () => void {
+  const path = `${file}${CLAIM_SUFFIX}`;
+  const me: Holder = { pid: process.pid, host: hostname(), nonce: randomBytes(8).toString('hex') };
+  // Written whole under a temp name first and then linked in (link(2) never replaces a name), so a claim is never
+  // seen half written, and one without a pid never stands for a live run.
+  const tmp = `${path}.${process.pid}.tmp`;
+  removeQuietly(tmp);
+  createPrivateFileSync(tmp, `${JSON.stringify(me)}\n`);
+  try {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        linkSync(tmp, path);
+        let held = true;
+        return () => {
+          // Once only: a second removal could take away the claim of a run that started since.
+          if (held) removeQuietly(path);
+          held = false;
+        };
+      } catch (err) {
+        if (errCode(err) !== 'EEXIST') throw err;
+      }
+      const seen = readClaim(path, shown);
+      if (seen === undefined) continue; // let go of since
+      const { holder } = seen;
+      if (holder !== undefined && (holder.host !== me.host || processRunning(holder.pid))) {
+        const where = holder.host === me.host ? '' : ` on ${holder.host}`;
+        throw new IdcliError(
+          `${shown} is being written by another idcli run (pid ${holder.pid}${where})`,
+          ExitCode.USAGE,
+          { hint: `wait for it to end, or stop it; if no run is left, remove ${path}` },
+        );
+      }
+      // Its run is gone: killed outright, it could not let go.
+      takeOver(path, seen.text);
+    }
+    throw new IdcliError(`${shown} is being claimed by another idcli run`, ExitCode.USAGE, {
+      hint: 'wait for it to end, or stop it',
+    });
+  } finally {
+    removeQuietly(tmp);
+  }
+}
+
+/**
+ * Removes the claim at `path` if it still reads `stale`, under `<claim>.reap` made exclusively: of two runs that
+ * found the same stale claim, only one removes it, and never the claim the other made since.
+ */
+function takeOver(path: string, stale: string): void {
+  const reaper = `${path}.reap`;
+  try {
+    createPrivateFileSync(reaper, `${process.pid}\n`);
+  } catch (err) {
+    if (errCode(err) !== 'EEXIST') throw err;
+    // Another run takes it over now, or died doing so: its pid tells.
+    let pid = Number.NaN;
+    try {
+      const fd = openNoFollow(reaper);
+      try {
+        pid = Number(readBounded(fd, 64).trim());
+      } finally {
+        closeSync(fd);
+      }
+    } catch {
+      // Gone since, or not a file to read: nothing is removed, and the next round looks again.
+    }
+    if (Number.isSafeInteger(pid) && pid > 0 && !processRunning(pid)) removeQuietly(reaper);
+    return;
+  }
+  try {
+    if (readClaim(path, path)?.text === stale) unlinkSync(path);
+  } catch (err) {
+    if (errCode(err) !== 'ENOENT') throw err;
+  } finally {
+    removeQuietly(reaper);
+  }
+}
+
+/**
+ * The claim's text and the run it names (undefined for one that is not a claim idcli wrote: then no run can be
+ * told from it); undefined when there is no claim.
+ */
+function readClaim(path: string, shown: string): { text: string; holder: Holder | undefined } | undefined {
+  let fd: number;
+  try {
+    fd = openNoFollow(path);
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return undefined;
+    if (errCode(err) === 'ELOOP') throw planted(path, shown);
+    throw err;
+  }
+  try {
+    refuseOpenedFile(fd, path, `remove it, or name another file for -o than ${shown}`);
+    const text = readBounded(fd, 4096);
+    return { text, holder: holderIn(text) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function holderIn(text: string): Holder | undefined {
+  try {
+    const o = JSON.parse(text) as Partial<Holder> | null;
+    if (typeof o?.pid === 'number' && typeof o.host === 'string' && typeof o.nonce === 'string')
+      return { pid: o.pid, host: o.host, nonce: o.nonce };
+  } catch {
+    // Not a claim of idcli's.
+  }
+  return undefined;
+}
+
+function planted(path: string, shown: string): IdcliError {
+  let what = 'something else';
+  try {
+    what = `a symbolic link of uid ${lstatSync(path).uid}`;
+  } catch {
+    // Gone since: the message stays general.
+  }
+  return new IdcliError(`refusing to use ${path}: it is ${what}, not a claim of idcli`, ExitCode.USAGE, {
+    hint: `remove it, or name another file for -o than ${shown}`,
+  });
+}

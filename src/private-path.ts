@@ -1,0 +1,261 @@
+/**
+ * The one owner-and-mode rule for every path idcli keeps private (docs/cli.md, "Private files"), with ssh's
+ * semantics: such a path, the directory it sits in and every link on the way to it are owned by the user or by root,
+ * and no one else may write them, so no one else can put something in their place. A link in a directory others may
+ * write is not followed unless the user made it (the kernel's protected_symlinks rule, kept by idcli itself so that
+ * it holds where the kernel's is off: macOS, many containers). What idcli names itself (the credentials and locks
+ * directories, a record, a list state) is never a link; a path the user names (FILE, IDCLI_CONFIG_DIR) may be one of
+ * their own. A file that is not regular (a FIFO, a device) is refused by its stat, never opened and waited on.
+ */
+import {
+  chmodSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  statSync,
+  type Stats,
+} from 'node:fs';
+import { basename, dirname, isAbsolute, join, sep } from 'node:path';
+import { ExitCode, IdcliError } from './errors.js';
+import { errCode } from './shape.js';
+import { shellQuote } from './shell-quote.js';
+
+const POSIX = process.platform !== 'win32';
+/** open(2) fails with ELOOP on a link in the last component, so a link planted after a check is not followed. */
+export const O_NOFOLLOW = POSIX ? constants.O_NOFOLLOW : 0;
+/** A FIFO put in a file's place after a check must not block the open (it is refused by the fstat after it). */
+export const O_NONBLOCK = POSIX ? constants.O_NONBLOCK : 0;
+const STICKY = 0o1000;
+const OTHERS_WRITE = 0o022;
+/** Links followed on the way to one path, as Linux allows (MAXSYMLINKS). */
+const MAX_LINKS = 40;
+
+export const PRIVATE_DIR_MODE = 0o700;
+
+/** Whether this process owns `st`: always on Windows, which has no uids. */
+export function ownedByMe(st: Stats): boolean {
+  const uid = process.getuid?.();
+  return uid === undefined || st.uid === uid;
+}
+
+/** The user or root: no one else can change what such an owner leaves. */
+function trustedOwner(st: Stats): boolean {
+  return ownedByMe(st) || st.uid === 0;
+}
+
+/**
+ * A directory whose entries no one but the user (and root) can replace: owned by one of them, and writable by no one
+ * else, or sticky (then only an entry's owner may remove or rename it).
+ */
+function safeDir(st: Stats): boolean {
+  return !POSIX || (trustedOwner(st) && ((st.mode & OTHERS_WRITE) === 0 || (st.mode & STICKY) !== 0));
+}
+
+/** How a directory's mode lets others in, for a message: "0777". */
+function modeText(st: Stats): string {
+  return `0${(st.mode & 0o7777).toString(8)}`;
+}
+
+function refused(message: string, hint: string): IdcliError {
+  return new IdcliError(message, ExitCode.USAGE, { hint });
+}
+
+/** Exit 2 when `st` belongs to another user than this process's, like ssh refuses a key file it does not own. */
+export function refuseForeignOwner(
+  path: string,
+  st: Stats,
+  hint = 'use a config directory of your own (IDCLI_CONFIG_DIR), or have its owner hand it over (chown)',
+): void {
+  const uid = process.getuid?.();
+  if (uid === undefined || st.uid === uid) return;
+  throw refused(`refusing to use ${path}: it belongs to another user (uid ${st.uid}), not to you (uid ${uid})`, hint);
+}
+
+/** Exit 2 unless `dir` (the directory `path` is in) lets no one else replace `path`. */
+function refuseUnsafeDir(path: string, dir: string, st: Stats, hint: string): void {
+  if (safeDir(st)) return;
+  const who = trustedOwner(st) ? `other users may write it (mode ${modeText(st)})` : `it belongs to uid ${st.uid}`;
+  throw refused(`refusing to use ${path}: it is in ${dir}, and ${who}`, hint);
+}
+
+/**
+ * The path a path the user named stands for, with every link on the way followed only when the rule allows it: made
+ * by the user or root, in a directory no one else may write or in a sticky one. The result is free of links up to
+ * the first component that does not exist (returned as named from there). Exit 2 for a link that fails the rule.
+ */
+export function resolveTrusted(path: string, hint: string): string {
+  if (!POSIX) return path;
+  // Not path.resolve: it takes `..` before the links, where the kernel takes it after them.
+  let rest = (isAbsolute(path) ? path : `${process.cwd()}${sep}${path}`).split(sep).filter(Boolean);
+  let at: string = sep;
+  for (let links = 0; rest.length > 0;) {
+    const name = rest.shift() as string;
+    if (name === '.') continue;
+    if (name === '..') {
+      at = dirname(at);
+      continue;
+    }
+    const next = join(at, name);
+    let st: Stats;
+    try {
+      st = lstatSync(next);
+    } catch {
+      // Not there yet (or not reachable): the caller's own open or stat tells what is wrong.
+      return join(next, ...rest);
+    }
+    if (!st.isSymbolicLink()) {
+      at = next;
+      continue;
+    }
+    if (++links > MAX_LINKS) throw refused(`refusing to use ${path}: too many symbolic links on the way`, hint);
+    const dirSt = lstatSync(at);
+    if (!trustedOwner(st) || !safeDir(dirSt)) {
+      const why = !trustedOwner(st)
+        ? `it belongs to another user (uid ${st.uid})`
+        : `it is in ${at}, which ${trustedOwner(dirSt) ? `other users may write (mode ${modeText(dirSt)})` : `belongs to uid ${dirSt.uid}`}`;
+      throw refused(`refusing to follow the symbolic link ${next}: ${why}`, `remove the link, or ${hint}`);
+    }
+    const target = readlinkSync(next);
+    rest = [...target.split(sep).filter(Boolean), ...rest];
+    if (isAbsolute(target)) at = sep;
+  }
+  return at;
+}
+
+/**
+ * What is at `path` (already resolved, see resolveTrusted), checked before it is opened: undefined when nothing is
+ * there yet and its directory lets no one else put something there; exit 2 for something not a regular file, for
+ * another user's file, or for a directory others may write. `hint` says what to do instead.
+ */
+export function inspectPrivateFile(path: string, hint: string): Stats | undefined {
+  let st: Stats | undefined;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if (errCode(err) !== 'ENOENT') throw err;
+  }
+  if (st?.isSymbolicLink())
+    throw refused(`refusing to follow the symbolic link ${path}`, `remove the link, or ${hint}`);
+  if (st !== undefined && !st.isFile()) {
+    const what = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file';
+    throw refused(`refusing to use ${path}: it is ${what}`, hint);
+  }
+  if (st !== undefined) refuseForeignOwner(path, st, `remove it, or ${hint}`);
+  if (POSIX) {
+    let dirSt: Stats | undefined;
+    try {
+      dirSt = statSync(dirname(path));
+    } catch {
+      // A missing directory is told by the open that needs it.
+    }
+    if (dirSt !== undefined) refuseUnsafeDir(path, dirname(path), dirSt, hint);
+  }
+  return st;
+}
+
+/**
+ * Exit 2 unless `fd`, opened at `path`, is a regular file of this user's (or root's, for a file only read): a
+ * recheck after the open.
+ */
+export function refuseOpenedFile(fd: number, path: string, hint: string, readOnly = false): Stats {
+  const st = fstatSync(fd);
+  if (!st.isFile()) throw refused(`${path} is not a regular file`, hint);
+  if (!(readOnly && st.uid === 0)) refuseForeignOwner(path, st, `remove it, or ${hint}`);
+  return st;
+}
+
+export interface DirCheck {
+  /** Told when the directory was open to other users and got tightened (or could not be). */
+  warn: (msg: string) => void;
+  /** What to do instead, when the directory is refused. */
+  hint: string;
+  /** Whether a link of the user's own may stand for the directory (one the user named); else a link is refused. */
+  follow: boolean;
+}
+
+/**
+ * A directory that holds private files: false when it is not there; exit 2 when it is not a directory (ENOTDIR is
+ * thrown for the caller's fault mapper), belongs to another user, is a link the rule refuses, or is in a directory
+ * others may write. Open to others, it is tightened to 0700; one that others may write and that cannot be tightened
+ * is refused.
+ */
+export function checkPrivateDir(dir: string, opts: DirCheck): boolean {
+  const path = opts.follow ? resolveTrusted(dir, opts.hint) : dir;
+  let st: Stats;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return false;
+    throw err;
+  }
+  if (st.isSymbolicLink())
+    throw refused(`refusing to follow the symbolic link ${dir}`, 'remove the link and run `idcli login`');
+  if (!st.isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
+  refuseForeignOwner(dir, st, opts.hint);
+  if (POSIX) refuseUnsafeDir(dir, dirname(path), statSync(dirname(path)), opts.hint);
+  if (!POSIX || (st.mode & 0o077) === 0) return true;
+  const told = tightenMode(dir, st, PRIVATE_DIR_MODE, 'accessible', () => chmodSync(path, PRIVATE_DIR_MODE));
+  if (told.failed && (st.mode & OTHERS_WRITE) !== 0)
+    throw refused(`refusing to use ${dir}: other users may write it (mode ${modeText(st)})`, told.fix);
+  opts.warn(told.message);
+  return true;
+}
+
+/**
+ * Runs `chmod` to take the group and other bits off, and tells what happened: `what` is how the path was open
+ * ("accessible", "readable"), `mode` the one it gets. A chmod that failed is told as failed, with its fix.
+ */
+export function tightenMode(
+  path: string,
+  st: Stats,
+  mode: number,
+  what: string,
+  chmod: () => void,
+): { message: string; failed: boolean; fix: string } {
+  const was = `0${(st.mode & 0o777).toString(8)}`;
+  const want = `0${mode.toString(8)}`;
+  const fix = `run: chmod ${want.slice(1)} ${shellQuote(path)}`;
+  try {
+    chmod();
+  } catch (err) {
+    const code = errCode(err) ?? 'failed';
+    const message = `${path} is ${what} by other users (mode ${was}) and could not be tightened (${code}); ${fix}`;
+    return { message, failed: true, fix };
+  }
+  return { message: `${path} was ${what} by other users (mode ${was}); tightened to ${want}`, failed: false, fix };
+}
+
+/** Thrown by readBounded for a file over its limit; the caller says what to do. */
+export class TooLarge extends Error {}
+
+/** The whole of the regular file at `fd`, refused unread over `max` bytes (a file that grew past it too). */
+export function readBounded(fd: number, max: number): string {
+  const size = fstatSync(fd).size;
+  if (size > max) throw new TooLarge(`it is larger than ${sizeText(max)}`);
+  // One byte more than fstat said: a file that grew past the limit since is caught too.
+  const buf = Buffer.allocUnsafe(Math.min(size, max) + 1);
+  let length = 0;
+  for (let n = 1; n > 0 && length < buf.length; length += n) n = readSync(fd, buf, length, buf.length - length, null);
+  if (length > max) throw new TooLarge(`it is larger than ${sizeText(max)}`);
+  return buf.toString('utf8', 0, length);
+}
+
+function sizeText(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${bytes / 1024 / 1024} MB` : `${bytes / 1024} kB`;
+}
+
+/** Opens `path` for reading without following a link in its last part, nor waiting on a FIFO. */
+export function openNoFollow(path: string): number {
+  return openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+}
+
+/** The longest name a directory entry may have on the file systems idcli meets (NAME_MAX). */
+export const NAME_MAX = 255;
+
+/** Whether `name` with `suffix` still fits in one directory entry. */
+export function nameFits(path: string, suffix: string): boolean {
+  return Buffer.byteLength(basename(path) + suffix) <= NAME_MAX;
+}
