@@ -4,7 +4,6 @@
  * first; a claim whose process is gone (a run killed outright) is taken over, so a killed run is continued as
  * before (docs/cli.md, "list -o").
  */
-import { randomBytes } from 'node:crypto';
 import { closeSync, linkSync, lstatSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { ExitCode, IdcliError } from '../errors.js';
@@ -28,7 +27,7 @@ interface Holder {
  */
 export function claimDump(file: string, shown: string): () => void {
   const path = `${file}${CLAIM_SUFFIX}`;
-  const me: Holder = { pid: process.pid, host: hostname(), nonce: randomBytes(8).toString('hex') };
+  const me: Holder = { pid: process.pid, host: hostname(), nonce: nonce() };
   // Written whole under a temp name first and then linked in (link(2) never replaces a name), so a claim is never
   // seen half written, and one without a pid never stands for a live run.
   const tmp = `${path}.${process.pid}.tmp`;
@@ -146,4 +145,9 @@ function planted(path: string, shown: string): IdcliError {
   return new IdcliError(`refusing to use ${path}: it is ${what}, not a claim of idcli`, ExitCode.USAGE, {
     hint: `remove it, or name another file for -o than ${shown}`,
   });
+}
+
+/** A claim's own tag. node:crypto loads here only, so a list to stdout does not pay for it at start-up. */
+function nonce(): string {
+  return process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex');
 }
