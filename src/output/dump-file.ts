@@ -6,7 +6,7 @@
  */
 import { closeSync, constants, fchmodSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, sep } from 'node:path';
-import { ExitCode, IdcliError, OutputError } from '../errors.js';
+import { ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
 import { fsFault } from '../fs-faults.js';
 import { errCode } from '../shape.js';
 import { PRIVATE_FILE_MODE } from '../private-file.js';
@@ -122,9 +122,9 @@ export function openDump(opts: DumpOptions): DumpFile {
  * directory others may write.
  */
 function checkFile(file: string): string {
-  if (file === '') throw usage('-o needs a file name', 'name a file for -o, e.g. users.ndjson, or - for stdout');
+  if (file === '') throw usageError('-o needs a file name', 'name a file for -o, e.g. users.ndjson, or - for stdout');
   if (file.endsWith(sep) || file.endsWith('/'))
-    throw usage(`-o ${file} ends with ${sep}: it names a directory`, 'name a file for -o, e.g. users.ndjson');
+    throw usageError(`-o ${file} ends with ${sep}: it names a directory`, 'name a file for -o, e.g. users.ndjson');
   let st: ReturnType<typeof statSync> | undefined;
   try {
     // Followed: stat never opens, so a FIFO or a device at the end of a link is told without waiting on it.
@@ -134,9 +134,9 @@ function checkFile(file: string): string {
     // A file in the way above FILE (ENOTDIR), or a directory that may not be entered: told before any request.
     if (errCode(err) !== 'ENOENT') throw fsFault(err, { doing: 'create', path: file, dir: file });
   }
-  if (st?.isDirectory()) throw usage(`${file} is a directory`, 'name a file for -o, e.g. users.ndjson');
+  if (st?.isDirectory()) throw usageError(`${file} is a directory`, 'name a file for -o, e.g. users.ndjson');
   if (st !== undefined && !st.isFile())
-    throw usage(
+    throw usageError(
       `refusing to use ${file}: it is not a regular file (a FIFO, a device or a socket)`,
       `${OWN_FILE}, or - for stdout`,
     );
@@ -144,7 +144,7 @@ function checkFile(file: string): string {
   for (const name of new Set([file, path])) {
     if (!nameFits(name, LONGEST_SUFFIX)) {
       const room = NAME_MAX - LONGEST_SUFFIX.length;
-      throw usage(
+      throw usageError(
         `the name ${basename(name)} is too long for -o: the files idcli keeps beside it need ${LONGEST_SUFFIX.length} more bytes of the ${NAME_MAX} a name may have`,
         `use a name of at most ${room} bytes`,
       );
@@ -160,26 +160,26 @@ function loadState(opts: DumpOptions, path: string, state: string): { state: Dum
     saved = readState(state);
   } catch (err) {
     if (err instanceof StateUnreadable)
-      throw usage(`cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`);
+      throw usageError(`cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`, RESTART);
     const code = errCode(err);
     if (code === undefined) throw err;
     const fault = fsFault(err, { doing: 'read', path: state, dir: state, orElse: `or ${RESTART}` });
     // A state that cannot be read is exit 2 naming --restart, whatever the cause: starting over always gets past it.
     if (fault.exitCode === ExitCode.USAGE) throw fault;
-    throw usage(`cannot continue ${opts.file}: its state ${state} cannot be read (${code})`);
+    throw usageError(`cannot continue ${opts.file}: its state ${state} cannot be read (${code})`, RESTART);
   }
   if (saved === undefined) return undefined;
   const diff = identityDiff(saved.walk, opts.walk);
   if (diff !== undefined) {
-    throw usage(
+    throw usageError(
       `${opts.file} holds part of another walk: ${diff}`,
       `run that walk's command to continue it, or ${RESTART} with this one`,
     );
   }
   if (!sameOrigin(saved.next, opts.apiOrigin))
-    throw usage(`cannot continue ${opts.file}: its state ${state} points to another origin`);
+    throw usageError(`cannot continue ${opts.file}: its state ${state} points to another origin`, RESTART);
   if (opts.limit !== undefined && saved.items > opts.limit) {
-    throw usage(
+    throw usageError(
       `${opts.file} already holds ${saved.items} items, more than --limit ${opts.limit}`,
       `run with --limit ${saved.items} or more to continue it, or ${RESTART} with --limit ${opts.limit}`,
     );
@@ -195,17 +195,18 @@ function openForResume(file: string, path: string, saved: DumpState): number {
     fd = openSync(path, constants.O_RDWR | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK);
   } catch (err) {
     const code = errCode(err);
-    if (code === 'ENOENT') throw usage(`${file} is gone, but its state says it holds ${saved.items} items`);
+    if (code === 'ENOENT')
+      throw usageError(`${file} is gone, but its state says it holds ${saved.items} items`, RESTART);
     throw fsFault(err, { doing: 'open', path: file, dir: file, orElse: `or ${RESTART}` });
   }
   try {
     const st = refuseOpenedFile(fd, file, RESTART);
     if (st.size < saved.bytes)
-      throw usage(`${file} is shorter (${st.size} bytes) than its state says (${saved.bytes} bytes)`);
+      throw usageError(`${file} is shorter (${st.size} bytes) than its state says (${saved.bytes} bytes)`, RESTART);
     const tail = Buffer.from(saved.tail, 'hex');
     const got = Buffer.alloc(tail.length);
     if (tail.length > 0) readSync(fd, got, 0, tail.length, saved.bytes - tail.length);
-    if (!got.equals(tail)) throw usage(`${file} does not end where its state says: it changed since`);
+    if (!got.equals(tail)) throw usageError(`${file} does not end where its state says: it changed since`, RESTART);
     // The bytes past the last whole page are a page the last run did not finish.
     if (st.size > saved.bytes) ftruncateSync(fd, saved.bytes);
     return fd;
@@ -414,8 +415,4 @@ function sameOrigin(url: string, origin: string): boolean {
   } catch {
     return false;
   }
-}
-
-function usage(message: string, hint = RESTART): IdcliError {
-  return new IdcliError(message, ExitCode.USAGE, { hint });
 }
