@@ -1,17 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, getJson, href } from './helpers.js';
-import { type Emulator, generateEvents, startEmulator } from './index.js';
+import { describe, expect, it } from 'vitest';
+import { eachEmulator, getJson, href } from './helpers.js';
+import { type Emulator, generateEvents } from './index.js';
 
 describe('cursor-based collections', { timeout: 30_000 }, () => {
   let emu: Emulator;
   let auth: Record<string, string>;
-  beforeEach(async () => {
-    emu = await startEmulator();
-    auth = bearer(emu.mintTokens().access_token);
-  });
-  afterEach(async () => {
-    expect(emu.errors).toEqual([]);
-    await emu.close();
+  eachEmulator((e, a) => {
+    emu = e;
+    auth = a;
   });
 
   const links = (body: Record<string, unknown>) => body['links'] as Record<string, unknown>;

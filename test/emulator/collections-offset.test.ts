@@ -1,17 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, get, getJson, href } from './helpers.js';
-import { type Emulator, startEmulator } from './index.js';
+import { describe, expect, it } from 'vitest';
+import { bearer, eachEmulator, get, getJson, href } from './helpers.js';
+import type { Emulator } from './index.js';
 
 describe('offset-based collections', { timeout: 30_000 }, () => {
   let emu: Emulator;
   let auth: Record<string, string>;
-  beforeEach(async () => {
-    emu = await startEmulator();
-    auth = bearer(emu.mintTokens().access_token);
-  });
-  afterEach(async () => {
-    expect(emu.errors).toEqual([]);
-    await emu.close();
+  eachEmulator((e, a) => {
+    emu = e;
+    auth = a;
   });
 
   const page = (query = '', path = '/v1/users') => getJson(`${emu.baseUrl}${path}${query}`, auth);
