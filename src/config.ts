@@ -364,10 +364,6 @@ export interface ConfigFileOptions {
   warn?: (msg: string) => void;
 }
 
-export function profileName(flags: SettingFlags, env: Env): string {
-  return settingsSource(flags, env).profile();
-}
-
 /** Resolve every setting from its four sources; values are validated so later code can trust them. */
 export function resolveSettings(
   flags: SettingFlags,
