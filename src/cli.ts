@@ -115,7 +115,8 @@ export async function main(proc: Process): Promise<number> {
     // output).
     if (!command.quick) proc.interrupt();
     deps = d;
-    const settings = settingsSource(settingFlags({ ...globals, ...options }), proc.env, loadConfigFile);
+    const flags = { ...settingFlags(SURFACE.globals, globals), ...settingFlags(command.options, options) };
+    const settings = settingsSource(flags, proc.env, loadConfigFile);
     const context = async (): Promise<CommandContext> => {
       const base = { deps: d, settings: await settings.load({ warn: (msg) => log.warn(msg) }) };
       return { ...base, tokens: () => openTokenSource(base) };

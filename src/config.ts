@@ -12,19 +12,6 @@ import { suggest } from './suggest.js';
 import { isJsonObject } from './shape.js';
 import { isTokenText } from './token-rules.js';
 
-/** The resolved settings, each under its row's field; a config key that no source gives is undefined. */
-export interface Settings extends Partial<Record<SettingField, string>> {
-  profile: string;
-  configDir: string;
-  credentialStore: CredentialStoreMode;
-  keychainService: string;
-  accessToken?: string;
-  /** How long one HTTP exchange may take, from sending to the last byte (IDCLI_HTTP_TIMEOUT). */
-  httpTimeoutMs: number;
-  /** Whether to ask for compressed bodies (IDCLI_HTTP_COMPRESSION). */
-  httpCompression: boolean;
-}
-
 type Env = Record<string, string | undefined>;
 
 /** One row of SETTINGS: where a setting comes from and how its text is read. */
@@ -39,6 +26,22 @@ export interface Row<T> {
   fallback?: (env: Env) => T;
   /** Reads the text a source gave (never an empty variable); throws a usage error (exit 2) for a bad one. */
   parse(raw: string): T;
+  /** A key a profile in config.json may hold (`config set`). */
+  stored?: true;
+  /** Its flag is accepted before or after any command; the others' belong to the commands that list them. */
+  global?: true;
+  /** The flag's help: placeholder, text, and the default shown when it is not `default` itself. */
+  value?: string;
+  description?: string;
+  defaultText?: string;
+  /** The flag takes a whole number (at least `min`) or one of these words; without it, any text. */
+  keywords?: readonly string[];
+  min?: number;
+  /**
+   * Read only by the command that asks for it (Settings holds a function), so that no other command fails on a bad
+   * value; `config set` stores its text trimmed.
+   */
+  lazy?: true;
 }
 
 const STORES = ['auto', 'keychain', 'file'] as const;
@@ -48,13 +51,20 @@ export type CredentialStoreMode = (typeof STORES)[number];
 export const DEFAULT_HTTP_TIMEOUT_MS = 300_000;
 
 /**
- * Every setting. `stored` ones are the keys a profile in config.json may hold (`config set`); the others come from
- * the environment only (and `profile` from `--profile` too). A row with a `description` has a flag of its name:
- * `global` ones are accepted before or after any command, the others belong to the command that lists them
- * (`option.setting` in src/argv/define.ts). `value`, `description` and `defaultText` are the flag's help.
+ * Every setting, each row as described by Row: `stored` ones are config keys, the others come from the environment
+ * (and `profile` from `--profile` too). A row with a `description` has a flag of its name, bound to it by
+ * `option.setting` (src/argv/define.ts); `global` ones are accepted before or after any command.
  */
 export const SETTINGS = {
-  profile: { field: 'profile', env: 'IDCLI_PROFILE', default: 'default', parse: parseProfile },
+  profile: {
+    field: 'profile',
+    env: 'IDCLI_PROFILE',
+    default: 'default',
+    global: true,
+    value: '<name>',
+    description: 'profile to use',
+    parse: parseProfile,
+  },
   'config-dir': { field: 'configDir', env: 'IDCLI_CONFIG_DIR', fallback: platformConfigDir, parse: asIs },
   'credential-store': { field: 'credentialStore', env: 'IDCLI_CREDENTIAL_STORE', default: 'auto', parse: parseStore },
   'keychain-service': { field: 'keychainService', env: 'IDCLI_KEYCHAIN_SERVICE', default: 'idcli', parse: asIs },
@@ -130,26 +140,40 @@ export const SETTINGS = {
     defaultText: 'your locale',
     parse: trimmed,
   },
-  // Read as a number, auto or service by `list` alone (src/paginate/page-size.ts), so no other command fails on it.
+  // Read by `list` alone (src/paginate/page-size.ts).
   'page-size': {
     field: 'pageSize',
     env: 'IDCLI_PAGE_SIZE',
     stored: true,
+    lazy: true,
     value: '<n>|auto|service',
-    description: 'items per page to ask for',
-    defaultText: 'auto',
-    parse: trimmed,
+    description: 'items per page to ask for: auto (1000, or --limit), a number, or service (the server chooses)',
+    default: 'auto',
+    keywords: ['auto', 'service'],
+    min: 0,
+    parse: parsePageSize,
   },
-} as const;
+} as const satisfies Record<string, Row<unknown>>;
 
 type Table = typeof SETTINGS;
 export type SettingName = keyof Table;
 /** The keys a profile in config.json may hold. */
 export type ConfigKey = { [N in SettingName]: Table[N] extends { stored: true } ? N : never }[SettingName];
-/** The keys that have a flag. */
-export type OptionKey = { [K in ConfigKey]: Table[K] extends { description: string } ? K : never }[ConfigKey];
-type SettingField = Table[ConfigKey]['field'];
-export type SettingFlags = Partial<Record<SettingField, string>> & { profile?: string };
+/** The settings that have a flag. */
+export type OptionKey = { [N in SettingName]: Table[N] extends { description: string } ? N : never }[SettingName];
+type Field<N extends SettingName> = Table[N]['field'];
+type Value<N extends SettingName> = ReturnType<Table[N]['parse']>;
+type Known<N extends SettingName> = Table[N] extends { default: unknown } | { fallback: unknown } ? N : never;
+type Read<N extends SettingName> = Table[N] extends { lazy: true } ? () => Value<N> : Value<N>;
+/**
+ * The resolved settings, each under its row's field, derived from SETTINGS: a row without a default is undefined
+ * when no source gives it; a `lazy` one is a function that reads it.
+ */
+export type Settings = { [N in SettingName as Field<N & Known<N>>]: Read<N> } & {
+  [N in Exclude<SettingName, Known<SettingName>> as Field<N>]?: Read<N>;
+};
+/** The text of the settings' flags, under their fields. */
+export type SettingFlags = { [N in OptionKey as Field<N>]?: string };
 
 /** The environment variable that gives a setting. */
 export function envVar(name: SettingName): string {
@@ -184,20 +208,23 @@ const STORED: ReadonlySet<string> = new Set(
 );
 /** The config keys, in the table's order (`config set`, completion). */
 export const CONFIG_KEYS: readonly ConfigKey[] = [...STORED].filter(isConfigKey);
-const hasFlag = (key: ConfigKey): key is OptionKey => 'description' in SETTINGS[key];
-export const OPTION_KEYS: readonly OptionKey[] = CONFIG_KEYS.filter(hasFlag);
+const hasFlag = (name: SettingName): name is OptionKey => 'description' in SETTINGS[name];
+/** The settings with a flag, in the table's order. */
+export const OPTION_KEYS: readonly OptionKey[] = (Object.keys(SETTINGS) as SettingName[]).filter(hasFlag);
 
 /**
- * The settings among parsed flags: every setting's flag is parsed under its field's name, wherever it was given
- * (a global option, or one of a command's).
+ * The settings among parsed flags: only an option bound to a row (`setting`, set by `option.setting`) gives one,
+ * whatever its key, wherever it was given (a global option, or one of a command's).
  */
-export function settingFlags(values: Record<string, unknown>): SettingFlags {
-  const flags: SettingFlags = {};
-  if (typeof values.profile === 'string') flags.profile = values.profile;
-  for (const key of OPTION_KEYS) {
-    const { field } = SETTINGS[key];
-    const v = values[field];
-    if (typeof v === 'string') flags[field] = v;
+export function settingFlags(
+  specs: readonly { key: string; setting?: OptionKey }[],
+  values: Record<string, unknown>,
+): SettingFlags {
+  const flags: Record<string, string> = {};
+  for (const { key, setting } of specs) {
+    const v = values[key];
+    if (setting !== undefined && (typeof v === 'string' || typeof v === 'number'))
+      flags[SETTINGS[setting].field] = `${v}`;
   }
   return flags;
 }
@@ -337,10 +364,6 @@ export interface ConfigFileOptions {
   warn?: (msg: string) => void;
 }
 
-export function profileName(flags: SettingFlags, env: Env): string {
-  return settingsSource(flags, env).profile();
-}
-
 /** Resolve every setting from its four sources; values are validated so later code can trust them. */
 export function resolveSettings(
   flags: SettingFlags,
@@ -348,24 +371,18 @@ export function resolveSettings(
   file: ConfigFile,
   source: SettingsSource = settingsSource(flags, env),
 ): Settings {
-  const profile = source.profile();
-  const fromFile = file.profiles[profile] ?? {};
-  const settings: Settings = {
-    profile,
-    configDir: source.configDir(),
-    credentialStore: resolveSetting(SETTINGS['credential-store'], { env }),
-    keychainService: resolveSetting(SETTINGS['keychain-service'], { env }),
-    httpTimeoutMs: resolveSetting(SETTINGS['http-timeout'], { env }),
-    httpCompression: resolveSetting(SETTINGS['http-compression'], { env }),
-  };
-  const accessToken = resolveSetting(SETTINGS['access-token'], { env });
-  if (accessToken !== undefined) settings.accessToken = accessToken;
-  for (const key of CONFIG_KEYS) {
-    const row = SETTINGS[key];
-    const value = resolveSetting(row, { flag: flags[row.field], env, file: fromFile[key] });
-    if (value !== undefined) settings[row.field] = value;
+  const fromFile: Partial<Record<string, string>> = file.profiles[source.profile()] ?? {};
+  const given: Partial<Record<string, string>> = flags;
+  const settings: Record<string, unknown> = { profile: source.profile(), configDir: source.configDir() };
+  for (const [name, row] of Object.entries(SETTINGS) as [SettingName, Row<unknown>][]) {
+    if (row.field in settings) continue; // the two above, which `config` needs alone
+
+    const read = () => resolveSetting(row, { flag: given[row.field], env, file: fromFile[name] });
+    if (row.lazy) settings[row.field] = read;
+    else if ((settings[row.field] = read()) === undefined) delete settings[row.field];
   }
-  return settings;
+  // The loop above gives each row's field its row's value, which TypeScript cannot follow through Object.entries.
+  return settings as Settings;
 }
 
 /** What `doctor` goes on with when the settings cannot be resolved: the defaults of the store's settings. */
@@ -380,7 +397,10 @@ export function howToSet(key: ConfigKey): string {
   return [flag, envVar(key), `idcli config set ${key} <value>`].filter(Boolean).join(', ');
 }
 
-export function requireSetting<F extends SettingField>(settings: Settings, field: F): string {
+/** The config keys read as text (`page-size` is read by `list` itself). */
+type TextField = { [K in ConfigKey]: Read<K> extends string ? Field<K> : never }[ConfigKey];
+
+export function requireSetting(settings: Settings, field: TextField): string {
   const value = settings[field];
   if (value !== undefined && value !== '') return value;
   const key = CONFIG_KEYS.find((k) => SETTINGS[k].field === field)!;
@@ -389,7 +409,8 @@ export function requireSetting<F extends SettingField>(settings: Settings, field
 
 /** A config key's value as its row reads it (`config set` checks with this before writing). */
 export function validateSetting(key: ConfigKey, raw: string): string {
-  return SETTINGS[key].parse(raw);
+  const row: Row<unknown> = SETTINGS[key];
+  return row.lazy ? raw.trim() : String(row.parse(raw));
 }
 
 // The rows' parsers. Each gets the text as given, never an empty variable (that counts as unset).
@@ -454,6 +475,24 @@ function parseOnOff(text: string): boolean {
     `IDCLI_HTTP_COMPRESSION must be 0 or 1, not '${clip(printable(raw), 40)}'`,
     'set it to 0 for uncompressed bodies, or unset it',
   );
+}
+
+/** `page-size`: a number, `auto` (idcli's choice) or `service` (no pageSize sent; src/paginate/page-size.ts). */
+export type PageSizeSetting = 'auto' | 'service' | number;
+
+/** The `page-size` setting from any source; 0 is read as given, and refused by `list` unless it only counts. */
+function parsePageSize(raw: string): PageSizeSetting {
+  const value = raw.trim();
+  if (value === '' || value === 'auto') return 'auto';
+  if (value === 'service') return 'service';
+  const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n)) {
+    throw usageError(
+      `page-size must be auto, service or a whole number, not '${clip(printable(value), 40)}'`,
+      'auto asks for larger pages than the service default; service sends no pageSize',
+    );
+  }
+  return n;
 }
 
 function parseClientId(raw: string): string {

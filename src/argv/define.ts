@@ -3,7 +3,7 @@
  * shell completion and the type of what its `run` receives are all derived. Each command is one folder in
  * src/commands/, its definition and its body in `command.ts`.
  */
-import { type OptionKey, SETTINGS, type SettingsSource } from '../config.js';
+import { type OptionKey, type Row, SETTINGS, type SettingsSource } from '../config.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
 import { usageError } from '../errors.js';
@@ -41,6 +41,8 @@ export interface OptionSpec {
   env?: string;
   /** `--no-browser` sets `browser` to false. */
   negates?: boolean;
+  /** The setting this option gives (`option.setting`): the binding settingFlags (config.ts) reads, never the key. */
+  setting?: OptionKey;
 }
 
 export interface ArgSpec {
@@ -111,15 +113,20 @@ export const option = {
       max: MAX_RETRIES,
     }),
   /**
-   * A setting's flag (`--base-url`, `--scope`): its name, placeholder, help and variable come from its row in
-   * SETTINGS.
-   * Listed under the setting's field name, where settingFlags (config.ts) looks for it.
+   * A setting's flag (`--base-url`, `--page-size`): its name, placeholder, help, variable and kind come from its row
+   * in SETTINGS, and `setting` binds it to the row (settingFlags in config.ts). `run` gets the flag as given; the
+   * setting's value is in the context's settings.
    */
-  setting: (key: OptionKey) => {
-    const entry = SETTINGS[key];
-    const { env, value, description } = entry;
-    const defaultText = 'defaultText' in entry ? { defaultText: entry.defaultText } : {};
-    return option.string({ flag: `--${key}`, env, value, description, ...defaultText });
+  setting: <const K extends OptionKey>(key: K) => {
+    const row: Row<unknown> = SETTINGS[key];
+    const { env, value, description = '', keywords, min } = row;
+    const defaultText = row.defaultText ?? (typeof row.default === 'string' ? row.default : undefined);
+    const spec = { flag: `--${key}` as const, env, value, description, defaultText, setting: key, keywords, min };
+    type Given = (typeof SETTINGS)[K] extends { keywords: readonly (infer W)[] } ? W | number : string;
+    // The parser gives a number or one of the row's words for a flag with keywords, text for any other.
+    return make(keywords ? 'integer' : 'string', spec, (v) =>
+      typeof v === 'string' || typeof v === 'number' ? (v as Given) : undefined,
+    );
   },
 };
 

@@ -7,16 +7,9 @@ import { type CommandEntry, option, type OptionSpec, splitTable, type Surface } 
 // In the entry chunk, unlike every other command: scripts run `idcli token` before every API call, so its
 // cached-token path costs no extra module load.
 import { command as token } from './token/command.js';
-/** The options accepted before or after any command; the settings with a global flag are listed under their field's name (see settingFlags in config.ts). */
+/** The options accepted before or after any command: the settings with a global flag, then --verbose and --quiet. */
 const globalOptions = (): OptionSpec[] =>
   splitTable({
-    profile: option.string({
-      flag: '--profile',
-      value: '<name>',
-      description: 'profile to use',
-      env: SETTINGS.profile.env,
-      defaultText: SETTINGS.profile.default,
-    }),
     ...Object.fromEntries(
       OPTION_KEYS.filter((k) => 'global' in SETTINGS[k]).map((k) => [SETTINGS[k].field, option.setting(k)]),
     ),

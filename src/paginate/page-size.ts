@@ -2,8 +2,8 @@
  * The page size of a walk's first request: the `page-size` setting (`auto`, a number, or `service`), the target's own
  * pageSize, and --limit. Pure; the walk falls back once when the server refuses idcli's own larger size.
  */
+import type { PageSizeSetting } from '../config.js';
 import { type IdcliError, usageError } from '../errors.js';
-import { clip, printable } from '../printable.js';
 
 /**
  * Items per page asked for under `auto`: a round trip per thousand items rather than per hundred is what lets a
@@ -12,28 +12,6 @@ import { clip, printable } from '../printable.js';
 export const AUTO_PAGE_SIZE = 1000;
 /** The service contract's default pageSize, asked for once when the server refuses AUTO_PAGE_SIZE. */
 export const CONTRACT_PAGE_SIZE = 100;
-
-export type PageSizeSetting = 'auto' | 'service' | number;
-
-/**
- * The `page-size` setting read, one rule for the flag (`raw` a number or a keyword), IDCLI_PAGE_SIZE and config.json:
- * `auto` when unset; exit 2 for anything but auto, service or a whole number, and for 0 unless the run only counts
- * (`--count` asks with pageSize=0 itself, whatever the setting).
- */
-export function parsePageSize(raw: string | number | undefined, counting = false): PageSizeSetting {
-  const value = String(raw ?? '').trim();
-  if (value === '' || value === 'auto') return 'auto';
-  if (value === 'service') return 'service';
-  const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n)) {
-    throw usageError(
-      `page-size must be auto, service or a whole number, not '${clip(printable(value), 40)}'`,
-      'auto asks for larger pages than the service default; service sends no pageSize',
-    );
-  }
-  if (n === 0 && !counting) throw cannotWalk('page-size 0');
-  return n;
-}
 
 /**
  * A page of 0 items moves no walk forward: a server that links on while items remain would be asked the same empty

@@ -55,6 +55,7 @@ beforeEach(async () => {
     httpCompression: true,
     credentialStore: 'file',
     keychainService: 'unused',
+    pageSize: () => 'auto',
   };
   session = await openSession({ deps, settings });
 });
@@ -150,6 +151,7 @@ describe('openSession', () => {
       keychainService: 's',
       httpTimeoutMs: 300_000,
       httpCompression: true,
+      pageSize: () => 'auto',
       baseUrl: emu.baseUrl,
     };
     await expect(openSession({ deps: { ...deps, log }, settings })).rejects.toMatchObject({

@@ -1,5 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { argument, loadAll, option, readOptions } from '../../src/argv/define.js';
+import { argument, loadAll, option, readOptions, splitTable } from '../../src/argv/define.js';
+import { OPTION_KEYS, settingFlags } from '../../src/config.js';
 import { commandHelp, rootHelp } from '../../src/argv/help.js';
 import { parseArgv, type Parsed } from '../../src/argv/parse.js';
 import { SURFACE } from '../../src/commands/index.js';
@@ -199,6 +200,10 @@ describe('a command table', () => {
       key: 'uiLocales',
       env: 'IDCLI_UI_LOCALES',
     });
+    expect(SURFACE.globals.find((o) => o.flag === '--profile')).toMatchObject({
+      env: 'IDCLI_PROFILE',
+      setting: 'profile',
+    });
     expect(SURFACE.globals.map((o) => o.flag)).toEqual([
       '--profile',
       '--base-url',
@@ -209,5 +214,45 @@ describe('a command table', () => {
       '--verbose',
       '--quiet',
     ]);
+  });
+
+  it('gives a setting only through an option bound to its row, whatever the option is called', () => {
+    const { options } = splitTable({
+      // Keys equal to the settings' fields, but not bound: ordinary options of a command.
+      scope: option.string({ flag: '--scope', description: 'a scope of some other kind' }),
+      issuer: option.string({ flag: '--issuer', description: 'not the setting' }),
+      pageSize: option.integer({ flag: '--page-size', description: 'not the setting' }),
+      // Bound, under keys that are not the fields.
+      locales: option.setting('ui-locales'),
+      size: option.setting('page-size'),
+    });
+    const values = { scope: 'x', issuer: 'https://id.example.com', pageSize: 7, locales: 'fr', size: 30 };
+    expect(settingFlags(options, values)).toEqual({ uiLocales: 'fr', pageSize: '30' });
+    expect(settingFlags(options, { scope: 'x', issuer: 'y', pageSize: 7 })).toEqual({});
+  });
+
+  it('--page-size is the page-size setting: a number or a keyword, its default written in the row', async () => {
+    const list = COMMANDS.find((c) => c.name === 'list')!;
+    const flag = list.options.find((o) => o.flag === '--page-size')!;
+    expect(flag).toMatchObject({
+      setting: 'page-size',
+      type: 'integer',
+      keywords: ['auto', 'service'],
+      defaultText: 'auto',
+    });
+    expect(flag.defaultValue).toBeUndefined();
+    const given = await run(['list', 'users', '--page-size', 'service']);
+    expect(settingFlags(given.command.options, given.options)).toEqual({ pageSize: 'service' });
+    expect(settingFlags(given.command.options, (await run(['list', 'users'])).options)).toEqual({});
+  });
+
+  it("binds every setting's flag to its row, in every command and among the globals", () => {
+    const all = [
+      SURFACE.globals,
+      ...COMMANDS.flatMap((c) => [c.options, ...(c.subcommands ?? []).map((s) => s.options)]),
+    ];
+    const named = all.flat().filter((o) => OPTION_KEYS.some((k) => o.flag === `--${k}`));
+    expect(named.length).toBeGreaterThan(OPTION_KEYS.length - 1);
+    for (const o of named) expect(o.setting, o.flag).toBe(o.flag.slice(2));
   });
 });

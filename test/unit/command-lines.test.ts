@@ -20,7 +20,9 @@ const READ: readonly [string[], Record<string, unknown>][] = [
   [['token', '--json', '--min-ttl', '600'], { json: true, minTtl: 600 }],
   [['token', '--header', '--refresh'], { header: true, refresh: true }],
   [['list', 'users'], { target: 'users', concurrency: 'auto', count: false, restart: false, maxRetries: 5 }],
-  [['list', 'users', '--concurrency', '1', '--limit', '10'], { concurrency: 1, limit: 10 }],
+  [['list', 'users', '--concurrency', '1', '--limit', '10'], { concurrency: 1, limit: 10, pageSize: undefined }],
+  [['list', 'users', '--page-size', '250'], { pageSize: 250 }],
+  [['list', 'users', '--page-size', 'service'], { pageSize: 'service' }],
   [['api', '-X', 'PATCH', 'users/1', '-f', 'a=1', '-f', 'b=2'], { method: 'PATCH', field: ['a=1', 'b=2'] }],
   [['login', '--no-browser'], { browser: false }],
 ];
@@ -29,6 +31,9 @@ const REFUSED: readonly [string[], RegExp][] = [
   [['token', '--json', '--header'], /--json and --header cannot be used together/],
   [['list', 'users', '--concurrency', '0'], /--concurrency/],
   [['list', 'users', '--limit', 'x'], /--limit/],
+  [['list', 'users', '--page-size', 'x'], /--page-size must be a whole number or auto, service/],
+  [['list', 'users', '--page-size', '-1'], /--page-size/],
+  [['status', '--page-size', '5'], /unknown option '--page-size'/],
   [['api', 'users', '-X'], /-X/],
 ];
 

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import {
   configDirFor,
   parseConfigFile,
-  profileName,
   resolveSettings,
   requireSetting,
+  settingsSource,
   validateSetting,
 } from '../../src/config.js';
 import { thrown } from '../support/thrown.js';
@@ -76,7 +76,7 @@ describe('precedence: flag > env > config file > default', () => {
   it('an empty IDCLI_PROFILE is unset, like every empty IDCLI_ variable', () => {
     expect(resolveSettings({}, { IDCLI_PROFILE: '' }, file).profile).toBe('default');
     expect(resolveSettings({}, { IDCLI_PROFILE: '' }, file).baseUrl).toBe('https://file.example.com');
-    expect(profileName({}, { IDCLI_PROFILE: '' })).toBe('default');
+    expect(settingsSource({}, { IDCLI_PROFILE: '' }).profile()).toBe('default');
     const s = resolveSettings(
       {},
       {

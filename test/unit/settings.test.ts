@@ -1,13 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   configDirFor,
   parseConfigFile,
   resolveSetting,
   resolveSettings,
+  type PageSizeSetting,
   type Row,
   SETTINGS,
+  type Settings,
+  validateSetting,
 } from '../../src/config.js';
 import { ROOT } from '../support/cli.js';
 import { thrown } from '../support/thrown.js';
@@ -71,7 +74,16 @@ const ROWS: {
   issuer: { unset: undefined, good: [['https://id.example.com', 'https://id.example.com']], bad: ['ftp://x'] },
   scope: { unset: undefined, good: [[' a b ', 'a b']], bad: [] },
   'ui-locales': { unset: undefined, good: [['fr en', 'fr en']], bad: [] },
-  'page-size': { unset: undefined, good: [[' 250 ', '250']], bad: [] },
+  'page-size': {
+    unset: 'auto',
+    good: [
+      [' 250 ', 250],
+      ['0', 0],
+      [' ', 'auto'],
+      ['service', 'service'],
+    ],
+    bad: ['lots', '-5', '1.5', '99999999999999999999'],
+  },
 };
 
 describe.each(Object.keys(ROWS) as (keyof typeof SETTINGS)[])('the %s setting', (name) => {
@@ -129,6 +141,31 @@ describe('resolveSetting', () => {
       credentialStore: 'auto',
       keychainService: 'idcli',
     });
+  });
+});
+
+describe('Settings', () => {
+  it('is derived from the table: each field of its row, with the type its parser gives', () => {
+    expectTypeOf<Settings['httpTimeoutMs']>().toEqualTypeOf<number>();
+    expectTypeOf<Settings['credentialStore']>().toEqualTypeOf<'auto' | 'keychain' | 'file'>();
+    expectTypeOf<Settings['baseUrl']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Settings['accessToken']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Settings['pageSize']>().toEqualTypeOf<() => PageSizeSetting>();
+  });
+
+  it('reads a lazy row only when asked, flag > env > file > default like any other', () => {
+    const file = parseConfigFile(JSON.stringify({ profiles: { default: { 'page-size': '40' } } }), 'c.json');
+    const env = { IDCLI_CONFIG_DIR: '/c', IDCLI_PAGE_SIZE: 'lots' };
+    const s = resolveSettings({}, env, file);
+    expect(usage(() => s.pageSize()).message).toMatch(/page-size must be auto, service or a whole number/);
+    expect(resolveSettings({ pageSize: '7' }, env, file).pageSize()).toBe(7);
+    expect(resolveSettings({}, { IDCLI_CONFIG_DIR: '/c' }, file).pageSize()).toBe(40);
+    expect(resolveSettings({ profile: 'none' }, { IDCLI_CONFIG_DIR: '/c' }, file).pageSize()).toBe('auto');
+  });
+
+  it('config set stores a lazy row as its trimmed text, and any other as its row reads it', () => {
+    expect(validateSetting('page-size', ' 12 ')).toBe('12');
+    expect(validateSetting('api-base-url', 'https://api.example.com/')).toBe('https://api.example.com');
   });
 });
 

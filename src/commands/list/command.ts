@@ -1,7 +1,7 @@
 /** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
-import { argument, defineCommand, option, type OptionsOf, type Value } from '../../argv/define.js';
+import { argument, defineCommand, option, type OptionsOf } from '../../argv/define.js';
 import { openApiClient } from '../../apiclient/client.js';
-import { SETTINGS } from '../../config.js';
+import type { PageSizeSetting } from '../../config.js';
 import { apiBaseUrl, apiOrigin, targetUrl } from '../../apiclient/target.js';
 import type { CommandContext } from '../../context.js';
 import type { Deps } from '../../deps.js';
@@ -12,13 +12,7 @@ import { createProgress } from '../../output/progress.js';
 import { stoppedMessage } from '../../output/resume-hint.js';
 import { liveLineWanted } from '../../output/status-line.js';
 import { type FetchContext, fetchPage, refusedWith } from '../../paginate/fetch-page.js';
-import {
-  cannotWalk,
-  CONTRACT_PAGE_SIZE,
-  firstPageSize,
-  parsePageSize,
-  refusesPageSize,
-} from '../../paginate/page-size.js';
+import { cannotWalk, CONTRACT_PAGE_SIZE, firstPageSize, refusesPageSize } from '../../paginate/page-size.js';
 import { WalkFailure, type WalkOptions, walk } from '../../paginate/walk.js';
 import { WINDOW_CEILING } from '../../paginate/window.js';
 import { redactUrl } from '../../redact.js';
@@ -33,7 +27,7 @@ const AUTO_CONCURRENCY = 4;
 
 const options = {
   target: argument({ name: 'path-or-url', description: 'collection path (resolved against api-base-url) or full URL' }),
-  pageSize: pageSizeOption(),
+  pageSize: option.setting('page-size'),
   pageIndex: option.integer({
     flag: '--page-index',
     value: '<n>',
@@ -64,25 +58,6 @@ const options = {
 };
 type ListOptions = OptionsOf<typeof options>;
 
-/**
- * The `page-size` setting's flag: a number, `auto` (larger pages) or `service` (no pageSize sent); undefined when not
- * given, so that a pageSize in the target, IDCLI_PAGE_SIZE and the config file apply (see firstRequest).
- */
-function pageSizeOption() {
-  const spec = option.integerOr({
-    flag: '--page-size',
-    value: '<n>|auto|service',
-    description: 'items per page to ask for: auto (1000, or --limit), a number, or service (the server chooses)',
-    defaultValue: 'auto',
-    keywords: ['auto', 'service'],
-    env: SETTINGS['page-size'].env,
-    min: 0,
-  });
-  // No default value: the parser would fill it in, and a flag's auto would hide the setting's own value.
-  const { defaultValue: _, ...rest } = spec;
-  return { ...rest, defaultText: 'auto', read: (v: Value) => (v === undefined ? undefined : spec.read(v)) };
-}
-
 export const command = defineCommand({
   name: 'list',
   summary: 'stream a paginated collection as NDJSON',
@@ -106,7 +81,7 @@ export const command = defineCommand({
     const ctx = await invocation.context();
     const apiBase = apiBaseUrl(ctx.settings);
     // Everything that can be refused without the network is refused before any request (exit 2).
-    const first = firstRequest(o, apiBase, o.pageSize ?? ctx.settings.pageSize);
+    const first = firstRequest(o, apiBase, ctx.settings.pageSize());
     const dump = openOutput(o, apiBase, first.apiOrigin, ctx);
     try {
       await countOrWalk(o, ctx, first, dump);
@@ -146,8 +121,9 @@ async function countOrWalk(o: ListOptions, ctx: CommandContext, first: FirstRequ
  * they are on. A size the user chose is kept: the flag first, then a pageSize in the target, then the `page-size`
  * setting from the environment or config.
  */
-function firstRequest(opts: ListOptions, apiBase: string, pageSize: string | number | undefined): FirstRequest {
-  const setting = parsePageSize(pageSize, opts.count);
+function firstRequest(opts: ListOptions, apiBase: string, setting: PageSizeSetting): FirstRequest {
+  // --count asks with pageSize=0 itself, whatever the setting.
+  if (setting === 0 && !opts.count) throw cannotWalk('page-size 0');
   // api-base-url is checked before the target, as for every target resolved against it.
   const origin = apiOrigin(apiBase);
   if (opts.target.trim() === '') throw usageError('list needs a collection path or URL, e.g. idcli list /v1/users');
