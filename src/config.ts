@@ -410,7 +410,9 @@ export function requireSetting(settings: Settings, field: TextField): string {
 /** A config key's value as its row reads it (`config set` checks with this before writing). */
 export function validateSetting(key: ConfigKey, raw: string): string {
   const row: Row<unknown> = SETTINGS[key];
-  return row.lazy ? raw.trim() : String(row.parse(raw));
+  // A lazy row is read here too, so `config set` never stores a value its row cannot read.
+  const value = row.parse(raw);
+  return row.lazy ? raw.trim() : String(value);
 }
 
 // The rows' parsers. Each gets the text as given, never an empty variable (that counts as unset).

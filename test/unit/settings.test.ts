@@ -165,6 +165,7 @@ describe('Settings', () => {
 
   it('config set stores a lazy row as its trimmed text, and any other as its row reads it', () => {
     expect(validateSetting('page-size', ' 12 ')).toBe('12');
+    expect(usage(() => validateSetting('page-size', 'nope')).message).toMatch(/page-size must be auto, service or/);
     expect(validateSetting('api-base-url', 'https://api.example.com/')).toBe('https://api.example.com');
   });
 });
