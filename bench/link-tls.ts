@@ -198,7 +198,7 @@ export async function benchLinkTls(h: Harness, runs: number, fetchLoop: string):
           peerBudget: link.peerBudget,
           ...('floorBudget' in link ? { floorBudget: link.floorBudget } : {}),
         },
-        { name: 'idcli list -c 1', cmd: idcli('--concurrency', '1') },
+        { name: 'idcli list --concurrency 1', cmd: idcli('--concurrency', '1') },
         { name: 'fetch loop (peer)', cmd: [process.execPath, fetchLoop, first] },
         { name: 'curl --compressed --http1.1 + jq, pages of 1000', cmd: ['bash', curl11, `${first}?pageSize=1000`] },
       ];
@@ -261,7 +261,7 @@ async function throughTinyproxy(
     const env = { HTTPS_PROXY: proxy.url, https_proxy: proxy.url };
     const clients: Client[] = [
       { name: 'idcli list, via tinyproxy', cmd: idcli(), env },
-      { name: 'idcli list -c 1, via tinyproxy', cmd: idcli('--concurrency', '1'), env },
+      { name: 'idcli list --concurrency 1, via tinyproxy', cmd: idcli('--concurrency', '1'), env },
       {
         name: 'curl --http1.1 + jq, via tinyproxy',
         cmd: ['bash', curl11, `${emu.baseUrl}/v1/records?pageSize=1000`],

@@ -253,3 +253,49 @@ afterAll(async () => {
 function port(s: NetServer): number {
   return (s.address() as AddressInfo).port;
 }
+
+/**
+ * Over HTTPS on a link that charges every round trip, each connection costs a TCP and a TLS handshake: the walk
+ * opens no more connections than it has pages in flight, one at --concurrency 1, and reuses them (resumed TLS
+ * sessions for the ones after the first), at every window.
+ */
+describe('connections of a walk over HTTPS', () => {
+  it.each([
+    { window: '--concurrency 1', args: ['--concurrency', '1'] },
+    { window: '--concurrency 3', args: ['--concurrency', '3'] },
+    { window: '--concurrency auto', args: [] },
+  ])('$window: every record, over no more connections than pages in flight', async ({ args }) => {
+    const records = await startEmulator({
+      tls: pki,
+      recordItems: 5000,
+      link: { latencyMs: 30, bandwidthMbps: 100, roundTrip: true },
+    });
+    const cfg = await tempDir('idcli-tls-cfg-');
+    try {
+      const r = await runCli(['list', '/v1/records', '--page-size', '250', '--verbose', ...args], {
+        timeoutMs: 60_000,
+        env: baseEnv({
+          IDCLI_BASE_URL: records.baseUrl,
+          IDCLI_CONFIG_DIR: cfg.path,
+          IDCLI_CREDENTIAL_STORE: 'file',
+          IDCLI_ACCESS_TOKEN: records.mintTokens().access_token,
+          NODE_EXTRA_CA_CERTS: pki.caFile,
+        }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.split('\n').length - 1).toBe(5000);
+      // The window's size as --verbose reports its changes; a fixed --concurrency is the window.
+      const sizes = [...r.stderr.matchAll(/(\d+) pages in flight/g)].map((m) => Number(m[1]));
+      const window = args.length > 0 ? Number(args[1]) : Math.max(...sizes);
+      expect(window).toBeGreaterThanOrEqual(1);
+      const { tcp, tls, resumed } = records.connections();
+      expect(tcp).toBeGreaterThanOrEqual(1);
+      expect(tcp).toBeLessThanOrEqual(window);
+      expect(tls).toBe(tcp);
+      expect(resumed).toBe(tls - 1);
+    } finally {
+      await cfg.cleanup();
+      await records.close();
+    }
+  });
+});
