@@ -46,10 +46,11 @@ export interface EmulatorStats {
   wireBytes: number;
   throttled: number;
   pages: number;
-  /** Connections accepted, TLS handshakes completed and, of those, resumed ones. */
+  /** Connections accepted, TLS handshakes completed and, of those, resumed ones and HTTP/2 ones. */
   tcp: number;
   tls: number;
   resumed: number;
+  http2: number;
 }
 
 export interface EmulatorChild {

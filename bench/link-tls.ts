@@ -1,7 +1,8 @@
 /**
  * The link section over HTTPS, on a link that charges every round trip (test/emulator/relay.ts): connecting, the
  * TLS handshake and each request pay the latency as on a real network, and the server's bytes share one budget.
- * The emulator serves HTTPS with a CA made for the run, trusted through NODE_EXTRA_CA_CERTS (curl: CURL_CA_BUNDLE).
+ * The emulator serves HTTPS (HTTP/2 or HTTP/1.1, as ALPN settles) with a CA made for the run, trusted through
+ * NODE_EXTRA_CA_CERTS (curl: CURL_CA_BUNDLE); the h2 column counts the connections that chose HTTP/2.
  * 20,000 realistic records at 100 Mbit/s with a round trip of 20 ms and of 100 ms:
  *
  *   idcli list                      the built CLI with its defaults
@@ -77,6 +78,7 @@ function diff(a: EmulatorStats, b: EmulatorStats): EmulatorStats {
     tcp: b.tcp - a.tcp,
     tls: b.tls - a.tls,
     resumed: b.resumed - a.resumed,
+    http2: b.http2 - a.http2,
   };
 }
 
@@ -103,7 +105,7 @@ async function runRows(h: Harness, emu: EmulatorChild, clients: Client[], runs: 
 
 function report(rows: Row[], link: Link): string[] {
   const out = [
-    `${pad('scenario', 44)}${pad('runs', 6)}${pad('median', 10)}${pad('wire/run', 10)}${pad('floor', 9)}${pad('conns', 7)}${pad('TLS (resumed)', 15)}${pad('vs fetch loop', 22)}vs floor`,
+    `${pad('scenario', 44)}${pad('runs', 6)}${pad('median', 10)}${pad('wire/run', 10)}${pad('floor', 9)}${pad('conns', 7)}${pad('TLS (resumed)', 15)}${pad('h2', 4)}${pad('vs fetch loop', 22)}vs floor`,
   ];
   const peer = rows.find((r) => r.name.startsWith('fetch loop'));
   const peerMs = peer && peer.samples.length > 0 ? median(peer.samples.map((s) => s.ms)) : Number.NaN;
@@ -114,9 +116,10 @@ function report(rows: Row[], link: Link): string[] {
     const floor = floorMs(wire, link);
     const tcp = median(r.deltas.map((d) => d.tcp));
     const tls = `${median(r.deltas.map((d) => d.tls))} (${median(r.deltas.map((d) => d.resumed))})`;
+    const h2 = median(r.deltas.map((d) => d.http2));
     const vsPeer = r === peer ? '' : ratio(ms / peerMs, r.peerBudget);
     out.push(
-      `${pad(r.name, 44)}${pad(String(r.samples.length), 6)}${pad(ok ? seconds(ms) : 'failed', 10)}${pad(`${(wire / 1e6).toFixed(1)} MB`, 10)}${pad(seconds(floor), 9)}${pad(String(tcp), 7)}${pad(tls, 15)}${pad(vsPeer, 22)}${ratio(ms / floor, r.floorBudget)}${r.failed ? `  (${r.failed} failed)` : ''}`,
+      `${pad(r.name, 44)}${pad(String(r.samples.length), 6)}${pad(ok ? seconds(ms) : 'failed', 10)}${pad(`${(wire / 1e6).toFixed(1)} MB`, 10)}${pad(seconds(floor), 9)}${pad(String(tcp), 7)}${pad(tls, 15)}${pad(String(h2), 4)}${pad(vsPeer, 22)}${ratio(ms / floor, r.floorBudget)}${r.failed ? `  (${r.failed} failed)` : ''}`,
     );
   }
   return out;

@@ -20,7 +20,8 @@ const USAGE = `usage: npm run emulator -- [--port <n>] [--callback <url>] [--any
   --max-in-flight  answer 429 (Retry-After: 1) to a collection request past that many in flight
   --round-trip charge --latency per round trip instead, through a TCP relay in front that holds each direction's
                bytes for half of it: connecting, TLS handshakes and each request pay it as on a real network
-  --tls        serve HTTPS with a CA made for this run (openssl), trusted through NODE_EXTRA_CA_CERTS`;
+  --tls        serve HTTPS with a CA made for this run (openssl), trusted through NODE_EXTRA_CA_CERTS; HTTP/2
+               to a client that asks for it through ALPN, HTTP/1.1 otherwise`;
 
 function fail(message: string): never {
   process.stderr.write(`emulator: ${message}\n${USAGE}\n`);

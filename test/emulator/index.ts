@@ -1,7 +1,7 @@
 // The contract emulator: a strict, in-memory implementation of service-contract.md on a real socket.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import { createServer as createTlsServer } from 'node:https';
+import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Bombs } from './coding-faults.js';
 import { Collections } from './collections.js';
@@ -111,9 +111,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
 
   const handler = createHandler(core, faults);
   const server = opts.tls
-    ? createTlsServer({ key: opts.tls.key, cert: opts.tls.cert }, handler)
+    ? // HTTP/2 where the client asks for it through ALPN, HTTP/1.1 otherwise, as services behind a CDN answer.
+      createSecureServer({ key: opts.tls.key, cert: opts.tls.cert, allowHTTP1: true }, handler as never)
     : createServer(handler);
-  const counts: ConnectionCounts = { tcp: 0, tls: 0, resumed: 0 };
+  const counts: ConnectionCounts = { tcp: 0, tls: 0, resumed: 0, http2: 0 };
   server.on('connection', (socket) => {
     counts.tcp++;
     wire.track(socket);
@@ -121,6 +122,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   server.on('secureConnection', (socket) => {
     counts.tls++;
     if (socket.isSessionReused()) counts.resumed++;
+    if (socket.alpnProtocol === 'h2') counts.http2++;
   });
   // A client that refuses the certificate hangs up mid-handshake: its outcome, not the server's fault.
   server.on('tlsClientError', () => {});
@@ -230,7 +232,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       await relay?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
+        // Keep-alive connections and HTTP/2 sessions alike: every socket the server has open.
+        wire.destroyAll();
       });
     },
   };

@@ -39,7 +39,7 @@ describe('a link that charges every round trip', () => {
       // Lower bounds only: a busy machine adds time, never takes it away.
       expect(first.ms).toBeGreaterThanOrEqual(2 * RTT - 5);
       expect(second.ms).toBeGreaterThanOrEqual(RTT - 5);
-      expect(emu.connections()).toEqual({ tcp: 1, tls: 0, resumed: 0 });
+      expect(emu.connections()).toEqual({ tcp: 1, tls: 0, resumed: 0, http2: 0 });
       // The same bytes as without the relay: a 401 envelope for a request without a token.
       const plain = await timedGet(`${direct.baseUrl}/v1/events`, new Agent());
       expect(second.body).toBe(plain.body);

@@ -33,7 +33,7 @@ export interface EmulatorOptions {
    */
   maxInFlight?: number;
   rateLimitRetryAfter?: string;
-  /** Serve HTTPS with this key and certificate (see pki.ts) instead of plain HTTP. */
+  /** Serve HTTPS with this key and certificate (see pki.ts) instead of plain HTTP; HTTP/2 to a client that asks. */
   tls?: { key: Buffer; cert: Buffer };
 }
 
@@ -57,6 +57,8 @@ export interface ConnectionCounts {
   tls: number;
   /** Of those, the ones that resumed an earlier session. */
   resumed: number;
+  /** Of those, the ones that chose HTTP/2 through ALPN (the emulator offers h2 and http/1.1 over TLS). */
+  http2: number;
 }
 
 export interface RegisteredClient {
