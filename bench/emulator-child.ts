@@ -6,10 +6,17 @@
  * BENCH_RECORDS (realistic records in /v1/records, and cursor-based in /v1/records-cursor; default 0),
  * BENCH_LINK_MBPS and BENCH_LINK_LATENCY_MS (a link's bandwidth and the latency before each response; default
  * none), BENCH_MAX_IN_FLIGHT (a rate limit: 429 with Retry-After past that many requests in flight; default none).
- * A `stats` line is answered with `{ "wireBytes": n, "throttled": n, "pages": n }`: 429s and 200s of collections.
+ * BENCH_LINK_ROUND_TRIP=1 charges the latency per round trip through a relay in front (test/emulator/relay.ts);
+ * BENCH_TLS=1 serves HTTPS with a CA made for this run, whose PEM file the ready line names as `caFile`.
+ * A `stats` line is answered with `{ "wireBytes": n, "throttled": n, "pages": n, "tcp": n, "tls": n, "resumed": n }`:
+ * 429s and 200s of collections, connections accepted and TLS handshakes completed (resumed ones among them).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { generateRecords, type LinkOptions, startEmulator } from '../test/emulator/index.js';
+import { makePki } from '../test/emulator/pki.js';
 import { benchItems } from './items.js';
 
 const count = Number(process.env['BENCH_ITEMS'] ?? 100_000);
@@ -19,13 +26,17 @@ const mbps = process.env['BENCH_LINK_MBPS'];
 const link: LinkOptions = {
   ...(mbps === undefined ? {} : { bandwidthMbps: Number(mbps) }),
   latencyMs: Number(process.env['BENCH_LINK_LATENCY_MS'] ?? 0),
+  roundTrip: process.env['BENCH_LINK_ROUND_TRIP'] === '1',
 };
+const pkiDir = process.env['BENCH_TLS'] === '1' ? mkdtempSync(join(tmpdir(), 'idcli-bench-ca-')) : undefined;
+const pki = pkiDir === undefined ? undefined : makePki(pkiDir);
 const maxInFlight = process.env['BENCH_MAX_IN_FLIGHT'];
 const emu = await startEmulator({
   latencyMs,
   link,
   recordItems: 0,
   ...(maxInFlight === undefined ? {} : { maxInFlight: Number(maxInFlight) }),
+  ...(pki === undefined ? {} : { tls: pki }),
 });
 // Public: the floor and the curl + jq loop fetch the same pages without a token round trip on the server.
 emu.setCollection('/v1/bench', { type: 'offset', items: benchItems(count), public: true });
@@ -35,17 +46,20 @@ if (records > 0) {
   emu.setCollection('/v1/records', { type: 'offset', items, public: true });
   emu.setCollection('/v1/records-cursor', { type: 'cursor', items, public: true });
 }
-process.stdout.write(`${JSON.stringify({ baseUrl: emu.baseUrl })}\n`);
+process.stdout.write(`${JSON.stringify({ baseUrl: emu.baseUrl, caFile: pki?.caFile })}\n`);
 const commands = createInterface({ input: process.stdin });
 commands.on('line', (line) => {
   if (line === 'wire') process.stdout.write(`${JSON.stringify({ wireBytes: emu.wireBytes() })}\n`);
   if (line === 'stats') {
     const collection = emu.requests.filter((r) => r.inFlight !== undefined);
     const count = (status: number) => collection.filter((r) => r.status === status).length;
-    const stats = { wireBytes: emu.wireBytes(), throttled: count(429), pages: count(200) };
+    const stats = { wireBytes: emu.wireBytes(), throttled: count(429), pages: count(200), ...emu.connections() };
     process.stdout.write(`${JSON.stringify(stats)}\n`);
   }
 });
 commands.on('close', () => {
-  void emu.close().then(() => process.exit(0));
+  void emu.close().then(() => {
+    if (pkiDir !== undefined) rmSync(pkiDir, { recursive: true, force: true });
+    process.exit(0);
+  });
 });

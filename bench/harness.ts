@@ -20,7 +20,8 @@ const TIME = '/usr/bin/time';
 /**
  * --quick: fewer runs, no 1M/2M items, no curl+jq on loopback; --runs <n>; --only startup|list|dump|link runs one
  * section; --records <n>: the record count of the link section's nearby links (default 100000); --far: of the
- * link section, only the far link (100 ms) with idcli's defaults, cursor-based and rate-limited runs.
+ * link section, only the far link (100 ms) with idcli's defaults, cursor-based and rate-limited runs; --tls: of the
+ * link section, only the runs over HTTPS on a link that charges every round trip (bench/link-tls.ts).
  */
 export function benchFlags() {
   const { values } = parseArgs({
@@ -30,6 +31,7 @@ export function benchFlags() {
       only: { type: 'string' },
       records: { type: 'string' },
       far: { type: 'boolean' },
+      tls: { type: 'boolean' },
     },
   });
   return values;
@@ -40,12 +42,25 @@ export interface Sample {
   rssKb: number | undefined;
 }
 
+export interface EmulatorStats {
+  wireBytes: number;
+  throttled: number;
+  pages: number;
+  /** Connections accepted, TLS handshakes completed and, of those, resumed ones and HTTP/2 ones. */
+  tcp: number;
+  tls: number;
+  resumed: number;
+  http2: number;
+}
+
 export interface EmulatorChild {
   baseUrl: string;
+  /** The PEM file of the run's CA, when the emulator serves HTTPS. */
+  caFile: string | undefined;
   /** Bytes the emulator has written to its sockets so far. */
   wireBytes(): Promise<number>;
   /** The same, with the 429s and the pages (200s) of collections answered so far. */
-  stats(): Promise<{ wireBytes: number; throttled: number; pages: number }>;
+  stats(): Promise<EmulatorStats>;
   stop(): Promise<void>;
 }
 
@@ -56,7 +71,10 @@ export interface EmulatorSetup {
   latencyMs?: number;
   /** Realistic records in /v1/records. */
   records?: number;
-  link?: { bandwidthMbps: number; latencyMs: number };
+  /** With roundTrip, the latency is the round trip, charged by a relay in front (test/emulator/relay.ts). */
+  link?: { bandwidthMbps: number; latencyMs: number; roundTrip?: boolean };
+  /** Serve HTTPS with a CA made for the run. */
+  tls?: boolean;
   /** A rate limit: 429 with Retry-After past this many collection requests in flight. */
   maxInFlight?: number;
 }
@@ -73,7 +91,9 @@ export async function startEmu(setup: EmulatorSetup): Promise<EmulatorChild> {
   if (setup.link) {
     env['BENCH_LINK_MBPS'] = String(setup.link.bandwidthMbps);
     env['BENCH_LINK_LATENCY_MS'] = String(setup.link.latencyMs);
+    if (setup.link.roundTrip) env['BENCH_LINK_ROUND_TRIP'] = '1';
   }
+  if (setup.tls) env['BENCH_TLS'] = '1';
   const child: ChildProcess = spawn(
     process.execPath,
     ['--max-old-space-size=4096', '--import', 'tsx', join(ROOT, 'bench', 'emulator-child.ts')],
@@ -92,9 +112,10 @@ export async function startEmu(setup: EmulatorSetup): Promise<EmulatorChild> {
       if (exited) reject(exited);
       else waiting.push({ resolve, reject });
     });
-  const { baseUrl } = JSON.parse(await nextLine()) as { baseUrl: string };
+  const { baseUrl, caFile } = JSON.parse(await nextLine()) as { baseUrl: string; caFile?: string };
   return {
     baseUrl,
+    caFile,
     wireBytes: async () => {
       const answer = nextLine();
       child.stdin!.write('wire\n');
@@ -103,7 +124,7 @@ export async function startEmu(setup: EmulatorSetup): Promise<EmulatorChild> {
     stats: async () => {
       const answer = nextLine();
       child.stdin!.write('stats\n');
-      return JSON.parse(await answer) as { wireBytes: number; throttled: number; pages: number };
+      return JSON.parse(await answer) as EmulatorStats;
     },
     stop: () =>
       new Promise<void>((resolve) => {
@@ -185,14 +206,18 @@ export async function createHarness(): Promise<Harness> {
   return { work, measure, bundle, close: () => rm(work, { recursive: true, force: true }) };
 }
 
-/** The environment idcli runs in: a token as is, a config directory of the bench's own, nothing of the user's. */
-export function cliEnv(work: string, baseUrl: string): NodeJS.ProcessEnv {
+/**
+ * The environment idcli runs in: a token as is, a config directory of the bench's own, nothing of the user's.
+ * With a CA file, Node and curl trust it as users trust a company CA.
+ */
+export function cliEnv(work: string, baseUrl: string, caFile?: string): NodeJS.ProcessEnv {
   return {
     PATH: process.env['PATH'],
     HOME: process.env['HOME'],
     IDCLI_BASE_URL: baseUrl,
     IDCLI_ACCESS_TOKEN: 'bench',
     IDCLI_CONFIG_DIR: join(work, 'config'),
+    ...(caFile === undefined ? {} : { NODE_EXTRA_CA_CERTS: caFile, CURL_CA_BUNDLE: caFile }),
   };
 }
 

@@ -10,7 +10,8 @@
  *   curl --compressed + jq     the shell loop users write by hand
  *
  * Prints the time and the wire bytes of each (as the emulator counted them), and idcli's times as ratios against
- * the fetch loop measured in the same run, with budgets as ok/OVER. Asserts nothing.
+ * the fetch loop measured in the same run, with budgets as ok/OVER. Asserts nothing. Then the same over HTTPS on a
+ * link that charges every round trip (bench/link-tls.ts).
  * Alone: `npx tsx bench/link.ts [--records <n>] [--runs <n>]` (after npm run build).
  */
 import { createHash } from 'node:crypto';
@@ -28,6 +29,7 @@ import {
   startEmu,
   writeCurlJqScript,
 } from './harness.js';
+import { benchLinkTls } from './link-tls.js';
 
 const LINKS = [
   { bandwidthMbps: 100, latencyMs: 20 },
@@ -316,8 +318,11 @@ export async function benchLink(): Promise<void> {
     const scripts: Scripts = { fetchLoop: await h.bundle('fetch-loop.ts'), curlJq: join(h.work, 'curl-jq.sh') };
     await writeCurlJqScript(scripts.curlJq, '--compressed');
     const out: string[] = [];
-    if (!flags.far) for (const link of LINKS) out.push(...(await benchOneLink(h, link, records, runs, scripts)), '');
-    out.push(...(await benchFarLink(h, runs, scripts)), '');
+    if (!flags.far && !flags.tls) {
+      for (const link of LINKS) out.push(...(await benchOneLink(h, link, records, runs, scripts)), '');
+    }
+    if (!flags.tls) out.push(...(await benchFarLink(h, runs, scripts)), '');
+    if (!flags.far) out.push(...(await benchLinkTls(h, runs, scripts.fetchLoop)));
     process.stdout.write(out.join('\n'));
   } finally {
     await h.close();

@@ -1,10 +1,14 @@
 // `npm run emulator`: the contract emulator as a standalone server for trying idcli by hand.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generateUsers, MIN_COMPRESSED_BODY, startEmulator } from '../test/emulator/index.js';
+import { makePki, type Pki } from '../test/emulator/pki.js';
 
 const USAGE = `usage: npm run emulator -- [--port <n>] [--callback <url>] [--any-port] [--items <n>] [--records <n>]
                             [--bandwidth <Mbit/s>] [--latency <ms>] [--max-page-size <n> [--cap]]
-                            [--max-in-flight <n>]
+                            [--max-in-flight <n>] [--round-trip] [--tls]
   --port       port to listen on (default: IDCLI_EMULATOR_PORT, else a free one)
   --callback   registered callback of the client (default http://127.0.0.1:8765/callback)
   --any-port   accept any loopback port on the callback (RFC 8252 §7.3), for redirect-uri port 0
@@ -13,7 +17,11 @@ const USAGE = `usage: npm run emulator -- [--port <n>] [--callback <url>] [--any
   --bandwidth  Mbit/s shared by every response, as on a link (default: unlimited); compressed bytes count as sent
   --latency    milliseconds paid before every response, as on a link (default 0)
   --max-page-size  the largest pageSize served: a larger one is refused with 400, or with --cap served at that size
-  --max-in-flight  answer 429 (Retry-After: 1) to a collection request past that many in flight`;
+  --max-in-flight  answer 429 (Retry-After: 1) to a collection request past that many in flight
+  --round-trip charge --latency per round trip instead, through a TCP relay in front that holds each direction's
+               bytes for half of it: connecting, TLS handshakes and each request pay it as on a real network
+  --tls        serve HTTPS with a CA made for this run (openssl), trusted through NODE_EXTRA_CA_CERTS; HTTP/2
+               to a client that asks for it through ALPN, HTTP/1.1 otherwise`;
 
 function fail(message: string): never {
   process.stderr.write(`emulator: ${message}\n${USAGE}\n`);
@@ -46,6 +54,8 @@ function parseFlags() {
         'max-page-size': { type: 'string' },
         cap: { type: 'boolean' },
         'max-in-flight': { type: 'string' },
+        'round-trip': { type: 'boolean' },
+        tls: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -72,11 +82,25 @@ const maxPageSize =
 const maxInFlight =
   values['max-in-flight'] === undefined ? undefined : integer('--max-in-flight', values['max-in-flight'], 0);
 
+const roundTrip = values['round-trip'] ?? false;
+// The CA lives as long as the emulator: made for this run, removed when it stops.
+const pkiDir = values.tls ? mkdtempSync(join(tmpdir(), 'idcli-emulator-ca-')) : undefined;
+let pki: Pki | undefined;
+try {
+  pki = pkiDir === undefined ? undefined : makePki(pkiDir);
+} catch (err) {
+  fail(`cannot make a CA: ${(err as Error).message}`);
+}
+const removeCa = () => {
+  if (pkiDir !== undefined) rmSync(pkiDir, { recursive: true, force: true });
+};
+
 let emu: Awaited<ReturnType<typeof startEmulator>>;
 try {
   emu = await startEmulator({
     port,
-    link: { latencyMs, ...(bandwidthMbps === undefined ? {} : { bandwidthMbps }) },
+    link: { latencyMs, roundTrip, ...(bandwidthMbps === undefined ? {} : { bandwidthMbps }) },
+    ...(pki === undefined ? {} : { tls: pki }),
     recordItems: records,
     ...(values.callback === undefined ? {} : { callbackUrl: values.callback }),
     loopbackAnyPort: values['any-port'] ?? false,
@@ -85,6 +109,7 @@ try {
   });
 } catch (err) {
   const code = (err as NodeJS.ErrnoException).code;
+  removeCa();
   fail(code === 'EADDRINUSE' ? `port ${port} is already in use` : `cannot start: ${(err as Error).message}`);
 }
 if (items !== 250) emu.setCollection('/v1/users', { type: 'offset', items: generateUsers(items) });
@@ -99,13 +124,13 @@ client    name ${client.name}
 user      ${user.email} / ${user.password} (${user.name})
 data      /v1/users offset-based, ${items} items; /v1/records offset-based, ${records} realistic records;
           /v1/events cursor-based, 230 items; gzip and br when asked (bodies of ${MIN_COMPRESSED_BODY} bytes and more)
-link      ${bandwidthMbps === undefined ? 'unlimited bandwidth' : `${bandwidthMbps} Mbit/s shared by all responses`}, ${latencyMs} ms before each response
-
+link      ${bandwidthMbps === undefined ? 'unlimited bandwidth' : `${bandwidthMbps} Mbit/s shared by all responses`}, ${roundTrip ? `${latencyMs} ms round trip (relay)` : `${latencyMs} ms before each response`}
+${pki === undefined ? '' : `tls       a CA made for this run: ${pki.caFile} (removed on exit)\n`}
 export IDCLI_BASE_URL=${emu.baseUrl}
 export IDCLI_CLIENT_ID=${client.id}
 export IDCLI_CLIENT_NAME=${client.name}
 export IDCLI_REDIRECT_URI=${client.callbackUrl}
-
+${pki === undefined ? '' : `export NODE_EXTRA_CA_CERTS=${pki.caFile}\n`}
 Ctrl-C to stop.
 `);
 
@@ -116,6 +141,7 @@ async function shutdown(signal: string): Promise<void> {
   const sent = (emu.wireBytes() / 1e6).toFixed(1);
   process.stderr.write(`emulator: ${signal}, closing (${sent} MB sent)\n`);
   await emu.close();
+  removeCa();
   process.exit(0);
 }
 process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -90,6 +90,10 @@ function describeTls(code: string, message: string): string | undefined {
   if (code === 'CERT_NOT_YET_VALID') return "the server's TLS certificate is not valid yet; check this machine's clock";
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return "the server's TLS certificate is not issued for this host name";
   if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return `the TLS handshake failed (${message})`;
+  // OpenSSL's reading of a first record that is not TLS: most often a plain-HTTP server on the port.
+  if (code === 'EPROTO' && /wrong version number/i.test(message)) {
+    return 'the server did not answer in TLS (the port may serve plain http://)';
+  }
   return undefined;
 }
 

@@ -11,6 +11,7 @@ import { until } from '../support/until.js';
 import { shell } from '../list/helpers.js';
 import { baseEnv, BIN, type CliOptions, type CliResult } from '../support/cli.js';
 import { onTerminal } from '../support/pty.js';
+import { SCHEMES, type Scheme } from '../support/scheme.js';
 import { storeSignIn } from '../support/sign-in.js';
 
 const ITEM = '{\n  "id": 9007199254740993,\n  "name": "Ada",\n  "note": "caf\\u00e9 \\"x\\""\n}\n';
@@ -21,19 +22,22 @@ let h: Harness;
 /** Access tokens printed on purpose (by `token`), which the leak check allows. */
 let printed: string[];
 
-beforeEach(async () => {
-  h = await harness();
-  printed = [];
-  await storeSignIn({ emu: h.emu, configDir: join(h.dir, 'config'), ttlSec: 3600 });
-  h.emu.setResource('/v1/users/42', ITEM);
-});
+/** Registers, for every test of the calling suite, a signed-in harness over `scheme` with the item stored. */
+function eachTest(scheme: Scheme = 'http'): void {
+  beforeEach(async () => {
+    h = await harness({ scheme });
+    printed = [];
+    await storeSignIn({ emu: h.emu, configDir: join(h.dir, 'config'), ttlSec: 3600 });
+    h.emu.setResource('/v1/users/42', ITEM);
+  });
 
-afterEach(async () => {
-  // No token, code or verifier in any output of the test, --verbose traces and error messages included.
-  expectNoSecrets(h, printed);
-  expect(h.emu.errors).toEqual([]);
-  await h.close();
-});
+  afterEach(async () => {
+    // No token, code or verifier in any output of the test, --verbose traces and error messages included.
+    expectNoSecrets(h, printed);
+    expect(h.emu.errors).toEqual([]);
+    await h.close();
+  });
+}
 
 function api(
   args: string[],
@@ -56,7 +60,9 @@ async function accessToken(): Promise<string> {
   return (await h.record())!.accessToken!;
 }
 
-describe('idcli api: the response', () => {
+describe.each(SCHEMES)('idcli api: the response, over %s', (scheme) => {
+  eachTest(scheme);
+
   it('prints the body exactly as received: pretty-printed, an integer beyond 2^53, escapes', async () => {
     const r = await api(['users/42']);
     expect(r.code).toBe(0);
@@ -89,7 +95,8 @@ describe('idcli api: the response', () => {
     const r = await api(['users/nobody']);
     expect(r.code).toBe(4);
     expect(JSON.parse(r.stdout)).toMatchObject({ error: 'not_found' });
-    expect(r.stderr).toMatch(/^error: GET http:\/\/127\.0\.0\.1:\d+\/v1\/users\/nobody failed: HTTP 404 Not Found; /);
+    expect(r.stderr).toMatch(/^error: GET https?:\/\/127\.0\.0\.1:\d+\/v1\/users\/nobody failed: HTTP 404 Not Found; /);
+    expect(r.stderr.startsWith(`error: GET ${h.emu.baseUrl}/`)).toBe(true);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 
@@ -137,6 +144,8 @@ describe('idcli api: the response', () => {
 });
 
 describe('idcli api: the request', () => {
+  eachTest();
+
   it('-f fields: a JSON object of strings, Content-Type application/json, POST by default', async () => {
     const r = await api(['echo', '-f', 'name=Ada', '--field', 'note=a=b', '-f', 'empty=']);
     expect(r.code).toBe(0);
@@ -217,7 +226,9 @@ describe('idcli api: the request', () => {
   });
 });
 
-describe('idcli api: retries and the token', () => {
+describe.each(SCHEMES)('idcli api: retries and the token, over %s', (scheme) => {
+  eachTest(scheme);
+
   it('a POST answered 503 is sent exactly once: exit 4, the body on stdout', async () => {
     const r = await api(['-X', 'POST', 'unavailable?retryAfter=0', '-f', 'a=1']);
     expect(r.code).toBe(4);
@@ -284,13 +295,15 @@ describe('idcli api: retries and the token', () => {
   it('--verbose traces the request with every secret redacted', async () => {
     const r = await api(['-X', 'PATCH', 'users/42', '-f', 'name=Grace', '--verbose']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/\* PATCH http:\/\/127\.0\.0\.1:\d+\/v1\/users\/42 -> 200 \(/);
+    expect(r.stderr).toContain(`* PATCH ${h.emu.baseUrl}/v1/users/42 -> 200 (`);
     expect(r.stderr).toContain('authorization (values not shown), a 16-byte body');
     expect(r.stderr).not.toContain(await accessToken());
   });
 });
 
 describe('idcli api --input: streamed, and every wait can be ended', () => {
+  eachTest();
+
   const MiB = 1024 * 1024;
   /**
    * The most resident memory a run may reach: the runtime's own, plus up to 64 MiB kept of a body that can be read
@@ -499,6 +512,8 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
 });
 
 describe('the token stays out of every command line', () => {
+  eachTest();
+
   /** Every process's arguments on this machine that contain `needle`, as far as /proc lets us read them. */
   async function cmdlinesWith(needle: string): Promise<string[]> {
     const found: string[] = [];
@@ -536,6 +551,8 @@ describe('the token stays out of every command line', () => {
 });
 
 describe('idcli token --header', () => {
+  eachTest();
+
   it('prints exactly "Authorization: Bearer <token>" and a newline', async () => {
     const token = await accessToken();
     printed.push(token);

@@ -12,6 +12,7 @@ import { KeychainStore } from '../../src/store/keychain-store.js';
 import { accountName, type CredentialKey, type CredentialRecord } from '../../src/store/record.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliOptions, type CliResult, ROOT, runCli, tempDir } from '../support/cli.js';
+import { type Scheme, schemeSetup } from '../support/scheme.js';
 
 export const HTTP_BROWSER = join(ROOT, 'test', 'support', 'http-browser.mjs');
 
@@ -37,6 +38,8 @@ export interface Harness {
   dir: string;
   /** Where the CLI keeps the sign-in: IDCLI_CREDENTIAL_STORE of every run. */
   store: StoreKind;
+  /** Over https, the SPKI hash of the emulator's certificate, for a browser that does not read NODE_EXTRA_CA_CERTS. */
+  spki: string | undefined;
   /** The CLI's environment: emulator settings, file store, the HTTP browser; `extra` overrides (undefined removes). */
   env(extra?: Record<string, string | undefined>): Record<string, string | undefined>;
   run(args: string[], extra?: Record<string, string | undefined>, opts?: Omit<CliOptions, 'env'>): Promise<CliResult>;
@@ -56,16 +59,20 @@ export interface HarnessOptions extends EmulatorOptions {
   redirectUri?: string;
   /** The credential store of every run (default file); a keychain harness uses a service name of its own. */
   store?: StoreKind;
+  /** The emulator's scheme (default http); over https with a CA made for the harness, trusted by every run. */
+  scheme?: Scheme;
 }
 
 export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
-  const { redirectUri = 'http://127.0.0.1:0/callback', store = 'file', ...emuOpts } = opts;
+  const { redirectUri = 'http://127.0.0.1:0/callback', store = 'file', scheme = 'http', ...emuOpts } = opts;
+  const tmp = await tempDir('idcli-auth-');
+  const over = schemeSetup(scheme, tmp.path);
   const emu = await startEmulator({
     loopbackAnyPort: true,
     callbackUrl: redirectUri.replace(/:0\//, ':8765/'),
+    ...(over.tls ? { tls: over.tls } : {}),
     ...emuOpts,
   });
-  const tmp = await tempDir('idcli-auth-');
   const outputs: string[] = [];
   const configDir = join(tmp.path, 'config');
   const service = `idcli-auth-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -85,6 +92,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
       BROWSER: HTTP_BROWSER,
       HTTP_BROWSER_LOG: join(tmp.path, 'browser.log'),
       HTTP_BROWSER_COOKIES: join(tmp.path, 'cookies.json'),
+      ...over.env,
       ...extra,
     });
   const key = (profile = 'default'): CredentialKey => ({ baseUrl: emu.baseUrl, clientId: emu.client.id, profile });
@@ -92,6 +100,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     emu,
     dir: tmp.path,
     store,
+    spki: over.tls?.spki,
     env,
     outputs,
     key,

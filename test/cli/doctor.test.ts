@@ -4,25 +4,32 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { baseEnv, runCli, tempDir } from '../support/cli.js';
+import { SCHEMES, type Scheme, schemeSetup } from '../support/scheme.js';
 
 let emulator: Emulator;
 let dir: { path: string; cleanup: () => Promise<void> };
+/** The emulator over each scheme, and the environment that trusts it. */
+const over = new Map<Scheme, { emu: Emulator; env: Record<string, string> }>();
 beforeAll(async () => {
-  emulator = await startEmulator();
   dir = await tempDir();
+  for (const scheme of SCHEMES) {
+    const setup = schemeSetup(scheme, dir.path);
+    over.set(scheme, { emu: await startEmulator(setup.tls ? { tls: setup.tls } : {}), env: setup.env });
+  }
+  emulator = over.get('http')!.emu;
 });
 afterAll(async () => {
-  await emulator.close();
+  for (const { emu } of over.values()) await emu.close();
   await dir.cleanup();
 });
 
-function env(extra: Record<string, string | undefined> = {}) {
+function env(extra: Record<string, string | undefined> = {}, emu = emulator) {
   return baseEnv({
     IDCLI_CONFIG_DIR: dir.path,
     IDCLI_CREDENTIAL_STORE: 'file',
-    IDCLI_BASE_URL: emulator.baseUrl,
-    IDCLI_CLIENT_ID: emulator.client.id,
-    IDCLI_CLIENT_NAME: emulator.client.name,
+    IDCLI_BASE_URL: emu.baseUrl,
+    IDCLI_CLIENT_ID: emu.client.id,
+    IDCLI_CLIENT_NAME: emu.client.name,
     IDCLI_REDIRECT_URI: 'http://127.0.0.1:0/callback',
     ...extra,
   });
@@ -43,22 +50,26 @@ async function doctorJson(e: Record<string, string | undefined>) {
 const byId = (checks: Check[], id: string) => checks.find((c) => c.id === id)!;
 
 describe('idcli doctor', () => {
-  it('passes every check with a complete configuration and a reachable service', async () => {
-    const { code, report } = await doctorJson(env());
-    expect(code).toBe(0);
-    expect(report.ok).toBe(true);
-    expect(report.checks.map((c) => c.id)).toEqual([
-      'config',
-      'reachable',
-      'clock',
-      'port',
-      'localhost',
-      'store',
-      'proxy',
-    ]);
-    for (const c of report.checks) expect(c.status, `${c.id}: ${c.detail}`).toBe('pass');
-    expect(emulator.requests.some((r) => r.path === '/oauth/authorize')).toBe(true);
-  });
+  it.each(SCHEMES)(
+    'passes every check with a complete configuration and a reachable service, over %s',
+    async (scheme) => {
+      const { emu, env: trust } = over.get(scheme)!;
+      const { code, report } = await doctorJson(env(trust, emu));
+      expect(code).toBe(0);
+      expect(report.ok).toBe(true);
+      expect(report.checks.map((c) => c.id)).toEqual([
+        'config',
+        'reachable',
+        'clock',
+        'port',
+        'localhost',
+        'store',
+        'proxy',
+      ]);
+      for (const c of report.checks) expect(c.status, `${c.id}: ${c.detail}`).toBe('pass');
+      expect(emu.requests.some((r) => r.path === '/oauth/authorize')).toBe(true);
+    },
+  );
 
   it('prints a readable report on stdout and exits 2 when a check fails, each failure with its fix', async () => {
     const r = await runCli(['doctor'], {

@@ -1,7 +1,8 @@
 /**
  * One end-to-end sign-in in a real Chromium (Debian's /usr/bin/chromium driven by playwright-core): the real
  * sign-in page is filled and submitted, the browser follows the real redirect to idcli's loopback listener, and
- * idcli then serves and refreshes tokens. $BROWSER is a tiny script that hands the URL to the test.
+ * idcli then serves and refreshes tokens. $BROWSER is a tiny script that hands the URL to the test. Over http, and
+ * over https with a CA made for the run (idcli trusts it through NODE_EXTRA_CA_CERTS, Chromium by the key's hash).
  */
 import { existsSync } from 'node:fs';
 import { chmod, readFile, writeFile } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectNoSecrets, type Harness, harness } from '../auth/harness.js';
+import { SCHEMES } from '../support/scheme.js';
 import { until } from '../support/until.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -16,12 +18,15 @@ const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const REQUIRE_CHROMIUM = process.env.IDCLI_REQUIRE_CHROMIUM === '1';
 
 // With IDCLI_REQUIRE_CHROMIUM=1 (CI) a missing Chromium fails the run instead of leaving it out.
-describe.runIf(HAVE_CHROMIUM || REQUIRE_CHROMIUM)('sign-in in a real Chromium', () => {
+describe.runIf(HAVE_CHROMIUM || REQUIRE_CHROMIUM).each(SCHEMES)('sign-in in a real Chromium, over %s', (scheme) => {
   let browser: Browser;
   let h: Harness;
 
   beforeAll(async () => {
     if (!HAVE_CHROMIUM) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package`);
+    h = await harness({ scheme });
+    // Chromium does not read NODE_EXTRA_CA_CERTS; it is told to accept the emulator's key, and nothing else.
+    const trust = h.spki === undefined ? [] : [`--ignore-certificate-errors-spki-list=${h.spki}`];
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -31,9 +36,9 @@ describe.runIf(HAVE_CHROMIUM || REQUIRE_CHROMIUM)('sign-in in a real Chromium', 
         '--no-first-run',
         '--disable-background-networking',
         '--disable-sync',
+        ...trust,
       ],
     });
-    h = await harness();
   }, 120_000);
 
   afterAll(async () => {
@@ -54,6 +59,8 @@ describe.runIf(HAVE_CHROMIUM || REQUIRE_CHROMIUM)('sign-in in a real Chromium', 
       'the sign-in URL',
     );
 
+    // The page is the emulator's, over the scheme under test.
+    expect(new URL(url).origin).toBe(h.emu.baseUrl);
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
@@ -84,5 +91,7 @@ describe.runIf(HAVE_CHROMIUM || REQUIRE_CHROMIUM)('sign-in in a real Chromium', 
       ['refresh_token', true],
     ]);
     expectNoSecrets(h, [t.stdout.trim(), rr.stdout.trim()]);
+    // Chromium asks for HTTP/2 through ALPN, and the emulator offers it.
+    if (scheme === 'https') expect(h.emu.connections().http2).toBeGreaterThan(0);
   });
 });

@@ -1,6 +1,7 @@
 // The contract emulator: a strict, in-memory implementation of service-contract.md on a real socket.
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
+import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Bombs } from './coding-faults.js';
 import { Collections } from './collections.js';
@@ -11,12 +12,13 @@ import { Directory } from './directory.js';
 import { FaultQueue } from './faults.js';
 import { Grants } from './grants.js';
 import { Link } from './link.js';
+import { type Relay, startRelay } from './relay.js';
 import { generateRecords } from './records.js';
 import { Resources } from './resources.js';
 import { isCodeChallenge } from './pkce.js';
 import { createHandler } from './server.js';
 import { verifyJwt } from './tokens.js';
-import type { Emulator, EmulatorOptions, User } from './types.js';
+import type { ConnectionCounts, Emulator, EmulatorOptions, User } from './types.js';
 import { WireMeter } from './wire.js';
 
 export { SSO_COOKIE } from './authorize.js';
@@ -70,7 +72,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       opts.maxInFlight === undefined
         ? undefined
         : { maxInFlight: opts.maxInFlight, retryAfter: opts.rateLimitRetryAfter ?? '1' },
-    link: new Link(opts.link ?? {}, sleep),
+    // A link charged per round trip is the relay's to carry; the server then answers at once, at socket speed.
+    link: new Link(opts.link?.roundTrip ? {} : (opts.link ?? {}), sleep),
     encoded: new EncodedCache(),
     bombs: new Bombs(),
     directory,
@@ -106,17 +109,45 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   collections.set('/v1/records', { type: 'offset', items: records });
   collections.set('/v1/records-cursor', { type: 'cursor', items: records });
 
-  const server = createServer(createHandler(core, faults));
-  server.on('connection', (socket) => wire.track(socket));
+  const handler = createHandler(core, faults);
+  const server = opts.tls
+    ? // HTTP/2 where the client asks for it through ALPN, HTTP/1.1 otherwise, as services behind a CDN answer.
+      createSecureServer({ key: opts.tls.key, cert: opts.tls.cert, allowHTTP1: true }, handler as never)
+    : createServer(handler);
+  const counts: ConnectionCounts = { tcp: 0, tls: 0, resumed: 0, http2: 0 };
+  server.on('connection', (socket) => {
+    counts.tcp++;
+    wire.track(socket);
+  });
+  server.on('secureConnection', (socket) => {
+    counts.tls++;
+    if (socket.isSessionReused()) counts.resumed++;
+    if (socket.alpnProtocol === 'h2') counts.http2++;
+  });
+  // A client that refuses the certificate hangs up mid-handshake: its outcome, not the server's fault.
+  server.on('tlsClientError', () => {});
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, host, () => {
+    // Behind a relay, the port asked for is the relay's.
+    server.listen(opts.link?.roundTrip ? 0 : (opts.port ?? 0), host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  core.baseUrl = `http://${urlHost(host)}:${(server.address() as AddressInfo).port}`;
+  const serverPort = (server.address() as AddressInfo).port;
+  let relay: Relay | undefined;
+  if (opts.link?.roundTrip) {
+    const { latencyMs = 0, bandwidthMbps } = opts.link;
+    relay = await startRelay({
+      target: serverPort,
+      roundTripMs: latencyMs,
+      host,
+      ...(opts.port === undefined ? {} : { port: opts.port }),
+      ...(bandwidthMbps === undefined ? {} : { bandwidthMbps }),
+    });
+  }
+  core.baseUrl = `${opts.tls ? 'https' : 'http'}://${urlHost(host)}:${relay?.port ?? serverPort}`;
 
   const lookupClient = (id: string | undefined) => {
     const c = directory.client(id ?? client.id);
@@ -158,7 +189,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       return core.errors;
     },
     wireBytes: () => wire.bytes(),
-    linkBytes: () => core.link.charged,
+    linkBytes: () => relay?.downBytes ?? core.link.charged,
+    connections: () => ({ ...counts }),
     secrets: () => [...issued],
     expireAccessTokens: () => core.grants.expireAccessTokens(),
     onRequest: (hook) => {
@@ -197,9 +229,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     close: async () => {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
+      await relay?.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
-        server.closeAllConnections();
+        // Keep-alive connections and HTTP/2 sessions alike: every socket the server has open.
+        wire.destroyAll();
       });
     },
   };

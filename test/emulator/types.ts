@@ -36,13 +36,32 @@ export interface EmulatorOptions {
    */
   maxInFlight?: number;
   rateLimitRetryAfter?: string;
+  /** Serve HTTPS with this key and certificate (see pki.ts) instead of plain HTTP; HTTP/2 to a client that asks. */
+  tls?: { key: Buffer; cert: Buffer };
 }
 
 export interface LinkOptions {
   /** Bandwidth shared by every response, head and body as sent, in Mbit/s (10^6 bit/s). Default: unlimited. */
   bandwidthMbps?: number;
-  /** Milliseconds paid before each response is sent, default 0. */
+  /** Milliseconds paid before each response is sent, default 0; with roundTrip, the round trip. */
   latencyMs?: number;
+  /**
+   * Charge the latency per round trip rather than per response: a TCP relay in front of the server (relay.ts) holds
+   * each direction's bytes for half of it and paces the server's through the bandwidth, so connecting, TLS
+   * handshakes and each request pay it as on a real network. Default false.
+   */
+  roundTrip?: boolean;
+}
+
+export interface ConnectionCounts {
+  /** TCP connections accepted. */
+  tcp: number;
+  /** TLS handshakes completed (resumed ones included); 0 over plain HTTP. */
+  tls: number;
+  /** Of those, the ones that resumed an earlier session. */
+  resumed: number;
+  /** Of those, the ones that chose HTTP/2 through ALPN (the emulator offers h2 and http/1.1 over TLS). */
+  http2: number;
 }
 
 export interface RegisteredClient {
@@ -193,6 +212,8 @@ export interface Emulator {
   wireBytes(): number;
   /** Bytes charged to the link's byte budget so far; 0 without a bandwidth (EmulatorOptions.link). */
   linkBytes(): number;
+  /** Connections and TLS handshakes the server has seen so far. */
+  connections(): ConnectionCounts;
   secrets(): string[]; // every code, token issued and every code_verifier received (for leak tests)
   expireAccessTokens(): void; // all issued access tokens now answer 401
   /**

@@ -13,6 +13,11 @@ export class WireMeter {
     });
   }
 
+  /** Ends every connection still open, as a server that shuts down does. */
+  destroyAll(): void {
+    for (const s of this.live) s.destroy();
+  }
+
   bytes(): number {
     let n = this.closed;
     for (const s of this.live) n += s.bytesWritten;

@@ -2,14 +2,12 @@
  * Network fixtures for the proxy and TLS tests, all on 127.0.0.1 port 0: a forward proxy (absolute-form
  * requests for http:// targets, CONNECT tunnels for https:// targets, RFC 9110 §9.3.6) that records what it saw
  * and can demand Proxy-Authorization; a TLS-terminating reverse proxy in front of the emulator; and a throwaway
- * CA with a server certificate for 127.0.0.1 made with openssl.
+ * CA with a server certificate for 127.0.0.1 made with openssl (test/emulator/pki.ts).
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, request as httpRequest, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, connect, type Server as NetServer, type Socket } from 'node:net';
-import { join } from 'node:path';
+import type { Pki } from '../emulator/pki.js';
 
 export interface ProxyHit {
   method: string;
@@ -109,69 +107,7 @@ export async function startForwardProxy(
   return { ...(await listenTracked(server, sockets, 'http')), hits };
 }
 
-export interface Pki {
-  /** PEM file of the throwaway CA, for NODE_EXTRA_CA_CERTS. */
-  caFile: string;
-  key: Buffer;
-  cert: Buffer;
-}
-
-/** Fails with a clear message when openssl is missing, rather than with an obscure spawn error. */
-export function requireOpenssl(): void {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'pipe' });
-  } catch {
-    throw new Error('these tests need the openssl command (apt-get install openssl) to make a throwaway CA');
-  }
-}
-
-/** A CA and a server certificate for IP 127.0.0.1 signed by it, written under `dir`. */
-export function makePki(dir: string): Pki {
-  requireOpenssl();
-  const f = (name: string) => join(dir, name);
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ssl(
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    f('ca.key'),
-    '-out',
-    f('ca.pem'),
-    '-days',
-    '2',
-    '-subj',
-    '/CN=idcli test CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-  );
-  ssl('req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
-  writeFileSync(
-    f('server.ext'),
-    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n',
-  );
-  ssl(
-    'x509',
-    '-req',
-    '-in',
-    f('server.csr'),
-    '-CA',
-    f('ca.pem'),
-    '-CAkey',
-    f('ca.key'),
-    '-CAcreateserial',
-    '-out',
-    f('server.pem'),
-    '-days',
-    '2',
-    '-extfile',
-    f('server.ext'),
-  );
-  return { caFile: f('ca.pem'), key: readFileSync(f('server.key')), cert: readFileSync(f('server.pem')) };
-}
+export { makePki, type Pki, requireOpenssl } from '../emulator/pki.js';
 
 export interface TlsFront {
   url: string;

@@ -3,8 +3,10 @@
  * loopback serves the emulator with it, and idcli must trust it exactly when NODE_EXTRA_CA_CERTS names the CA,
  * on each way a request can leave: the direct transport (no proxy variable), undici direct (a proxy variable,
  * bypassed by NO_PROXY) and undici through a CONNECT tunnel. Without the CA: exit 4, a one-line TLS message, no stack trace.
+ * Then the other TLS faults: a certificate for another name, an expired one, a stalled handshake, plain HTTP.
  */
 import { existsSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { plainItems } from '../list/helpers.js';
@@ -152,6 +154,148 @@ describe.each(ways)('HTTPS with a private CA, $name', (way) => {
       if (way.tunnelled) expect(proxy.hits.map((h) => h.method)).toEqual(['CONNECT', 'CONNECT']);
     } finally {
       await cfg.cleanup();
+    }
+  });
+});
+
+/**
+ * Faults of the TLS layer, each answered once with exit 4 and one line naming it: the emulator itself serves HTTPS
+ * with a certificate for another name or an expired one, and two raw TCP servers play a handshake that never
+ * completes and a plain-HTTP server on the port idcli was told speaks TLS.
+ */
+describe('TLS faults: exit 4, one clear line', () => {
+  function expectOneLine(r: CliResult, pattern: RegExp): void {
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+    const lines = r.stderr.split('\n').filter(Boolean);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(pattern);
+  }
+
+  async function listAt(baseUrl: string, extra: Record<string, string> = {}): Promise<CliResult> {
+    const cfg = await tempDir('idcli-tls-cfg-');
+    try {
+      return await runCli(['list', '/v1/items', '--max-retries', '0'], {
+        timeoutMs: 60_000,
+        env: baseEnv({
+          IDCLI_BASE_URL: baseUrl,
+          IDCLI_CONFIG_DIR: cfg.path,
+          IDCLI_CREDENTIAL_STORE: 'file',
+          IDCLI_ACCESS_TOKEN: 'not-used',
+          NODE_EXTRA_CA_CERTS: pki.caFile,
+          ...extra,
+        }),
+      });
+    } finally {
+      await cfg.cleanup();
+    }
+  }
+
+  it.each([
+    {
+      fault: 'a certificate for another name',
+      cert: () => pki.issue('elsewhere', { names: ['DNS:elsewhere.example'], days: 2 }),
+      message: /the server's TLS certificate is not issued for this host name/,
+    },
+    {
+      fault: 'an expired certificate',
+      cert: () => pki.issue('expired', { names: ['IP:127.0.0.1'], days: -1 }),
+      message: /the server's TLS certificate has expired/,
+    },
+  ])('$fault', async ({ cert, message }) => {
+    const bad = await startEmulator({ tls: cert() });
+    try {
+      const r = await listAt(bad.baseUrl);
+      expectOneLine(r, new RegExp(`^error: GET ${bad.baseUrl}/v1/items\\S* failed: ${message.source}`));
+      expect(bad.requests).toEqual([]);
+      expect(bad.connections().tls).toBe(0);
+    } finally {
+      await bad.close();
+    }
+  });
+
+  it('a handshake that stalls: the exchange ends at IDCLI_HTTP_TIMEOUT', async () => {
+    const hello = new Promise<void>((resolve) => {
+      silent.once('connection', (s: Socket) => s.once('data', () => resolve()));
+    });
+    const r = await listAt(`https://127.0.0.1:${port(silent)}`, { IDCLI_HTTP_TIMEOUT: '1' });
+    await hello;
+    expectOneLine(r, /failed: no complete response within 1 s \(IDCLI_HTTP_TIMEOUT/);
+  });
+
+  it('a plain-HTTP answer on the TLS port', async () => {
+    const r = await listAt(`https://127.0.0.1:${port(plain)}`);
+    expectOneLine(r, /failed: the server did not answer in TLS \(the port may serve plain http:\/\/\)$/);
+  });
+});
+
+let silent: NetServer;
+let plain: NetServer;
+
+beforeAll(async () => {
+  // Reads the ClientHello and never answers.
+  silent = createNetServer((s) => s.on('error', () => {}));
+  // Answers whatever arrives with a plain HTTP response, as a server without TLS on that port does.
+  plain = createNetServer((s) => {
+    s.on('error', () => {});
+    s.once('data', () => s.end('HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n'));
+  });
+  for (const s of [silent, plain]) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+});
+
+afterAll(async () => {
+  for (const s of [silent, plain]) {
+    s?.close();
+  }
+});
+
+function port(s: NetServer): number {
+  return (s.address() as AddressInfo).port;
+}
+
+/**
+ * Over HTTPS on a link that charges every round trip, each connection costs a TCP and a TLS handshake: the walk
+ * opens no more connections than it has pages in flight, one at --concurrency 1, and reuses them (resumed TLS
+ * sessions for the ones after the first), at every window.
+ */
+describe('connections of a walk over HTTPS', () => {
+  it.each([
+    { window: '--concurrency 1', args: ['--concurrency', '1'] },
+    { window: '--concurrency 3', args: ['--concurrency', '3'] },
+    { window: '--concurrency auto', args: [] },
+  ])('$window: every record, over no more connections than pages in flight', async ({ args }) => {
+    const records = await startEmulator({
+      tls: pki,
+      recordItems: 5000,
+      link: { latencyMs: 30, bandwidthMbps: 100, roundTrip: true },
+    });
+    const cfg = await tempDir('idcli-tls-cfg-');
+    try {
+      const r = await runCli(['list', '/v1/records', '--page-size', '250', '--verbose', ...args], {
+        timeoutMs: 60_000,
+        env: baseEnv({
+          IDCLI_BASE_URL: records.baseUrl,
+          IDCLI_CONFIG_DIR: cfg.path,
+          IDCLI_CREDENTIAL_STORE: 'file',
+          IDCLI_ACCESS_TOKEN: records.mintTokens().access_token,
+          NODE_EXTRA_CA_CERTS: pki.caFile,
+        }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.split('\n').length - 1).toBe(5000);
+      // The window's size as --verbose reports its changes; a fixed --concurrency is the window.
+      const sizes = [...r.stderr.matchAll(/(\d+) pages in flight/g)].map((m) => Number(m[1]));
+      const window = args.length > 0 ? Number(args[1]) : Math.max(...sizes);
+      expect(window).toBeGreaterThanOrEqual(1);
+      const { tcp, tls, resumed } = records.connections();
+      expect(tcp).toBeGreaterThanOrEqual(1);
+      expect(tcp).toBeLessThanOrEqual(window);
+      expect(tls).toBe(tcp);
+      expect(resumed).toBe(tls - 1);
+    } finally {
+      await cfg.cleanup();
+      await records.close();
     }
   });
 });

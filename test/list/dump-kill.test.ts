@@ -15,14 +15,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { generator } from '../emulator/records.js';
+import { SCHEMES } from '../support/scheme.js';
 import { eachTest, list, type ListEnv, plainItems } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
-eachTest([], (e, v) => {
-  emu = e;
-  env = v;
-});
 
 const KILLS = 20;
 /** A kill lands this long at most after the run's first request, so each run writes a part of the walk only. */
@@ -103,7 +100,17 @@ async function killedOverAndOver(path: string, pageSize: number, args: string[])
   expect(left, why).toEqual([]);
 }
 
-describe('idcli list -o FILE killed with SIGKILL 20 times over one walk', () => {
+describe.each(SCHEMES)('idcli list -o FILE killed with SIGKILL 20 times over one walk, over %s', (scheme) => {
+  eachTest(
+    [],
+    (e, v) => {
+      emu = e;
+      env = v;
+    },
+    'minted',
+    scheme,
+  );
+
   it('an offset walk with pages in flight: the finished FILE is byte-identical to a clean run', async () => {
     emu.setCollection('/v1/items', { type: 'offset', items: plainItems(30_000) });
     await killedOverAndOver('/v1/items', 20, ['--concurrency', '4']);

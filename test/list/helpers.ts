@@ -3,9 +3,10 @@
  * run as a child process, exactly as a user's shell would run it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { afterEach, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { type Scheme, type SchemeSetup, schemeSetup } from '../support/scheme.js';
 
 export interface ListRun extends CliResult {
   /** Requests the emulator saw for collection paths during this run. */
@@ -17,6 +18,8 @@ export interface ListEnv {
   configDir: string;
   /** An access token for IDCLI_ACCESS_TOKEN, or undefined to use the stored sign-in. */
   token: string | undefined;
+  /** What the CLI needs to trust the emulator (NODE_EXTRA_CA_CERTS over HTTPS; see test/support/scheme.ts). */
+  trust?: Record<string, string>;
 }
 
 export async function listEnv(
@@ -30,18 +33,30 @@ export async function listEnv(
 /**
  * Registers, for every test of the calling suite, a fresh emulator serving `items` at /v1/items and a list
  * environment (with a minted access token, or `stored` for the sign-in in its config directory), handed to `use`
- * before the test; both are closed after it.
+ * before the test; both are closed after it. Over `https` the suite's emulators share one CA made for it.
  */
 export function eachTest(
   items: readonly string[],
   use: (emu: Emulator, env: ListEnv & { cleanup: () => Promise<void> }) => void,
   token: 'minted' | 'stored' = 'minted',
+  scheme: Scheme = 'http',
 ): void {
   let emu: Emulator;
   let env: ListEnv & { cleanup: () => Promise<void> };
+  let pki: { path: string; cleanup: () => Promise<void> } | undefined;
+  let setup: SchemeSetup = { env: {} };
+  beforeAll(async () => {
+    if (scheme === 'http') return;
+    pki = await tempDir('idcli-list-ca-');
+    setup = schemeSetup(scheme, pki.path);
+  });
+  afterAll(async () => {
+    await pki?.cleanup();
+  });
   beforeEach(async () => {
-    emu = await startEmulator();
+    emu = await startEmulator(setup.tls ? { tls: setup.tls } : {});
     env = await listEnv(emu, token === 'minted' ? emu.mintTokens().access_token : undefined);
+    env.trust = setup.env;
     emu.setCollection('/v1/items', { type: 'offset', items: [...items] });
     use(emu, env);
   });
@@ -68,6 +83,7 @@ export function cliEnv(
     IDCLI_CONFIG_DIR: env.configDir,
     IDCLI_CREDENTIAL_STORE: 'file',
     IDCLI_ACCESS_TOKEN: env.token,
+    ...env.trust,
     ...extra,
   });
 }
