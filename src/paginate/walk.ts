@@ -12,7 +12,7 @@ import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
 import { setQueryParam } from '../apiclient/target.js';
 import { createVisitedPages, type VisitedPages } from './visited.js';
-import { Window, WINDOW_CEILING, type WindowChange } from './window.js';
+import { type TakenPage, Window, WINDOW_CEILING, type WindowChange } from './window.js';
 
 export interface WalkOptions {
   firstUrl: string;
@@ -79,12 +79,9 @@ interface Pending<T> {
   timing: Timing;
 }
 
-interface Timing {
-  sentAt: number;
+interface Timing extends TakenPage {
   /** The body is in. */
   arrived: boolean;
-  /** It came back about as fast as the fastest page (see Window.arrived). */
-  keptUp: boolean;
 }
 
 interface NextLink {
@@ -142,6 +139,8 @@ class Walk {
   private readonly fetchCtx: FetchContext;
   /** The first request, which pages fetched by pageIndex are built from: the fallback once that was asked. */
   private firstUrl: string;
+  /** Page requests sent and not yet answered. */
+  private inFlight = 0;
 
   constructor(
     private readonly options: WalkOptions,
@@ -198,7 +197,7 @@ class Walk {
    */
   private start(url: string, index?: number): Pending<RawPage> {
     const wait = this.window.delay(performance.now());
-    const timing: Timing = { sentAt: 0, arrived: false, keptUp: false };
+    const timing: Timing = { sentAt: 0, ms: 0, retried: false, load: 0, arrived: false };
     const promise = (wait > 0 ? sleep(wait, undefined, { signal: this.signal }) : Promise.resolve()).then(() =>
       this.timed(url, timing),
     );
@@ -210,22 +209,27 @@ class Walk {
   /** One page's request, timed for the window. */
   private async timed(url: string, timing: Timing): Promise<RawPage> {
     const sentAt = (timing.sentAt = performance.now());
-    let retried = false;
+    timing.load = ++this.inFlight;
     const onRetry = ({ status, reason, delayMs }: RetryInfo): void => {
-      retried = true;
+      timing.retried = true;
       if (status === 429 || status === 503) this.window.throttled(sentAt, performance.now(), reason, delayMs);
     };
-    const raw = await fetchRaw({ ...this.fetchCtx, onRetry }, url, this.signal);
-    timing.keptUp = this.window.arrived(performance.now() - sentAt, raw.body.length, retried);
-    timing.arrived = true;
-    return raw;
+    try {
+      const raw = await fetchRaw({ ...this.fetchCtx, onRetry }, url, this.signal);
+      timing.ms = performance.now() - sentAt;
+      this.window.arrived(raw.body.length);
+      timing.arrived = true;
+      return raw;
+    } finally {
+      this.inFlight--;
+    }
   }
 
   /** A page of the window awaited, and told to the window: whether the walk had to wait for it, and how it came. */
   private async awaitWindow(p: Pending<RawPage>): Promise<RawPage> {
     const waited = !p.timing.arrived;
     const raw = await this.settle(p);
-    this.window.taken(p.timing.sentAt, p.timing.keptUp, waited, performance.now());
+    this.window.taken(p.timing, waited, performance.now());
     return raw;
   }
 
@@ -361,6 +365,9 @@ class Walk {
     const total = Number(first.totalItems);
     if (!Number.isSafeInteger(total)) return 'totalItems is too large';
     const pageSize = first.itemCount;
+    // The window asks for the pages the links would lead to, and only while they do (see parallelFrom).
+    if (!this.linksTo(first, first.url, this.indexUrl(first.pageIndex + 1, pageSize)))
+      return `links.next does not lead to the next pageIndex at the ${pageSize} items a page holds`;
     let lastIndex = first.pageIndex + Math.ceil(Math.max(0, total - (first.pageIndex + 1) * pageSize) / pageSize);
     if (Number.isFinite(this.limit))
       lastIndex = Math.min(lastIndex, first.pageIndex + Math.ceil(this.limit / pageSize) - 1);
@@ -374,13 +381,7 @@ class Walk {
   private async parallelFrom(first: Page, { pageSize, lastIndex }: ParallelPlan): Promise<void> {
     const queue: Pending<RawPage>[] = [];
     let nextIndex = (first.pageIndex as number) + 1;
-    // Built from the first request so its filters carry over; pageSize pinned to the size actually served.
-    const indexUrl = (index: number): string => {
-      const u = new URL(this.firstUrl);
-      setQueryParam(u, 'pageIndex', String(index));
-      setQueryParam(u, 'pageSize', String(pageSize));
-      return pageKey(u);
-    };
+    const indexUrl = (index: number): string => this.indexUrl(index, pageSize);
     /** Requests up to the window, less the bytes of the page in hand (`held`), which is written next. */
     const fill = (held: number): void => {
       // Once the reader has gone or the walk is interrupted, no new request starts.
@@ -397,14 +398,15 @@ class Walk {
       if (linked.error !== undefined) throw this.stopped(linked.error, undefined);
       for (let p = queue.shift(); p; p = queue.shift()) {
         const page = this.parse(await this.awaitWindow(p));
-        if (page.pageIndex !== p.index) {
-          const got = `asked for pageIndex ${p.index}, got ${page.pageIndex ?? 'none'}`;
-          throw this.stopped(contractError(p.url, got), p.url);
-        }
         const more = page.next !== undefined && this.wantsMoreAfter(page);
-        // A grown collection: the planned last page links further, so continue by its links, which are checked
-        // against every page written so far.
-        if (p.index === lastIndex && more) {
+        // The page was asked for where the links led, so it is the page the walk by links writes. Where its own link
+        // leads elsewhere than the next page planned (a collection that grew past the plan, a server that serves
+        // more or fewer items than asked, or numbers its pages otherwise), the walk goes on by its links, checked
+        // against every page written so far: the same pages, whatever the window.
+        if (
+          more &&
+          (p.index === lastIndex || !this.linksTo(page, linked.url ?? p.url, indexUrl((p.index as number) + 1)))
+        ) {
           return await this.sequentialFrom(this.stepFrom(page, this.handOver(p.url, linked.url)));
         }
         // Pages come by pageIndex here, yet a link to another origin or back to a page already written breaks the
@@ -425,7 +427,31 @@ class Walk {
     }
   }
 
-  /** The planned last page, remembered as written pages are, and the URL its links are resolved against. */
+  /** The page `index` asked for by pageIndex: the first request's query (its filters carry over) and `pageSize`. */
+  private indexUrl(index: number, pageSize: number): string {
+    const u = new URL(this.firstUrl);
+    setQueryParam(u, 'pageIndex', String(index));
+    setQueryParam(u, 'pageSize', String(pageSize));
+    return pageKey(u);
+  }
+
+  /**
+   * Whether the page's links.next (resolved against `base`) names `planned`: the same origin, path and query
+   * parameters, in whatever order the server spells them.
+   */
+  private linksTo(page: Page, base: string, planned: string): boolean {
+    if (page.next === undefined) return false;
+    try {
+      const [a, b] = [new URL(page.next, base), new URL(planned)];
+      const params = (u: URL): string =>
+        JSON.stringify([...u.searchParams].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+      return a.origin === b.origin && a.pathname === b.pathname && params(a) === params(b);
+    } catch {
+      return false;
+    }
+  }
+
+  /** A page the walk by links goes on from, remembered as written pages are, and the URL its links resolve against. */
   private handOver(url: string, linked: string | undefined): string {
     this.visited.add(url);
     return linked ?? url;

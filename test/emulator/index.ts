@@ -64,6 +64,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     now: () => clock(),
     sendIss: opts.sendIss ?? false,
     latencyMs: opts.latencyMs ?? 0,
+    loadLatency: opts.loadLatency,
     pageLimit:
       opts.maxPageSize === undefined ? undefined : { max: opts.maxPageSize, over: opts.overMaxPageSize ?? 'refuse' },
     rateLimit:

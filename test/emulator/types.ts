@@ -33,6 +33,11 @@ export interface EmulatorOptions {
    */
   maxInFlight?: number;
   rateLimitRetryAfter?: string;
+  /**
+   * A server that slows with load: a collection request arriving while more than `above` are in flight (itself
+   * included) waits `msPerSquare`·n² ms instead of latencyMs, n being that count. Default: latency is latencyMs.
+   */
+  loadLatency?: { above: number; msPerSquare: number };
 }
 
 export interface LinkOptions {
@@ -99,6 +104,11 @@ export interface CollectionSpec {
   public?: boolean; // no bearer needed (default false)
   /** Offset only: the order of the paging parameters in links, `?pageIndex=…&pageSize=…` (default) or the other. */
   querySpelling?: 'pageIndex-first' | 'pageSize-first';
+  /**
+   * Offset only, a server that ignores the pageSize asked for: each page holds `times` as many items (rounded, at
+   * least one) and pages are numbered by that count; links spell the pageSize asked for, or the count served.
+   */
+  serves?: { times: number; links: 'asked' | 'served' };
 }
 
 export type Fault =

@@ -103,6 +103,35 @@ describe('idcli list --concurrency auto (the default)', () => {
     }
   }, 60_000);
 
+  it('against a server that slows with load: the window comes down and stays below the load that slowed', async () => {
+    // 20 ms a page with up to 2 in flight, 100·n² ms above: the window's first pages (4 at once) meet the slowdown
+    // whatever the machine's speed, since the third of them takes 900 ms, far beyond any first page's time.
+    const slowing = await startEmulator({ latencyMs: 20, loadLatency: { above: 2, msPerSquare: 100 } });
+    const slowingEnv = await listEnv(slowing, slowing.mintTokens().access_token);
+    try {
+      const items = plainItems(1000);
+      slowing.setCollection('/v1/many', { type: 'offset', items });
+      const r = await list(slowingEnv, ['/v1/many', '--page-size', '10', '--verbose']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(ndjson(items));
+      const cut =
+        /--concurrency auto: (\d+) → (\d+) pages in flight: a page sent with (\d+) in flight came back in \d+ ms, the fastest in \d+ ms; at most (\d+) from now on/.exec(
+          r.stderr,
+        );
+      expect(cut, r.stderr).not.toBeNull();
+      const [, from, to, load, limit] = cut!.map(Number);
+      expect(to).toBeLessThan(from!);
+      expect(limit).toBe(load! - 1);
+      // Only pages sent before the cut met the slowdown (the first window, and those sent as its fast pages were
+      // taken): not most of the 100 pages, as a window held at 4 would.
+      const slowed = slowing.requests.filter((q) => q.path === '/v1/many' && (q.inFlight ?? 0) > 2);
+      expect(slowed.length).toBeLessThanOrEqual(8);
+    } finally {
+      await slowing.close();
+      await slowingEnv.cleanup();
+    }
+  }, 60_000);
+
   it('on a link that carries one page at a time, stops growing once more pages in flight would only queue', async () => {
     // A page takes the link about 2 ms and nothing else delays an answer: a handful of pages in flight keep the link
     // busy. Judged page by page (twice the fastest page's time, plus slack for jitter) the window would grow on to
@@ -119,9 +148,10 @@ describe('idcli list --concurrency auto (the default)', () => {
       expect(r.stdout).toBe(ndjson(items));
       const seen = fast.requests.filter((q) => q.path === '/v1/many').map((q) => q.inFlight ?? 0);
       expect(seen).toHaveLength(300);
-      // Held well short of the ceiling (a busy machine, whose CPU then is the limit, may hold it a little higher).
+      // Held well short of the ceiling (a busy machine, whose CPU then is the limit, may hold it a little higher), by
+      // the pace, or on a busy machine by pages that slowed first.
       expect(r.stderr).toMatch(
-        /--concurrency auto: stays at \d+ pages in flight: pages come back no sooner with more in flight/,
+        /--concurrency auto: (held at \d+ pages in flight: pages come back no sooner with more in flight|\d+ → \d+ pages in flight: a page sent with \d+ in flight came back)/,
       );
       expect(Math.max(...seen)).toBeLessThanOrEqual(16);
     } finally {
