@@ -6,10 +6,12 @@
  * BENCH_RECORDS (realistic records in /v1/records, and cursor-based in /v1/records-cursor; default 0),
  * BENCH_LINK_MBPS and BENCH_LINK_LATENCY_MS (a link's bandwidth and the latency before each response; default
  * none), BENCH_MAX_IN_FLIGHT (a rate limit: 429 with Retry-After past that many requests in flight; default none).
+ * BENCH_GROWING (pages of this many items in /v1/growing, growing from 1 KB to 30 MB; default none), BENCH_LOAD_ABOVE
+ * and BENCH_LOAD_MS_PER_SQUARE (a server that slows with load, see EmulatorOptions.loadLatency; default none).
  * A `stats` line is answered with `{ "wireBytes": n, "throttled": n, "pages": n }`: 429s and 200s of collections.
  */
 import { createInterface } from 'node:readline';
-import { generateRecords, type LinkOptions, startEmulator } from '../test/emulator/index.js';
+import { generateRecords, growingItems, type LinkOptions, startEmulator } from '../test/emulator/index.js';
 import { benchItems } from './items.js';
 
 const count = Number(process.env['BENCH_ITEMS'] ?? 100_000);
@@ -21,15 +23,29 @@ const link: LinkOptions = {
   latencyMs: Number(process.env['BENCH_LINK_LATENCY_MS'] ?? 0),
 };
 const maxInFlight = process.env['BENCH_MAX_IN_FLIGHT'];
+const loadAbove = process.env['BENCH_LOAD_ABOVE'];
+const growing = process.env['BENCH_GROWING'];
 const emu = await startEmulator({
   latencyMs,
   link,
   recordItems: 0,
   ...(maxInFlight === undefined ? {} : { maxInFlight: Number(maxInFlight) }),
+  ...(loadAbove === undefined
+    ? {}
+    : {
+        loadLatency: {
+          above: Number(loadAbove),
+          msPerSquare: Number(process.env['BENCH_LOAD_MS_PER_SQUARE'] ?? 20),
+        },
+      }),
 });
 // Public: the floor and the curl + jq loop fetch the same pages without a token round trip on the server.
 emu.setCollection('/v1/bench', { type: 'offset', items: benchItems(count), public: true });
 emu.setCollection('/v1/empty', { type: 'offset', items: [], public: true });
+if (growing !== undefined) {
+  const items = growingItems(Number(growing), 30 * 1024 * 1024);
+  emu.setCollection('/v1/growing', { type: 'offset', items, public: true });
+}
 if (records > 0) {
   const items = generateRecords(records);
   emu.setCollection('/v1/records', { type: 'offset', items, public: true });

@@ -46,7 +46,7 @@ export function createNodeTransport(options: LimitOptions = {}): Transport {
       outgoing = open(client, url, req.method, framed(attempt.headers, body), attempt);
       const res = await answer(outgoing, body, attempt);
       const sink = attempt.response(res.statusCode ?? 0, res.headers);
-      return { status: res.statusCode ?? 0, headers: res.headers, body: await readBody(res, sink, attempt.touch) };
+      return { status: res.statusCode ?? 0, headers: res.headers, body: await readBody(res, sink, attempt) };
     } catch (err) {
       throw attempt.failure(err);
     } finally {
@@ -93,7 +93,10 @@ function answer(outgoing: ClientRequest, body: Outgoing, attempt: Attempt): Prom
       outgoing.destroy();
       reject(reason);
     });
-    outgoing.on('timeout', () => attempt.end(idleError(attempt.idleMs)));
+    // While the reader holds the body back, the socket is quiet on our account: its timeout starts again.
+    outgoing.on('timeout', () =>
+      attempt.held ? outgoing.setTimeout(attempt.idleMs) : attempt.end(idleError(attempt.idleMs)),
+    );
     outgoing.on('error', reject);
     outgoing.on('information', (info: { statusCode: number }) => attempt.interim(info.statusCode));
     outgoing.on('response', resolve);

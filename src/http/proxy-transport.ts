@@ -72,7 +72,7 @@ export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}
         onInfo: ({ statusCode }) => attempt.interim(statusCode),
       });
       const sink = attempt.response(res.statusCode, res.headers);
-      const body = await readBody(res.body, sink, attempt.touch);
+      const body = await readBody(res.body, sink, attempt);
       return { status: res.statusCode, headers: res.headers, body };
     } catch (err) {
       // A body given up unread takes its connection with it; undici reports that as an error nobody needs to hear.

@@ -7,6 +7,7 @@ import type { PageWriter } from '../output/page-writer.js';
 import { contractError, type Page } from './envelope.js';
 import { createSpanTable } from './json-scan.js';
 import { createBufferPool } from './buffer-pool.js';
+import { ByteBudget, WINDOW_BYTES } from './byte-budget.js';
 import { type FetchContext, fetchRaw, parseRaw, type RawPage, refusedWith } from './fetch-page.js';
 import { pageKey, resolveNextLink } from './links.js';
 import { peekLinks } from './peek-links.js';
@@ -74,6 +75,8 @@ class ReaderGone extends Error {}
 interface Pending<T> {
   url: string;
   index?: number;
+  /** The page's number in the byte budget. */
+  seq: number;
   promise: Promise<T>;
   /** Filled in as the request goes: what the window learns from it. */
   timing: Timing;
@@ -134,6 +137,8 @@ class Walk {
   private readonly visited = createVisitedPages();
   /** Every page is parsed only when it is next to be written, so one span table serves the whole walk. */
   private readonly spans = createSpanTable();
+  /** The bytes of the pages in flight, waiting and being written. */
+  private readonly budget: ByteBudget;
   /** Page bodies are recycled once written: in flight are at most a window of pages plus one prefetch. */
   private readonly bodies: ReturnType<typeof createBufferPool>;
   private readonly fetchCtx: FetchContext;
@@ -151,12 +156,23 @@ class Walk {
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     const adaptive = options.adaptive === true && this.concurrency > 1;
     this.window = new Window({ start: this.concurrency, adaptive, onChange: ctx.onWindow });
+    this.budget = new ByteBudget(undefined, (largest, cap) => {
+      const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+      const from = this.window.allowed;
+      const to = Math.max(1, Math.min(from, Math.floor(cap / largest)));
+      ctx.onWindow?.({
+        from,
+        to,
+        reason: `pages of ${mb(largest)}, at most ${mb(cap)} of them held besides the next to write`,
+      });
+    });
     const most = adaptive ? Math.max(WINDOW_CEILING, this.concurrency) : this.concurrency;
     this.signal = AbortSignal.any([ctx.interrupt, ctx.readerGone, this.finished.signal]);
     // Each request in flight (up to a window plus the prefetch) and each wait between its retries listens on it:
     // above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
     setMaxListeners(2 * (most + 1) + 10, this.signal);
-    this.bodies = createBufferPool(most + 2);
+    // Free page buffers and the pages held share the byte cap: a buffer kept for reuse is memory as much as a page.
+    this.bodies = createBufferPool(most + 2, () => WINDOW_BYTES - this.budget.bytes);
     this.fetchCtx = { client: ctx.fetch.client, bodyBuffer: (size) => this.bodies.take(size) };
   }
 
@@ -197,17 +213,18 @@ class Walk {
    */
   private start(url: string, index?: number): Pending<RawPage> {
     const wait = this.window.delay(performance.now());
-    const timing: Timing = { sentAt: 0, ms: 0, retried: false, load: 0, arrived: false };
+    const timing: Timing = { sentAt: 0, ms: 0, firstByteMs: -1, retried: false, load: 0, arrived: false };
+    const seq = this.budget.start();
     const promise = (wait > 0 ? sleep(wait, undefined, { signal: this.signal }) : Promise.resolve()).then(() =>
-      this.timed(url, timing),
+      this.timed(url, timing, seq),
     );
     // Rejections are consumed where the page is awaited; this only keeps an abandoned prefetch quiet.
     promise.catch(() => {});
-    return index === undefined ? { url, promise, timing } : { url, index, promise, timing };
+    return index === undefined ? { url, seq, promise, timing } : { url, index, seq, promise, timing };
   }
 
   /** One page's request, timed for the window. */
-  private async timed(url: string, timing: Timing): Promise<RawPage> {
+  private async timed(url: string, timing: Timing, seq: number): Promise<RawPage> {
     const sentAt = (timing.sentAt = performance.now());
     timing.load = ++this.inFlight;
     const onRetry = ({ status, reason, delayMs }: RetryInfo): void => {
@@ -215,9 +232,15 @@ class Walk {
       if (status === 429 || status === 503) this.window.throttled(sentAt, performance.now(), reason, delayMs);
     };
     try {
-      const raw = await fetchRaw({ ...this.fetchCtx, onRetry }, url, this.signal);
+      const onBodyBytes = (bytes: number, resume: () => void): boolean => {
+        // The latest attempt's first byte: a retried page's time does not count anyway.
+        if (timing.firstByteMs < 0) timing.firstByteMs = performance.now() - sentAt;
+        return this.budget.hold(seq, bytes, resume);
+      };
+      const raw = await fetchRaw({ ...this.fetchCtx, onRetry, onBodyBytes }, url, this.signal);
       timing.ms = performance.now() - sentAt;
-      this.window.arrived(raw.body.length);
+      // An empty body has no first byte before its end.
+      if (timing.firstByteMs < 0) timing.firstByteMs = timing.ms;
       timing.arrived = true;
       return raw;
     } finally {
@@ -243,6 +266,7 @@ class Walk {
     try {
       return await p.promise;
     } catch (err) {
+      this.budget.release(p.seq);
       throw this.failure(err, p.url);
     }
   }
@@ -273,7 +297,11 @@ class Walk {
     const out = take > 0 ? buildNdjsonInPlace(page.body, page.items, take) : page.body.subarray(0, 0);
     let written: boolean;
     try {
-      written = await this.ctx.writer.write(out, () => this.bodies.give(page.body));
+      // Pages are written in the order they were asked for (those dropped unwritten are released as they are).
+      written = await this.ctx.writer.write(out, () => {
+        this.budget.releaseOldest();
+        this.bodies.give(page.body);
+      });
     } catch (err) {
       // The output failed (a full disk): this page is not in it, so the resume starts with it.
       throw this.stopped(err, page.url);
@@ -382,17 +410,18 @@ class Walk {
     const queue: Pending<RawPage>[] = [];
     let nextIndex = (first.pageIndex as number) + 1;
     const indexUrl = (index: number): string => this.indexUrl(index, pageSize);
-    /** Requests up to the window, less the bytes of the page in hand (`held`), which is written next. */
-    const fill = (held: number): void => {
+    /** Requests up to the window, while a page as large as the largest so far fits in the byte budget. */
+    const fill = (): void => {
       // Once the reader has gone or the walk is interrupted, no new request starts.
-      while (nextIndex <= lastIndex && queue.length < this.window.room(held) && !this.signal.aborted) {
+      const wanted = () => nextIndex <= lastIndex && queue.length < this.window.allowed && !this.signal.aborted;
+      while (wanted() && this.budget.roomForOne) {
         queue.push(this.start(indexUrl(nextIndex), nextIndex++));
       }
     };
     try {
       // The first page's link is checked like every other's: against the pages written before it.
       let linked = this.checkWritten(first, first.url, first.url);
-      if (linked.error === undefined) fill(first.body.length);
+      if (linked.error === undefined) fill();
       // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
       await this.emit(first, linked.error === undefined ? (queue[0]?.url ?? indexUrl(nextIndex)) : undefined);
       if (linked.error !== undefined) throw this.stopped(linked.error, undefined);
@@ -407,6 +436,7 @@ class Walk {
           more &&
           (p.index === lastIndex || !this.linksTo(page, linked.url ?? p.url, indexUrl((p.index as number) + 1)))
         ) {
+          this.drop(queue);
           return await this.sequentialFrom(this.stepFrom(page, this.handOver(p.url, linked.url)));
         }
         // Pages come by pageIndex here, yet a link to another origin or back to a page already written breaks the
@@ -414,8 +444,8 @@ class Walk {
         // from. The pages in flight after it are dropped unwritten.
         linked = this.checkWritten(page, p.url, linked.url);
         const linkError = linked.error;
-        if (more && linkError === undefined) fill(page.body.length);
-        else queue.length = 0; // a shrunken collection or the limit: nothing after this page is wanted
+        if (more && linkError === undefined) fill();
+        else this.drop(queue); // a shrunken collection or the limit: nothing after this page is wanted
         // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
         await this.emit(page, queue[0]?.url ?? (more && linkError === undefined ? indexUrl(nextIndex) : undefined));
         if (linkError !== undefined) throw this.stopped(linkError, undefined);
@@ -423,8 +453,14 @@ class Walk {
       }
     } finally {
       // Pages dropped here are cancelled when the walk ends (see `finished`).
-      queue.length = 0;
+      this.drop(queue);
     }
+  }
+
+  /** Pages in flight nobody will write: their bytes leave the budget now, their requests end with the walk. */
+  private drop(queue: Pending<RawPage>[]): void {
+    for (const p of queue) this.budget.release(p.seq);
+    queue.length = 0;
   }
 
   /** The page `index` asked for by pageIndex: the first request's query (its filters carry over) and `pageSize`. */

@@ -10,14 +10,12 @@
  * slows with load, whose latency is the cost of every page behind it. The number in flight when that page was sent is
  * then never reached again. After a cut it grows only after a quiet stretch: as many pages as the window holds, all
  * sent after the cut, then by one per window of good pages. A number given with `--concurrency n` stays n. Whatever
- * the window, the bytes of the pages waiting in it and of the one being written are capped at WINDOW_BYTES. Pure: the
- * walk reports pages and throttling, with times from its own clock.
+ * the window, the bytes it holds are bounded apart (ByteBudget). Pure: the walk reports pages and throttling, with
+ * times from its own clock.
  */
 
 /** The most pages `--concurrency auto` keeps in flight. */
 export const WINDOW_CEILING = 32;
-/** The bytes of the pages waiting in the window and being written, at most (estimated from the largest page so far). */
-export const WINDOW_BYTES = 64 * 1024 * 1024;
 /**
  * A page "keeps up" when it comes back within twice the fastest page's time, plus a little for jitter: slower
  * means the requests now queue somewhere (the link, the server), and more of them would only wait longer.
@@ -38,6 +36,11 @@ const PACE_GAIN = 2;
 export interface TakenPage {
   sentAt: number;
   ms: number;
+  /**
+   * How long its first byte took: the server's latency without the transfer, which grows with the page, so that
+   * larger pages are not taken for a slower server.
+   */
+  firstByteMs: number;
   retried: boolean;
   /** The pages in flight when it was sent, itself included. */
   load: number;
@@ -51,23 +54,19 @@ export interface WindowChange {
 
 export interface WindowOptions {
   start: number;
-  /** `--concurrency auto`: grow and shrink; otherwise the window stays `start` (the byte cap still applies). */
+  /** `--concurrency auto`: grow and shrink; otherwise the window stays `start`. */
   adaptive: boolean;
   ceiling?: number;
-  maxBytes?: number;
   onChange?: (change: WindowChange) => void;
 }
 
 export class Window {
   private size: number;
   private readonly ceiling: number;
-  private readonly maxBytes: number;
   /** The fastest page so far (ms), requests that were retried aside. */
   private fastest = Number.POSITIVE_INFINITY;
-  /** The largest page body so far, in bytes. */
-  private pageBytes = 0;
-  /** Whether the byte cap has held the window (told once). */
-  private capped = false;
+  /** The fastest first byte so far (ms), likewise. */
+  private fastestFirstByte = Number.POSITIVE_INFINITY;
   /** When the window was last halved; -Infinity before the first cut. */
   private lastCut = Number.NEGATIVE_INFINITY;
   /** Good pages sent after the last cut still to come before growth resumes: the window after the cut. */
@@ -92,40 +91,16 @@ export class Window {
     this.size = Math.max(1, options.start);
     this.ceiling = options.ceiling ?? WINDOW_CEILING;
     this.limit = this.ceiling;
-    this.maxBytes = options.maxBytes ?? WINDOW_BYTES;
   }
 
-  /** The pages that may wait in the window now: its size, or fewer when their bytes would pass the cap. */
+  /** The pages that may be in flight now. */
   get allowed(): number {
-    return Math.min(this.size, this.byteLimit);
-  }
-
-  /**
-   * The pages that may wait in the window while the walk holds `held` bytes of a page it is writing: that page's
-   * buffer counts against the byte cap until it is written, not against the window's size (at least one page).
-   */
-  room(held: number): number {
-    if (this.pageBytes === 0) return this.allowed;
-    return Math.min(this.allowed, Math.max(1, Math.floor((this.maxBytes - held) / this.pageBytes)));
-  }
-
-  /** The most pages of the largest size so far that fit under the byte cap (at least one). */
-  private get byteLimit(): number {
-    return this.pageBytes === 0 ? Number.POSITIVE_INFINITY : Math.max(1, Math.floor(this.maxBytes / this.pageBytes));
+    return this.size;
   }
 
   /** How long a new request should wait before it is sent (a Retry-After still running), in ms. */
   delay(now: number): number {
     return Math.max(0, this.resumeAt - now);
-  }
-
-  /** A page came back, `bytes` long. */
-  arrived(bytes: number): void {
-    if (bytes > this.pageBytes) {
-      const before = this.allowed;
-      this.pageBytes = bytes;
-      if (this.allowed < before) this.noteCap(before);
-    }
   }
 
   /**
@@ -142,8 +117,10 @@ export class Window {
     // A retried page's time is mostly the wait the server asked for.
     if (retried) return;
     this.fastest = Math.min(this.fastest, ms);
+    this.fastestFirstByte = Math.min(this.fastestFirstByte, page.firstByteMs);
     if (!this.options.adaptive) return;
-    if (waited && page.load > 1 && sentAt >= this.lastCut && ms > SLOWEST(this.fastest)) return this.slowed(page, now);
+    const slowed = page.firstByteMs > SLOWEST(this.fastestFirstByte);
+    if (waited && page.load > 1 && sentAt >= this.lastCut && slowed) return this.slowed(page, now);
     const waiting = this.takenCount - this.lastWait <= this.size;
     if (!KEEPS_UP(this.fastest, ms) || !waiting || this.size >= this.ceiling) return;
     if (this.lastCut === Number.NEGATIVE_INFINITY) {
@@ -171,13 +148,14 @@ export class Window {
    * the slowest time that does not cut to the page's time (at most halved, as a 429 halves it), and stays below
    * `load`.
    */
-  private slowed({ ms, load }: TakenPage, now: number): void {
+  private slowed({ firstByteMs: ms, load }: TakenPage, now: number): void {
     const from = this.size;
+    const fastest = this.fastestFirstByte;
     this.limit = Math.max(1, Math.min(this.limit, load - 1));
-    const gradient = Math.max(0.5, SLOWEST(this.fastest) / ms);
+    const gradient = Math.max(0.5, SLOWEST(fastest) / ms);
     this.size = Math.max(1, Math.min(this.limit, Math.ceil(from * gradient)));
     this.cut(now);
-    const why = `a page sent with ${load} in flight came back in ${Math.round(ms)} ms, the fastest in ${Math.round(this.fastest)} ms`;
+    const why = `a page sent with ${load} in flight began to come back after ${Math.round(ms)} ms, the fastest after ${Math.round(fastest)} ms`;
     this.tell(from, this.size, `${why}; at most ${this.limit} from now on`);
   }
 
@@ -230,22 +208,13 @@ export class Window {
     return Math.ceil(PACE_GAIN * rate * this.fastest);
   }
 
-  /** One more page in flight, unless the byte cap, the pace or a page that slowed holds the window where it is. */
+  /** One more page in flight, unless the pace or a page that slowed holds the window where it is. */
   private grow(reason: string): void {
-    if (this.size >= this.byteLimit) return this.noteCap(this.allowed);
     if (this.size >= this.paceLimit) return this.noteHeld('pages come back no sooner with more in flight');
     if (this.size >= this.limit) return this.noteHeld(`a page slowed with ${this.limit + 1} in flight`);
     this.size++;
     this.held = 0;
     this.tell(this.size - 1, this.size, reason);
-  }
-
-  /** Says, once, that the byte cap holds the window at `allowed` (down from `before`, or where it is). */
-  private noteCap(before: number): void {
-    if (this.capped) return;
-    this.capped = true;
-    const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
-    this.tell(before, this.allowed, `pages of ${mb(this.pageBytes)}, at most ${mb(this.maxBytes)} of them waiting`);
   }
 
   /** Says, once for each size it is held at, why the window does not grow now. */

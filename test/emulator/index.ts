@@ -22,7 +22,7 @@ import { WireMeter } from './wire.js';
 export { SSO_COOKIE } from './authorize.js';
 export { generateEvents, generateUsers } from './data.js';
 export { MIN_COMPRESSED_BODY } from './compression.js';
-export { generateRecords } from './records.js';
+export { generateRecords, growingItems } from './records.js';
 export { CODE_TTL_MS } from './grants.js';
 export { ECHO_PATH, SLOW_PATH, STATUS_PREFIX, UNAVAILABLE_PATH, UPLOAD_PATH } from './resources.js';
 export { isCodeChallenge, isCodeVerifier, s256 } from './pkce.js';

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
+import { type Emulator, growingItems, startEmulator } from '../emulator/index.js';
 import { BIN } from '../support/cli.js';
 import { cliEnv, list, type ListEnv, listEnv, ndjson, plainItems, shell } from './helpers.js';
 
@@ -115,7 +115,7 @@ describe('idcli list --concurrency auto (the default)', () => {
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(items));
       const cut =
-        /--concurrency auto: (\d+) → (\d+) pages in flight: a page sent with (\d+) in flight came back in \d+ ms, the fastest in \d+ ms; at most (\d+) from now on/.exec(
+        /--concurrency auto: (\d+) → (\d+) pages in flight: a page sent with (\d+) in flight began to come back after \d+ ms, the fastest after \d+ ms; at most (\d+) from now on/.exec(
           r.stderr,
         );
       expect(cut, r.stderr).not.toBeNull();
@@ -151,7 +151,7 @@ describe('idcli list --concurrency auto (the default)', () => {
       // Held well short of the ceiling (a busy machine, whose CPU then is the limit, may hold it a little higher), by
       // the pace, or on a busy machine by pages that slowed first.
       expect(r.stderr).toMatch(
-        /--concurrency auto: (held at \d+ pages in flight: pages come back no sooner with more in flight|\d+ → \d+ pages in flight: a page sent with \d+ in flight came back)/,
+        /--concurrency auto: (held at \d+ pages in flight: pages come back no sooner with more in flight|\d+ → \d+ pages in flight: a page sent with \d+ in flight began to come back)/,
       );
       expect(Math.max(...seen)).toBeLessThanOrEqual(16);
     } finally {
@@ -182,7 +182,7 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(out.code).toBe(0);
     expect(out.stdout.split(' ')[0]).toBe(digest.digest('hex'));
     expect(out.stderr).toMatch(
-      /--concurrency auto: 4 → 3 pages in flight: pages of 19\.1 MB, at most 64\.0 MB of them waiting/,
+      /--concurrency auto: 4 → 3 pages in flight: pages of 19\.1 MB, at most 64\.0 MB of them held besides the next to write/,
     );
     // 64 MB of pages, the one being written among them, and Node itself; without the cap all five pages after the
     // first would be in flight at once.
@@ -190,6 +190,31 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(rssMb).toBeLessThan(200);
     expect(Math.max(...inFlight('/v1/large'))).toBeLessThanOrEqual(3);
   }, 60_000);
+
+  it('counts the bytes arriving: pages that grow from 1 KB to 30 MB after 300 small ones stay within the cap and one page', async () => {
+    // 300 pages of 1 KB let the window grow to 32 while it knows only small pages; then each page is 4 times the one
+    // before, up to 12 pages of 30 MB. Judged from the pages seen so far, they would all be on their way at once.
+    const perPage = 10;
+    const items = growingItems(perPage, 30 * 1024 * 1024);
+    const fast = await startEmulator();
+    const fastEnv = await listEnv(fast, fast.mintTokens().access_token);
+    try {
+      fast.setCollection('/v1/growing', { type: 'offset', items });
+      const digest = createHash('sha256');
+      for (const item of items) digest.update(`${item}\n`);
+      const script = `/usr/bin/time -f 'rss=%M' node "${BIN}" list /v1/growing --page-size ${perPage} --verbose | sha256sum`;
+      const out = await shell(script, cliEnv(fastEnv, { IDCLI_HTTP_COMPRESSION: '0' }));
+      expect(out.code).toBe(0);
+      expect(out.stdout.split(' ')[0]).toBe(digest.digest('hex'));
+      expect(out.stderr).toMatch(/pages of \d+\.\d MB, at most 64\.0 MB of them held besides the next to write/);
+      // 64 MB, one page of 30 MB, and Node itself (about 80 MB), with room for a busy machine's garbage collector.
+      const rssMb = Number(/rss=(\d+)/.exec(out.stderr)![1]) / 1024;
+      expect(rssMb).toBeLessThan(64 + 30 + 80 + 40);
+    } finally {
+      await fast.close();
+      await fastEnv.cleanup();
+    }
+  }, 120_000);
 
   it('--limit never asks for a page beyond the limit', async () => {
     const r = await list(env, ['/v1/items', '--page-size', '20', '--limit', '50']);

@@ -1,17 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Window, WINDOW_BYTES, WINDOW_CEILING, type WindowChange } from '../../src/paginate/window.js';
+import { Window, WINDOW_CEILING, type WindowChange } from '../../src/paginate/window.js';
 
-/** A window and the changes it told, fed pages that all take `ms` and are `bytes` long. */
+/** A window and the changes it told, fed pages that all take `ms`. */
 function window(start: number, adaptive = true) {
   const changes: WindowChange[] = [];
   const w = new Window({ start, adaptive, onChange: (c) => changes.push(c) });
   let now = 0;
   /** `n` pages sent at `now`, each taken by a walk that waited for it (or not); the window allowed after them. */
-  const pages = (n: number, { ms = 100, bytes = 1000, waited = true, load = 1 } = {}) => {
-    for (let i = 0; i < n; i++) {
-      w.arrived(bytes);
-      w.taken({ sentAt: now, ms, retried: false, load }, waited, now + ms);
-    }
+  const pages = (n: number, { ms = 100, waited = true, load = 1 } = {}) => {
+    for (let i = 0; i < n; i++) w.taken({ sentAt: now, ms, firstByteMs: ms, retried: false, load }, waited, now + ms);
     now += ms;
     return w.allowed;
   };
@@ -48,8 +45,7 @@ function queueing(w: Window, pages: number, { latency, service }: { latency: num
     const { sentAt, load } = inFlight.shift()!;
     last = Math.max(sentAt + latency, last + service);
     now = last;
-    w.arrived(1000);
-    w.taken({ sentAt, ms: now - sentAt, retried: false, load }, true, now);
+    w.taken({ sentAt, ms: now - sentAt, firstByteMs: now - sentAt, retried: false, load }, true, now);
     fill();
   }
   return most;
@@ -78,8 +74,7 @@ function loaded(w: Window, pages: number, latency: (n: number) => number) {
     const { sentAt, load, doneAt } = inFlight.shift()!;
     const waited = doneAt > now;
     now = Math.max(now, doneAt);
-    w.arrived(1000);
-    w.taken({ sentAt, ms: doneAt - sentAt, retried: false, load }, waited, now);
+    w.taken({ sentAt, ms: doneAt - sentAt, firstByteMs: doneAt - sentAt, retried: false, load }, waited, now);
     fill();
   }
   return { ms: now, most, allowed: w.allowed };
@@ -121,7 +116,7 @@ describe('the window of --concurrency auto', () => {
     expect(t.w.delay(t.at())).toBe(1005);
     expect(t.w.delay(t.at() + 1005)).toBe(0);
     // Pages sent before the cut, then a window of pages sent after it: no growth yet.
-    t.w.taken({ sentAt: sent, ms: 100, retried: false, load: 16 }, true, t.at());
+    t.w.taken({ sentAt: sent, ms: 100, firstByteMs: 100, retried: false, load: 16 }, true, t.at());
     t.tick(1000);
     expect(t.pages(8)).toBe(8);
     // Then one more page in flight per window of good pages.
@@ -181,10 +176,11 @@ describe('the window of --concurrency auto', () => {
       expect(t.changes.at(-1)).toEqual({
         from: 12,
         to: 6,
-        reason: 'a page sent with 9 in flight came back in 1000 ms, the fastest in 20 ms; at most 8 from now on',
+        reason:
+          'a page sent with 9 in flight began to come back after 1000 ms, the fastest after 20 ms; at most 8 from now on',
       });
       // Pages sent before the cut do not cut again; then it grows back, never past 8.
-      t.w.taken({ sentAt: 0, ms: 1000, retried: false, load: 9 }, true, t.at());
+      t.w.taken({ sentAt: 0, ms: 1000, firstByteMs: 1000, retried: false, load: 9 }, true, t.at());
       expect(t.w.allowed).toBe(6);
       expect(t.pages(200, { ms: 20, load: 8 })).toBe(8);
       expect(t.changes.at(-1)).toEqual({ from: 8, to: 8, reason: 'a page slowed with 9 in flight' });
@@ -193,11 +189,19 @@ describe('the window of --concurrency auto', () => {
       expect(t.changes.at(-1)?.reason).toMatch(/at most 7 from now on$/);
     });
 
+    it('does not come down on a page that only took longer to transfer: its first byte came as fast', () => {
+      const t = window(8);
+      t.pages(1, { ms: 20 });
+      t.w.taken({ sentAt: t.at(), ms: 5000, firstByteMs: 20, retried: false, load: 8 }, true, t.at() + 5000);
+      expect(t.w.allowed).toBe(8);
+      expect(t.changes).toEqual([]);
+    });
+
     it('does not come down on a slow page the walk did not wait for, a retried page, or one sent alone', () => {
       const t = window(8);
       t.pages(1, { ms: 20 });
       expect(t.pages(1, { ms: 1000, load: 8, waited: false })).toBe(8);
-      t.w.taken({ sentAt: t.at(), ms: 1000, retried: true, load: 8 }, true, t.at() + 1000);
+      t.w.taken({ sentAt: t.at(), ms: 1000, firstByteMs: 1000, retried: true, load: 8 }, true, t.at() + 1000);
       expect(t.pages(1, { ms: 1000, load: 1 })).toBe(8);
       expect(t.changes).toEqual([]);
     });
@@ -211,28 +215,5 @@ describe('the window of --concurrency auto', () => {
     expect(t.w.allowed).toBe(6);
     expect(t.w.delay(t.at())).toBe(0);
     expect(t.changes).toEqual([]);
-  });
-
-  it.each([true, false])('caps the bytes waiting in the window (adaptive %s), and says so once', (adaptive) => {
-    const t = window(16, adaptive);
-    const bytes = 20 * 1024 * 1024;
-    expect(t.pages(1, { bytes })).toBe(Math.floor(WINDOW_BYTES / bytes));
-    expect(t.pages(3, { bytes: 50 * 1024 * 1024 })).toBe(1);
-    expect(t.changes.filter((c) => c.reason.startsWith('pages of'))).toEqual([
-      { from: 16, to: 3, reason: 'pages of 20.0 MB, at most 64.0 MB of them waiting' },
-    ]);
-  });
-
-  it('counts the page being written against the byte cap, not against the window, and leaves room for one', () => {
-    const t = window(16);
-    expect(t.w.room(50 * 1024 * 1024)).toBe(16);
-    const bytes = 20 * 1024 * 1024;
-    t.pages(1, { bytes });
-    expect(t.w.allowed).toBe(3);
-    expect(t.w.room(bytes)).toBe(2);
-    expect(t.w.room(60 * 1024 * 1024)).toBe(1);
-    const small = window(4);
-    small.pages(1, { bytes: 100_000 });
-    expect(small.w.room(100_000)).toBe(4);
   });
 });
