@@ -6,8 +6,8 @@
  * twice the pages the walk takes in the fastest page's round trip (BBR's bound on what is in flight): past that,
  * pages only queue (at the server, on the link, or in a client whose CPU is the limit). It comes down, once per round
  * trip, when the server asks for less (a 429 or 503: halved, and no new request for the Retry-After) and when a page
- * the walk waited for came back far slower than the fastest (by the ratio of the times, at most halved): a server that
- * slows with load, whose latency is the cost of every page behind it. The number in flight when that page was sent is
+ * the walk waited for began to come back far later than the fastest (by the ratio of the times to the first byte,
+ * at most halved): a server that slows with load, whose latency is the cost of every page behind it. The number in flight when that page was sent is
  * then never reached again. After a cut it grows only after a quiet stretch: as many pages as the window holds, all
  * sent after the cut, then by one per window of good pages. A number given with `--concurrency n` stays n. Whatever
  * the window, the bytes it holds are bounded apart (ByteBudget). Pure: the walk reports pages and throttling, with
@@ -22,8 +22,8 @@ export const WINDOW_CEILING = 32;
  */
 const KEEPS_UP = (fastest: number, ms: number): boolean => ms <= 2 * fastest + 10;
 /**
- * A page "slowed" when it comes back later than this, about twice the time that keeps up: the band between lets a
- * link whose pages share its bandwidth hold its window, while a server that slows with load brings it down.
+ * A page "slowed" when its first byte comes later than this, about twice the time that keeps up: the band between
+ * leaves the window to jitter alone, while a server that slows with load brings it down.
  */
 const SLOWEST = (fastest: number): number => 4 * fastest + 20;
 /**
