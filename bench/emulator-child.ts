@@ -8,6 +8,8 @@
  * none), BENCH_MAX_IN_FLIGHT (a rate limit: 429 with Retry-After past that many requests in flight; default none).
  * BENCH_LINK_ROUND_TRIP=1 charges the latency per round trip through a relay in front (test/emulator/relay.ts);
  * BENCH_TLS=1 serves HTTPS with a CA made for this run, whose PEM file the ready line names as `caFile`.
+ * BENCH_GROWING (pages of this many items in /v1/growing, growing from 1 KB to 30 MB; default none), BENCH_LOAD_ABOVE
+ * and BENCH_LOAD_MS_PER_SQUARE (a server that slows with load, see EmulatorOptions.loadLatency; default none).
  * A `stats` line is answered with `{ "wireBytes": n, "throttled": n, "pages": n, "tcp": n, "tls": n, "resumed": n }`:
  * 429s and 200s of collections, connections accepted and TLS handshakes completed (resumed ones among them).
  */
@@ -15,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { generateRecords, type LinkOptions, startEmulator } from '../test/emulator/index.js';
+import { generateRecords, growingItems, type LinkOptions, startEmulator } from '../test/emulator/index.js';
 import { makePki } from '../test/emulator/pki.js';
 import { benchItems } from './items.js';
 
@@ -31,16 +33,30 @@ const link: LinkOptions = {
 const pkiDir = process.env['BENCH_TLS'] === '1' ? mkdtempSync(join(tmpdir(), 'idcli-bench-ca-')) : undefined;
 const pki = pkiDir === undefined ? undefined : makePki(pkiDir);
 const maxInFlight = process.env['BENCH_MAX_IN_FLIGHT'];
+const loadAbove = process.env['BENCH_LOAD_ABOVE'];
+const growing = process.env['BENCH_GROWING'];
 const emu = await startEmulator({
   latencyMs,
   link,
   recordItems: 0,
   ...(maxInFlight === undefined ? {} : { maxInFlight: Number(maxInFlight) }),
   ...(pki === undefined ? {} : { tls: pki }),
+  ...(loadAbove === undefined
+    ? {}
+    : {
+        loadLatency: {
+          above: Number(loadAbove),
+          msPerSquare: Number(process.env['BENCH_LOAD_MS_PER_SQUARE'] ?? 20),
+        },
+      }),
 });
 // Public: the floor and the curl + jq loop fetch the same pages without a token round trip on the server.
 emu.setCollection('/v1/bench', { type: 'offset', items: benchItems(count), public: true });
 emu.setCollection('/v1/empty', { type: 'offset', items: [], public: true });
+if (growing !== undefined) {
+  const items = growingItems(Number(growing), 30 * 1024 * 1024);
+  emu.setCollection('/v1/growing', { type: 'offset', items, public: true });
+}
 if (records > 0) {
   const items = generateRecords(records);
   emu.setCollection('/v1/records', { type: 'offset', items, public: true });

@@ -18,7 +18,7 @@ export const BIN = join(ROOT, 'bin', 'idcli.cjs');
 const TIME = '/usr/bin/time';
 
 /**
- * --quick: fewer runs, no 1M/2M items, no curl+jq on loopback; --runs <n>; --only startup|list|dump|link runs one
+ * --quick: fewer runs, no 1M/2M items, no curl+jq on loopback; --runs <n>; --only startup|list|dump|link|window runs one
  * section; --records <n>: the record count of the link section's nearby links (default 100000); --far: of the
  * link section, only the far link (100 ms) with idcli's defaults, cursor-based and rate-limited runs; --tls: of the
  * link section, only the runs over HTTPS on a link that charges every round trip (bench/link-tls.ts).
@@ -77,6 +77,10 @@ export interface EmulatorSetup {
   tls?: boolean;
   /** A rate limit: 429 with Retry-After past this many collection requests in flight. */
   maxInFlight?: number;
+  /** Pages of this many items in /v1/growing, from 1 KB to 30 MB (growingItems). */
+  growing?: number;
+  /** A server that slows with load (EmulatorOptions.loadLatency). */
+  loadLatency?: { above: number; msPerSquare: number };
 }
 
 /** The emulator in a process of its own (bench/emulator-child.ts), so it never shares the measured event loop. */
@@ -88,6 +92,11 @@ export async function startEmu(setup: EmulatorSetup): Promise<EmulatorChild> {
     BENCH_RECORDS: String(setup.records ?? 0),
   };
   if (setup.maxInFlight !== undefined) env['BENCH_MAX_IN_FLIGHT'] = String(setup.maxInFlight);
+  if (setup.growing !== undefined) env['BENCH_GROWING'] = String(setup.growing);
+  if (setup.loadLatency) {
+    env['BENCH_LOAD_ABOVE'] = String(setup.loadLatency.above);
+    env['BENCH_LOAD_MS_PER_SQUARE'] = String(setup.loadLatency.msPerSquare);
+  }
   if (setup.link) {
     env['BENCH_LINK_MBPS'] = String(setup.link.bandwidthMbps);
     env['BENCH_LINK_LATENCY_MS'] = String(setup.link.latencyMs);

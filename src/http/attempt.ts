@@ -42,6 +42,11 @@ export interface Attempt {
   end(reason: unknown): void;
   /** A byte arrived: the idle timer starts again (when the attempt keeps one, see startAttempt). */
   touch(): void;
+  /**
+   * Whether the reader holds the body back (its sink is full): the server is not idle then, and the idle timeout
+   * waits for the reader.
+   */
+  held: boolean;
   /** An interim (1xx) response arrived; too many, or a status that is not HTTP, end the attempt. */
   interim(status: number): void;
   /** The final response's head: its status is checked, and its body goes into the sink. Throws before any body byte. */
@@ -79,7 +84,9 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
   // The idle timer is restarted by every byte, so a server sending one byte a second would never trip it; the
   // deadline is not, and ends the exchange however the server dribbles its head, interim heads or body.
   const deadline = setTimeout(() => end(deadlineError(deadlineMs)), deadlineMs);
-  const idle = idleTimer ? setTimeout(() => end(idleError(idleMs)), idleMs) : undefined;
+  const idle = idleTimer
+    ? setTimeout(() => (attempt.held ? idle?.refresh() : end(idleError(idleMs))), idleMs)
+    : undefined;
   const onAbort = (): void => end(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
   req.signal?.addEventListener('abort', onAbort, { once: true });
   let interims = 0;
@@ -87,7 +94,8 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
     req.headers?.['accept-encoding'] === undefined ? acceptEncoding(options.compress ?? true) : undefined;
   const touch = (): void => void idle?.refresh();
 
-  return {
+  const attempt: Attempt = {
+    held: false,
     onEnd: (listener) => void listeners.push(listener),
     headers: accepted === undefined ? { ...req.headers } : { ...req.headers, 'accept-encoding': accepted },
     idleMs,
@@ -106,7 +114,7 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
       try {
         const bad = checkStatus(status);
         if (bad) throw bad;
-        return createBodySink({ headers, accepted, bodyBuffer: req.bodyBuffer, fail: end });
+        return createBodySink({ headers, accepted, bodyBuffer: req.bodyBuffer, onBytes: req.onBodyBytes, fail: end });
       } catch (err) {
         // An unasked coding stays the IdcliError it is: the server's contract error, not a network failure.
         end(err);
@@ -120,17 +128,24 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
       req.signal?.removeEventListener('abort', onAbort);
     },
   };
+  return attempt;
 }
 
 /** Reads a response body into its sink; a body that stops short of its framing is a truncated page. */
-export function readBody(body: Readable, sink: BodySink, onData: () => void): Promise<Buffer> {
+export function readBody(body: Readable, sink: BodySink, attempt: Pick<Attempt, 'touch' | 'held'>): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let ended = false;
-    // While the sink's decoder is full the body is paused, and the socket with it: the server waits, not memory.
-    const resume = (): void => void body.resume();
+    // While the sink is full the body is paused, and the socket with it: the server waits, not memory.
+    const resume = (): void => {
+      attempt.held = false;
+      attempt.touch();
+      body.resume();
+    };
     body.on('data', (chunk: Buffer) => {
-      onData();
-      if (!sink.write(chunk, resume)) body.pause();
+      attempt.touch();
+      if (sink.write(chunk, resume)) return;
+      attempt.held = true;
+      body.pause();
     });
     body.on('end', () => {
       ended = true;

@@ -25,6 +25,7 @@ export interface BodyOptions {
   accepted: string | undefined;
   maxBody?: number;
   bodyBuffer?: HttpRequest['bodyBuffer'];
+  onBytes?: HttpRequest['onBodyBytes'];
   /** Ends the exchange; called at most once, with a NetworkError or an IdcliError. */
   fail: (err: Error) => void;
 }
@@ -50,19 +51,24 @@ function identitySink(declared: number, maxBody: number, o: BodyOptions): BodySi
   let size = 0;
   let failed = false;
   return {
-    write(chunk) {
+    write(chunk, resume) {
       if (failed) return true;
       if (size + chunk.length > limit) {
         failed = true;
         o.fail(tooLargeError(known ? 'longer than its Content-Length' : `over ${maxBody} bytes`));
         return true;
       }
-      if (known !== undefined) {
-        into ??= (o.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
-        chunk.copy(into, size);
-      } else chunks.push(chunk);
       size += chunk.length;
-      return true;
+      const go = o.onBytes?.(Math.max(size, known ?? 0), resume) ?? true;
+      // The buffer of the declared length is taken once the caller lets the body go on: a body held back keeps only
+      // the chunks it has.
+      if (known !== undefined && (into !== undefined || go)) {
+        into ??= (o.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
+        let at = size - chunk.length - chunks.reduce((n, c) => n + c.length, 0);
+        for (const c of chunks.splice(0)) at += c.copy(into, at);
+        chunk.copy(into, at);
+      } else chunks.push(chunk);
+      return go;
     },
     end: () => Promise.resolve(into ? into.subarray(0, size) : join(chunks, size)),
   };
@@ -146,6 +152,8 @@ class DecodingSink implements BodySink {
       if (!next) {
         this.#chunks.push(chunk);
         this.#size = produced;
+        // The decoded bytes are those held: while the caller says no more, the decoder waits, and the socket with it.
+        if (this.o.onBytes?.(produced, () => decoder.resume()) === false) decoder.pause();
       } else if (!this.#feed(next, chunk)) {
         decoder.pause();
         waitFor(next, () => decoder.resume());

@@ -50,7 +50,7 @@ export function createNodeTransport(options: LimitOptions = {}): Transport {
       return {
         status: res.statusCode ?? 0,
         headers: res.headers,
-        body: await readBody(res, sink, attempt.touch),
+        body: await readBody(res, sink, attempt),
         received,
       };
     } catch (err) {
@@ -99,7 +99,10 @@ function answer(outgoing: ClientRequest, body: Outgoing, attempt: Attempt): Prom
       outgoing.destroy();
       reject(reason);
     });
-    outgoing.on('timeout', () => attempt.end(idleError(attempt.idleMs)));
+    // While the reader holds the body back, the socket is quiet on our account: its timeout starts again.
+    outgoing.on('timeout', () =>
+      attempt.held ? outgoing.setTimeout(attempt.idleMs) : attempt.end(idleError(attempt.idleMs)),
+    );
     outgoing.on('error', reject);
     outgoing.on('information', (info: { statusCode: number }) => attempt.interim(info.statusCode));
     outgoing.on('response', resolve);

@@ -72,7 +72,7 @@ export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}
         onInfo: ({ statusCode }) => attempt.interim(statusCode),
       });
       const sink = attempt.response(res.statusCode, res.headers);
-      const body = await readBody(res.body, sink, attempt.touch);
+      const body = await readBody(res.body, sink, attempt);
       // undici gives the reason phrase as sent, but header names only in lower case (docs/cli.md, "api").
       return { status: res.statusCode, headers: res.headers, body, received: { reason: res.statusText ?? '' } };
     } catch (err) {

@@ -30,6 +30,12 @@ export interface HttpRequest {
    * that streams many pages recycle a few buffers instead of leaving one per page to the garbage collector.
    */
   bodyBuffer?: (size: number) => Buffer;
+  /**
+   * Told as the response body arrives how many bytes it holds so far (from its first byte, at least its declared
+   * length; decoded, when it is compressed); false pauses reading it, and the socket with it, until `resume` is
+   * called. Lets a caller bound the bytes of many responses at once.
+   */
+  onBodyBytes?: (bytes: number, resume: () => void) => boolean;
 }
 
 export type HttpHeaders = Record<string, string | string[] | undefined>;

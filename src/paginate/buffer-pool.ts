@@ -11,21 +11,44 @@ export interface BufferPool {
   give(view: Buffer): void;
 }
 
-export function createBufferPool(maxFree: number): BufferPool {
+/**
+ * Keeps at most `maxFree` buffers, and at most `maxFreeBytes()` bytes of them: a buffer that was written to stays in
+ * memory while it waits, so free buffers count against a walk's bound on the bytes it holds. To make room, the smallest
+ * go first (pages that grow never use them again); a buffer that does not fit even then is left to the collector.
+ */
+export function createBufferPool(maxFree: number, maxFreeBytes = () => Number.POSITIVE_INFINITY): BufferPool {
   const ours = new WeakSet<ArrayBufferLike>();
   const free: Buffer[] = [];
+  let freeBytes = 0;
+  const remove = (i: number): Buffer => {
+    const [b] = free.splice(i, 1) as [Buffer];
+    freeBytes -= b.length;
+    return b;
+  };
   return {
     take(size) {
       const i = free.findLastIndex((b) => b.length >= size);
-      if (i >= 0) return free.splice(i, 1)[0]!;
+      if (i >= 0) return remove(i);
       const b = Buffer.allocUnsafeSlow(roundedUp(size));
       ours.add(b.buffer);
       return b;
     },
     give(view) {
-      if (!ours.has(view.buffer) || free.length >= maxFree) return;
+      if (!ours.has(view.buffer)) return;
       const whole = Buffer.from(view.buffer);
-      if (!free.some((b) => b.buffer === whole.buffer)) free.push(whole);
+      if (free.some((b) => b.buffer === whole.buffer)) return;
+      const limit = maxFreeBytes();
+      if (free.length >= maxFree || whole.length > limit) return;
+      while (free.length > 0 && freeBytes + whole.length > limit) {
+        let smallest = 0;
+        free.forEach((b, i) => {
+          if (b.length < free[smallest]!.length) smallest = i;
+        });
+        if (free[smallest]!.length >= whole.length) return;
+        remove(smallest);
+      }
+      free.push(whole);
+      freeBytes += whole.length;
     },
   };
 }

@@ -2,7 +2,7 @@ import type { ApiClient } from '../apiclient/client.js';
 import { responseError } from '../apiclient/status-errors.js';
 import { ExitCode, IdcliError } from '../errors.js';
 import type { RetryInfo } from '../http/client.js';
-import { headerValue } from '../http/types.js';
+import { type HttpRequest, headerValue } from '../http/types.js';
 import { clip, printable } from '../printable.js';
 import { type Page, parsePage } from './envelope.js';
 import type { SpanTable } from './json-scan.js';
@@ -13,6 +13,8 @@ export interface FetchContext {
   bodyBuffer?: (size: number) => Buffer;
   /** Told before each wait between retries. */
   onRetry?: (info: RetryInfo) => void;
+  /** See HttpRequest.onBodyBytes. */
+  onBodyBytes?: HttpRequest['onBodyBytes'];
 }
 
 /** A 2xx response body, not yet validated. */
@@ -51,7 +53,7 @@ export function refusedWith(err: unknown): number | undefined {
 /** GETs one page with the access token (see ApiClient.send) and returns its 2xx body. */
 export async function fetchRaw(ctx: FetchContext, url: string, signal: AbortSignal): Promise<RawPage> {
   const res = await ctx.client.send(
-    { method: 'GET', url, signal, bodyBuffer: ctx.bodyBuffer },
+    { method: 'GET', url, signal, bodyBuffer: ctx.bodyBuffer, onBodyBytes: ctx.onBodyBytes },
     { onRetry: ctx.onRetry },
   );
   const err = responseError('GET', url, res);

@@ -7,13 +7,14 @@ import type { PageWriter } from '../output/page-writer.js';
 import { contractError, type Page } from './envelope.js';
 import { createSpanTable } from './json-scan.js';
 import { createBufferPool } from './buffer-pool.js';
+import { ByteBudget, WINDOW_BYTES } from './byte-budget.js';
 import { type FetchContext, fetchRaw, parseRaw, type RawPage, refusedWith } from './fetch-page.js';
 import { pageKey, resolveNextLink } from './links.js';
 import { refusesPageSize } from './page-size.js';
 import { peekLinks } from './peek-links.js';
 import { setQueryParam } from '../apiclient/target.js';
 import { createVisitedPages, type VisitedPages } from './visited.js';
-import { Window, WINDOW_CEILING, type WindowChange } from './window.js';
+import { type TakenPage, Window, WINDOW_CEILING, type WindowChange } from './window.js';
 
 export interface WalkOptions {
   firstUrl: string;
@@ -75,17 +76,16 @@ class ReaderGone extends Error {}
 interface Pending<T> {
   url: string;
   index?: number;
+  /** The page's number in the byte budget. */
+  seq: number;
   promise: Promise<T>;
   /** Filled in as the request goes: what the window learns from it. */
   timing: Timing;
 }
 
-interface Timing {
-  sentAt: number;
+interface Timing extends TakenPage {
   /** The body is in. */
   arrived: boolean;
-  /** It came back about as fast as the fastest page (see Window.arrived). */
-  keptUp: boolean;
 }
 
 interface NextLink {
@@ -138,11 +138,15 @@ class Walk {
   private readonly visited = createVisitedPages();
   /** Every page is parsed only when it is next to be written, so one span table serves the whole walk. */
   private readonly spans = createSpanTable();
+  /** The bytes of the pages in flight, waiting and being written. */
+  private readonly budget: ByteBudget;
   /** Page bodies are recycled once written: in flight are at most a window of pages plus one prefetch. */
   private readonly bodies: ReturnType<typeof createBufferPool>;
   private readonly fetchCtx: FetchContext;
   /** The first request, which pages fetched by pageIndex are built from: the fallback once that was asked. */
   private firstUrl: string;
+  /** Page requests sent and not yet answered. */
+  private inFlight = 0;
 
   constructor(
     private readonly options: WalkOptions,
@@ -153,12 +157,23 @@ class Walk {
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     const adaptive = options.adaptive === true && this.concurrency > 1;
     this.window = new Window({ start: this.concurrency, adaptive, onChange: ctx.onWindow });
+    this.budget = new ByteBudget(undefined, (largest, cap) => {
+      const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+      const from = this.window.allowed;
+      const to = Math.max(1, Math.min(from, Math.floor(cap / largest)));
+      ctx.onWindow?.({
+        from,
+        to,
+        reason: `pages of ${mb(largest)}, at most ${mb(cap)} of them held besides the next to write`,
+      });
+    });
     const most = adaptive ? Math.max(WINDOW_CEILING, this.concurrency) : this.concurrency;
     this.signal = AbortSignal.any([ctx.interrupt, ctx.readerGone, this.finished.signal]);
     // Each request in flight (up to a window plus the prefetch) and each wait between its retries listens on it:
     // above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
     setMaxListeners(2 * (most + 1) + 10, this.signal);
-    this.bodies = createBufferPool(most + 2);
+    // Free page buffers and the pages held share the byte cap: a buffer kept for reuse is memory as much as a page.
+    this.bodies = createBufferPool(most + 2, () => WINDOW_BYTES - this.budget.bytes);
     this.fetchCtx = { client: ctx.fetch.client, bodyBuffer: (size) => this.bodies.take(size) };
   }
 
@@ -200,34 +215,46 @@ class Walk {
    */
   private start(url: string, index?: number): Pending<RawPage> {
     const wait = this.window.delay(performance.now());
-    const timing: Timing = { sentAt: 0, arrived: false, keptUp: false };
+    const timing: Timing = { sentAt: 0, ms: 0, firstByteMs: -1, retried: false, load: 0, arrived: false };
+    const seq = this.budget.start();
     const promise = (wait > 0 ? sleep(wait, undefined, { signal: this.signal }) : Promise.resolve()).then(() =>
-      this.timed(url, timing),
+      this.timed(url, timing, seq),
     );
     // Rejections are consumed where the page is awaited; this only keeps an abandoned prefetch quiet.
     promise.catch(() => {});
-    return index === undefined ? { url, promise, timing } : { url, index, promise, timing };
+    return index === undefined ? { url, seq, promise, timing } : { url, index, seq, promise, timing };
   }
 
   /** One page's request, timed for the window. */
-  private async timed(url: string, timing: Timing): Promise<RawPage> {
+  private async timed(url: string, timing: Timing, seq: number): Promise<RawPage> {
     const sentAt = (timing.sentAt = performance.now());
-    let retried = false;
+    timing.load = ++this.inFlight;
     const onRetry = ({ status, reason, delayMs }: RetryInfo): void => {
-      retried = true;
+      timing.retried = true;
       if (status === 429 || status === 503) this.window.throttled(sentAt, performance.now(), reason, delayMs);
     };
-    const raw = await fetchRaw({ ...this.fetchCtx, onRetry }, url, this.signal);
-    timing.keptUp = this.window.arrived(performance.now() - sentAt, raw.body.length, retried);
-    timing.arrived = true;
-    return raw;
+    try {
+      const onBodyBytes = (bytes: number, resume: () => void): boolean => {
+        // The latest attempt's first byte: a retried page's time does not count anyway.
+        if (timing.firstByteMs < 0) timing.firstByteMs = performance.now() - sentAt;
+        return this.budget.hold(seq, bytes, resume);
+      };
+      const raw = await fetchRaw({ ...this.fetchCtx, onRetry, onBodyBytes }, url, this.signal);
+      timing.ms = performance.now() - sentAt;
+      // An empty body has no first byte before its end.
+      if (timing.firstByteMs < 0) timing.firstByteMs = timing.ms;
+      timing.arrived = true;
+      return raw;
+    } finally {
+      this.inFlight--;
+    }
   }
 
   /** A page of the window awaited, and told to the window: whether the walk had to wait for it, and how it came. */
   private async awaitWindow(p: Pending<RawPage>): Promise<RawPage> {
     const waited = !p.timing.arrived;
     const raw = await this.settle(p);
-    this.window.taken(p.timing.sentAt, p.timing.keptUp, waited, performance.now());
+    this.window.taken(p.timing, waited, performance.now());
     return raw;
   }
 
@@ -241,6 +268,7 @@ class Walk {
     try {
       return await p.promise;
     } catch (err) {
+      this.budget.release(p.seq);
       throw this.failure(err, p.url);
     }
   }
@@ -271,7 +299,11 @@ class Walk {
     const out = take > 0 ? buildNdjsonInPlace(page.body, page.items, take) : page.body.subarray(0, 0);
     let written: boolean;
     try {
-      written = await this.ctx.writer.write(out, () => this.bodies.give(page.body));
+      // Pages are written in the order they were asked for (those dropped unwritten are released as they are).
+      written = await this.ctx.writer.write(out, () => {
+        this.budget.releaseOldest();
+        this.bodies.give(page.body);
+      });
     } catch (err) {
       // The output failed (a full disk): this page is not in it, so the resume starts with it.
       throw this.stopped(err, page.url);
@@ -363,6 +395,9 @@ class Walk {
     const total = Number(first.totalItems);
     if (!Number.isSafeInteger(total)) return 'totalItems is too large';
     const pageSize = first.itemCount;
+    // The window asks for the pages the links would lead to, and only while they do (see parallelFrom).
+    if (!this.linksTo(first, first.url, this.indexUrl(first.pageIndex + 1, pageSize)))
+      return `links.next does not lead to the next pageIndex at the ${pageSize} items a page holds`;
     let lastIndex = first.pageIndex + Math.ceil(Math.max(0, total - (first.pageIndex + 1) * pageSize) / pageSize);
     if (Number.isFinite(this.limit))
       lastIndex = Math.min(lastIndex, first.pageIndex + Math.ceil(this.limit / pageSize) - 1);
@@ -376,37 +411,34 @@ class Walk {
   private async parallelFrom(first: Page, { pageSize, lastIndex }: ParallelPlan): Promise<void> {
     const queue: Pending<RawPage>[] = [];
     let nextIndex = (first.pageIndex as number) + 1;
-    // Built from the first request so its filters carry over; pageSize pinned to the size actually served.
-    const indexUrl = (index: number): string => {
-      const u = new URL(this.firstUrl);
-      setQueryParam(u, 'pageIndex', String(index));
-      setQueryParam(u, 'pageSize', String(pageSize));
-      return pageKey(u);
-    };
-    /** Requests up to the window, less the bytes of the page in hand (`held`), which is written next. */
-    const fill = (held: number): void => {
+    const indexUrl = (index: number): string => this.indexUrl(index, pageSize);
+    /** Requests up to the window, while a page as large as the largest so far fits in the byte budget. */
+    const fill = (): void => {
       // Once the reader has gone or the walk is interrupted, no new request starts.
-      while (nextIndex <= lastIndex && queue.length < this.window.room(held) && !this.signal.aborted) {
+      const wanted = () => nextIndex <= lastIndex && queue.length < this.window.allowed && !this.signal.aborted;
+      while (wanted() && this.budget.roomForOne) {
         queue.push(this.start(indexUrl(nextIndex), nextIndex++));
       }
     };
     try {
       // The first page's link is checked like every other's: against the pages written before it.
       let linked = this.checkWritten(first, first.url, first.url);
-      if (linked.error === undefined) fill(first.body.length);
+      if (linked.error === undefined) fill();
       // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
       await this.emit(first, linked.error === undefined ? (queue[0]?.url ?? indexUrl(nextIndex)) : undefined);
       if (linked.error !== undefined) throw this.stopped(linked.error, undefined);
       for (let p = queue.shift(); p; p = queue.shift()) {
         const page = this.parse(await this.awaitWindow(p));
-        if (page.pageIndex !== p.index) {
-          const got = `asked for pageIndex ${p.index}, got ${page.pageIndex ?? 'none'}`;
-          throw this.stopped(contractError(p.url, got), p.url);
-        }
         const more = page.next !== undefined && this.wantsMoreAfter(page);
-        // A grown collection: the planned last page links further, so continue by its links, which are checked
-        // against every page written so far.
-        if (p.index === lastIndex && more) {
+        // The page was asked for where the links led, so it is the page the walk by links writes. Where its own link
+        // leads elsewhere than the next page planned (a collection that grew past the plan, a server that serves
+        // more or fewer items than asked, or numbers its pages otherwise), the walk goes on by its links, checked
+        // against every page written so far: the same pages, whatever the window.
+        if (
+          more &&
+          (p.index === lastIndex || !this.linksTo(page, linked.url ?? p.url, indexUrl((p.index as number) + 1)))
+        ) {
+          this.drop(queue);
           return await this.sequentialFrom(this.stepFrom(page, this.handOver(p.url, linked.url)));
         }
         // Pages come by pageIndex here, yet a link to another origin or back to a page already written breaks the
@@ -414,8 +446,8 @@ class Walk {
         // from. The pages in flight after it are dropped unwritten.
         linked = this.checkWritten(page, p.url, linked.url);
         const linkError = linked.error;
-        if (more && linkError === undefined) fill(page.body.length);
-        else queue.length = 0; // a shrunken collection or the limit: nothing after this page is wanted
+        if (more && linkError === undefined) fill();
+        else this.drop(queue); // a shrunken collection or the limit: nothing after this page is wanted
         // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
         await this.emit(page, queue[0]?.url ?? (more && linkError === undefined ? indexUrl(nextIndex) : undefined));
         if (linkError !== undefined) throw this.stopped(linkError, undefined);
@@ -423,11 +455,41 @@ class Walk {
       }
     } finally {
       // Pages dropped here are cancelled when the walk ends (see `finished`).
-      queue.length = 0;
+      this.drop(queue);
     }
   }
 
-  /** The planned last page, remembered as written pages are, and the URL its links are resolved against. */
+  /** Pages in flight nobody will write: their bytes leave the budget now, their requests end with the walk. */
+  private drop(queue: Pending<RawPage>[]): void {
+    for (const p of queue) this.budget.release(p.seq);
+    queue.length = 0;
+  }
+
+  /** The page `index` asked for by pageIndex: the first request's query (its filters carry over) and `pageSize`. */
+  private indexUrl(index: number, pageSize: number): string {
+    const u = new URL(this.firstUrl);
+    setQueryParam(u, 'pageIndex', String(index));
+    setQueryParam(u, 'pageSize', String(pageSize));
+    return pageKey(u);
+  }
+
+  /**
+   * Whether the page's links.next (resolved against `base`) names `planned`: the same origin, path and query
+   * parameters, in whatever order the server spells them.
+   */
+  private linksTo(page: Page, base: string, planned: string): boolean {
+    if (page.next === undefined) return false;
+    try {
+      const [a, b] = [new URL(page.next, base), new URL(planned)];
+      const params = (u: URL): string =>
+        JSON.stringify([...u.searchParams].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
+      return a.origin === b.origin && a.pathname === b.pathname && params(a) === params(b);
+    } catch {
+      return false;
+    }
+  }
+
+  /** A page the walk by links goes on from, remembered as written pages are, and the URL its links resolve against. */
   private handOver(url: string, linked: string | undefined): string {
     this.visited.add(url);
     return linked ?? url;

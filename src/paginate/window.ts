@@ -1,30 +1,50 @@
 /**
  * How many pages a walk by pageIndex may hold in flight: additive increase, multiplicative decrease, as TCP's
- * congestion window. Under `--concurrency auto` the window starts where it is given, grows by one for every two pages
- * that came back about as fast as the fastest page so far while the walk waits for pages (half again per round
- * trip, up to WINDOW_CEILING),
- * halves on a 429 or 503, pauses new requests for the Retry-After, and after a cut grows again only after a quiet
- * stretch: as many pages as the window holds, all sent after the cut, then by one per window of good pages. It grows
- * no further than twice the pages the walk takes in the fastest page's round trip (BBR's bound on what is in
- * flight): past that, pages only queue (at the server, on the link, or in a client whose CPU is the limit). A
- * number given with `--concurrency n` stays n. Whatever the window, the bytes of the pages waiting in it and of the
- * one being written are capped at WINDOW_BYTES. Pure: the walk reports pages and throttling, with times from its own clock.
+ * congestion window, steered by latency as TCP Vegas and Netflix's gradient limit are. Under `--concurrency auto` the
+ * window starts where it is given, grows by one for every two pages that came back about as fast as the fastest page
+ * so far while the walk waits for pages (half again per round trip, up to WINDOW_CEILING). It grows no further than
+ * twice the pages the walk takes in the fastest page's round trip (BBR's bound on what is in flight): past that,
+ * pages only queue (at the server, on the link, or in a client whose CPU is the limit). It comes down, once per round
+ * trip, when the server asks for less (a 429 or 503: halved, and no new request for the Retry-After) and when a page
+ * the walk waited for began to come back far later than the fastest (by the ratio of the times to the first byte,
+ * at most halved): a server that slows with load, whose latency is the cost of every page behind it. The number in flight when that page was sent is
+ * then never reached again. After a cut it grows only after a quiet stretch: as many pages as the window holds, all
+ * sent after the cut, then by one per window of good pages. A number given with `--concurrency n` stays n. Whatever
+ * the window, the bytes it holds are bounded apart (ByteBudget). Pure: the walk reports pages and throttling, with
+ * times from its own clock.
  */
 
 /** The most pages `--concurrency auto` keeps in flight. */
 export const WINDOW_CEILING = 32;
-/** The bytes of the pages waiting in the window and being written, at most (estimated from the largest page so far). */
-export const WINDOW_BYTES = 64 * 1024 * 1024;
 /**
  * A page "keeps up" when it comes back within twice the fastest page's time, plus a little for jitter: slower
  * means the requests now queue somewhere (the link, the server), and more of them would only wait longer.
  */
 const KEEPS_UP = (fastest: number, ms: number): boolean => ms <= 2 * fastest + 10;
 /**
+ * A page "slowed" when its first byte comes later than this, about twice the time that keeps up: the band between
+ * leaves the window to jitter alone, while a server that slows with load brings it down.
+ */
+const SLOWEST = (fastest: number): number => 4 * fastest + 20;
+/**
  * How many times the pages taken in the fastest round trip the window may hold: headroom for the rate to be measured
  * higher as the window grows, while it is not yet the limit.
  */
 const PACE_GAIN = 2;
+
+/** A page the walk took: when it was sent, how long it took, whether it was retried, and how many were in flight. */
+export interface TakenPage {
+  sentAt: number;
+  ms: number;
+  /**
+   * How long its first byte took: the server's latency without the transfer, which grows with the page, so that
+   * larger pages are not taken for a slower server.
+   */
+  firstByteMs: number;
+  retried: boolean;
+  /** The pages in flight when it was sent, itself included. */
+  load: number;
+}
 
 export interface WindowChange {
   from: number;
@@ -34,23 +54,19 @@ export interface WindowChange {
 
 export interface WindowOptions {
   start: number;
-  /** `--concurrency auto`: grow and shrink; otherwise the window stays `start` (the byte cap still applies). */
+  /** `--concurrency auto`: grow and shrink; otherwise the window stays `start`. */
   adaptive: boolean;
   ceiling?: number;
-  maxBytes?: number;
   onChange?: (change: WindowChange) => void;
 }
 
 export class Window {
   private size: number;
   private readonly ceiling: number;
-  private readonly maxBytes: number;
   /** The fastest page so far (ms), requests that were retried aside. */
   private fastest = Number.POSITIVE_INFINITY;
-  /** The largest page body so far, in bytes. */
-  private pageBytes = 0;
-  /** Whether the byte cap has held the window (told once). */
-  private capped = false;
+  /** The fastest first byte so far (ms), likewise. */
+  private fastestFirstByte = Number.POSITIVE_INFINITY;
   /** When the window was last halved; -Infinity before the first cut. */
   private lastCut = Number.NEGATIVE_INFINITY;
   /** Good pages sent after the last cut still to come before growth resumes: the window after the cut. */
@@ -66,32 +82,20 @@ export class Window {
   private readonly takenAt: number[] = [];
   /** The latest rates (pages taken per ms over a page's round trip), one per page, oldest first. */
   private readonly rates: number[] = [];
-  /** Whether the pace has held the window (told once). */
-  private paced = false;
+  /** The size the window was last told to be held at (by the pace or a slowed page), to tell each hold once. */
+  private held = 0;
+  /** The most pages in flight from now on: below the number at which a page slowed. */
+  private limit: number;
 
   constructor(private readonly options: WindowOptions) {
     this.size = Math.max(1, options.start);
     this.ceiling = options.ceiling ?? WINDOW_CEILING;
-    this.maxBytes = options.maxBytes ?? WINDOW_BYTES;
+    this.limit = this.ceiling;
   }
 
-  /** The pages that may wait in the window now: its size, or fewer when their bytes would pass the cap. */
+  /** The pages that may be in flight now. */
   get allowed(): number {
-    return Math.min(this.size, this.byteLimit);
-  }
-
-  /**
-   * The pages that may wait in the window while the walk holds `held` bytes of a page it is writing: that page's
-   * buffer counts against the byte cap until it is written, not against the window's size (at least one page).
-   */
-  room(held: number): number {
-    if (this.pageBytes === 0) return this.allowed;
-    return Math.min(this.allowed, Math.max(1, Math.floor((this.maxBytes - held) / this.pageBytes)));
-  }
-
-  /** The most pages of the largest size so far that fit under the byte cap (at least one). */
-  private get byteLimit(): number {
-    return this.pageBytes === 0 ? Number.POSITIVE_INFINITY : Math.max(1, Math.floor(this.maxBytes / this.pageBytes));
+    return this.size;
   }
 
   /** How long a new request should wait before it is sent (a Retry-After still running), in ms. */
@@ -99,30 +103,26 @@ export class Window {
     return Math.max(0, this.resumeAt - now);
   }
 
-  /** A page came back `ms` after it was sent, `bytes` long; whether it kept up (see KEEPS_UP). */
-  arrived(ms: number, bytes: number, retried: boolean): boolean {
-    if (bytes > this.pageBytes) {
-      const before = this.allowed;
-      this.pageBytes = bytes;
-      if (this.allowed < before) this.noteCap(before);
-    }
-    // A retried page's time is mostly the wait the server asked for.
-    if (retried) return false;
-    this.fastest = Math.min(this.fastest, ms);
-    return KEEPS_UP(this.fastest, ms);
-  }
-
   /**
-   * The walk took the next page of the window (sent at `sentAt`) at `now`, having had to wait for it or not. The
-   * window grows only while the walk waits for pages: when it writes more slowly than they come (a slow reader, a
-   * busy CPU) they pile up anyway, and more in flight would only hold memory and run further ahead of the reader.
+   * The walk took the next page of the window at `now`, having had to wait for it or not. The window grows only while
+   * the walk waits for pages: when it writes more slowly than they come (a slow reader, a busy CPU) they pile up
+   * anyway, and more in flight would only hold memory and run further ahead of the reader. For the same reason only a
+   * page the walk waited for brings it down.
    */
-  taken(sentAt: number, keptUp: boolean, waited: boolean, now: number): void {
+  taken(page: TakenPage, waited: boolean, now: number): void {
+    const { sentAt, ms, retried } = page;
     if (waited) this.lastWait = this.takenCount;
     this.takenCount++;
     this.measureRate(sentAt, now);
+    // A retried page's time is mostly the wait the server asked for.
+    if (retried) return;
+    this.fastest = Math.min(this.fastest, ms);
+    this.fastestFirstByte = Math.min(this.fastestFirstByte, page.firstByteMs);
+    if (!this.options.adaptive) return;
+    const slowed = page.firstByteMs > SLOWEST(this.fastestFirstByte);
+    if (waited && page.load > 1 && sentAt >= this.lastCut && slowed) return this.slowed(page, now);
     const waiting = this.takenCount - this.lastWait <= this.size;
-    if (!this.options.adaptive || !keptUp || !waiting || this.size >= this.ceiling) return;
+    if (!KEEPS_UP(this.fastest, ms) || !waiting || this.size >= this.ceiling) return;
     if (this.lastCut === Number.NEGATIVE_INFINITY) {
       // Half a page per good page: half again per round trip. Doubling (TCP's slow start) overshoots a server's limit
       // by as many requests as the limit itself, and each of them is a 429 and a retry that collide once more.
@@ -140,7 +140,31 @@ export class Window {
     this.credit++;
     if (this.credit < this.size) return;
     this.credit = 0;
-    this.grow('no 429 or 503 since the last cut, and pages come back as fast as the first ones');
+    this.grow('no 429, 503 or slowed page since the last cut, and pages come back as fast as the first ones');
+  }
+
+  /**
+   * A page sent with `load` in flight came back far slower than the fastest: the window comes down by the ratio of
+   * the slowest time that does not cut to the page's time (at most halved, as a 429 halves it), and stays below
+   * `load`.
+   */
+  private slowed({ firstByteMs: ms, load }: TakenPage, now: number): void {
+    const from = this.size;
+    const fastest = this.fastestFirstByte;
+    this.limit = Math.max(1, Math.min(this.limit, load - 1));
+    const gradient = Math.max(0.5, SLOWEST(fastest) / ms);
+    this.size = Math.max(1, Math.min(this.limit, Math.ceil(from * gradient)));
+    this.cut(now);
+    const why = `a page sent with ${load} in flight began to come back after ${Math.round(ms)} ms, the fastest after ${Math.round(fastest)} ms`;
+    this.tell(from, this.size, `${why}; at most ${this.limit} from now on`);
+  }
+
+  /** The window was cut at `now`: growth waits for a quiet stretch of pages sent after it. */
+  private cut(now: number): void {
+    this.lastCut = now;
+    this.quiet = this.size;
+    this.credit = 0;
+    this.held = 0;
   }
 
   /**
@@ -153,9 +177,7 @@ export class Window {
     if (sentAt < this.lastCut) return;
     const from = this.size;
     this.size = Math.max(1, Math.floor(from / 2));
-    this.lastCut = now;
-    this.quiet = this.size;
-    this.credit = 0;
+    this.cut(now);
     const wait = delayMs > 0 ? `; no new request for ${(delayMs / 1000).toFixed(1)} s` : '';
     if (this.size !== from) this.tell(from, this.size, `the server answered ${reason}${wait}`);
   }
@@ -186,27 +208,20 @@ export class Window {
     return Math.ceil(PACE_GAIN * rate * this.fastest);
   }
 
-  /** One more page in flight, unless the byte cap or the pace holds the window where it is. */
+  /** One more page in flight, unless the pace or a page that slowed holds the window where it is. */
   private grow(reason: string): void {
-    if (this.size >= this.byteLimit) return this.noteCap(this.allowed);
-    if (this.size >= this.paceLimit) return this.notePace();
+    if (this.size >= this.paceLimit) return this.noteHeld('pages come back no sooner with more in flight');
+    if (this.size >= this.limit) return this.noteHeld(`a page slowed with ${this.limit + 1} in flight`);
     this.size++;
+    this.held = 0;
     this.tell(this.size - 1, this.size, reason);
   }
 
-  /** Says, once, that the byte cap holds the window at `allowed` (down from `before`, or where it is). */
-  private noteCap(before: number): void {
-    if (this.capped) return;
-    this.capped = true;
-    const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
-    this.tell(before, this.allowed, `pages of ${mb(this.pageBytes)}, at most ${mb(this.maxBytes)} of them waiting`);
-  }
-
-  /** Says, once, that more pages in flight would only wait. */
-  private notePace(): void {
-    if (this.paced) return;
-    this.paced = true;
-    this.tell(this.size, this.size, 'pages come back no sooner with more in flight');
+  /** Says, once for each size it is held at, why the window does not grow now. */
+  private noteHeld(reason: string): void {
+    if (this.held === this.size) return;
+    this.held = this.size;
+    this.tell(this.size, this.size, reason);
   }
 
   private tell(from: number, to: number, reason: string): void {

@@ -15,6 +15,7 @@ export interface StoredCollection {
   lastLink: boolean;
   linkStyle: LinkStyle;
   querySpelling: 'pageIndex-first' | 'pageSize-first';
+  serves: CollectionSpec['serves'];
   pretty: boolean;
   public: boolean;
   /** The bytes of items [from, to) joined by the separator: a view, no copy. */
@@ -63,6 +64,7 @@ export class Collections {
       lastLink: c.type === 'offset' || (c.lastLink ?? false),
       linkStyle: c.linkStyle ?? 'object',
       querySpelling: c.querySpelling ?? 'pageIndex-first',
+      serves: c.serves,
       pretty,
       public: c.public ?? false,
       // Packed at registration, so later edits of the caller's array cannot change a walk in progress.
@@ -147,8 +149,10 @@ function query(extras: Array<[string, string]>, own: Array<[string, string]>): s
   return new URLSearchParams([...extras, ...own]).toString();
 }
 
-function offsetPage(c: StoredCollection, p: Params, extras: Array<[string, string]>, pageSize: number): Page {
+function offsetPage(c: StoredCollection, p: Params, extras: Array<[string, string]>, asked: number): Page {
   if (p.has('cursor')) throw new BadQuery('cursor is not accepted by an offset-based collection.');
+  const pageSize = c.serves && asked > 0 ? Math.max(1, Math.round(asked * c.serves.times)) : asked;
+  const linkSize = c.serves?.links === 'asked' ? asked : pageSize;
   const pageIndex = nonNegative(p, 'pageIndex', 0);
   const n = c.count;
   const start = pageIndex * pageSize;
@@ -159,7 +163,7 @@ function offsetPage(c: StoredCollection, p: Params, extras: Array<[string, strin
   const at = (i: number) => {
     const own: Array<[string, string]> = [
       ['pageIndex', String(i)],
-      ['pageSize', String(pageSize)],
+      ['pageSize', String(linkSize)],
     ];
     return `${c.path}?${query(extras, c.querySpelling === 'pageSize-first' ? own.reverse() : own)}`;
   };
@@ -269,7 +273,10 @@ export async function handleCollection(core: Core, ex: Exchange, c: StoredCollec
   }
   const { head, tail } = envelopeFrame({ ...page, hasItems: page.to > page.from, links }, c.pretty);
   const body = [Buffer.from(head), c.slice(page.from, page.to), Buffer.from(tail)];
-  if (core.latencyMs > 0) await core.sleep(core.latencyMs);
+  const load = ex.log.inFlight ?? 0;
+  const latency =
+    core.loadLatency && load > core.loadLatency.above ? core.loadLatency.msPerSquare * load ** 2 : core.latencyMs;
+  if (latency > 0) await core.sleep(latency);
   return {
     status: 200,
     headers: { 'content-type': 'application/json; charset=utf-8' },

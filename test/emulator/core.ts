@@ -28,6 +28,8 @@ export interface Core {
   now(): number;
   sendIss: boolean;
   latencyMs: number;
+  /** See EmulatorOptions.loadLatency. */
+  loadLatency: { above: number; msPerSquare: number } | undefined;
   /** See EmulatorOptions.maxPageSize and overMaxPageSize. */
   pageLimit: { max: number; over: 'refuse' | 'unprocessable' | 'cap' } | undefined;
   /** See EmulatorOptions.maxInFlight. */

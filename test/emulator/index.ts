@@ -24,7 +24,7 @@ import { WireMeter } from './wire.js';
 export { SSO_COOKIE } from './authorize.js';
 export { generateEvents, generateUsers } from './data.js';
 export { MIN_COMPRESSED_BODY } from './compression.js';
-export { generateRecords } from './records.js';
+export { generateRecords, growingItems } from './records.js';
 export { CODE_TTL_MS } from './grants.js';
 export { ECHO_PATH, SLOW_PATH, STATUS_PREFIX, UNAVAILABLE_PATH, UPLOAD_PATH } from './resources.js';
 export { isCodeChallenge, isCodeVerifier, s256 } from './pkce.js';
@@ -66,6 +66,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     now: () => clock(),
     sendIss: opts.sendIss ?? false,
     latencyMs: opts.latencyMs ?? 0,
+    loadLatency: opts.loadLatency,
     pageLimit:
       opts.maxPageSize === undefined ? undefined : { max: opts.maxPageSize, over: opts.overMaxPageSize ?? 'refuse' },
     rateLimit:

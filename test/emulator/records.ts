@@ -115,3 +115,20 @@ function record(seed: number, i: number): string {
 export function generateRecords(count: number, seed = 1): string[] {
   return Array.from({ length: count }, (_, i) => record(seed, i));
 }
+
+/**
+ * Items for pages of `perPage` that grow: `small` pages of 1 KB, then each page 4 times the one before up to `top`
+ * bytes, then `after` pages of `top` bytes. The items of a page are one string, so a large collection costs the
+ * emulator its packed bytes only.
+ */
+export function growingItems(perPage: number, top: number, small = 300, after = 12): string[] {
+  const items: string[] = [];
+  const page = (bytes: number) => {
+    const item = `{"pad":"${'x'.repeat(Math.max(1, Math.floor(bytes / perPage) - 10))}"}`;
+    for (let i = 0; i < perPage; i++) items.push(item);
+  };
+  for (let i = 0; i < small; i++) page(1024);
+  for (let bytes = 4096; bytes < top; bytes *= 4) page(bytes);
+  for (let i = 0; i < after; i++) page(top);
+  return items;
+}

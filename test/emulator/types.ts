@@ -38,6 +38,11 @@ export interface EmulatorOptions {
   rateLimitRetryAfter?: string;
   /** Serve HTTPS with this key and certificate (see pki.ts) instead of plain HTTP; HTTP/2 to a client that asks. */
   tls?: { key: Buffer; cert: Buffer };
+  /**
+   * A server that slows with load: a collection request arriving while more than `above` are in flight (itself
+   * included) waits `msPerSquare`·n² ms instead of latencyMs, n being that count. Default: latency is latencyMs.
+   */
+  loadLatency?: { above: number; msPerSquare: number };
 }
 
 export interface LinkOptions {
@@ -121,6 +126,11 @@ export interface CollectionSpec {
   public?: boolean; // no bearer needed (default false)
   /** Offset only: the order of the paging parameters in links, `?pageIndex=…&pageSize=…` (default) or the other. */
   querySpelling?: 'pageIndex-first' | 'pageSize-first';
+  /**
+   * Offset only, a server that ignores the pageSize asked for: each page holds `times` as many items (rounded, at
+   * least one) and pages are numbered by that count; links spell the pageSize asked for, or the count served.
+   */
+  serves?: { times: number; links: 'asked' | 'served' };
 }
 
 export type Fault =

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
+import { type Emulator, growingItems, startEmulator } from '../emulator/index.js';
 import { BIN } from '../support/cli.js';
 import { cliEnv, list, type ListEnv, listEnv, ndjson, plainItems, shell } from './helpers.js';
 
@@ -103,6 +103,35 @@ describe('idcli list --concurrency auto (the default)', () => {
     }
   }, 60_000);
 
+  it('against a server that slows with load: the window comes down and stays below the load that slowed', async () => {
+    // 20 ms a page with up to 2 in flight, 100·n² ms above: the window's first pages (4 at once) meet the slowdown
+    // whatever the machine's speed, since the third of them takes 900 ms, far beyond any first page's time.
+    const slowing = await startEmulator({ latencyMs: 20, loadLatency: { above: 2, msPerSquare: 100 } });
+    const slowingEnv = await listEnv(slowing, slowing.mintTokens().access_token);
+    try {
+      const items = plainItems(1000);
+      slowing.setCollection('/v1/many', { type: 'offset', items });
+      const r = await list(slowingEnv, ['/v1/many', '--page-size', '10', '--verbose']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(ndjson(items));
+      const cut =
+        /--concurrency auto: (\d+) → (\d+) pages in flight: a page sent with (\d+) in flight began to come back after \d+ ms, the fastest after \d+ ms; at most (\d+) from now on/.exec(
+          r.stderr,
+        );
+      expect(cut, r.stderr).not.toBeNull();
+      const [, from, to, load, limit] = cut!.map(Number);
+      expect(to).toBeLessThan(from!);
+      expect(limit).toBe(load! - 1);
+      // Only pages sent before the cut met the slowdown (the first window, and those sent as its fast pages were
+      // taken): not most of the 100 pages, as a window held at 4 would.
+      const slowed = slowing.requests.filter((q) => q.path === '/v1/many' && (q.inFlight ?? 0) > 2);
+      expect(slowed.length).toBeLessThanOrEqual(8);
+    } finally {
+      await slowing.close();
+      await slowingEnv.cleanup();
+    }
+  }, 60_000);
+
   it('on a link that carries one page at a time, stops growing once more pages in flight would only queue', async () => {
     // A page takes the link about 2 ms and nothing else delays an answer: a handful of pages in flight keep the link
     // busy. Judged page by page (twice the fastest page's time, plus slack for jitter) the window would grow on to
@@ -119,9 +148,10 @@ describe('idcli list --concurrency auto (the default)', () => {
       expect(r.stdout).toBe(ndjson(items));
       const seen = fast.requests.filter((q) => q.path === '/v1/many').map((q) => q.inFlight ?? 0);
       expect(seen).toHaveLength(300);
-      // Held well short of the ceiling (a busy machine, whose CPU then is the limit, may hold it a little higher).
+      // Held well short of the ceiling (a busy machine, whose CPU then is the limit, may hold it a little higher), by
+      // the pace, or on a busy machine by pages that slowed first.
       expect(r.stderr).toMatch(
-        /--concurrency auto: stays at \d+ pages in flight: pages come back no sooner with more in flight/,
+        /--concurrency auto: (held at \d+ pages in flight: pages come back no sooner with more in flight|\d+ → \d+ pages in flight: a page sent with \d+ in flight began to come back)/,
       );
       expect(Math.max(...seen)).toBeLessThanOrEqual(16);
     } finally {
@@ -152,7 +182,7 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(out.code).toBe(0);
     expect(out.stdout.split(' ')[0]).toBe(digest.digest('hex'));
     expect(out.stderr).toMatch(
-      /--concurrency auto: 4 → 3 pages in flight: pages of 19\.1 MB, at most 64\.0 MB of them waiting/,
+      /--concurrency auto: 4 → 3 pages in flight: pages of 19\.1 MB, at most 64\.0 MB of them held besides the next to write/,
     );
     // 64 MB of pages, the one being written among them, and Node itself; without the cap all five pages after the
     // first would be in flight at once.
@@ -160,6 +190,41 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(rssMb).toBeLessThan(200);
     expect(Math.max(...inFlight('/v1/large'))).toBeLessThanOrEqual(3);
   }, 60_000);
+
+  it.each(['32', 'auto'])(
+    'counts the bytes arriving at -c %s: pages growing from 1 KB to 30 MB after 300 small ones',
+    async (window) => {
+      // 300 pages of 1 KB let the window grow to 32 while it knows only small pages; then each page is 4 times the one
+      // before, up to 12 pages of 30 MB. Judged from the pages seen so far, they would all be on their way at once.
+      const perPage = 10;
+      const items = growingItems(perPage, 30 * 1024 * 1024);
+      const fast = await startEmulator();
+      const fastEnv = await listEnv(fast, fast.mintTokens().access_token);
+      try {
+        fast.setCollection('/v1/growing', { type: 'offset', items });
+        const digest = createHash('sha256');
+        for (const item of items) digest.update(`${item}\n`);
+        const script = `/usr/bin/time -f 'rss=%M' node "${BIN}" list /v1/growing --page-size ${perPage} --concurrency ${window} --verbose | sha256sum`;
+        const out = await shell(script, cliEnv(fastEnv, { IDCLI_HTTP_COMPRESSION: '0' }));
+        expect(out.code).toBe(0);
+        expect(out.stdout.split(' ')[0]).toBe(digest.digest('hex'));
+        // At 32 the cap is what holds the pages back (under auto, pages that slowed may have brought the window down first).
+        if (window === '32') {
+          expect(out.stderr).toMatch(
+            /32 → 2 pages in flight: pages of \d+\.\d MB, at most 64\.0 MB of them held besides the next to write/,
+          );
+        }
+        // 64 MB, one page of 30 MB, Node itself (about 80 MB), and room for the garbage of the socket's chunks that a busy
+        // machine's collector has not freed yet; judged from the pages seen so far, twelve pages of 30 MB would be held.
+        const rssMb = Number(/rss=(\d+)/.exec(out.stderr)![1]) / 1024;
+        expect(rssMb).toBeLessThan(64 + 30 + 80 + 80);
+      } finally {
+        await fast.close();
+        await fastEnv.cleanup();
+      }
+    },
+    120_000,
+  );
 
   it('--limit never asks for a page beyond the limit', async () => {
     const r = await list(env, ['/v1/items', '--page-size', '20', '--limit', '50']);

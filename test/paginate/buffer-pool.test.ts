@@ -45,4 +45,20 @@ describe('createBufferPool', () => {
     expect(roundedUp(19_100_000)).toBe(20 * 1024 * 1024);
     expect(roundedUp(19_500_000)).toBe(roundedUp(19_100_000));
   });
+
+  it('keeps at most maxFreeBytes() of free buffers: the smallest go first, one larger than the limit is dropped', () => {
+    let limit = 3_200_000;
+    const pool = createBufferPool(8, () => limit);
+    const [small, mid, big] = [pool.take(100_000), pool.take(1_000_000), pool.take(2_000_000)];
+    pool.give(small);
+    pool.give(mid);
+    // small and mid together leave no room for big: small goes, the rest fits.
+    pool.give(big);
+    expect(pool.take(2_000_000).buffer).toBe(big.buffer);
+    expect(pool.take(1_000_000).buffer).toBe(mid.buffer);
+    expect(pool.take(100_000).buffer).not.toBe(small.buffer);
+    limit = 500_000;
+    pool.give(mid);
+    expect(pool.take(1_000_000).buffer).not.toBe(mid.buffer);
+  });
 });

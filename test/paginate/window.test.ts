@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Window, WINDOW_BYTES, WINDOW_CEILING, type WindowChange } from '../../src/paginate/window.js';
+import { Window, WINDOW_CEILING, type WindowChange } from '../../src/paginate/window.js';
 
-/** A window and the changes it told, fed pages that all take `ms` and are `bytes` long. */
+/** A window and the changes it told, fed pages that all take `ms`. */
 function window(start: number, adaptive = true) {
   const changes: WindowChange[] = [];
   const w = new Window({ start, adaptive, onChange: (c) => changes.push(c) });
   let now = 0;
   /** `n` pages sent at `now`, each taken by a walk that waited for it (or not); the window allowed after them. */
-  const pages = (n: number, { ms = 100, bytes = 1000, waited = true } = {}) => {
-    for (let i = 0; i < n; i++) w.taken(now, w.arrived(ms, bytes, false), waited, now + ms);
+  const pages = (n: number, { ms = 100, waited = true, load = 1 } = {}) => {
+    for (let i = 0; i < n; i++) w.taken({ sentAt: now, ms, firstByteMs: ms, retried: false, load }, waited, now + ms);
     now += ms;
     return w.allowed;
   };
@@ -27,7 +27,7 @@ function window(start: number, adaptive = true) {
  * walk takes each as it arrives, then sends as many as the window allows. Returns the most pages ever in flight.
  */
 function queueing(w: Window, pages: number, { latency, service }: { latency: number; service: number }): number {
-  const inFlight: number[] = [];
+  const inFlight: { sentAt: number; load: number }[] = [];
   let now = 0;
   let last = 0;
   let most = 0;
@@ -35,20 +35,49 @@ function queueing(w: Window, pages: number, { latency, service }: { latency: num
   const fill = () => {
     while (sent < pages && inFlight.length < w.allowed) {
       // Sent just after the page before was taken, as the walk does.
-      inFlight.push(now + 0.01);
+      inFlight.push({ sentAt: now + 0.01, load: inFlight.length + 1 });
       sent++;
     }
     most = Math.max(most, inFlight.length);
   };
   fill();
   while (inFlight.length > 0) {
-    const sentAt = inFlight.shift()!;
+    const { sentAt, load } = inFlight.shift()!;
     last = Math.max(sentAt + latency, last + service);
     now = last;
-    w.taken(sentAt, w.arrived(now - sentAt, 1000, false), true, now);
+    w.taken({ sentAt, ms: now - sentAt, firstByteMs: now - sentAt, retried: false, load }, true, now);
     fill();
   }
   return most;
+}
+
+/**
+ * A walk against a server that answers each page after `latency(n)` ms, n being the pages in flight when it was sent
+ * (itself included). Pages are taken in order, each when it is in; the window then fills. Returns the time the walk
+ * took, the most pages ever in flight, and the window at the end.
+ */
+function loaded(w: Window, pages: number, latency: (n: number) => number) {
+  const inFlight: { sentAt: number; load: number; doneAt: number }[] = [];
+  let now = 0;
+  let most = 0;
+  let sent = 0;
+  const fill = () => {
+    while (sent < pages && inFlight.length < w.allowed) {
+      const load = inFlight.length + 1;
+      inFlight.push({ sentAt: now, load, doneAt: now + latency(load) });
+      sent++;
+    }
+    most = Math.max(most, inFlight.length);
+  };
+  fill();
+  while (inFlight.length > 0) {
+    const { sentAt, load, doneAt } = inFlight.shift()!;
+    const waited = doneAt > now;
+    now = Math.max(now, doneAt);
+    w.taken({ sentAt, ms: doneAt - sentAt, firstByteMs: doneAt - sentAt, retried: false, load }, waited, now);
+    fill();
+  }
+  return { ms: now, most, allowed: w.allowed };
 }
 
 describe('the window of --concurrency auto', () => {
@@ -87,7 +116,7 @@ describe('the window of --concurrency auto', () => {
     expect(t.w.delay(t.at())).toBe(1005);
     expect(t.w.delay(t.at() + 1005)).toBe(0);
     // Pages sent before the cut, then a window of pages sent after it: no growth yet.
-    t.w.taken(sent, true, true, t.at());
+    t.w.taken({ sentAt: sent, ms: 100, firstByteMs: 100, retried: false, load: 16 }, true, t.at());
     t.tick(1000);
     expect(t.pages(8)).toBe(8);
     // Then one more page in flight per window of good pages.
@@ -106,9 +135,13 @@ describe('the window of --concurrency auto', () => {
     const most = queueing(w, 500, { latency: 6, service: 2 });
     expect(most).toBeGreaterThanOrEqual(6);
     expect(most).toBeLessThanOrEqual(7);
-    expect(changes.filter((c) => c.from === c.to).map((c) => c.reason)).toEqual([
+    expect(changes.filter((c) => c.from === c.to).map((c) => c.reason)).toContain(
       'pages come back no sooner with more in flight',
-    ]);
+    );
+    // Each hold is told once for the size it holds: never as a size the window then leaves by growing.
+    for (const [i, c] of changes.entries()) {
+      if (c.from === c.to) expect(changes.slice(i + 1).every((d) => d.from >= c.to || d.to <= c.to)).toBe(true);
+    }
   });
 
   it('still grows to the ceiling where each page waits for the round trip, not for the others', () => {
@@ -116,35 +149,71 @@ describe('the window of --concurrency auto', () => {
     expect(queueing(w, 500, { latency: 100, service: 1 })).toBe(WINDOW_CEILING);
   });
 
+  describe('against a server that slows with load', () => {
+    const cliff = (n: number) => (n <= 6 ? 20 : 20 * n * n);
+    const queue = (n: number) => 20 + 15 * n;
+
+    it.each([
+      ['20 ms, 20·n² ms above 6 in flight', cliff],
+      ['20 ms + 15 ms per page in flight', queue],
+    ])('comes down, and auto takes at most 1.5x the time of -c 4 and less than -c 1 (%s)', (_, latency) => {
+      const time = (start: number, adaptive: boolean) => loaded(new Window({ start, adaptive }), 3000, latency);
+      const auto = time(4, true);
+      expect(auto.ms).toBeLessThanOrEqual(1.5 * time(4, false).ms);
+      expect(auto.ms).toBeLessThan(time(1, false).ms);
+      // The window never stays where pages slowed.
+      if (latency === cliff) expect(auto.allowed).toBeLessThanOrEqual(6);
+    });
+
+    it('comes down by the ratio of the time that keeps up to the slowed page, at most halved, and says why', () => {
+      const t = window(4);
+      t.pages(1, { ms: 20 });
+      expect(t.pages(16, { ms: 20 })).toBe(12);
+      // 4·20 + 20 = 100 ms is still within the band: no cut.
+      expect(t.pages(1, { ms: 100, load: 12 })).toBe(12);
+      // 1000 ms is ten times the 100 ms the band allows: halved.
+      expect(t.pages(1, { ms: 1000, load: 9 })).toBe(6);
+      expect(t.changes.at(-1)).toEqual({
+        from: 12,
+        to: 6,
+        reason:
+          'a page sent with 9 in flight began to come back after 1000 ms, the fastest after 20 ms; at most 8 from now on',
+      });
+      // Pages sent before the cut do not cut again; then it grows back, never past 8.
+      t.w.taken({ sentAt: 0, ms: 1000, firstByteMs: 1000, retried: false, load: 9 }, true, t.at());
+      expect(t.w.allowed).toBe(6);
+      expect(t.pages(200, { ms: 20, load: 8 })).toBe(8);
+      expect(t.changes.at(-1)).toEqual({ from: 8, to: 8, reason: 'a page slowed with 9 in flight' });
+      // A page sent after the cut that slowed by less: down by the ratio, 100/150 of 8.
+      expect(t.pages(1, { ms: 150, load: 8 })).toBe(6);
+      expect(t.changes.at(-1)?.reason).toMatch(/at most 7 from now on$/);
+    });
+
+    it('does not come down on a page that only took longer to transfer: its first byte came as fast', () => {
+      const t = window(8);
+      t.pages(1, { ms: 20 });
+      t.w.taken({ sentAt: t.at(), ms: 5000, firstByteMs: 20, retried: false, load: 8 }, true, t.at() + 5000);
+      expect(t.w.allowed).toBe(8);
+      expect(t.changes).toEqual([]);
+    });
+
+    it('does not come down on a slow page the walk did not wait for, a retried page, or one sent alone', () => {
+      const t = window(8);
+      t.pages(1, { ms: 20 });
+      expect(t.pages(1, { ms: 1000, load: 8, waited: false })).toBe(8);
+      t.w.taken({ sentAt: t.at(), ms: 1000, firstByteMs: 1000, retried: true, load: 8 }, true, t.at() + 1000);
+      expect(t.pages(1, { ms: 1000, load: 1 })).toBe(8);
+      expect(t.changes).toEqual([]);
+    });
+  });
+
   it('--concurrency n stays n: no growth, no cut, no pause', () => {
     const t = window(6, false);
     t.pages(50);
+    t.pages(5, { ms: 5000, load: 6 });
     t.w.throttled(t.at(), t.at(), 'HTTP 429', 5000);
     expect(t.w.allowed).toBe(6);
     expect(t.w.delay(t.at())).toBe(0);
     expect(t.changes).toEqual([]);
-  });
-
-  it.each([true, false])('caps the bytes waiting in the window (adaptive %s), and says so once', (adaptive) => {
-    const t = window(16, adaptive);
-    const bytes = 20 * 1024 * 1024;
-    expect(t.pages(1, { bytes })).toBe(Math.floor(WINDOW_BYTES / bytes));
-    expect(t.pages(3, { bytes: 50 * 1024 * 1024 })).toBe(1);
-    expect(t.changes.filter((c) => c.reason.startsWith('pages of'))).toEqual([
-      { from: 16, to: 3, reason: 'pages of 20.0 MB, at most 64.0 MB of them waiting' },
-    ]);
-  });
-
-  it('counts the page being written against the byte cap, not against the window, and leaves room for one', () => {
-    const t = window(16);
-    expect(t.w.room(50 * 1024 * 1024)).toBe(16);
-    const bytes = 20 * 1024 * 1024;
-    t.pages(1, { bytes });
-    expect(t.w.allowed).toBe(3);
-    expect(t.w.room(bytes)).toBe(2);
-    expect(t.w.room(60 * 1024 * 1024)).toBe(1);
-    const small = window(4);
-    small.pages(1, { bytes: 100_000 });
-    expect(small.w.room(100_000)).toBe(4);
   });
 });

@@ -40,7 +40,7 @@ const options = {
     flag: '--concurrency',
     value: '<n>|auto',
     description:
-      'pages in flight at once (offset-based, totalItems known); auto: from 4 up to 32 while the server keeps up, halved on a 429 or 503',
+      'pages in flight at once (offset-based, totalItems known); auto: from 4 up to 32 while the server keeps up, lowered on a 429, a 503 or pages that slow down',
     defaultValue: 'auto',
     keywords: ['auto'],
     min: 1,
@@ -248,7 +248,7 @@ async function walkToStdout(
         else deps.log.info(message);
       },
       onWindow: ({ from, to, reason }) => {
-        const change = from === to ? `stays at ${to}` : `${from} → ${to}`;
+        const change = from === to ? `held at ${to}` : `${from} → ${to}`;
         deps.log.verbose(
           `--concurrency ${plan.adaptive ? 'auto' : plan.concurrency}: ${change} pages in flight: ${reason}`,
         );
