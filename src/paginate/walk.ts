@@ -9,11 +9,9 @@ import { createSpanTable } from './json-scan.js';
 import { createBufferPool } from './buffer-pool.js';
 import { ByteBudget, WINDOW_BYTES } from './byte-budget.js';
 import { type FetchContext, fetchRaw, parseRaw, type RawPage, refusedWith } from './fetch-page.js';
-import { pageKey, resolveNextLink } from './links.js';
+import { indexUrl, LinkBook, linksTo, type NextLink } from './link-book.js';
 import { refusesPageSize } from './page-size.js';
 import { peekLinks } from './peek-links.js';
-import { setQueryParam } from '../apiclient/target.js';
-import { createVisitedPages, type VisitedPages } from './visited.js';
 import { type TakenPage, Window, WINDOW_CEILING, type WindowChange } from './window.js';
 
 export interface WalkOptions {
@@ -88,11 +86,6 @@ interface Timing extends TakenPage {
   arrived: boolean;
 }
 
-interface NextLink {
-  url?: string;
-  error?: unknown;
-}
-
 /** A validated page, what follows it, and the request for that already under way. */
 interface Step {
   page: Page;
@@ -135,7 +128,7 @@ class Walk {
   private readonly concurrency: number;
   /** Pages the walk by pageIndex may hold in flight. */
   private readonly window: Window;
-  private readonly visited = createVisitedPages();
+  private readonly links: LinkBook;
   /** Every page is parsed only when it is next to be written, so one span table serves the whole walk. */
   private readonly spans = createSpanTable();
   /** The bytes of the pages in flight, waiting and being written. */
@@ -154,6 +147,7 @@ class Walk {
   ) {
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
     this.firstUrl = options.firstUrl;
+    this.links = new LinkBook(options.apiOrigin);
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     const adaptive = options.adaptive === true && this.concurrency > 1;
     this.window = new Window({ start: this.concurrency, adaptive, onChange: ctx.onWindow });
@@ -205,7 +199,7 @@ class Walk {
       this.firstUrl = fallback;
       raw = await this.settle(this.start(fallback));
     }
-    this.visited.add(pageKey(this.firstUrl));
+    this.links.enterFirst(this.firstUrl);
     return raw;
   }
 
@@ -316,40 +310,6 @@ class Walk {
     if (this.ctx.interrupt.aborted) throw this.failure(interrupted(), nextUrl);
   }
 
-  /** links.next resolved and checked against `visited`, or the error it raises. */
-  private link(next: string | undefined, url: string, visited: Pick<VisitedPages, 'has'>): NextLink {
-    if (next === undefined) return {};
-    try {
-      return { url: resolveNextLink(next, url, this.options.apiOrigin, visited) };
-    } catch (error) {
-      return { error };
-    }
-  }
-
-  /** links.next resolved, checked and remembered, or the error to raise once the page is written. */
-  private resolveNext(next: string | undefined, self: string | undefined, url: string): NextLink {
-    this.rememberSelf(self, url);
-    const link = this.link(next, url, this.visited);
-    if (link.url !== undefined) this.visited.add(link.url);
-    return link;
-  }
-
-  /**
-   * The page's own canonical URL counts as visited too: the first request is often spelled differently
-   * from the links (`/v1/users` vs `?pageIndex=0&pageSize=100`), and a loop back to it must still be seen.
-   */
-  private rememberSelf(self: string | undefined, url: string): void {
-    // Usually self is the very URL just fetched, already remembered: no URL parse per page then.
-    if (self === undefined || this.visited.has(self)) return;
-    try {
-      const u = new URL(self, url);
-      if (self.includes('#')) u.hash = '';
-      if (u.origin === this.options.apiOrigin) this.visited.add(u.href);
-    } catch {
-      // An unparseable self link is not needed for the walk.
-    }
-  }
-
   /**
    * Validates a fetched page and starts fetching the one after it. When its links can be read from the
    * end of the body (peekLinks), the next request goes out BEFORE this page is scanned, so the server
@@ -359,7 +319,7 @@ class Walk {
   private async advance(raw: RawPage): Promise<Step> {
     const early = Number.isFinite(this.limit) ? undefined : peekLinks(raw.body);
     if (!early) return this.stepFrom(this.parse(raw), raw.url);
-    const next = this.resolveNext(early.next, early.self, raw.url);
+    const next = this.links.follow(early, raw.url);
     const pending = next.url === undefined ? undefined : this.start(next.url);
     // node:http sends from a process.nextTick callback: let it run before the scan, so the server
     // prepares the next page while this one is validated.
@@ -372,7 +332,7 @@ class Walk {
 
   /** A page already validated as a step of the walk: its next link resolved, and fetched when wanted. */
   private stepFrom(page: Page, url: string): Step {
-    const next = this.wantsMoreAfter(page) ? this.resolveNext(page.next, page.self, url) : {};
+    const next = this.wantsMoreAfter(page) ? this.links.follow(page, url) : {};
     return next.url !== undefined ? { page, next, pending: this.start(next.url) } : { page, next };
   }
 
@@ -396,7 +356,7 @@ class Walk {
     if (!Number.isSafeInteger(total)) return 'totalItems is too large';
     const pageSize = first.itemCount;
     // The window asks for the pages the links would lead to, and only while they do (see parallelFrom).
-    if (!this.linksTo(first, first.url, this.indexUrl(first.pageIndex + 1, pageSize)))
+    if (!linksTo(first.next, first.url, indexUrl(this.firstUrl, first.pageIndex + 1, pageSize)))
       return `links.next does not lead to the next pageIndex at the ${pageSize} items a page holds`;
     let lastIndex = first.pageIndex + Math.ceil(Math.max(0, total - (first.pageIndex + 1) * pageSize) / pageSize);
     if (Number.isFinite(this.limit))
@@ -411,21 +371,21 @@ class Walk {
   private async parallelFrom(first: Page, { pageSize, lastIndex }: ParallelPlan): Promise<void> {
     const queue: Pending<RawPage>[] = [];
     let nextIndex = (first.pageIndex as number) + 1;
-    const indexUrl = (index: number): string => this.indexUrl(index, pageSize);
+    const urlOf = (index: number): string => indexUrl(this.firstUrl, index, pageSize);
     /** Requests up to the window, while a page as large as the largest so far fits in the byte budget. */
     const fill = (): void => {
       // Once the reader has gone or the walk is interrupted, no new request starts.
       const wanted = () => nextIndex <= lastIndex && queue.length < this.window.allowed && !this.signal.aborted;
       while (wanted() && this.budget.roomForOne) {
-        queue.push(this.start(indexUrl(nextIndex), nextIndex++));
+        queue.push(this.start(urlOf(nextIndex), nextIndex++));
       }
     };
     try {
       // The first page's link is checked like every other's: against the pages written before it.
-      let linked = this.checkWritten(first, first.url, first.url);
+      let linked = this.links.written(first, first.url, first.url, this.wantsMoreAfter(first));
       if (linked.error === undefined) fill();
       // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
-      await this.emit(first, linked.error === undefined ? (queue[0]?.url ?? indexUrl(nextIndex)) : undefined);
+      await this.emit(first, linked.error === undefined ? (queue[0]?.url ?? urlOf(nextIndex)) : undefined);
       if (linked.error !== undefined) throw this.stopped(linked.error, undefined);
       for (let p = queue.shift(); p; p = queue.shift()) {
         const page = this.parse(await this.awaitWindow(p));
@@ -436,20 +396,20 @@ class Walk {
         // against every page written so far: the same pages, whatever the window.
         if (
           more &&
-          (p.index === lastIndex || !this.linksTo(page, linked.url ?? p.url, indexUrl((p.index as number) + 1)))
+          (p.index === lastIndex || !linksTo(page.next, linked.url ?? p.url, urlOf((p.index as number) + 1)))
         ) {
           this.drop(queue);
-          return await this.sequentialFrom(this.stepFrom(page, this.handOver(p.url, linked.url)));
+          return await this.sequentialFrom(this.stepFrom(page, this.links.handOver(p.url, linked.url)));
         }
         // Pages come by pageIndex here, yet a link to another origin or back to a page already written breaks the
         // contract all the same, and says so as the sequential walk would: after this page, with nothing to resume
         // from. The pages in flight after it are dropped unwritten.
-        linked = this.checkWritten(page, p.url, linked.url);
+        linked = this.links.written(page, p.url, linked.url, this.wantsMoreAfter(page));
         const linkError = linked.error;
         if (more && linkError === undefined) fill();
         else this.drop(queue); // a shrunken collection or the limit: nothing after this page is wanted
         // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
-        await this.emit(page, queue[0]?.url ?? (more && linkError === undefined ? indexUrl(nextIndex) : undefined));
+        await this.emit(page, queue[0]?.url ?? (more && linkError === undefined ? urlOf(nextIndex) : undefined));
         if (linkError !== undefined) throw this.stopped(linkError, undefined);
         if (!more) return;
       }
@@ -463,50 +423,6 @@ class Walk {
   private drop(queue: Pending<RawPage>[]): void {
     for (const p of queue) this.budget.release(p.seq);
     queue.length = 0;
-  }
-
-  /** The page `index` asked for by pageIndex: the first request's query (its filters carry over) and `pageSize`. */
-  private indexUrl(index: number, pageSize: number): string {
-    const u = new URL(this.firstUrl);
-    setQueryParam(u, 'pageIndex', String(index));
-    setQueryParam(u, 'pageSize', String(pageSize));
-    return pageKey(u);
-  }
-
-  /**
-   * Whether the page's links.next (resolved against `base`) names `planned`: the same origin, path and query
-   * parameters, in whatever order the server spells them.
-   */
-  private linksTo(page: Page, base: string, planned: string): boolean {
-    if (page.next === undefined) return false;
-    try {
-      const [a, b] = [new URL(page.next, base), new URL(planned)];
-      const params = (u: URL): string =>
-        JSON.stringify([...u.searchParams].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)));
-      return a.origin === b.origin && a.pathname === b.pathname && params(a) === params(b);
-    } catch {
-      return false;
-    }
-  }
-
-  /** A page the walk by links goes on from, remembered as written pages are, and the URL its links resolve against. */
-  private handOver(url: string, linked: string | undefined): string {
-    this.visited.add(url);
-    return linked ?? url;
-  }
-
-  /**
-   * A page of the walk by pageIndex, about to be written: remembered under the URL idcli fetched and under its self
-   * link (the server may spell its links otherwise than idcli), then its links.next checked against the pages
-   * written so far, this one included. Pages in flight are not remembered yet: the link to the next of them is no
-   * loop. The link that led here only names the page: a server's wrong link must not mark another page visited.
-   */
-  private checkWritten(page: Page, url: string, linked: string | undefined): NextLink {
-    this.visited.add(url);
-    this.rememberSelf(page.self, url);
-    if (page.next === undefined || !this.wantsMoreAfter(page)) return {};
-    // Named and resolved as the walk by links would: by the URL the previous page's link spells.
-    return this.link(page.next, linked ?? url, this.visited);
   }
 }
 
