@@ -10,8 +10,9 @@ import { isAbsolute, join } from 'node:path';
 /** The directory, created 0700 where missing; undefined when there is none this user alone controls. */
 export function privateCacheDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const xdg = env.XDG_CACHE_HOME;
-  // The XDG spec ignores a relative XDG_CACHE_HOME.
-  const base = xdg && isAbsolute(xdg) ? xdg : env.HOME ? join(env.HOME, '.cache') : undefined;
+  // A relative XDG_CACHE_HOME or HOME is ignored, as for the config directory (docs/cli.md).
+  const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : undefined;
+  const base = xdg && isAbsolute(xdg) ? xdg : home ? join(home, '.cache') : undefined;
   if (base === undefined) return undefined;
   const dir = join(base, 'idcli');
   try {
