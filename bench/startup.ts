@@ -6,11 +6,14 @@
  * Beside the keychain figure, the keychain library alone: `node -e` loading @napi-rs/keyring and reading one
  * secret of a record's size, which is what any keychain read through the library costs before idcli's own work.
  * BENCH_BASELINE=<checkout> adds that build's cached `idcli token` (file store) to the same loop.
+ * Where the single executable is built (npm run build:exe), its cached `idcli token` joins the loop too, judged
+ * against `node -e 0` of the very runtime it carries (the registry's package of that version, fetched here), and its
+ * size compressed with xz is printed.
  * Prints figures; asserts nothing.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +23,7 @@ import { startEmulator } from '../test/emulator/index.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'idcli.cjs');
 const runs = Number(process.env.BENCH_STARTUP_RUNS ?? 40);
+const exe = join(root, 'dist', 'exe', `idcli-linux-${process.arch}`);
 
 interface Case {
   name: string;
@@ -28,6 +32,8 @@ interface Case {
   args: string[];
   env: NodeJS.ProcessEnv;
   budget?: number;
+  /** The case whose median the ratio is taken against; the first (`node -e 0`) unless given. */
+  floor?: string;
 }
 
 function once(c: Case): number {
@@ -63,6 +69,27 @@ function keyringScript(op: 'set' | 'get' | 'delete'): string {
   if (op === 'set') return `${entry}.setSecret(Buffer.alloc(800, 120))`;
   if (op === 'delete') return `${entry}.deleteCredential()`;
   return `${entry}.getSecret().then((s) => { if (!s || s.length !== 800) process.exit(1); })`;
+}
+
+/** The registry's Node of the version the executable carries, installed under `tmp`; undefined without one. */
+function exeRuntime(tmp: string): string | undefined {
+  if (!existsSync(exe)) return undefined;
+  const version = /Node v(\d+\.\d+\.\d+)/.exec(execFileSync(exe, ['--version'], { encoding: 'utf8' }))?.[1];
+  if (version === undefined) return undefined;
+  const pkg = `node-linux-${process.arch}`;
+  const prefix = join(tmp, 'exe-runtime');
+  execFileSync('npm', ['install', '--no-save', '--no-audit', '--no-fund', '--prefix', prefix, `${pkg}@${version}`], {
+    stdio: 'ignore',
+  });
+  return join(prefix, 'node_modules', pkg, 'bin', 'node');
+}
+
+/** The executable's size, and compressed with xz as a download would be. */
+function exeSize(): string {
+  const xz = spawnSync('xz', ['-6', '-T0', '-c', exe], { maxBuffer: 1 << 30 });
+  const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
+  const packed = xz.status === 0 ? `, ${mb(xz.stdout.length)} with xz -6` : ' (no xz here to compress it)';
+  return `single executable ${exe}: ${mb(statSync(exe).size)}${packed}`;
 }
 
 function median(xs: number[]): number {
@@ -117,6 +144,13 @@ export async function benchStartup(): Promise<void> {
       const other = join(baseline, 'bin', 'idcli.cjs');
       cases.push({ name: 'idcli token (file), baseline', args: [other, 'token'], env: fileEnv });
     }
+    // The single executable, against an empty start of the Node it carries.
+    const exeNode = exeRuntime(tmp);
+    if (exeNode !== undefined) {
+      cases.push({ name: "node -e 0, executable's Node", command: exeNode, args: ['-e', '0'], env: base });
+      const floor = cases.at(-1)!.name;
+      cases.push({ name: 'executable: token (file)', command: exe, args: ['token'], env: fileEnv, budget: 1.3, floor });
+    }
     const gh = findGh();
     if (gh) {
       const ghDir = join(tmp, 'gh');
@@ -136,6 +170,17 @@ export async function benchStartup(): Promise<void> {
       cases.push({ name: 'idcli token (OS keychain)', args: [bin, 'token'], env: keyEnv, budget: 1.6 });
       keychain = true;
       cases.push({ name: 'keychain library alone (ref.)', args: ['-e', keyringScript('get')], env: keyEnv });
+      if (exeNode !== undefined) {
+        const floor = "node -e 0, executable's Node";
+        cases.push({
+          name: 'executable: token (keychain)',
+          command: exe,
+          args: ['token'],
+          env: keyEnv,
+          budget: 1.6,
+          floor,
+        });
+      }
       once({ name: 'keychain library: store', args: ['-e', keyringScript('set')], env: keyEnv });
     } catch (err) {
       console.log(`(no OS keychain here, keychain figure skipped: ${(err as Error).message.split('\n')[0]})`);
@@ -151,20 +196,21 @@ export async function benchStartup(): Promise<void> {
     const medians = times.map(median);
     cases.forEach((c, j) => {
       const m = medians[j]!;
-      const ratio = m / floor;
+      const ratio = m / (c.floor === undefined ? floor : medians[cases.findIndex((f) => f.name === c.floor)]!);
       const verdict = c.budget === undefined ? '' : ratio <= c.budget ? '  ok' : '  OVER';
       console.log(
         `${c.name.padEnd(30)} ${`${m.toFixed(1)} ms`.padStart(9)} ${`${ratio.toFixed(2)}x`.padStart(7)} ${(c.budget ? `${c.budget}x` : '').padStart(7)}${verdict}`,
       );
     });
     const fileStore = cases.findIndex((c) => c.env === fileEnv);
-    const peer = cases.findIndex((c) => c.command !== undefined);
+    const peer = cases.findIndex((c) => c.command === gh && gh !== undefined);
     if (peer >= 0) {
       const ratio = medians[fileStore]! / medians[peer]!;
       console.log(
         `idcli token (file store) / gh auth token: ${ratio.toFixed(2)}x (budget 1x)${ratio <= 1 ? '  ok' : '  OVER'}`,
       );
     }
+    if (exeNode !== undefined) console.log(exeSize());
     const rss = peakRssMb([bin, 'token'], fileEnv);
     const floorRss = peakRssMb(['-e', '0'], base);
     if (rss !== undefined) {

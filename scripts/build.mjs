@@ -102,4 +102,8 @@ await rename('dist', old).catch((err) => {
   if (err.code !== 'ENOENT') throw err;
 });
 await rename(next, 'dist');
+// The single executables (scripts/build-exe.mjs) are built apart and outlive a rebuild of the package.
+await rename(`${old}/exe`, 'dist/exe').catch((err) => {
+  if (err.code !== 'ENOENT') throw err;
+});
 await rm(old, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectNoSecrets, type Harness, harness } from '../auth/harness.js';
 import { until } from '../support/until.js';
 import { shell } from '../list/helpers.js';
-import { baseEnv, BIN, type CliOptions, type CliResult } from '../support/cli.js';
+import { baseEnv, type CliOptions, type CliResult, IDCLI } from '../support/cli.js';
 import { onTerminal } from '../support/pty.js';
 import { SCHEMES, type Scheme } from '../support/scheme.js';
 import { storeSignIn } from '../support/sign-in.js';
@@ -117,7 +117,7 @@ describe.each(SCHEMES)('idcli api: the response, over %s', (scheme) => {
     );
     h.emu.setResource('/v1/odd', body);
     const env = h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` });
-    const tty = await onTerminal(`node "${BIN}" api odd`, { env });
+    const tty = await onTerminal(`${IDCLI} api odd`, { env });
     h.outputs.push(tty.raw);
     expect(tty.code).toBe(0);
     // The terminal's line discipline turns each \n into \r\n; nothing else reaches it but the escaped text.
@@ -128,14 +128,14 @@ describe.each(SCHEMES)('idcli api: the response, over %s', (scheme) => {
     expect(piped.code).toBe(0);
     expect(piped.stdoutBytes.equals(body)).toBe(true);
     const file = join(h.dir, 'odd.out');
-    const toFile = await shell(`node "${BIN}" api odd > "${file}"`, env);
+    const toFile = await shell(`${IDCLI} api odd > "${file}"`, env);
     expect(toFile.code).toBe(0);
     expect((await readFile(file)).equals(body)).toBe(true);
   });
 
   it('a reader that leaves early (| head) is exit 0', async () => {
     h.emu.setResource('/v1/big', JSON.stringify({ data: 'x'.repeat(4 * 1024 * 1024) }));
-    const r = await shell(`node "${BIN}" api big | head -c 10; echo " exit=\${PIPESTATUS[0]}"`, {
+    const r = await shell(`${IDCLI} api big | head -c 10; echo " exit=\${PIPESTATUS[0]}"`, {
       ...h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` }),
     });
     expect(r.stdout).toBe('{"data":"x exit=0\n');
@@ -494,7 +494,7 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
   it('stdin over the cap goes out once: a 401 refreshes the token but does not repeat it (exit 3)', async () => {
     h.emu.inject({ path: '/v1/upload', fault: { kind: 'status', status: 401 } });
     const r = await shell(
-      `head -c ${70 * MiB} /dev/zero | node "${BIN}" api -X POST upload --input -`,
+      `head -c ${70 * MiB} /dev/zero | ${IDCLI} api -X POST upload --input -`,
       h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` }),
     );
     h.outputs.push(r.stdout, r.stderr);
@@ -574,10 +574,7 @@ describe('idcli token --header', () => {
 
   it.runIf(CURL)('piped into curl -H @-: the call works and a set -x trace shows no token', async () => {
     const token = await accessToken();
-    const r = await shell(
-      `set -x; node "${BIN}" token --header | curl -sS -H @- "${h.emu.baseUrl}/v1/users/42"`,
-      h.env(),
-    );
+    const r = await shell(`set -x; ${IDCLI} token --header | curl -sS -H @- "${h.emu.baseUrl}/v1/users/42"`, h.env());
     h.outputs.push(r.stdout, r.stderr);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ITEM);

@@ -11,7 +11,7 @@ import type { CredentialStore } from '../../src/store/interface.js';
 import { KeychainStore } from '../../src/store/keychain-store.js';
 import { accountName, type CredentialKey, type CredentialRecord } from '../../src/store/record.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
-import { baseEnv, type CliOptions, type CliResult, ROOT, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, type CliOptions, type CliResult, nodeScript, ROOT, runCli, tempDir } from '../support/cli.js';
 import { type Scheme, schemeSetup } from '../support/scheme.js';
 
 export const HTTP_BROWSER = join(ROOT, 'test', 'support', 'http-browser.mjs');
@@ -89,7 +89,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
       IDCLI_CONFIG_DIR: configDir,
       IDCLI_CREDENTIAL_STORE: store,
       IDCLI_KEYCHAIN_SERVICE: service,
-      BROWSER: HTTP_BROWSER,
+      BROWSER: nodeScript(HTTP_BROWSER),
       HTTP_BROWSER_LOG: join(tmp.path, 'browser.log'),
       HTTP_BROWSER_COOKIES: join(tmp.path, 'cookies.json'),
       ...over.env,

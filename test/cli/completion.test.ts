@@ -3,7 +3,7 @@ import { chmod, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, baseEnv, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, IDCLI, runCli, tempDir } from '../support/cli.js';
 
 const run = promisify(execFile);
 const hasShell = async (shell: string) =>
@@ -37,11 +37,11 @@ beforeAll(async () => {
   dir = await tempDir();
   // The scripts call `idcli` by name, as an installed binary would be.
   await mkdir(join(dir.path, 'bin'));
-  await writeFile(join(dir.path, 'bin', 'idcli'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
+  await writeFile(join(dir.path, 'bin', 'idcli'), `#!/bin/sh\nexec ${IDCLI} "$@"\n`);
   await chmod(join(dir.path, 'bin', 'idcli'), 0o755);
   env = {
     ...(baseEnv() as Record<string, string>),
-    PATH: `${join(dir.path, 'bin')}:${process.env.PATH}`,
+    PATH: `${join(dir.path, 'bin')}:${baseEnv().PATH}`,
     IDCLI_CONFIG_DIR: join(dir.path, 'cfg'),
   };
   for (const p of ['default', 'staging', 'prod-eu']) {

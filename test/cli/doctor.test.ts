@@ -65,6 +65,7 @@ describe('idcli doctor', () => {
         'localhost',
         'store',
         'proxy',
+        'runtime',
       ]);
       for (const c of report.checks) expect(c.status, `${c.id}: ${c.detail}`).toBe('pass');
       expect(emu.requests.some((r) => r.path === '/oauth/authorize')).toBe(true);

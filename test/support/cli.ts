@@ -1,17 +1,54 @@
 /**
  * Runs the BUILT CLI (bin/idcli.cjs → dist/) as a child process, the way users and scripts run it.
  * Tests pass the whole environment explicitly so nothing leaks in from the developer's shell.
+ *
+ * IDCLI_TEST_EXE=<path> puts the single executable (npm run build:exe) in the place of bin/idcli.cjs, for every
+ * test that starts the CLI through this module. It then runs with no Node to find: its PATH loses every directory
+ * holding a `node`, and a `node` that would stay (the machine's own, in /usr/bin) must be masked first
+ * (scripts/without-node.sh), or the run fails rather than test less than it claims.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { accessSync, constants, rmSync, statSync } from 'node:fs';
 import { chmod, cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
+import { shellQuote } from '../../src/shell-quote.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'idcli.cjs');
+/** The single executable under test, or undefined for the npm package. */
+export const EXE = process.env.IDCLI_TEST_EXE || undefined;
+/** The CLI under test as the start of a shell command line. */
+export const IDCLI = EXE ? shellQuote(EXE) : `${shellQuote(process.execPath)} ${shellQuote(BIN)}`;
+
+/**
+ * A Node script the CLI is to run as a command (an HTTP "browser" for $BROWSER): by its path, whose `#!` finds
+ * node on PATH, or, for the executable, which has no node on its PATH, through this test's Node by its full path.
+ */
+export function nodeScript(path: string): string {
+  return EXE ? `${process.execPath} ${path}` : path;
+}
+
+function isNode(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** PATH without the directories that hold a node; throws when a node remains that only a mask can hide. */
+function withoutNode(path: string | undefined): string {
+  const dirs = (path ?? '').split(delimiter).filter((d) => d !== '');
+  const kept = dirs.filter((d) => !isNode(join(d, 'node')) || ['/usr/bin', '/bin'].includes(d));
+  const left = kept.find((d) => isNode(join(d, 'node')));
+  if (left !== undefined)
+    throw new Error(`${left}/node would be found by the executable: run the tests under scripts/without-node.sh`);
+  return kept.join(delimiter);
+}
 
 export interface CliResult {
   code: number | null;
@@ -40,7 +77,7 @@ export interface CliOptions {
 /** A minimal, predictable environment: PATH and HOME only, plus what the test adds. */
 export function baseEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {
-    PATH: process.env.PATH,
+    PATH: EXE ? withoutNode(process.env.PATH) : process.env.PATH,
     HOME: process.env.HOME,
     LANG: 'C.UTF-8',
     NO_COLOR: '1',
@@ -80,15 +117,39 @@ async function chmodTree(path: string): Promise<void> {
   if (isDir) for (const name of await readdir(path)) await chmodTree(join(path, name));
 }
 
+let otherUsersExe: Promise<string> | undefined;
+
+/** The executable where any user can run it, like forOtherUsers() for the npm package. */
+function exeForOtherUsers(exe: string): Promise<string> {
+  otherUsersExe ??= (async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'idcli-exe-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    await chmod(dir, 0o755);
+    await cp(exe, join(dir, 'idcli'));
+    await chmod(join(dir, 'idcli'), 0o755);
+    return join(dir, 'idcli');
+  })();
+  return otherUsersExe;
+}
+
+/** The program and its first arguments that start the CLI for these options. */
+async function command(opts: CliOptions): Promise<string[]> {
+  const asOther = opts.uid !== undefined && opts.bin === undefined;
+  if (EXE !== undefined && opts.bin === undefined) return [asOther ? await exeForOtherUsers(EXE) : EXE];
+  const { node, bin } = asOther ? await forOtherUsers() : { node: process.execPath, bin: opts.bin ?? BIN };
+  return [node, bin];
+}
+
 export async function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   const asOther = opts.uid !== undefined && opts.bin === undefined;
-  const { node, bin } = asOther ? await forOtherUsers() : { node: process.execPath, bin: opts.bin ?? BIN };
+  const [program, ...first] = await command(opts);
   const cwd = opts.cwd ?? (asOther ? tmpdir() : ROOT);
   return new Promise((resolve, reject) => {
     const env = Object.fromEntries(
       Object.entries(opts.env ?? baseEnv()).filter(([, v]) => v !== undefined),
     ) as NodeJS.ProcessEnv;
-    const child = spawn(node, [bin, ...args], {
+    if (EXE !== undefined && opts.bin === undefined) env.PATH = withoutNode(env.PATH);
+    const child = spawn(program!, [...first, ...args], {
       env,
       cwd,
       stdio: ['pipe', opts.stdout ?? 'pipe', 'pipe'],

@@ -19,6 +19,7 @@ const BASE = '*.ts';
  * may import each other (no cycle among the imports that run, see below).
  */
 const LAYERS: readonly (readonly string[])[] = [
+  ['exe/'],
   ['cli.ts'],
   ['commands/'],
   ['argv/'],

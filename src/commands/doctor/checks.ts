@@ -4,6 +4,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { createServer } from 'node:net';
+import { isSea } from 'node:sea';
 import { howToSet, type ConfigKey, SETTINGS, type Settings } from '../../config.js';
 import { IdcliError } from '../../errors.js';
 import type { HttpClient } from '../../http/client.js';
@@ -234,4 +235,14 @@ export function checkProxy(env: Record<string, string | undefined>): CheckResult
     (v) => `${v}=${v.toLowerCase().includes('proxy') && v.toLowerCase() !== 'no_proxy' ? redactUrl(env[v]!) : env[v]}`,
   );
   return verdict('pass', `in effect: ${shown.join(', ')}`);
+}
+
+/**
+ * Which Node runs idcli, and whether it is the one built into the single executable (README, "Installing"): a
+ * report about a problem starts with what is running.
+ */
+export function checkRuntime(executable = isSea(), version = process.version, path = process.execPath): CheckResult {
+  const verdict = check('runtime', 'runtime');
+  if (executable) return verdict('pass', `single executable ${path}, carrying Node ${version}`);
+  return verdict('pass', `Node ${version} at ${path}, running the npm package`);
 }

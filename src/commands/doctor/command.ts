@@ -10,6 +10,7 @@ import {
   checkProxy,
   checkReachable,
   checkRedirectPort,
+  checkRuntime,
   checkStore,
   reachableSkipped,
   type StoreProbe,
@@ -77,7 +78,7 @@ async function runChecks({ deps, context, settings: source }: Invocation): Promi
   })
     .then((store): StoreProbe => ({ kind: store.kind, description: store.describe(), warning: store.notice }))
     .catch(reported);
-  checks.push(checkStore(mode, probe), checkProxy(deps.env));
+  checks.push(checkStore(mode, probe), checkProxy(deps.env), checkRuntime());
   return checks;
 }
 

@@ -1,0 +1,63 @@
+/**
+ * @napi-rs/keyring inside the single executable, where scripts/build-exe.mjs puts this module in the package's
+ * place. Node loads an addon only from a file, so the one the executable carries (an SEA asset) is written once to
+ * idcli's private cache directory, named by its SHA-256, and loaded only after the file's owner, mode and bytes are
+ * checked: it runs as this user, so it must be exactly what the executable carries. When that cannot be done the
+ * import fails, which the keychain client reports as "no keychain" (src/store/keyring-client.ts).
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, constants, lstatSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { getAsset } from 'node:sea';
+import { privateCacheDir } from '../private-cache-dir.js';
+import { ownedByMe } from '../private-path.js';
+
+type KeyringModule = typeof import('@napi-rs/keyring');
+
+/** The asset's name and SHA-256, fixed when the executable is built. */
+declare const IDCLI_KEYRING_ASSET: string;
+declare const IDCLI_KEYRING_SHA256: string;
+
+const addon = loadAddon();
+export const { AsyncEntry, Entry, findCredentials, findCredentialsAsync } = addon;
+
+function loadAddon(): KeyringModule {
+  const dir = privateCacheDir();
+  if (dir === undefined) throw new Error('no private cache directory of this user to put the keychain addon in');
+  const path = join(dir, `keyring-${IDCLI_KEYRING_SHA256}.node`);
+  if (!isTrusted(path)) {
+    writeAddon(path);
+    if (!isTrusted(path)) throw new Error(`the keychain addon written to ${path} does not check out`);
+  }
+  const module = { exports: {} as KeyringModule };
+  process.dlopen(module, path);
+  return module.exports;
+}
+
+/** A regular file of this user's, closed to others, holding the bytes this executable carries. */
+function isTrusted(path: string): boolean {
+  try {
+    const st = lstatSync(path);
+    if (!st.isFile() || !ownedByMe(st) || (st.mode & 0o077) !== 0) return false;
+    return createHash('sha256').update(readFileSync(path)).digest('hex') === IDCLI_KEYRING_SHA256;
+  } catch {
+    return false;
+  }
+}
+
+/** Written beside its final name and renamed into place, so a run never loads a half-written file. */
+function writeAddon(path: string): void {
+  const tmp = `${path}.${process.pid}.tmp`;
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  try {
+    const fd = openSync(tmp, flags, 0o500);
+    try {
+      writeFileSync(fd, new Uint8Array(getAsset(IDCLI_KEYRING_ASSET)));
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}

@@ -1,0 +1,7 @@
+/**
+ * The entry of the single executable (scripts/build-exe.mjs): the whole CLI in one bundle, run as bin/idcli.cjs
+ * runs it for the npm package.
+ */
+import { run } from '../cli.js';
+
+run();
