@@ -51,6 +51,12 @@ export type CredentialStoreMode = (typeof STORES)[number];
 export const DEFAULT_HTTP_TIMEOUT_MS = 300_000;
 
 /**
+ * Items per page asked for under `page-size` auto: a round trip per thousand items rather than per hundred is what
+ * lets a walk approach the link's own speed far from the server, offset- and cursor-based alike.
+ */
+export const AUTO_PAGE_SIZE = 1000;
+
+/**
  * Every setting, each row as described by Row: `stored` ones are config keys, the others come from the environment
  * (and `profile` from `--profile` too). A row with a `description` has a flag of its name, bound to it by
  * `option.setting` (src/argv/define.ts); `global` ones are accepted before or after any command.
@@ -147,7 +153,7 @@ export const SETTINGS = {
     stored: true,
     lazy: true,
     value: '<n>|auto|service',
-    description: 'items per page to ask for: auto (1000, or --limit), a number, or service (the server chooses)',
+    description: `items per page to ask for: auto (${AUTO_PAGE_SIZE}, or --limit), a number, or service (the server chooses)`,
     default: 'auto',
     keywords: ['auto', 'service'],
     min: 0,

@@ -2,14 +2,9 @@
  * The page size of a walk's first request: the `page-size` setting (`auto`, a number, or `service`), the target's own
  * pageSize, and --limit. Pure; the walk falls back once when the server refuses idcli's own larger size.
  */
-import type { PageSizeSetting } from '../config.js';
+import { AUTO_PAGE_SIZE, type PageSizeSetting } from '../config.js';
 import { type IdcliError, usageError } from '../errors.js';
 
-/**
- * Items per page asked for under `auto`: a round trip per thousand items rather than per hundred is what lets a
- * walk approach the link's own speed far from the server, offset- and cursor-based alike.
- */
-export const AUTO_PAGE_SIZE = 1000;
 /** The service contract's default pageSize, asked for once when the server refuses AUTO_PAGE_SIZE. */
 export const CONTRACT_PAGE_SIZE = 100;
 

@@ -1,7 +1,7 @@
 /** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
 import { argument, defineCommand, option, type OptionsOf } from '../../argv/define.js';
 import { openApiClient } from '../../apiclient/client.js';
-import type { PageSizeSetting } from '../../config.js';
+import { AUTO_PAGE_SIZE, type PageSizeSetting } from '../../config.js';
 import { apiBaseUrl, apiOrigin, targetUrl } from '../../apiclient/target.js';
 import type { CommandContext } from '../../context.js';
 import type { Deps } from '../../deps.js';
@@ -39,8 +39,7 @@ const options = {
   concurrency: option.integerOr({
     flag: '--concurrency',
     value: '<n>|auto',
-    description:
-      'pages in flight at once (offset-based, totalItems known); auto: from 4 up to 32 while the server keeps up, lowered on a 429, a 503 or pages that slow down',
+    description: `pages in flight at once (offset-based, totalItems known); auto: from ${AUTO_CONCURRENCY} up to ${WINDOW_CEILING} while the server keeps up, lowered on a 429, a 503 or pages that slow down`,
     defaultValue: 'auto',
     keywords: ['auto'],
     min: 1,
@@ -65,9 +64,9 @@ export const command = defineCommand({
     'Stream every item of a paginated collection to stdout as NDJSON, one JSON object per line.\n' +
     'On a terminal, stderr shows the progress (a bar with the time left when totalItems or --limit gives the\n' +
     'size) and a one-line summary at the end; nothing of it on a pipe, with CI set or with --quiet.\n' +
-    'Pages are transferred compressed (gzip, br; IDCLI_HTTP_COMPRESSION=0 asks for them uncompressed), 1000 items\n' +
+    `Pages are transferred compressed (gzip, br; IDCLI_HTTP_COMPRESSION=0 asks for them uncompressed), ${AUTO_PAGE_SIZE} items\n` +
     'each unless --page-size says otherwise, and with --concurrency auto several are in flight at once when the\n' +
-    'collection is offset-based with totalItems: from 4, growing to 32 while the server keeps up.',
+    `collection is offset-based with totalItems: from ${AUTO_CONCURRENCY}, growing to ${WINDOW_CEILING} while the server keeps up.`,
   options,
   examples: [
     'idcli list users > users.ndjson',
