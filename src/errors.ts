@@ -24,12 +24,15 @@ export interface IdcliErrorOptions {
   cause?: unknown;
   /** The RFC 6749 error code when the failure came from the authorization server. */
   oauthError?: string;
+  /** The HTTP status the server refused the request with, when that is the failure. */
+  status?: number;
 }
 
 export class IdcliError extends Error {
   readonly exitCode: ExitCodeValue;
   readonly hint?: string;
   readonly oauthError?: string;
+  readonly status?: number;
 
   constructor(message: string, exitCode: ExitCodeValue, options: IdcliErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -37,6 +40,7 @@ export class IdcliError extends Error {
     this.exitCode = exitCode;
     if (options.hint !== undefined) this.hint = options.hint;
     if (options.oauthError !== undefined) this.oauthError = options.oauthError;
+    if (options.status !== undefined) this.status = options.status;
   }
 }
 

@@ -26,18 +26,20 @@ function statusError(method: string, url: string, res: HttpResponse & { retries?
   if (res.status === 401) {
     return new IdcliError(`${where}: the access token was rejected (${status}) even after a refresh`, ExitCode.AUTH, {
       hint: 'sign in again with: idcli login',
+      status: res.status,
     });
   }
   if (res.status >= 300 && res.status < 400) {
     return new IdcliError(
       `${where}: the server answered a redirect (${status})${redirectTarget(res, url)}, which idcli does not follow so the access token stays with ${new URL(url).origin}`,
       ExitCode.NETWORK,
-      { hint: 'point --api-base-url (or the URL) at the final location' },
+      { hint: 'point --api-base-url (or the URL) at the final location', status: res.status },
     );
   }
   const retries = res.retries ?? 0;
   const after = retries > 0 ? ` after ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '';
   return new IdcliError(`${where} failed: ${status}${after}`, ExitCode.NETWORK, {
+    status: res.status,
     ...(res.status === 404 ? { hint: 'check the path and --api-base-url' } : {}),
     ...(res.status === 403 ? { hint: 'the signed-in user may lack access to this resource' } : {}),
   });

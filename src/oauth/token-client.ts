@@ -51,7 +51,7 @@ export class OAuthError extends IdcliError {
     message: string,
     exitCode: typeof ExitCode.USAGE | typeof ExitCode.AUTH | typeof ExitCode.NETWORK,
     readonly code: string,
-    readonly status: number,
+    override readonly status: number,
     hint?: string,
   ) {
     super(message, exitCode, { oauthError: code, hint });

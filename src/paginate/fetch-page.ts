@@ -43,11 +43,9 @@ export function parseRaw(raw: RawPage, table?: SpanTable): Page {
   }
 }
 
-const refusals = new WeakMap<object, number>();
-
 /** The status of the non-2xx answer a page request failed with, if that is how it failed. */
 export function refusedWith(err: unknown): number | undefined {
-  return typeof err === 'object' && err !== null ? refusals.get(err) : undefined;
+  return err instanceof IdcliError ? err.status : undefined;
 }
 
 /** GETs one page with the access token (see ApiClient.send) and returns its 2xx body. */
@@ -56,11 +54,8 @@ export async function fetchRaw(ctx: FetchContext, url: string, signal: AbortSign
     { method: 'GET', url, signal, bodyBuffer: ctx.bodyBuffer, onBodyBytes: ctx.onBodyBytes },
     { onRetry: ctx.onRetry },
   );
+  // A refresh that failed is not the server refusing the page: only a status error carries the status.
   const err = responseError('GET', url, res);
-  if (err !== undefined) {
-    // A refresh that failed is not the server refusing the page.
-    if (err instanceof IdcliError && res.unrepeated === undefined) refusals.set(err, res.status);
-    throw err;
-  }
+  if (err !== undefined) throw err;
   return { url, body: res.body, contentType: headerValue(res.headers, 'content-type') };
 }

@@ -46,4 +46,14 @@ describe('responseError: one reading of every API answer', () => {
     const repeated = idcli(responseError('GET', URL, answer(401)));
     expect(repeated.message).toContain('rejected (HTTP 401 Unauthorized) even after a refresh');
   });
+
+  it("the server's status travels on the error it refused with, and only on that", () => {
+    for (const status of [301, 400, 401, 404, 422, 503])
+      expect(idcli(responseError('GET', URL, answer(status))).status).toBe(status);
+    const refresh = new IdcliError('not signed in', 3);
+    expect(
+      idcli(responseError('GET', URL, answer(401, { unrepeated: { because: 'refresh', error: refresh } }))).status,
+    ).toBeUndefined();
+    expect(idcli(responseError('POST', URL, answer(401, { unrepeated: { because: 'body' } }))).status).toBeUndefined();
+  });
 });
