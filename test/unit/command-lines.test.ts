@@ -35,6 +35,9 @@ const REFUSED: readonly [string[], RegExp][] = [
   [['list', 'users', '--page-size', '-1'], /--page-size/],
   [['status', '--page-size', '5'], /unknown option '--page-size'/],
   [['api', 'users', '-X'], /-X/],
+  [['list', 'users', '--restart'], /--restart applies to -o FILE only/],
+  [['list', 'users', '-o', '-', '--restart'], /--restart applies to -o FILE only/],
+  [['list', 'users', '--count', '-o', 'users.ndjson'], /--count prints one number; it cannot be written with -o/],
 ];
 
 describe('command lines', () => {

@@ -76,6 +76,11 @@ export const command = defineCommand({
     'idcli list users --concurrency 1 > users.ndjson  # strictly one page after the other',
     'IDCLI_ACCESS_TOKEN=$CI_TOKEN idcli list events --quiet > events.ndjson   # in CI, with a token from elsewhere',
   ],
+  check(o) {
+    const toFile = o.output !== undefined && o.output !== '-';
+    if (o.restart && !toFile) throw usageError('--restart applies to -o FILE only');
+    if (o.count && toFile) throw usageError('--count prints one number; it cannot be written with -o');
+  },
   async run(o, invocation) {
     const ctx = await invocation.context();
     const apiBase = apiBaseUrl(ctx.settings);
@@ -175,11 +180,7 @@ function chosenSizeRefused(err: WalkFailure, first: FirstRequest | undefined): u
 /** `-o FILE`: the dump and its state, checked before any request; undefined for stdout (`-o -` too). */
 function openOutput(opts: ListOptions, apiBase: string, origin: string, ctx: CommandContext): DumpFile | undefined {
   const file = opts.output === '-' ? undefined : opts.output;
-  if (file === undefined) {
-    if (opts.restart) throw usageError('--restart applies to -o FILE only');
-    return undefined;
-  }
-  if (opts.count) throw usageError('--count prints one number; it cannot be written with -o');
+  if (file === undefined) return undefined;
   const walk = {
     target: opts.target,
     apiBaseUrl: apiBase,
