@@ -13,8 +13,9 @@ export interface BufferPool {
 
 /**
  * Keeps at most `maxFree` buffers, and at most `maxFreeBytes()` bytes of them: a buffer that was written to stays in
- * memory while it waits, so free buffers count against a walk's bound on the bytes it holds. To make room, the smallest
- * go first (pages that grow never use them again); a buffer that does not fit even then is left to the collector.
+ * memory while it waits, so free buffers count against a walk's bound on the bytes it holds. The bound is applied
+ * whenever a buffer is taken or given, since the bytes held change in between. To make room, the smallest go first
+ * (pages that grow never use them again); a buffer that does not fit even then is left to the collector.
  */
 export function createBufferPool(maxFree: number, maxFreeBytes = () => Number.POSITIVE_INFINITY): BufferPool {
   const ours = new WeakSet<ArrayBufferLike>();
@@ -25,28 +26,31 @@ export function createBufferPool(maxFree: number, maxFreeBytes = () => Number.PO
     freeBytes -= b.length;
     return b;
   };
+  /** Drops the smallest free buffers until `room` more bytes fit; false when `room` is larger than any remainder. */
+  const makeRoom = (room: number, limit = maxFreeBytes()): boolean => {
+    while (free.length > 0 && freeBytes + room > limit) {
+      let smallest = 0;
+      free.forEach((b, i) => {
+        if (b.length < free[smallest]!.length) smallest = i;
+      });
+      if (room > 0 && free[smallest]!.length >= room) return false;
+      remove(smallest);
+    }
+    return freeBytes + room <= limit;
+  };
   return {
     take(size) {
       const i = free.findLastIndex((b) => b.length >= size);
-      if (i >= 0) return remove(i);
-      const b = Buffer.allocUnsafeSlow(roundedUp(size));
+      const b = i >= 0 ? remove(i) : Buffer.allocUnsafeSlow(roundedUp(size));
       ours.add(b.buffer);
+      makeRoom(0);
       return b;
     },
     give(view) {
       if (!ours.has(view.buffer)) return;
       const whole = Buffer.from(view.buffer);
       if (free.some((b) => b.buffer === whole.buffer)) return;
-      const limit = maxFreeBytes();
-      if (free.length >= maxFree || whole.length > limit) return;
-      while (free.length > 0 && freeBytes + whole.length > limit) {
-        let smallest = 0;
-        free.forEach((b, i) => {
-          if (b.length < free[smallest]!.length) smallest = i;
-        });
-        if (free[smallest]!.length >= whole.length) return;
-        remove(smallest);
-      }
+      if (free.length >= maxFree || !makeRoom(whole.length)) return;
       free.push(whole);
       freeBytes += whole.length;
     },

@@ -61,4 +61,17 @@ describe('createBufferPool', () => {
     pool.give(mid);
     expect(pool.take(1_000_000).buffer).not.toBe(mid.buffer);
   });
+
+  it('sheds free buffers when a buffer is taken and the bytes held have grown, so free and held stay under the cap', () => {
+    let limit = 4_000_000;
+    const pool = createBufferPool(8, () => limit);
+    const [a, b] = [pool.take(1_000_000), pool.take(2_000_000)];
+    pool.give(a);
+    pool.give(b);
+    // The walk now holds more: only the larger free buffer still fits beside it, and the smaller goes first.
+    limit = 2_500_000;
+    pool.take(10_000_000);
+    expect(pool.take(2_000_000).buffer).toBe(b.buffer);
+    expect(pool.take(1_000_000).buffer).not.toBe(a.buffer);
+  });
 });
