@@ -4,7 +4,6 @@
  * as a file under bash, with the BUILT CLI on PATH as `idcli`, against the emulator.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import {
   harness,
   login,
 } from '../auth/harness.js';
+import { sha256 } from '../support/hash.js';
 import { until } from '../support/until.js';
 import { ndjson, plainItems } from '../list/helpers.js';
 import { BIN, ROOT } from '../support/cli.js';
@@ -361,10 +361,6 @@ async function stoppedAtThirdPage(command: string, dir: string): Promise<ScriptR
   const first = await runScript(command, dir, jobEnv());
   expect(first.code).toBe(4);
   return first;
-}
-
-function sha256(b: Buffer): string {
-  return createHash('sha256').update(b).digest('hex');
 }
 
 function escape(s: string): string {

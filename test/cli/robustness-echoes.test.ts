@@ -9,7 +9,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import type { Emulator } from '../emulator/index.js';
 import { cliEnv, list, type ListEnv, eachTest, ndjson, plainItems, resumeUrl } from '../list/helpers.js';
-import { baseEnv, runCli, tempDir } from '../support/cli.js';
+import { runCli, runInTempConfig } from '../support/cli.js';
 
 /** Serves /v1/items pages as `route(query)` decides, accepting request lines of megabytes. */
 async function hostile(route: (url: URL) => { status?: number; body: string }): Promise<{
@@ -44,21 +44,12 @@ function page(items: string[], next?: string): string {
   return JSON.stringify({ items: items.map((i) => JSON.parse(i)), links });
 }
 
-async function run(base: string, args: string[], extra: Record<string, string> = {}) {
-  const dir = await tempDir();
-  try {
-    return await runCli(['list', ...args], {
-      env: baseEnv({
-        IDCLI_API_BASE_URL: base,
-        IDCLI_CONFIG_DIR: dir.path,
-        IDCLI_ACCESS_TOKEN: 'token-1234567890',
-        ...extra,
-      }),
-      timeoutMs: 60_000,
-    });
-  } finally {
-    await dir.cleanup();
-  }
+function run(base: string, args: string[], extra: Record<string, string> = {}) {
+  return runInTempConfig(
+    ['list', ...args],
+    { IDCLI_API_BASE_URL: base, IDCLI_ACCESS_TOKEN: 'token-1234567890', ...extra },
+    { timeoutMs: 60_000 },
+  );
 }
 
 const longest = (text: string) => Math.max(...text.split('\n').map((l) => l.length));
@@ -214,14 +205,8 @@ describe('tokens with control characters', () => {
 });
 
 describe('what the user typed, echoed in errors', () => {
-  const cli = async (args: string[], extra: Record<string, string> = {}) => {
-    const dir = await tempDir();
-    try {
-      return await runCli(args, { env: baseEnv({ IDCLI_CONFIG_DIR: dir.path, ...extra }), timeoutMs: 30_000 });
-    } finally {
-      await dir.cleanup();
-    }
-  };
+  const cli = (args: string[], extra: Record<string, string> = {}) =>
+    runInTempConfig(args, extra, { timeoutMs: 30_000 });
 
   it('a number flag beyond 2^53 is told the largest number it takes', async () => {
     const limit = (flag: string, shown: string) =>

@@ -8,9 +8,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { cliEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from '../list/helpers.js';
-import { BIN, baseEnv, expectOneErrorLine } from '../support/cli.js';
+import { baseEnv, expectOneErrorLine, IDCLI as idcli } from '../support/cli.js';
 
-const idcli = `'${process.execPath}' '${BIN}'`;
 describe('--version and --help on a full disk', () => {
   for (const flag of ['--version', '--help', '-h', 'list --help']) {
     it(`idcli ${flag} > /dev/full: exit 1, one line, no stack trace`, async () => {

@@ -11,7 +11,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
-import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, type CliResult, runCli, runInTempConfig, tempDir } from '../support/cli.js';
 import { STACK_FRAME, startForwardProxy } from '../http/proxy-fixtures.js';
 
 const TOKEN = 'token-1234567890';
@@ -110,18 +110,8 @@ async function serve(answer: (socket: Socket, n: number) => void): Promise<Hosti
   return s;
 }
 
-async function idcli(
-  args: string[],
-  extra: Record<string, string | undefined>,
-): Promise<CliResult & { elapsedMs: number }> {
-  const dir = await tempDir();
-  dirs.push(dir);
-  const started = Date.now();
-  const r = await runCli(args, {
-    env: baseEnv({ IDCLI_CONFIG_DIR: dir.path, IDCLI_HTTP_TIMEOUT: String(DEADLINE), ...extra }),
-    timeoutMs: 40_000,
-  });
-  return { ...r, elapsedMs: Date.now() - started };
+function idcli(args: string[], extra: Record<string, string | undefined>) {
+  return runInTempConfig(args, { IDCLI_HTTP_TIMEOUT: String(DEADLINE), ...extra }, { timeoutMs: 40_000 });
 }
 
 function list(s: Hostile, extra: Record<string, string | undefined>, args: string[] = []) {

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { cliEnv, eachTest, type ListEnv } from '../list/helpers.js';
 import { BIN, ROOT, runCli } from '../support/cli.js';
-import { storeSignIn } from '../support/sign-in.js';
+import { storeExpiredSignIn, storeSignIn } from '../support/sign-in.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
@@ -46,7 +46,7 @@ describe('node:http stays off the cached-token path', () => {
     expect(await tokenLoads()).toEqual([]);
     expect(emu.tokenEvents).toHaveLength(0);
 
-    await storeSignIn({ emu, configDir: env.configDir, ttlSec: -1 });
+    await storeExpiredSignIn({ emu, configDir: env.configDir });
     expect(await tokenLoads()).toContain('node:http');
     expect(emu.tokenEvents.length).toBeGreaterThan(0);
   });

@@ -11,7 +11,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { cliEnv, listEnv, type ListEnv } from '../list/helpers.js';
 import { BIN, type CliResult, ROOT, runCli, tempDir } from '../support/cli.js';
-import { storeSignIn } from '../support/sign-in.js';
+import { storeExpiredSignIn, storeSignIn } from '../support/sign-in.js';
 import { closedPort, type ForwardProxy, STACK_FRAME, startForwardProxy } from './proxy-fixtures.js';
 
 const USER = 'corp.user';
@@ -46,11 +46,6 @@ function run(args: string[], extra: Record<string, string | undefined> = {}): Pr
 
 function withCredentials(p: ForwardProxy): string {
   return `http://${USER}:${PASSWORD}@127.0.0.1:${p.port}`;
-}
-
-/** A stored sign-in whose access token has expired, so the next `idcli token` refreshes it. */
-function storeExpiredSignIn(): Promise<void> {
-  return storeSignIn({ emu, configDir: env.configDir, ttlSec: -1 });
 }
 
 function expectClean(r: CliResult): void {
@@ -107,7 +102,7 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
   });
 
   it('a token refresh (POST /oauth/token) goes through the proxy too, with the proxy credentials, printed nowhere', async () => {
-    await storeExpiredSignIn();
+    await storeExpiredSignIn({ emu, configDir: env.configDir });
     const r = await run(['token', '--verbose'], { http_proxy: withCredentials(authProxy) });
     expectClean(r);
     expect(r.code).toBe(0);
@@ -156,7 +151,7 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
   });
 
   it('NO_PROXY=127.0.0.1 bypasses the proxy for list and for the refresh', async () => {
-    await storeExpiredSignIn();
+    await storeExpiredSignIn({ emu, configDir: env.configDir });
     const proxyEnv = { HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' };
     const t = await run(['token'], proxyEnv);
     expect(t.code).toBe(0);
@@ -183,7 +178,7 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
     );
 
     env.token = undefined;
-    await storeExpiredSignIn();
+    await storeExpiredSignIn({ emu, configDir: env.configDir });
     const t = await run(['token'], { HTTP_PROXY: down });
     expectClean(t);
     expect(t.code).toBe(4);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { plainItems } from '../list/helpers.js';
 import { BIN, baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
-import { storeSignIn } from '../support/sign-in.js';
+import { storeExpiredSignIn } from '../support/sign-in.js';
 import {
   type ForwardProxy,
   makePki,
@@ -86,11 +86,6 @@ function run(args: string[], configDir: string, extra: Record<string, string | u
   });
 }
 
-/** A stored sign-in for the https:// base URL whose access token has expired, so `idcli token` refreshes. */
-function storeExpiredSignIn(configDir: string): Promise<void> {
-  return storeSignIn({ emu, configDir, baseUrl: front.url, ttlSec: -1 });
-}
-
 function expectTlsRefusal(r: CliResult, request: string): void {
   expect(r.code).toBe(4);
   expect(r.stdout).toBe('');
@@ -118,7 +113,7 @@ describe.each(ways)('HTTPS with a private CA, $name', (way) => {
       expect(l.stdout).toBe(ITEMS.map((i) => `${i}\n`).join(''));
       expect(front.hits.filter((h) => h.startsWith('GET /v1/items'))).toHaveLength(4);
 
-      await storeExpiredSignIn(cfg.path);
+      await storeExpiredSignIn({ emu, configDir: cfg.path, baseUrl: front.url });
       const t = await run(['token'], cfg.path, { ...way.env(), NODE_EXTRA_CA_CERTS: pki.caFile });
       expect(t.stderr).toBe('');
       expect(t.code).toBe(0);
@@ -146,7 +141,7 @@ describe.each(ways)('HTTPS with a private CA, $name', (way) => {
       });
       expectTlsRefusal(l, `GET ${front.url}/v1/items\\S*`);
 
-      await storeExpiredSignIn(cfg.path);
+      await storeExpiredSignIn({ emu, configDir: cfg.path, baseUrl: front.url });
       const t = await run(['token'], cfg.path, way.env());
       expectTlsRefusal(t, `POST ${front.url}/oauth/token`);
       // Nothing got past the handshake, and an untrusted certificate is not retried.

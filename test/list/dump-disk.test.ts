@@ -7,12 +7,12 @@
  * (`ulimit -f`: write(2) fails with EFBIG), which takes the same path in idcli; the test's name says which it used.
  */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { mkdir, open, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { overwriteState, parseState, writeState } from '../../src/output/dump-state.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN } from '../support/cli.js';
+import { sha256 } from '../support/hash.js';
 import { cliEnv, eachTest, list, type ListEnv, plainItems, shell } from './helpers.js';
 
 let env: ListEnv & { cleanup: () => Promise<void> };
@@ -90,7 +90,7 @@ describe(`idcli list -o FILE when the disk fills in the middle (${how})`, () => 
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain(`resuming ${out} after ${saved.items} items`);
     const done = await readFile(out);
-    expect(createHash('sha256').update(done).digest('hex')).toBe(createHash('sha256').update(cleanBytes).digest('hex'));
+    expect(sha256(done)).toBe(sha256(cleanBytes));
     await expect(stat(state)).rejects.toThrow();
   }, 120_000);
 

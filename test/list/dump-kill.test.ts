@@ -8,13 +8,13 @@
  * STATE_INTERVAL_MS), in the state's write. The kill moments come from a seeded generator; the seed
  * is in every assertion's message, to replay a failure.
  */
-import { createHash } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { generator } from '../emulator/records.js';
+import { sha256 } from '../support/hash.js';
 import { SCHEMES } from '../support/scheme.js';
 import { eachTest, list, type ListEnv, plainItems } from './helpers.js';
 
@@ -30,8 +30,6 @@ function random(seed: number): () => number {
   const next = generator(seed);
   return () => next() / 2 ** 32;
 }
-
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** SIGKILL at a random moment within WINDOW_MS of the run's first request for `path`. */
 function killAtRandom(path: string, next: () => number) {

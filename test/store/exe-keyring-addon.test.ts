@@ -4,12 +4,12 @@
  * not, and, where no private directory can hold it, no keychain: the announced file-store fallback. Only the
  * executable has this code, so these tests run when IDCLI_TEST_EXE names one (CI) and are skipped otherwise.
  */
-import { createHash } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KEYCHAIN_TESTABLE } from '../auth/harness.js';
 import { baseEnv, EXE, runCli, tempDir } from '../support/cli.js';
+import { sha256 } from '../support/hash.js';
 
 let dir: { path: string; cleanup: () => Promise<void> };
 beforeEach(async () => {
@@ -44,9 +44,7 @@ describe.runIf(EXE !== undefined && KEYCHAIN_TESTABLE)('the keychain addon of th
     const file = await addonFile(cache);
     expect((await stat(join(cache, 'idcli'))).mode & 0o777).toBe(0o700);
     expect((await stat(file)).mode & 0o077).toBe(0);
-    const digest = createHash('sha256')
-      .update(await readFile(file))
-      .digest('hex');
+    const digest = sha256(await readFile(file));
     expect(file.endsWith(`keyring-${digest}.node`)).toBe(true);
     const written = (await stat(file)).mtimeMs;
     expect(await storeCheck(cache)).toMatchObject({ status: 'pass' });

@@ -187,6 +187,25 @@ export async function tempDir(prefix = 'idcli-test-'): Promise<{ path: string; c
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
 }
 
+/**
+ * Runs the CLI with baseEnv() and `extra`, in a config directory of its own (IDCLI_CONFIG_DIR) made for this run and
+ * removed after it; `elapsedMs` is how long the CLI ran.
+ */
+export async function runInTempConfig(
+  args: string[],
+  extra: Record<string, string | undefined> = {},
+  opts: Omit<CliOptions, 'env'> = {},
+): Promise<CliResult & { elapsedMs: number }> {
+  const dir = await tempDir();
+  try {
+    const started = Date.now();
+    const r = await runCli(args, { ...opts, env: baseEnv({ IDCLI_CONFIG_DIR: dir.path, ...extra }) });
+    return { ...r, elapsedMs: Date.now() - started };
+  } finally {
+    await dir.cleanup();
+  }
+}
+
 /** A stack frame or Node's internals: never on stderr, whatever failed. */
 export const NO_STACK = /^\s+at |node:internal|\.cjs:\d+/m;
 

@@ -36,3 +36,8 @@ export async function storeSignIn(o: StoredSignIn): Promise<void> {
     },
   );
 }
+
+/** A stored sign-in whose access token has expired, so the next command refreshes it. */
+export function storeExpiredSignIn(o: Omit<StoredSignIn, 'ttlSec'>): Promise<void> {
+  return storeSignIn({ ...o, ttlSec: -1 });
+}

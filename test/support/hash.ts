@@ -1,0 +1,13 @@
+import { createHash } from 'node:crypto';
+
+/** The SHA-256 of `data` in hex: compares large outputs without printing them when they differ. */
+export function sha256(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** The SHA-256 of `items` as NDJSON, one line each, without building the whole text. */
+export function sha256Ndjson(items: readonly string[]): string {
+  const digest = createHash('sha256');
+  for (const item of items) digest.update(`${item}\n`);
+  return digest.digest('hex');
+}
