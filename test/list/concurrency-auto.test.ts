@@ -5,10 +5,10 @@
  * response is held for LATENCY_MS, so requests that overlap arrive together and requests that wait for one another
  * arrive at least that far apart, whatever the machine's speed.
  */
-import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, growingItems, startEmulator } from '../emulator/index.js';
 import { BIN } from '../support/cli.js';
+import { sha256Ndjson } from '../support/hash.js';
 import { cliEnv, list, type ListEnv, listEnv, ndjson, plainItems, shell } from './helpers.js';
 
 const LATENCY_MS = 300;
@@ -43,8 +43,53 @@ function inFlight(path: string): number[] {
   return emu.requests.filter((r) => r.path === path).map((r) => r.inFlight ?? 0);
 }
 
+interface Told {
+  from: number;
+  to: number;
+  reason: string;
+}
+
+/** The changes of the window told on stderr with --verbose, in order; a hold is a change to the same size. */
+function told(stderr: string): Told[] {
+  return [...stderr.matchAll(/--concurrency auto: (?:(\d+) → (\d+)|held at (\d+)) pages in flight: (.*)/g)].map(
+    ([, from, to, held, reason]) => ({ from: Number(from ?? held), to: Number(to ?? held), reason: reason! }),
+  );
+}
+
+/**
+ * How far the window moves depends on how fast pages come back on this machine; each change it tells must follow the
+ * rule all the same (test/paginate/window.test.ts drives the rule itself with a clock of its own): it starts at
+ * `start`, each change starts where the one before ended, it grows by one page at a time, comes down by half on a 429
+ * or 503 and by at most half on a page that slowed, and never again reaches the load at which a page slowed.
+ */
+function expectFollowsRule(changes: Told[], start: number): void {
+  let size = start;
+  let limit = 32;
+  for (const c of changes) {
+    expect(c.from, c.reason).toBe(size);
+    const slowed =
+      /^a page sent with (\d+) in flight began to come back after \d+ ms, the fastest after \d+ ms; at most (\d+) from now on$/.exec(
+        c.reason,
+      );
+    if (/pages come back as fast as the first ones$/.test(c.reason)) expect(c.to).toBe(c.from + 1);
+    else if (c.reason === 'pages come back no sooner with more in flight') expect(c.to).toBe(c.from);
+    else if (c.reason === `a page slowed with ${limit + 1} in flight`) expect(c.to).toBe(c.from);
+    else if (/^the server answered HTTP (429|503)/.test(c.reason))
+      expect(c.to).toBe(Math.max(1, Math.floor(c.from / 2)));
+    else {
+      expect(slowed, c.reason).not.toBeNull();
+      limit = Math.max(1, Math.min(limit, Number(slowed![1]) - 1));
+      expect(Number(slowed![2])).toBe(limit);
+      expect(c.to).toBeLessThanOrEqual(c.from);
+      expect(c.to).toBeGreaterThanOrEqual(Math.min(limit, Math.ceil(c.from / 2)));
+    }
+    expect(c.to, c.reason).toBeLessThanOrEqual(limit);
+    size = c.to;
+  }
+}
+
 describe('idcli list --concurrency auto (the default)', () => {
-  it('starts with 4 pages in flight, grows while pages come back as fast, and writes what -c 1 writes', async () => {
+  it('starts with 4 pages in flight, holds no more than the window it tells of, and writes what -c 1 and -c 4 write', async () => {
     const items = plainItems(400);
     emu.setCollection('/v1/many', { type: 'offset', items });
     const r = await list(env, ['/v1/many', '--page-size', '10', '--verbose']);
@@ -54,13 +99,16 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(seen).toHaveLength(40);
     // After the first page, pages 2–5 go out together: never more than 4 of them at once.
     expect(Math.max(...seen.slice(0, 5))).toBe(4);
-    // Then the window grows: more than 4 at once, never more than the ceiling of 32.
-    expect(Math.max(...seen)).toBeGreaterThan(4);
+    // Then the window moves by its rule, and never holds more pages than it said, nor more than the ceiling of 32.
+    const changes = told(r.stderr);
+    expectFollowsRule(changes, 4);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(Math.max(4, ...changes.map((c) => c.to)));
     expect(Math.max(...seen)).toBeLessThanOrEqual(32);
-    expect(r.stderr).toContain('--concurrency auto: 4 → 5 pages in flight: pages come back as fast as the first ones');
 
-    const sequential = await list(env, ['/v1/many', '--page-size', '100', '--concurrency', '1']);
-    expect(sequential.stdoutBytes.equals(r.stdoutBytes)).toBe(true);
+    for (const window of ['1', '4']) {
+      const fixed = await list(env, ['/v1/many', '--page-size', '100', '--concurrency', window]);
+      expect(fixed.stdoutBytes.equals(r.stdoutBytes), `-c ${window}`).toBe(true);
+    }
   }, 60_000);
 
   for (const status of [429, 503]) {
@@ -69,12 +117,16 @@ describe('idcli list --concurrency auto (the default)', () => {
       const r = await list(env, ['/v1/items', '--page-size', '10', '--verbose']);
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(ITEMS));
-      expect(r.stderr).toContain(`--concurrency auto: 4 → 2 pages in flight: the server answered HTTP ${status}`);
+      // Halved once, from the window at the time: 4, or 5 when the two pages before the refused one were taken first.
+      const changes = told(r.stderr);
+      expectFollowsRule(changes, 4);
+      const cuts = changes.filter((c) => c.reason.startsWith(`the server answered HTTP ${status}`));
+      expect(cuts).toHaveLength(1);
       expect(arrivals('/v1/items')).toHaveLength(21);
     }, 60_000);
   }
 
-  it('against a server that rate-limits at 6 in flight: a few 429s, the window halved, the output exact', async () => {
+  it('against a server that rate-limits at 6 in flight: at most a few 429s, each halving the window, the output exact', async () => {
     const limited = await startEmulator({ latencyMs: LATENCY_MS, maxInFlight: 6, rateLimitRetryAfter: '1' });
     const limitedEnv = await listEnv(limited, limited.mintTokens().access_token);
     try {
@@ -85,15 +137,16 @@ describe('idcli list --concurrency auto (the default)', () => {
       expect(r.stdout).toBe(ndjson(items));
       const logged = limited.requests.filter((q) => q.path === '/v1/many');
       const throttled = logged.filter((q) => q.status === 429);
-      // The window grew past the limit, was told so, and halved: a handful of 429s for 60 pages, not one per page.
-      expect(throttled.length).toBeGreaterThan(0);
+      // A 429 comes only once the window has grown past the limit, which takes pages that come back as fast as the
+      // first ones here; window.test.ts shows the rule with a clock: a handful of 429s for 60 pages, not one per page.
+      const changes = told(r.stderr);
+      expectFollowsRule(changes, 4);
       expect(throttled.length).toBeLessThanOrEqual(6);
+      if (throttled.length > 0) expect(Math.max(...changes.map((c) => c.to))).toBeGreaterThan(6);
+      const cuts = changes.filter((c) => c.reason.startsWith('the server answered HTTP 429'));
+      expect(cuts.length).toBeLessThanOrEqual(throttled.length);
       // The Retry-After of 1 s, plus the first retry's jitter (under 0.1 s).
-      expect(r.stderr).toMatch(
-        /--concurrency auto: (\d+) → \d+ pages in flight: the server answered HTTP 429; no new request for 1\.[01] s/,
-      );
-      const [, from, to] = /(\d+) → (\d+) pages in flight: the server answered HTTP 429/.exec(r.stderr)!;
-      expect(Number(to)).toBe(Math.floor(Number(from) / 2));
+      if (cuts.length > 0) expect(cuts[0]!.reason).toMatch(/; no new request for 1\.[01] s$/);
       // Every page was answered once in the end: 60 pages, plus one retry per 429.
       expect(logged.filter((q) => q.status === 200)).toHaveLength(60);
       expect(logged).toHaveLength(60 + throttled.length);
@@ -175,12 +228,10 @@ describe('idcli list --concurrency auto (the default)', () => {
     const pad = 'x'.repeat(20_000);
     const items = Array.from({ length: 6000 }, (_, i) => `{"id":${i},"pad":"${pad}"}`);
     emu.setCollection('/v1/large', { type: 'offset', items });
-    const digest = createHash('sha256');
-    for (const item of items) digest.update(`${item}\n`);
     const script = `/usr/bin/time -f 'rss=%M' node "${BIN}" list /v1/large --page-size 1000 --verbose | sha256sum`;
     const out = await shell(script, cliEnv(env));
     expect(out.code).toBe(0);
-    expect(out.stdout.split(' ')[0]).toBe(digest.digest('hex'));
+    expect(out.stdout.split(' ')[0]).toBe(sha256Ndjson(items));
     expect(out.stderr).toMatch(
       /--concurrency auto: 4 → 3 pages in flight: pages of 19\.1 MB, at most 64\.0 MB of them held besides the next to write/,
     );
@@ -202,12 +253,10 @@ describe('idcli list --concurrency auto (the default)', () => {
       const fastEnv = await listEnv(fast, fast.mintTokens().access_token);
       try {
         fast.setCollection('/v1/growing', { type: 'offset', items });
-        const digest = createHash('sha256');
-        for (const item of items) digest.update(`${item}\n`);
         const script = `/usr/bin/time -f 'rss=%M' node "${BIN}" list /v1/growing --page-size ${perPage} --concurrency ${window} --verbose | sha256sum`;
         const out = await shell(script, cliEnv(fastEnv, { IDCLI_HTTP_COMPRESSION: '0' }));
         expect(out.code).toBe(0);
-        expect(out.stdout.split(' ')[0]).toBe(digest.digest('hex'));
+        expect(out.stdout.split(' ')[0]).toBe(sha256Ndjson(items));
         // At 32 the cap is what holds the pages back (under auto, pages that slowed may have brought the window down first).
         // Which page size it first tells of depends on when the pages arrive; the window it names must fit the cap.
         if (window === '32') {

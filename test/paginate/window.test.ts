@@ -80,11 +80,80 @@ function loaded(w: Window, pages: number, latency: (n: number) => number) {
   return { ms: now, most, allowed: w.allowed };
 }
 
+/**
+ * A walk against a server that answers each page `latency` ms after it arrives, and at once with a 429 that asks
+ * for `retryAfter` ms when `max` pages are in flight at it already; the page is then sent again. Pages are taken in
+ * order, each when it is in; the window then fills. Returns the 429s answered and the most pages ever in flight.
+ */
+function rateLimited(
+  w: Window,
+  pages: number,
+  { latency, max, retryAfter }: { latency: number; max: number; retryAfter: number },
+) {
+  interface Sent {
+    sentAt: number;
+    load: number;
+    /** When its latest attempt reaches the server, and when that attempt is answered once known. */
+    attemptAt: number;
+    doneAt?: number;
+    retried: boolean;
+  }
+  const queue: Sent[] = [];
+  const answered: { from: number; to: number }[] = [];
+  let now = 0;
+  let sent = 0;
+  let refused = 0;
+  let most = 0;
+  const fill = () => {
+    while (sent < pages && queue.length < w.allowed) {
+      const at = now + w.delay(now);
+      queue.push({ sentAt: at, load: queue.length + 1, attemptAt: at, retried: false });
+      sent++;
+    }
+    most = Math.max(most, queue.length);
+  };
+  /** The server's answer to the earliest attempt not yet answered: a page in `latency`, or a 429 at once. */
+  const decide = (p: Sent) => {
+    const at = p.attemptAt;
+    const busy = answered.filter((a) => a.from <= at && at < a.to).length;
+    if (busy < max) {
+      p.doneAt = at + latency;
+      answered.push({ from: at, to: p.doneAt });
+      return;
+    }
+    refused++;
+    p.retried = true;
+    w.throttled(p.sentAt, at, 'HTTP 429', retryAfter);
+    p.attemptAt = at + retryAfter;
+  };
+  fill();
+  while (queue.length > 0) {
+    const head = queue[0]!;
+    const open = queue.filter((p) => p.doneAt === undefined);
+    const next = open.reduce<Sent | undefined>(
+      (a, p) => (a === undefined || p.attemptAt < a.attemptAt ? p : a),
+      undefined,
+    );
+    if (next !== undefined && (head.doneAt === undefined || next.attemptAt <= head.doneAt)) {
+      decide(next);
+      continue;
+    }
+    queue.shift();
+    const waited = head.doneAt! > now;
+    now = Math.max(now, head.doneAt!);
+    const ms = head.doneAt! - head.sentAt;
+    w.taken({ sentAt: head.sentAt, ms, firstByteMs: ms, retried: head.retried, load: head.load }, waited, now);
+    fill();
+  }
+  return { refused, most };
+}
+
 describe('the window of --concurrency auto', () => {
   it('grows by one per two pages that keep up while the walk waits, up to the ceiling', () => {
     const t = window(4);
     t.pages(1);
     expect(t.pages(4)).toBe(6);
+    expect(t.changes[0]).toEqual({ from: 4, to: 5, reason: 'pages come back as fast as the first ones' });
     expect(t.pages(6)).toBe(9);
     expect(t.pages(100)).toBe(WINDOW_CEILING);
     expect(t.changes.at(-1)).toEqual({ from: 31, to: 32, reason: 'pages come back as fast as the first ones' });
@@ -125,6 +194,35 @@ describe('the window of --concurrency auto', () => {
     // A 429 to a request sent after the cut cuts again.
     t.w.throttled(t.at(), t.at() + 1, 'HTTP 503', 0);
     expect(t.w.allowed).toBe(5);
+    // With no Retry-After to wait for, the note says nothing of one.
+    expect(t.changes.at(-1)).toEqual({ from: 10, to: 5, reason: 'the server answered HTTP 503' });
+  });
+
+  it('halves the starting window on a 429 among the first pages, before it has grown', () => {
+    const t = window(4);
+    t.pages(1);
+    t.w.throttled(t.at(), t.at() + 1, 'HTTP 429', 0);
+    expect(t.w.allowed).toBe(2);
+    expect(t.changes).toEqual([{ from: 4, to: 2, reason: 'the server answered HTTP 429' }]);
+  });
+
+  it('against a server that refuses more than 6 in flight: grows past it, halves, and meets a handful of 429s, not one a page', () => {
+    const changes: WindowChange[] = [];
+    const w = new Window({ start: 4, adaptive: true, onChange: (c) => changes.push(c) });
+    const { refused, most } = rateLimited(w, 60, { latency: 300, max: 6, retryAfter: 1000 });
+    expect(most).toBeGreaterThan(6);
+    expect(refused).toBeGreaterThan(0);
+    expect(refused).toBeLessThanOrEqual(6);
+    const cuts = changes.filter((c) => c.reason.startsWith('the server answered HTTP 429'));
+    expect(cuts.length).toBeGreaterThan(0);
+    for (const c of cuts) {
+      expect(c.from).toBeGreaterThan(6);
+      expect(c).toEqual({
+        from: c.from,
+        to: Math.floor(c.from / 2),
+        reason: 'the server answered HTTP 429; no new request for 1.0 s',
+      });
+    }
   });
 
   it('stops growing at twice the pages taken in the fastest round trip: past that, pages only queue', () => {
