@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { type Emulator, s256, startEmulator } from './index.js';
+import { type Emulator, type EmulatorOptions, s256, startEmulator } from './index.js';
 
 export interface PkcePair {
   verifier: string;
@@ -173,10 +173,13 @@ export function rawGet(url: string, headers: Record<string, string> = {}, method
  * Registers, for every test of the calling suite, a fresh emulator and a bearer header for a token it minted,
  * handed to `use` before the test; afterwards the emulator must have seen no error of its own, and is closed.
  */
-export function eachEmulator(use: (emu: Emulator, auth: Record<string, string>) => void): void {
+export function eachEmulator(
+  use: (emu: Emulator, auth: Record<string, string>) => void,
+  options: EmulatorOptions = {},
+): void {
   let emu: Emulator;
   beforeEach(async () => {
-    emu = await startEmulator();
+    emu = await startEmulator(options);
     use(emu, bearer(emu.mintTokens().access_token));
   });
   afterEach(async () => {

@@ -1,18 +1,30 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, exchangeFields, get, type PkcePair, pkcePair, refreshFields, signIn, token } from './helpers.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  bearer,
+  eachEmulator,
+  exchangeFields,
+  get,
+  type PkcePair,
+  pkcePair,
+  refreshFields,
+  signIn,
+  token,
+} from './helpers.js';
 import { type Emulator, startEmulator } from './index.js';
 
 describe('POST /oauth/token: Serial PKCE refresh', { timeout: 30_000 }, () => {
   let emu: Emulator;
   let now: number;
-  beforeEach(async () => {
+  // Each test's clock starts here: this hook runs before the emulator starts.
+  beforeEach(() => {
     now = Date.UTC(2030, 0, 1);
-    emu = await startEmulator({ now: () => now });
   });
-  afterEach(async () => {
-    expect(emu.errors).toEqual([]);
-    await emu.close();
-  });
+  eachEmulator(
+    (e) => {
+      emu = e;
+    },
+    { now: () => now },
+  );
 
   /** Signs in and exchanges the code with a next challenge: the refresh token and the pair to prove next. */
   async function session(nextPair: PkcePair | null = pkcePair()) {

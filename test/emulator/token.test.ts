@@ -1,18 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, exchangeFields, get, pkcePair, postForm, signIn, token } from './helpers.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { bearer, eachEmulator, exchangeFields, get, pkcePair, postForm, signIn, token } from './helpers.js';
 import { CODE_TTL_MS, type Emulator, s256, startEmulator } from './index.js';
 
 describe('POST /oauth/token: authorization code exchange', { timeout: 30_000 }, () => {
   let emu: Emulator;
   let now: number;
-  beforeEach(async () => {
+  // Each test's clock starts here: this hook runs before the emulator starts.
+  beforeEach(() => {
     now = Date.UTC(2030, 0, 1);
-    emu = await startEmulator({ now: () => now });
   });
-  afterEach(async () => {
-    expect(emu.errors).toEqual([]);
-    await emu.close();
-  });
+  eachEmulator(
+    (e) => {
+      emu = e;
+    },
+    { now: () => now },
+  );
 
   async function expectError(fields: Record<string, string> | string, error: string, status = 400, headers = {}) {
     const res = await token(emu, fields, headers);
