@@ -36,7 +36,7 @@ describe('responseError: one reading of every API answer', () => {
   });
 
   it('a 401 that was not repeated ends with why: the refresh error itself, or the body that cannot go out again', () => {
-    const refresh = new IdcliError('not signed in', 3);
+    const refresh = new IdcliError('NOT_LOGGED_IN', 'not signed in', 3);
     expect(responseError('GET', URL, answer(401, { unrepeated: { because: 'refresh', error: refresh } }))).toBe(
       refresh,
     );
@@ -50,7 +50,7 @@ describe('responseError: one reading of every API answer', () => {
   it("the server's status travels on the error it refused with, and only on that", () => {
     for (const status of [301, 400, 401, 404, 422, 503])
       expect(idcli(responseError('GET', URL, answer(status))).status).toBe(status);
-    const refresh = new IdcliError('not signed in', 3);
+    const refresh = new IdcliError('NOT_LOGGED_IN', 'not signed in', 3);
     expect(
       idcli(responseError('GET', URL, answer(401, { unrepeated: { because: 'refresh', error: refresh } }))).status,
     ).toBeUndefined();

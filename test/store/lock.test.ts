@@ -220,7 +220,7 @@ describe('lock', () => {
     const limit = Date.now() + 300;
     const { err, ran } = await refused({
       timeoutMs: 10_000,
-      waitLimit: { at: limit, error: (who) => usageError(`gave up on ${who}`) },
+      waitLimit: { at: limit, error: (who) => usageError('SIGN_IN_LOCK_TIMED_OUT', `gave up on ${who}`) },
     });
     expect(ran).toBe(false);
     expect(err.message).toBe('gave up on pid 1 on some-other-host.invalid');
