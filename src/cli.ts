@@ -79,7 +79,8 @@ export async function main(proc: Process): Promise<number> {
       return ExitCode.OK;
     }
     const { globals, options, command } = parsed;
-    if (globals.verbose && globals.quiet) throw usageError('--verbose and --quiet cannot be used together');
+    if (globals.verbose && globals.quiet)
+      throw usageError('USAGE_CONFLICTING_OPTIONS', '--verbose and --quiet cannot be used together');
     const log = createLogger(
       { write: (s: string) => proc.stderr.write(s) },
       {

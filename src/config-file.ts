@@ -46,7 +46,8 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
   } catch (err) {
     if (err instanceof IdcliError) throw err;
     if (errCode(err) === 'ENOENT') return emptyConfigFile();
-    if (errCode(err) === 'ELOOP') throw usageError(`refusing to follow the symbolic link ${path}`, fix);
+    if (errCode(err) === 'ELOOP')
+      throw usageError('SYMLINK_REFUSED', `refusing to follow the symbolic link ${path}`, fix);
     throw configDirFault(configDir, path, err, 'read');
   }
   try {
@@ -54,7 +55,8 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
     return parseConfigFile(readBounded(fd, MAX_CONFIG_BYTES), path);
   } catch (err) {
     if (err instanceof IdcliError) throw err;
-    if (err instanceof TooLarge) throw usageError(`${path} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB`, fix);
+    if (err instanceof TooLarge)
+      throw usageError('CONFIG_FILE_TOO_LARGE', `${path} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB`, fix);
     throw configDirFault(configDir, path, err, 'read');
   } finally {
     closeSync(fd);

@@ -268,6 +268,7 @@ export function assertConfigKey(key: string): ConfigKey {
   if (isConfigKey(key)) return key;
   const near = suggest(key, CONFIG_KEYS);
   throw usageError(
+    'CONFIG_UNKNOWN_KEY',
     `unknown config key ${quoted(key)}`,
     near ? `did you mean '${near}'?` : `keys: ${CONFIG_KEYS.join(', ')}`,
   );
@@ -301,6 +302,7 @@ function homeDir(env: Env): string {
   }
   if (home && isAbsolute(home)) return home;
   throw usageError(
+    'CONFIG_DIR_UNKNOWN',
     'no config directory: HOME is not an absolute path and the user has no home directory',
     'set IDCLI_CONFIG_DIR (or HOME) to an absolute path',
   );
@@ -317,21 +319,32 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
     // A byte order mark, as some Windows editors write: not JSON, but not the user's content either.
     data = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch {
-    throw usageError(`${path} is not valid JSON`, 'fix it or remove it and use `idcli config set`');
+    throw usageError(
+      'CONFIG_FILE_INVALID',
+      `${path} is not valid JSON`,
+      'fix it or remove it and use `idcli config set`',
+    );
   }
   // A file without profiles is an empty one; a `profiles` of any other shape (null too) is refused.
   const profiles = isJsonObject(data) ? (data.profiles === undefined ? {} : data.profiles) : undefined;
-  if (!isJsonObject(profiles)) throw usageError(`${path} must be an object with a "profiles" object`);
+  if (!isJsonObject(profiles))
+    throw usageError('CONFIG_FILE_INVALID', `${path} must be an object with a "profiles" object`);
   const out = emptyConfigFile();
   for (const [name, entries] of Object.entries(profiles)) {
     if (!isProfileName(name))
-      throw usageError(`${path}: ${quoted(name)} is not a valid profile name`, `${PROFILE_RULE}; rename or remove it`);
-    if (!isJsonObject(entries)) throw usageError(`${path}: profile ${quoted(name)} must be an object`);
+      throw usageError(
+        'CONFIG_FILE_INVALID',
+        `${path}: ${quoted(name)} is not a valid profile name`,
+        `${PROFILE_RULE}; rename or remove it`,
+      );
+    if (!isJsonObject(entries))
+      throw usageError('CONFIG_FILE_INVALID', `${path}: profile ${quoted(name)} must be an object`);
     const profile = Object.create(null) as Partial<Record<ConfigKey, string>>;
     for (const [key, value] of Object.entries(entries)) {
-      if (!isConfigKey(key)) throw usageError(`${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
+      if (!isConfigKey(key))
+        throw usageError('CONFIG_FILE_INVALID', `${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
       if (typeof value !== 'string')
-        throw usageError(`${path}: ${quoted(key)} in profile ${quoted(name)} must be a string`);
+        throw usageError('CONFIG_FILE_INVALID', `${path}: ${quoted(key)} in profile ${quoted(name)} must be a string`);
       profile[key] = value;
     }
     out.profiles[name] = profile;
@@ -410,7 +423,7 @@ export function requireSetting(settings: Settings, field: TextField): string {
   const value = settings[field];
   if (value !== undefined && value !== '') return value;
   const key = CONFIG_KEYS.find((k) => SETTINGS[k].field === field)!;
-  throw usageError(`${key} is not set`, `set it with ${howToSet(key)}`);
+  throw usageError('SETTING_MISSING', `${key} is not set`, `set it with ${howToSet(key)}`);
 }
 
 /** A config key's value as its row reads it (`config set` checks with this before writing). */
@@ -432,14 +445,17 @@ function trimmed(raw: string): string {
 }
 
 function parseProfile(name: string): string {
-  if (!isProfileName(name)) throw usageError(`invalid profile name ${quoted(name)}`, PROFILE_RULE);
+  if (!isProfileName(name)) throw usageError('SETTING_INVALID', `invalid profile name ${quoted(name)}`, PROFILE_RULE);
   return name;
 }
 
 function parseStore(raw: string): CredentialStoreMode {
   const mode = STORES.find((s) => s === raw);
   if (mode === undefined)
-    throw usageError(`IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(raw)}`);
+    throw usageError(
+      'SETTING_INVALID',
+      `IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(raw)}`,
+    );
   return mode;
 }
 
@@ -447,6 +463,7 @@ function parseStore(raw: string): CredentialStoreMode {
 function parseAccessToken(raw: string): string {
   if (!isTokenText(raw)) {
     throw usageError(
+      'SETTING_INVALID',
       'IDCLI_ACCESS_TOKEN holds characters no access token has (control characters, spaces or non-ASCII)',
       'set it to the token alone, without line breaks',
     );
@@ -463,6 +480,7 @@ function parseHttpTimeout(text: string): number {
   const sec = /^\d+(?:\.\d+)?$/.test(raw) ? Number(raw) : NaN;
   if (!(sec > 0)) {
     throw usageError(
+      'SETTING_INVALID',
       `IDCLI_HTTP_TIMEOUT must be a positive number of seconds, not '${clip(printable(raw), 40)}'`,
       `unset it for the default of ${DEFAULT_HTTP_TIMEOUT_MS / 1000} s`,
     );
@@ -480,6 +498,7 @@ function parseOnOff(text: string): boolean {
   if (raw === '1') return true;
   if (raw === '0') return false;
   throw usageError(
+    'SETTING_INVALID',
     `IDCLI_HTTP_COMPRESSION must be 0 or 1, not '${clip(printable(raw), 40)}'`,
     'set it to 0 for uncompressed bodies, or unset it',
   );
@@ -496,6 +515,7 @@ function parsePageSize(raw: string): PageSizeSetting {
   const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n)) {
     throw usageError(
+      'SETTING_INVALID',
       `page-size must be auto, service or a whole number, not '${clip(printable(value), 40)}'`,
       'auto asks for larger pages than the service default; service sends no pageSize',
     );
@@ -505,14 +525,17 @@ function parsePageSize(raw: string): PageSizeSetting {
 
 function parseClientId(raw: string): string {
   const value = raw.trim();
-  if (!UUID_RE.test(value)) throw usageError(`client-id must be a UUID, not ${quoted(value)}`);
+  if (!UUID_RE.test(value)) throw usageError('SETTING_INVALID', `client-id must be a UUID, not ${quoted(value)}`);
   return value;
 }
 
 function parseClientName(raw: string): string {
   const value = raw.trim();
   if (!CLIENT_NAME_RE.test(value))
-    throw usageError(`client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`);
+    throw usageError(
+      'SETTING_INVALID',
+      `client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`,
+    );
   return value;
 }
 
@@ -532,13 +555,16 @@ function validateServiceUrl(key: string, value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw usageError(`${key} must be an absolute URL, not ${quoted(value)}`);
+    throw usageError('SETTING_INVALID', `${key} must be an absolute URL, not ${quoted(value)}`);
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-    throw usageError(`${key} must use https (http is allowed only for loopback hosts): ${quoted(value)}`);
+    throw usageError(
+      'SETTING_INVALID',
+      `${key} must use https (http is allowed only for loopback hosts): ${quoted(value)}`,
+    );
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw usageError(`${key} must not contain credentials, a query or a fragment: ${quoted(value)}`);
+    throw usageError('SETTING_INVALID', `${key} must not contain credentials, a query or a fragment: ${quoted(value)}`);
   }
   // Keep the path (a service may live under a prefix) but without a trailing slash, so `${base}/oauth/token` is right.
   return value.replace(/\/+$/, '');
@@ -547,6 +573,7 @@ function validateServiceUrl(key: string, value: string): string {
 function validateRedirectUri(value: string): string {
   if (!parseRedirectUri(value)) {
     throw usageError(
+      'SETTING_INVALID',
       `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not ${quoted(value)}`,
     );
   }

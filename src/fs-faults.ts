@@ -61,11 +61,11 @@ export function fsFault(err: unknown, at: FsFaultAt): IdcliError {
   const mendable = code === undefined ? undefined : MENDABLE[code];
   if (mendable === undefined) {
     const why = code ?? (err instanceof Error ? err.message : String(err));
-    return new IdcliError(`cannot ${at.doing} ${at.path} (${why})`, ExitCode.INTERNAL, { cause: err });
+    return new IdcliError('FS_FAILED', `cannot ${at.doing} ${at.path} (${why})`, ExitCode.INTERNAL, { cause: err });
   }
   // Absolute: a relative name has no directory to name in the fix (`-o ro.ndjson`).
   const { reason, fix } = mendable(whereToMend(resolve(at.dir)), at);
-  return new IdcliError(`cannot ${at.doing} ${at.path}: ${reason} (${code})`, ExitCode.USAGE, {
+  return new IdcliError('FS_REFUSED', `cannot ${at.doing} ${at.path}: ${reason} (${code})`, ExitCode.USAGE, {
     hint: at.orElse === undefined ? fix : `${fix}, ${at.orElse}`,
     cause: err,
   });

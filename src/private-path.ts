@@ -19,7 +19,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { basename, dirname, isAbsolute, join, sep } from 'node:path';
-import { ExitCode, IdcliError } from './errors.js';
+import { type ErrorCode, ExitCode, IdcliError } from './errors.js';
 import { errCode } from './shape.js';
 import { shellQuote } from './shell-quote.js';
 
@@ -59,8 +59,8 @@ function modeText(st: Stats): string {
   return `0${(st.mode & 0o7777).toString(8)}`;
 }
 
-function refused(message: string, hint: string): IdcliError {
-  return new IdcliError(message, ExitCode.USAGE, { hint });
+function refused(code: ErrorCode, message: string, hint: string): IdcliError {
+  return new IdcliError(code, message, ExitCode.USAGE, { hint });
 }
 
 /** Exit 2 when `st` belongs to another user than this process's, like ssh refuses a key file it does not own. */
@@ -71,14 +71,18 @@ export function refuseForeignOwner(
 ): void {
   const uid = process.getuid?.();
   if (uid === undefined || st.uid === uid) return;
-  throw refused(`refusing to use ${path}: it belongs to another user (uid ${st.uid}), not to you (uid ${uid})`, hint);
+  throw refused(
+    'PATH_FOREIGN_OWNER',
+    `refusing to use ${path}: it belongs to another user (uid ${st.uid}), not to you (uid ${uid})`,
+    hint,
+  );
 }
 
 /** Exit 2 unless `dir` (the directory `path` is in) lets no one else replace `path`. */
 function refuseUnsafeDir(path: string, dir: string, st: Stats, hint: string): void {
   if (safeDir(st)) return;
   const who = trustedOwner(st) ? `other users may write it (mode ${modeText(st)})` : `it belongs to uid ${st.uid}`;
-  throw refused(`refusing to use ${path}: it is in ${dir}, and ${who}`, hint);
+  throw refused('PATH_UNSAFE_DIRECTORY', `refusing to use ${path}: it is in ${dir}, and ${who}`, hint);
 }
 
 /**
@@ -110,13 +114,18 @@ export function resolveTrusted(path: string, hint: string): string {
       at = next;
       continue;
     }
-    if (++links > MAX_LINKS) throw refused(`refusing to use ${path}: too many symbolic links on the way`, hint);
+    if (++links > MAX_LINKS)
+      throw refused('PATH_TOO_MANY_LINKS', `refusing to use ${path}: too many symbolic links on the way`, hint);
     const dirSt = lstatSync(at);
     if (!trustedOwner(st) || !safeDir(dirSt)) {
       const why = !trustedOwner(st)
         ? `it belongs to another user (uid ${st.uid})`
         : `it is in ${at}, which ${trustedOwner(dirSt) ? `other users may write (mode ${modeText(dirSt)})` : `belongs to uid ${dirSt.uid}`}`;
-      throw refused(`refusing to follow the symbolic link ${next}: ${why}`, `remove the link, or ${hint}`);
+      throw refused(
+        'PATH_UNSAFE_LINK',
+        `refusing to follow the symbolic link ${next}: ${why}`,
+        `remove the link, or ${hint}`,
+      );
     }
     const target = readlinkSync(next);
     rest = [...target.split(sep).filter(Boolean), ...rest];
@@ -138,10 +147,10 @@ export function inspectPrivateFile(path: string, hint: string): Stats | undefine
     if (errCode(err) !== 'ENOENT') throw err;
   }
   if (st?.isSymbolicLink())
-    throw refused(`refusing to follow the symbolic link ${path}`, `remove the link, or ${hint}`);
+    throw refused('SYMLINK_REFUSED', `refusing to follow the symbolic link ${path}`, `remove the link, or ${hint}`);
   if (st !== undefined && !st.isFile()) {
     const what = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file';
-    throw refused(`refusing to use ${path}: it is ${what}`, hint);
+    throw refused('PATH_NOT_REGULAR', `refusing to use ${path}: it is ${what}`, hint);
   }
   if (st !== undefined) refuseForeignOwner(path, st, `remove it, or ${hint}`);
   if (POSIX) {
@@ -162,7 +171,7 @@ export function inspectPrivateFile(path: string, hint: string): Stats | undefine
  */
 export function refuseOpenedFile(fd: number, path: string, hint: string, readOnly = false): Stats {
   const st = fstatSync(fd);
-  if (!st.isFile()) throw refused(`${path} is not a regular file`, hint);
+  if (!st.isFile()) throw refused('PATH_NOT_REGULAR', `${path} is not a regular file`, hint);
   if (!(readOnly && st.uid === 0)) refuseForeignOwner(path, st, `remove it, or ${hint}`);
   return st;
 }
@@ -192,14 +201,22 @@ export function checkPrivateDir(dir: string, opts: DirCheck): boolean {
     throw err;
   }
   if (st.isSymbolicLink())
-    throw refused(`refusing to follow the symbolic link ${dir}`, 'remove the link and run `idcli login`');
+    throw refused(
+      'SYMLINK_REFUSED',
+      `refusing to follow the symbolic link ${dir}`,
+      'remove the link and run `idcli login`',
+    );
   if (!st.isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
   refuseForeignOwner(dir, st, opts.hint);
   if (POSIX) refuseUnsafeDir(dir, dirname(path), statSync(dirname(path)), opts.hint);
   if (!POSIX || (st.mode & 0o077) === 0) return true;
   const told = tightenMode(dir, st, PRIVATE_DIR_MODE, 'accessible', () => chmodSync(path, PRIVATE_DIR_MODE));
   if (told.failed && (st.mode & OTHERS_WRITE) !== 0)
-    throw refused(`refusing to use ${dir}: other users may write it (mode ${modeText(st)})`, told.fix);
+    throw refused(
+      'PATH_UNSAFE_DIRECTORY',
+      `refusing to use ${dir}: other users may write it (mode ${modeText(st)})`,
+      told.fix,
+    );
   opts.warn(told.message);
   return true;
 }

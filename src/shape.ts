@@ -12,7 +12,9 @@ export function isJsonObject(value: unknown): value is JsonObject {
 
 /** The `code` of a system or library error (`ENOENT`, `UND_ERR_SOCKET`), when it carries one. */
 export function errCode(err: unknown): string | undefined {
-  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  // An IdcliError's `code` (it has an `exitCode` too) is idcli's own word for the failure, not a system's.
+  if (typeof err !== 'object' || err === null || 'exitCode' in err) return undefined;
+  const code = (err as { code?: unknown }).code;
   return typeof code === 'string' ? code : undefined;
 }
 

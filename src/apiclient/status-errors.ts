@@ -24,13 +24,19 @@ function statusError(method: string, url: string, res: HttpResponse & { retries?
   const where = `${method} ${redactUrl(url)}`;
   const status = `HTTP ${withReason(res.status)}`;
   if (res.status === 401) {
-    return new IdcliError(`${where}: the access token was rejected (${status}) even after a refresh`, ExitCode.AUTH, {
-      hint: 'sign in again with: idcli login',
-      status: res.status,
-    });
+    return new IdcliError(
+      'API_UNAUTHORIZED',
+      `${where}: the access token was rejected (${status}) even after a refresh`,
+      ExitCode.AUTH,
+      {
+        hint: 'sign in again with: idcli login',
+        status: res.status,
+      },
+    );
   }
   if (res.status >= 300 && res.status < 400) {
     return new IdcliError(
+      'API_REDIRECT',
       `${where}: the server answered a redirect (${status})${redirectTarget(res, url)}, which idcli does not follow so the access token stays with ${new URL(url).origin}`,
       ExitCode.NETWORK,
       { hint: 'point --api-base-url (or the URL) at the final location', status: res.status },
@@ -38,7 +44,7 @@ function statusError(method: string, url: string, res: HttpResponse & { retries?
   }
   const retries = res.retries ?? 0;
   const after = retries > 0 ? ` after ${retries} ${retries === 1 ? 'retry' : 'retries'}` : '';
-  return new IdcliError(`${where} failed: ${status}${after}`, ExitCode.NETWORK, {
+  return new IdcliError('API_STATUS', `${where} failed: ${status}${after}`, ExitCode.NETWORK, {
     status: res.status,
     ...(res.status === 404 ? { hint: 'check the path and --api-base-url' } : {}),
     ...(res.status === 403 ? { hint: 'the signed-in user may lack access to this resource' } : {}),
@@ -48,6 +54,7 @@ function statusError(method: string, url: string, res: HttpResponse & { retries?
 /** A 401 for a body that went out as it was read: the fresh token is stored, but the body cannot go out again. */
 function notRepeated(method: string, url: string, bodyFrom: string): IdcliError {
   return new IdcliError(
+    'API_UNAUTHORIZED_UNREPEATED',
     `${method} ${redactUrl(url)}: the access token was rejected (HTTP 401 Unauthorized), and the request was not ` +
       `repeated: its body from ${bodyFrom} was sent as it was read and cannot be sent again`,
     ExitCode.AUTH,

@@ -7,7 +7,11 @@ import { paramName, redactUrl } from '../redact.js';
 export function apiBaseUrl(settings: { apiBaseUrl?: string; baseUrl?: string }): string {
   const base = settings.apiBaseUrl ?? settings.baseUrl;
   if (base === undefined || base === '') {
-    throw usageError('no API base URL is configured', 'set --api-base-url or --base-url (or IDCLI_BASE_URL)');
+    throw usageError(
+      'API_BASE_URL_MISSING',
+      'no API base URL is configured',
+      'set --api-base-url or --base-url (or IDCLI_BASE_URL)',
+    );
   }
   return base;
 }
@@ -23,10 +27,10 @@ function parseApiBase(apiBaseUrl: string): URL {
   try {
     base = new URL(apiBaseUrl);
   } catch {
-    throw usageError(`api-base-url is not a valid URL: ${clip(apiBaseUrl)}`);
+    throw usageError('API_BASE_URL_INVALID', `api-base-url is not a valid URL: ${clip(apiBaseUrl)}`);
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    throw usageError(`api-base-url must be an http or https URL: ${base.origin}`);
+    throw usageError('API_BASE_URL_INVALID', `api-base-url must be an http or https URL: ${base.origin}`);
   }
   return base;
 }
@@ -50,12 +54,13 @@ export function targetUrl(target: string, apiBaseUrl: string, options: TargetOpt
   const base = parseApiBase(apiBaseUrl);
   const trimmed = target.trim();
   // Each command says first what it needs instead; this guards the resolution below, where '' is the base itself.
-  if (trimmed === '') throw usageError('no path or URL to send the request to');
+  if (trimmed === '') throw usageError('TARGET_MISSING', 'no path or URL to send the request to');
 
   const url = resolveTarget(trimmed, base);
   if (url.origin !== base.origin) {
     // Shown as resolved (which explains a backslash or a tab) and redacted like every URL idcli prints.
     throw usageError(
+      'TARGET_CROSS_ORIGIN',
       `${printable(redactUrl(url))} resolves to ${clip(`${url.protocol}//${url.host}`)}, which is not the API origin ${base.origin}; the access token is only sent there`,
       'pass a path under the API, or set --api-base-url to the API you mean',
     );
@@ -95,6 +100,6 @@ function resolveTarget(target: string, base: URL): URL {
   try {
     return new URL(target, dir);
   } catch {
-    throw usageError(`not a valid URL or path: ${clip(printable(target))}`);
+    throw usageError('TARGET_INVALID', `not a valid URL or path: ${clip(printable(target))}`);
   }
 }

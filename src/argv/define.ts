@@ -139,7 +139,7 @@ export function argument(spec: ArgSpec): Argument<string> {
     read: (v) => {
       const found = spec.choices ? spec.choices.find((c) => c === v) : v;
       // The parser has checked the count and the choices; a missing one here would be a parser bug, told the same way.
-      if (found === undefined) throw usageError(`missing argument <${spec.name}>`);
+      if (found === undefined) throw usageError('USAGE_ARGUMENT_MISSING', `missing argument <${spec.name}>`);
       return found;
     },
   };

@@ -3,7 +3,7 @@
  * the command; a command's own options after it. The command's definition is loaded when its name is read. Every
  * mistake is a usage error (exit 2) with a "did you mean" where one is close.
  */
-import { usageError } from '../errors.js';
+import { type ErrorCode, usageError } from '../errors.js';
 import { clip, quoted } from '../printable.js';
 import { suggest } from '../suggest.js';
 import {
@@ -28,8 +28,8 @@ export type Parsed =
       globals: Values;
     };
 
-const usage = (message: string, near?: string) =>
-  usageError(message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
+const usage = (code: ErrorCode, message: string, near?: string) =>
+  usageError(code, message, near ? `did you mean '${near}'?` : 'see `idcli --help`');
 
 /** What the words read so far have said: the command path, its arguments, and the options for it and for all. */
 interface Scan {
@@ -61,6 +61,7 @@ export async function parseArgv(argv: readonly string[], surface: Surface): Prom
   if (scan.help || !cmd) return { kind: 'help', path: scan.path };
   if (cmd.subcommands) {
     throw usageError(
+      'USAGE_SUBCOMMAND_MISSING',
       `'${cmd.name}' needs a subcommand: ${cmd.subcommands.map((s) => s.name).join(', ')}`,
       `see \`idcli ${cmd.name} --help\``,
     );
@@ -109,14 +110,15 @@ async function readOption(scan: Scan, argv: readonly string[], i: number): Promi
     if (inline !== undefined) {
       // `-ix` is not two switches: bundling is not supported, so say which word was not understood.
       throw long
-        ? usageError(`option ${quoted(flag)} takes no value`)
-        : usage(`unknown option ${quoted(token)}${forCommand(scan)}`);
+        ? usageError('USAGE_OPTION_TAKES_NO_VALUE', `option ${quoted(flag)} takes no value`)
+        : usage('USAGE_UNKNOWN_OPTION', `unknown option ${quoted(token)}${forCommand(scan)}`);
     }
     into[spec.key] = !spec.negates;
     return i;
   }
   const raw = inline ?? argv[++i];
-  if (raw === undefined) throw usageError(`option '${flag} ${spec.value ?? '<value>'}' needs a value`);
+  if (raw === undefined)
+    throw usageError('USAGE_OPTION_VALUE_MISSING', `option '${flag} ${spec.value ?? '<value>'}' needs a value`);
   const value = convert(spec, raw);
   const before = into[spec.key];
   into[spec.key] = spec.repeatable ? [...(Array.isArray(before) ? before : []), String(value)] : value;
@@ -134,8 +136,12 @@ async function unknownOption(
   const elsewhere =
     scan.path.length === 0 && (await loadAll(scan.surface, { hidden: true })).some((c) => c.options.some(matches));
   if (elsewhere)
-    return usageError(`option ${quoted(flag)} belongs after its command`, `e.g. idcli <command> ${clip(flag)}`);
-  return usage(`unknown option ${quoted(shown)}${forCommand(scan)}`, suggest(flag, known));
+    return usageError(
+      'USAGE_OPTION_MISPLACED',
+      `option ${quoted(flag)} belongs after its command`,
+      `e.g. idcli <command> ${clip(flag)}`,
+    );
+  return usage('USAGE_UNKNOWN_OPTION', `unknown option ${quoted(shown)}${forCommand(scan)}`, suggest(flag, known));
 }
 
 /** A word that is not an option: `help`, a command or subcommand name, or an argument of the command. */
@@ -155,7 +161,7 @@ async function positional(scan: Scan, token: string): Promise<void> {
   if (!found) {
     const what = cmd ? `subcommand ${quoted(`${cmd.name} ${token}`)}` : `command ${quoted(token)}`;
     const visible = among.filter((c) => !isHidden(c)).map((c) => c.name);
-    throw usage(`unknown ${what}`, suggest(token, visible));
+    throw usage('USAGE_UNKNOWN_COMMAND', `unknown ${what}`, suggest(token, visible));
   }
   scan.path.push('load' in found ? await found.load() : found);
 }
@@ -168,14 +174,17 @@ function checkArgs(cmd: LeafCommand, scan: Scan): void {
   const wanted = cmd.args ?? [];
   if (args.length < wanted.length) {
     throw usageError(
+      'USAGE_ARGUMENT_MISSING',
       `missing argument <${wanted[args.length]!.name}>`,
       `see \`idcli ${scan.path.map((c) => c.name).join(' ')} --help\``,
     );
   }
-  if (args.length > wanted.length) throw usageError(`unexpected argument ${quoted(args[wanted.length]!)}`);
+  if (args.length > wanted.length)
+    throw usageError('USAGE_UNEXPECTED_ARGUMENT', `unexpected argument ${quoted(args[wanted.length]!)}`);
   wanted.forEach((a, j) => {
     if (a.choices && !a.choices.includes(args[j]!)) {
       throw usage(
+        'USAGE_INVALID_CHOICE',
         `<${a.name}> must be one of ${a.choices.join(', ')}, not ${quoted(args[j]!)}`,
         suggest(args[j]!, a.choices),
       );
@@ -189,16 +198,21 @@ function convert(spec: OptionSpec, value: string): string | number {
     if (spec.keywords?.includes(value)) return value;
     if (!/^\d+$/.test(value)) {
       const or = spec.keywords ? ` or ${spec.keywords.join(', ')}` : '';
-      throw usageError(`${spec.flag} must be a whole number${or}, not ${quoted(value)}`);
+      throw usageError('USAGE_NOT_A_NUMBER', `${spec.flag} must be a whole number${or}, not ${quoted(value)}`);
     }
     const n = Number(value);
     const min = spec.min ?? 0;
     if (spec.max !== undefined && (n < min || n > spec.max))
-      throw usageError(`${spec.flag} must be between ${min} and ${spec.max}, not ${clip(value)}`);
-    if (n < min) throw usageError(`${spec.flag} must be at least ${min}, not ${clip(value)}`);
+      throw usageError(
+        'USAGE_NUMBER_OUT_OF_RANGE',
+        `${spec.flag} must be between ${min} and ${spec.max}, not ${clip(value)}`,
+      );
+    if (n < min)
+      throw usageError('USAGE_NUMBER_OUT_OF_RANGE', `${spec.flag} must be at least ${min}, not ${clip(value)}`);
     // Past 2^53 a number is no longer exact: 9007199254740993 would quietly become 9007199254740992.
     if (n > Number.MAX_SAFE_INTEGER) {
       throw usageError(
+        'USAGE_NUMBER_OUT_OF_RANGE',
         `${spec.flag} must be a whole number no larger than ${Number.MAX_SAFE_INTEGER}, not ${clip(value)}`,
       );
     }
@@ -206,6 +220,7 @@ function convert(spec: OptionSpec, value: string): string | number {
   }
   if (spec.choices && !spec.choices.includes(value)) {
     throw usage(
+      'USAGE_INVALID_CHOICE',
       `${spec.flag} must be one of ${spec.choices.join(', ')}, not ${quoted(value)}`,
       suggest(value, spec.choices),
     );

@@ -107,6 +107,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
           const after = attempt > 0 ? ` (after ${attempt} ${attempt === 1 ? 'retry' : 'retries'})` : '';
           const once = isRetried(req.method) ? '' : '; not repeated, as it may have reached the server';
           throw new IdcliError(
+            'NETWORK_REQUEST_FAILED',
             `${req.method} ${redactUrl(req.url)} failed: ${err.message}${after}${once}`,
             ExitCode.NETWORK,
             { cause: err },

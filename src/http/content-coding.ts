@@ -5,7 +5,7 @@
  * of its own: a caller that asks for a coding itself gets the bytes as sent.
  */
 import type { Transform } from 'node:stream';
-import { ExitCode, IdcliError } from '../errors.js';
+import { type ErrorCode, ExitCode, IdcliError } from '../errors.js';
 import { clip, printable } from '../printable.js';
 import { MAX_CONTENT_CODINGS } from './limits.js';
 
@@ -66,6 +66,7 @@ export function decodersFor(contentEncoding: string | undefined, accepted: strin
   });
   if (codings.length > MAX_CONTENT_CODINGS) {
     throw contractError(
+      'CONTRACT_TOO_MANY_CODINGS',
       `the response is in ${codings.length} content codings one over the other ('${clip(printable(contentEncoding ?? ''), 60)}'); idcli decodes at most ${MAX_CONTENT_CODINGS}`,
       accepted,
     );
@@ -84,16 +85,17 @@ export function decodersFor(contentEncoding: string | undefined, accepted: strin
 
 function unasked(coding: string, accepted: string): IdcliError {
   return contractError(
+    'CONTRACT_CODING_UNASKED',
     `the response is in content coding '${clip(printable(coding), 40)}', which idcli did not ask for (Accept-Encoding: ${accepted})`,
     accepted,
   );
 }
 
-function contractError(message: string, accepted: string): IdcliError {
+function contractError(code: ErrorCode, message: string, accepted: string): IdcliError {
   // With IDCLI_HTTP_COMPRESSION=0 already set, only the service can help.
   const hint =
     accepted === acceptEncoding(false)
       ? 'report it to the service'
       : 'report it to the service; IDCLI_HTTP_COMPRESSION=0 asks for uncompressed bodies';
-  return new IdcliError(message, ExitCode.CONTRACT, { hint });
+  return new IdcliError(code, message, ExitCode.CONTRACT, { hint });
 }

@@ -92,13 +92,17 @@ function parseProxyUrl(variable: string, value: string): URL {
   try {
     url = new URL(withScheme);
   } catch {
-    throw usageError(`${variable} is not a valid proxy URL`, PROXY_FORM);
+    throw usageError('PROXY_URL_INVALID', `${variable} is not a valid proxy URL`, PROXY_FORM);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     const scheme = url.protocol.slice(0, -1);
-    throw usageError(`${variable} uses ${scheme}, but only http:// and https:// proxies are supported`, PROXY_FORM);
+    throw usageError(
+      'PROXY_URL_INVALID',
+      `${variable} uses ${scheme}, but only http:// and https:// proxies are supported`,
+      PROXY_FORM,
+    );
   }
-  if (url.hostname === '') throw usageError(`${variable} names no proxy host`, PROXY_FORM);
+  if (url.hostname === '') throw usageError('PROXY_URL_INVALID', `${variable} names no proxy host`, PROXY_FORM);
   return url;
 }
 

@@ -58,7 +58,8 @@ interface ParsedRedirect extends LoopbackRedirect {
 
 export function parseLoopbackRedirect(uri: string): ParsedRedirect {
   const parsed = parseRedirectUri(uri);
-  if (!parsed) throw new IdcliError(`redirect-uri is not a loopback http URI: ${uri}`, ExitCode.USAGE);
+  if (!parsed)
+    throw new IdcliError('SETTING_INVALID', `redirect-uri is not a loopback http URI: ${uri}`, ExitCode.USAGE);
   const { host, rest } = parsed;
   const path = new URL(`http://x${rest || '/'}`).pathname;
   return { ...parsed, bindAddresses: bindAddresses(host), path };
@@ -207,7 +208,7 @@ class Listener implements CallbackServer {
 
   async wait(timeoutMs: number, signal: AbortSignal, totalMs = timeoutMs): Promise<CallbackResult> {
     const timedOut = () =>
-      new IdcliError(`sign-in timed out after ${Math.round(totalMs / 1000)} s`, ExitCode.AUTH, {
+      new IdcliError('SIGN_IN_TIMED_OUT', `sign-in timed out after ${Math.round(totalMs / 1000)} s`, ExitCode.AUTH, {
         hint: 'run `idcli login` again',
       });
     let timer: NodeJS.Timeout | undefined;
@@ -266,7 +267,11 @@ async function bindAll(target: ParsedRedirect, handler: RequestListener): Promis
         port = actual;
       }
       if (bound.length === 0)
-        throw new IdcliError(`cannot listen on ${target.host}: no loopback address is available`, ExitCode.USAGE);
+        throw new IdcliError(
+          'CALLBACK_NO_LOOPBACK',
+          `cannot listen on ${target.host}: no loopback address is available`,
+          ExitCode.USAGE,
+        );
       return { servers: bound, port };
     } catch (err) {
       await Promise.all(bound.map((s) => new Promise((r) => s.close(r))));
@@ -276,6 +281,7 @@ async function bindAll(target: ParsedRedirect, handler: RequestListener): Promis
       const where = failedAt.includes(':') ? `[${failedAt}]:${port}` : `${failedAt}:${port}`;
       if (code === 'EADDRINUSE') {
         throw new IdcliError(
+          'CALLBACK_PORT_IN_USE',
           `port ${port} is already in use on ${failedAt}, so the sign-in callback cannot be received`,
           ExitCode.USAGE,
           {
@@ -284,11 +290,17 @@ async function bindAll(target: ParsedRedirect, handler: RequestListener): Promis
         );
       }
       if (code === 'EACCES') {
-        throw new IdcliError(`not allowed to listen on port ${port} for the sign-in callback`, ExitCode.USAGE, {
-          hint: 'use a redirect-uri port above 1023',
-        });
+        throw new IdcliError(
+          'CALLBACK_PORT_FORBIDDEN',
+          `not allowed to listen on port ${port} for the sign-in callback`,
+          ExitCode.USAGE,
+          {
+            hint: 'use a redirect-uri port above 1023',
+          },
+        );
       }
       throw new IdcliError(
+        'CALLBACK_LISTEN_FAILED',
         `cannot listen on ${where} for the sign-in callback: ${code ?? 'unknown error'}`,
         ExitCode.USAGE,
       );

@@ -39,6 +39,7 @@ export function requireEnvLifetime(env: EnvCredentials, minTtlSec: number, now: 
   const hint = { hint: 'provide a fresh one, or unset IDCLI_ACCESS_TOKEN to use the stored sign-in' };
   if (env.expiresAt === undefined) {
     throw new IdcliError(
+      'ENV_TOKEN_EXPIRY_UNKNOWN',
       `the expiry of ${FROM_ENV} cannot be known (${env.expiryUnknown ?? 'not a JWT with an exp claim'}), so --min-ttl ${minTtlSec} cannot be met`,
       ExitCode.AUTH,
       { hint: 'leave out --min-ttl to use it without the check' },
@@ -47,8 +48,9 @@ export function requireEnvLifetime(env: EnvCredentials, minTtlSec: number, now: 
   const leftMs = env.expiresAt - now;
   if (leftMs > minTtlSec * 1000) return;
   const at = new Date(env.expiresAt).toISOString();
-  if (leftMs <= 0) throw new IdcliError(`${FROM_ENV} expired at ${at}`, ExitCode.AUTH, hint);
+  if (leftMs <= 0) throw new IdcliError('ENV_TOKEN_EXPIRED', `${FROM_ENV} expired at ${at}`, ExitCode.AUTH, hint);
   throw new IdcliError(
+    'ENV_TOKEN_BELOW_MIN_TTL',
     `${FROM_ENV} expires in ${Math.floor(leftMs / 1000)} s (at ${at}), within --min-ttl ${minTtlSec}`,
     ExitCode.AUTH,
     hint,
@@ -62,7 +64,7 @@ export function staticTokenSource(token: string): TokenSource {
       return token;
     },
     async refresh() {
-      throw new IdcliError(`${FROM_ENV} was rejected`, ExitCode.AUTH, {
+      throw new IdcliError('ENV_TOKEN_REJECTED', `${FROM_ENV} was rejected`, ExitCode.AUTH, {
         hint: 'provide a fresh one or unset IDCLI_ACCESS_TOKEN to use the stored sign-in',
       });
     },

@@ -5,7 +5,7 @@
  * through `LoginView`.
  */
 import { requireSetting } from '../config.js';
-import { ExitCode, IdcliError } from '../errors.js';
+import { type ErrorCode, ExitCode, IdcliError } from '../errors.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialRecord } from '../store/record.js';
 import { buildAuthorizeUrl, buildScope, type Prompt } from './authorize-url.js';
@@ -191,6 +191,7 @@ function authorizationCode(result: CallbackResult, prompt: Prompt | undefined): 
   if (result.kind === 'code') return result.code;
   if (result.kind === 'invalid') {
     throw new IdcliError(
+      'SIGN_IN_CALLBACK_INVALID',
       `sign-in failed: ${result.reason}`,
       ExitCode.AUTH,
       result.issuerMismatch ? { hint: 'check the issuer setting (IDCLI_ISSUER)' } : {},
@@ -203,13 +204,18 @@ function authorizationCode(result: CallbackResult, prompt: Prompt | undefined): 
       prompt === 'none'
         ? 'run `idcli login` without --prompt none to sign in interactively'
         : 'run `idcli login` again';
-    return fail(`no single sign-on session to use (${error})`, error, hint);
+    return fail('SIGN_IN_NO_SESSION', `no single sign-on session to use (${error})`, error, hint);
   }
   if (error === 'access_denied')
-    return fail(`sign-in was denied or cancelled (access_denied${detail})`, error, 'run `idcli login` to try again');
-  return fail(`sign-in failed (${error}${detail})`, error);
+    return fail(
+      'SIGN_IN_DENIED',
+      `sign-in was denied or cancelled (access_denied${detail})`,
+      error,
+      'run `idcli login` to try again',
+    );
+  return fail('SIGN_IN_REFUSED', `sign-in failed (${error}${detail})`, error);
 }
 
-function fail(message: string, oauthError: string, hint?: string): never {
-  throw new IdcliError(message, ExitCode.AUTH, { oauthError, hint });
+function fail(code: ErrorCode, message: string, oauthError: string, hint?: string): never {
+  throw new IdcliError(code, message, ExitCode.AUTH, { oauthError, hint });
 }

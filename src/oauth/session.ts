@@ -96,6 +96,7 @@ interface WaitDeadline {
 function signInTimedOut(holder: string, lockPath: string): IdcliError {
   const who = holder === '' ? 'another idcli' : `another idcli (${holder})`;
   return new IdcliError(
+    'SIGN_IN_LOCK_TIMED_OUT',
     `the sign-in timed out waiting for ${who} to finish with these credentials (${lockPath})`,
     ExitCode.AUTH,
     { hint: 'try again once it is done, or give login a longer --timeout' },
@@ -219,7 +220,7 @@ export class Session implements TokenSource {
         try {
           return await this.refreshWith(record);
         } catch (err) {
-          if (!(err instanceof OAuthError && err.code === 'invalid_grant')) throw err;
+          if (!(err instanceof OAuthError && err.oauthError === 'invalid_grant')) throw err;
           const now = await this.read();
           if (now && now.generation !== record.generation && attempt < 2) {
             this.ctx.deps.log.verbose('refresh refused, but the stored sign-in changed meanwhile; using the new one');
@@ -230,7 +231,7 @@ export class Session implements TokenSource {
           // The refresh token is dead (expired, revoked, or spent by a refresh whose answer was never saved):
           // keeping it would only make every later run fail the same way.
           if (now && now.generation === record.generation) await this.store.delete(this.key);
-          throw notLoggedIn('the stored sign-in was rejected by the server (invalid_grant)');
+          throw notLoggedIn('SIGN_IN_REJECTED', 'the stored sign-in was rejected by the server (invalid_grant)');
         }
       }
     });
@@ -238,10 +239,10 @@ export class Session implements TokenSource {
 
   private async refreshWith(record: CredentialRecord): Promise<UsableRecord> {
     if (record.refreshToken === undefined) {
-      throw notLoggedIn('the access token has expired and no refresh token is stored');
+      throw notLoggedIn('REFRESH_TOKEN_MISSING', 'the access token has expired and no refresh token is stored');
     }
     if (record.codeVerifier === undefined) {
-      throw notLoggedIn('the stored sign-in has no PKCE verifier, so it cannot be refreshed');
+      throw notLoggedIn('PKCE_VERIFIER_MISSING', 'the stored sign-in has no PKCE verifier, so it cannot be refreshed');
     }
     const [{ postTokenRequest, refreshGrantForm }, { createPkcePair }] = await Promise.all([
       import('./token-client.js'),

@@ -6,7 +6,7 @@
  * Requests are never retried: a refresh token is single use, so resending one whose response was lost would look
  * like token theft to the server (RFC 9700 §4.14.2) and revoke the whole sign-in.
  */
-import { ExitCode, IdcliError } from '../errors.js';
+import { type ErrorCode, ExitCode, IdcliError } from '../errors.js';
 import { request as httpRequest } from '../http/client.js';
 import { headerValue, type HttpResponse, NetworkError } from '../http/types.js';
 import { printable } from '../printable.js';
@@ -45,16 +45,17 @@ export interface RefreshGrant {
   nextChallenge: string;
 }
 
-/** The authorization server refused the grant (RFC 6749 §5.2); `code` is the RFC error code. */
+/** The authorization server refused the grant (RFC 6749 §5.2); `oauthError` is the RFC error code. */
 export class OAuthError extends IdcliError {
   constructor(
+    code: ErrorCode,
     message: string,
     exitCode: typeof ExitCode.USAGE | typeof ExitCode.AUTH | typeof ExitCode.NETWORK,
-    readonly code: string,
+    override readonly oauthError: string,
     override readonly status: number,
     hint?: string,
   ) {
-    super(message, exitCode, { oauthError: code, hint });
+    super(code, message, exitCode, { oauthError, hint });
     this.name = 'OAuthError';
   }
 }
@@ -111,7 +112,9 @@ export async function postTokenRequest(
   } catch (err) {
     if (!(err instanceof NetworkError)) throw err;
     // The message names the failure only (refused, reset, timed out); the form with its secrets is not in it.
-    throw new IdcliError(`POST ${url} failed: ${err.message}`, ExitCode.NETWORK, { cause: err });
+    throw new IdcliError('NETWORK_TOKEN_REQUEST_FAILED', `POST ${url} failed: ${err.message}`, ExitCode.NETWORK, {
+      cause: err,
+    });
   }
   const tokens = processTokenResponse(res, sentValues(form));
   if (tokens.sentExpiresIn !== undefined) {
@@ -134,6 +137,7 @@ export function processTokenResponse(res: HttpResponse, sent: readonly string[] 
   const { status } = res;
   if (status >= 300 && status < 400) {
     throw contractError(
+      'CONTRACT_TOKEN_REDIRECT',
       `the server sent a redirect (HTTP ${status}) ${WHERE}; idcli does not follow redirects of the token endpoint`,
     );
   }
@@ -141,18 +145,36 @@ export function processTokenResponse(res: HttpResponse, sent: readonly string[] 
   const code = errorCode(res, sent);
   if (status === 400 || status === 401) {
     if (code === 'invalid_grant') {
-      throw new OAuthError('the server refused the grant (invalid_grant)', ExitCode.AUTH, code, status);
+      throw new OAuthError(
+        'OAUTH_INVALID_GRANT',
+        'the server refused the grant (invalid_grant)',
+        ExitCode.AUTH,
+        code,
+        status,
+      );
     }
     if (code !== undefined) {
       // A client the server does not know, or may not use this grant, is idcli's configuration, not the network.
       const client = code === 'invalid_client' || code === 'unauthorized_client';
       const hint = client ? 'check client-id and client-name with `idcli config list`' : undefined;
       const exit = client ? ExitCode.USAGE : ExitCode.NETWORK;
-      throw new OAuthError(`the token request was refused (HTTP ${status}, ${code})`, exit, code, status, hint);
+      throw new OAuthError(
+        client ? 'OAUTH_CLIENT_REFUSED' : 'OAUTH_REQUEST_REFUSED',
+        `the token request was refused (HTTP ${status}, ${code})`,
+        exit,
+        code,
+        status,
+        hint,
+      );
     }
   }
   const suffix = code === undefined ? '' : `, ${code}`;
-  throw new IdcliError(`the token endpoint answered HTTP ${status}${suffix}`, ExitCode.NETWORK, { oauthError: code });
+  throw new IdcliError(
+    'NETWORK_TOKEN_ENDPOINT_STATUS',
+    `the token endpoint answered HTTP ${status}${suffix}`,
+    ExitCode.NETWORK,
+    { oauthError: code },
+  );
 }
 
 /**
@@ -168,15 +190,17 @@ function errorCode(res: HttpResponse, sent: readonly string[]): string | undefin
 }
 
 function parseTokenBody(res: HttpResponse): TokenSet {
-  if (res.body.length === 0) throw contractError(`the server sent an empty body ${WHERE}`);
+  if (res.body.length === 0) throw contractError('CONTRACT_TOKEN_EMPTY_BODY', `the server sent an empty body ${WHERE}`);
   if (!isJson(res)) {
     const type = headerValue(res.headers, 'content-type');
     const what = type && /html/i.test(type) ? 'an HTML page' : 'a body that is not JSON';
-    throw contractError(`the server sent ${what} ${WHERE}`);
+    throw contractError('CONTRACT_TOKEN_NOT_JSON', `the server sent ${what} ${WHERE}`);
   }
   const data = parseJson(res.body);
-  if (data === undefined) throw contractError(`the server sent malformed JSON ${WHERE}`);
-  if (!isJsonObject(data)) throw contractError(`the server sent JSON that is not an object ${WHERE}`);
+  if (data === undefined)
+    throw contractError('CONTRACT_TOKEN_MALFORMED_JSON', `the server sent malformed JSON ${WHERE}`);
+  if (!isJsonObject(data))
+    throw contractError('CONTRACT_TOKEN_NOT_AN_OBJECT', `the server sent JSON that is not an object ${WHERE}`);
   const o = data;
   const accessToken = o.access_token;
   if (typeof accessToken !== 'string' || accessToken === '') throw missing('access_token');
@@ -230,14 +254,14 @@ function parseJson(body: Buffer): unknown {
   }
 }
 
-function contractError(message: string): IdcliError {
-  return new IdcliError(message, ExitCode.CONTRACT);
+function contractError(code: ErrorCode, message: string): IdcliError {
+  return new IdcliError(code, message, ExitCode.CONTRACT);
 }
 
 function missing(field: string): IdcliError {
-  return contractError(`the token response ${WHERE} has no ${field}`);
+  return contractError('CONTRACT_TOKEN_FIELD_MISSING', `the token response ${WHERE} has no ${field}`);
 }
 
 function invalid(field: string): IdcliError {
-  return contractError(`the token response ${WHERE} has an invalid ${field}`);
+  return contractError('CONTRACT_TOKEN_FIELD_INVALID', `the token response ${WHERE} has an invalid ${field}`);
 }

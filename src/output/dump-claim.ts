@@ -52,6 +52,7 @@ export function claimDump(file: string, shown: string): () => void {
       if (holder !== undefined && (holder.host !== me.host || processRunning(holder.pid))) {
         const where = holder.host === me.host ? '' : ` on ${holder.host}`;
         throw new IdcliError(
+          'OUTPUT_CLAIMED',
           `${shown} is being written by another idcli run (pid ${holder.pid}${where})`,
           ExitCode.USAGE,
           { hint: `wait for it to end, or stop it; if no run is left, remove ${path}` },
@@ -60,7 +61,7 @@ export function claimDump(file: string, shown: string): () => void {
       // Its run is gone: killed outright, it could not let go.
       takeOver(path, seen.text);
     }
-    throw new IdcliError(`${shown} is being claimed by another idcli run`, ExitCode.USAGE, {
+    throw new IdcliError('OUTPUT_CLAIMED', `${shown} is being claimed by another idcli run`, ExitCode.USAGE, {
       hint: 'wait for it to end, or stop it',
     });
   } finally {
@@ -142,9 +143,14 @@ function planted(path: string, shown: string): IdcliError {
   } catch {
     // Gone since: the message stays general.
   }
-  return new IdcliError(`refusing to use ${path}: it is ${what}, not a claim of idcli`, ExitCode.USAGE, {
-    hint: `remove it, or name another file for -o than ${shown}`,
-  });
+  return new IdcliError(
+    'OUTPUT_CLAIM_FOREIGN',
+    `refusing to use ${path}: it is ${what}, not a claim of idcli`,
+    ExitCode.USAGE,
+    {
+      hint: `remove it, or name another file for -o than ${shown}`,
+    },
+  );
 }
 
 /** A claim's own tag. node:crypto loads here only, so a list to stdout does not pay for it at start-up. */

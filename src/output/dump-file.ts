@@ -122,9 +122,18 @@ export function openDump(opts: DumpOptions): DumpFile {
  * directory others may write.
  */
 function checkFile(file: string): string {
-  if (file === '') throw usageError('-o needs a file name', 'name a file for -o, e.g. users.ndjson, or - for stdout');
+  if (file === '')
+    throw usageError(
+      'OUTPUT_NAME_MISSING',
+      '-o needs a file name',
+      'name a file for -o, e.g. users.ndjson, or - for stdout',
+    );
   if (file.endsWith(sep) || file.endsWith('/'))
-    throw usageError(`-o ${file} ends with ${sep}: it names a directory`, 'name a file for -o, e.g. users.ndjson');
+    throw usageError(
+      'OUTPUT_NAME_IS_DIRECTORY',
+      `-o ${file} ends with ${sep}: it names a directory`,
+      'name a file for -o, e.g. users.ndjson',
+    );
   let st: ReturnType<typeof statSync> | undefined;
   try {
     // Followed: stat never opens, so a FIFO or a device at the end of a link is told without waiting on it.
@@ -134,9 +143,11 @@ function checkFile(file: string): string {
     // A file in the way above FILE (ENOTDIR), or a directory that may not be entered: told before any request.
     if (errCode(err) !== 'ENOENT') throw fsFault(err, { doing: 'create', path: file, dir: file });
   }
-  if (st?.isDirectory()) throw usageError(`${file} is a directory`, 'name a file for -o, e.g. users.ndjson');
+  if (st?.isDirectory())
+    throw usageError('OUTPUT_NAME_IS_DIRECTORY', `${file} is a directory`, 'name a file for -o, e.g. users.ndjson');
   if (st !== undefined && !st.isFile())
     throw usageError(
+      'PATH_NOT_REGULAR',
       `refusing to use ${file}: it is not a regular file (a FIFO, a device or a socket)`,
       `${OWN_FILE}, or - for stdout`,
     );
@@ -145,6 +156,7 @@ function checkFile(file: string): string {
     if (!nameFits(name, LONGEST_SUFFIX)) {
       const room = NAME_MAX - LONGEST_SUFFIX.length;
       throw usageError(
+        'OUTPUT_NAME_TOO_LONG',
         `the name ${basename(name)} is too long for -o: the files idcli keeps beside it need ${LONGEST_SUFFIX.length} more bytes of the ${NAME_MAX} a name may have`,
         `use a name of at most ${room} bytes`,
       );
@@ -160,26 +172,40 @@ function loadState(opts: DumpOptions, path: string, state: string): { state: Dum
     saved = readState(state);
   } catch (err) {
     if (err instanceof StateUnreadable)
-      throw usageError(`cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`, RESTART);
+      throw usageError(
+        'RESUME_STATE_UNUSABLE',
+        `cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`,
+        RESTART,
+      );
     const code = errCode(err);
     if (code === undefined) throw err;
     const fault = fsFault(err, { doing: 'read', path: state, dir: state, orElse: `or ${RESTART}` });
     // A state that cannot be read is exit 2 naming --restart, whatever the cause: starting over always gets past it.
     if (fault.exitCode === ExitCode.USAGE) throw fault;
-    throw usageError(`cannot continue ${opts.file}: its state ${state} cannot be read (${code})`, RESTART);
+    throw usageError(
+      'RESUME_STATE_UNREADABLE',
+      `cannot continue ${opts.file}: its state ${state} cannot be read (${code})`,
+      RESTART,
+    );
   }
   if (saved === undefined) return undefined;
   const diff = identityDiff(saved.walk, opts.walk);
   if (diff !== undefined) {
     throw usageError(
+      'RESUME_OTHER_WALK',
       `${opts.file} holds part of another walk: ${diff}`,
       `run that walk's command to continue it, or ${RESTART} with this one`,
     );
   }
   if (!sameOrigin(saved.next, opts.apiOrigin))
-    throw usageError(`cannot continue ${opts.file}: its state ${state} points to another origin`, RESTART);
+    throw usageError(
+      'RESUME_OTHER_ORIGIN',
+      `cannot continue ${opts.file}: its state ${state} points to another origin`,
+      RESTART,
+    );
   if (opts.limit !== undefined && saved.items > opts.limit) {
     throw usageError(
+      'RESUME_OVER_LIMIT',
       `${opts.file} already holds ${saved.items} items, more than --limit ${opts.limit}`,
       `run with --limit ${saved.items} or more to continue it, or ${RESTART} with --limit ${opts.limit}`,
     );
@@ -196,17 +222,26 @@ function openForResume(file: string, path: string, saved: DumpState): number {
   } catch (err) {
     const code = errCode(err);
     if (code === 'ENOENT')
-      throw usageError(`${file} is gone, but its state says it holds ${saved.items} items`, RESTART);
+      throw usageError(
+        'RESUME_FILE_GONE',
+        `${file} is gone, but its state says it holds ${saved.items} items`,
+        RESTART,
+      );
     throw fsFault(err, { doing: 'open', path: file, dir: file, orElse: `or ${RESTART}` });
   }
   try {
     const st = refuseOpenedFile(fd, file, RESTART);
     if (st.size < saved.bytes)
-      throw usageError(`${file} is shorter (${st.size} bytes) than its state says (${saved.bytes} bytes)`, RESTART);
+      throw usageError(
+        'RESUME_FILE_CHANGED',
+        `${file} is shorter (${st.size} bytes) than its state says (${saved.bytes} bytes)`,
+        RESTART,
+      );
     const tail = Buffer.from(saved.tail, 'hex');
     const got = Buffer.alloc(tail.length);
     if (tail.length > 0) readSync(fd, got, 0, tail.length, saved.bytes - tail.length);
-    if (!got.equals(tail)) throw usageError(`${file} does not end where its state says: it changed since`, RESTART);
+    if (!got.equals(tail))
+      throw usageError('RESUME_FILE_CHANGED', `${file} does not end where its state says: it changed since`, RESTART);
     // The bytes past the last whole page are a page the last run did not finish.
     if (st.size > saved.bytes) ftruncateSync(fd, saved.bytes);
     return fd;
@@ -384,7 +419,7 @@ class Dump implements DumpFile {
     if (this.resumeUrl !== undefined && !this.#wroteThisRun && cause instanceof IdcliError) {
       if (cause.exitCode === ExitCode.NETWORK || cause.exitCode === ExitCode.CONTRACT) {
         const hint = `if the service no longer accepts where the last run stopped, ${RESTART}`;
-        return new IdcliError(cause.message, cause.exitCode, {
+        return new IdcliError(cause.code, cause.message, cause.exitCode, {
           hint: cause.hint ? `${cause.hint}; ${hint}` : hint,
           cause,
         });

@@ -189,9 +189,14 @@ function inTheWay(path: string, hint: string): void {
   }
   const what = st.isDirectory() ? 'a directory' : st.isSymbolicLink() ? 'a symbolic link' : 'a file';
   const whose = ownedByMe(st) ? '' : ` of another user (uid ${st.uid})`;
-  throw new IdcliError(`${path} is in the way: it is ${what}${whose} that idcli cannot remove`, ExitCode.USAGE, {
-    hint: `remove it, or ${hint}`,
-  });
+  throw new IdcliError(
+    'PATH_IN_THE_WAY',
+    `${path} is in the way: it is ${what}${whose} that idcli cannot remove`,
+    ExitCode.USAGE,
+    {
+      hint: `remove it, or ${hint}`,
+    },
+  );
 }
 
 /** Which setting of `got` differs from `want`, named as the user sets it, with both values; undefined when equal. */

@@ -27,7 +27,12 @@ const INTEGER = /^(?:0|[1-9][0-9]*)$/;
 
 /** Builds the exit-5 error that names the offending page (redacted: cursors stay, secrets never appear). */
 export function contractError(pageUrl: string, problem: string, cause?: unknown): IdcliError {
-  return new IdcliError(`malformed page ${redactUrl(pageUrl)}: ${problem}`, ExitCode.CONTRACT, { cause });
+  return new IdcliError(
+    'CONTRACT_MALFORMED_PAGE',
+    `malformed page ${redactUrl(pageUrl)}: ${problem}`,
+    ExitCode.CONTRACT,
+    { cause },
+  );
 }
 
 /**

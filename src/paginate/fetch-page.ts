@@ -37,7 +37,7 @@ export function parseRaw(raw: RawPage, table?: SpanTable): Page {
     const type = raw.contentType;
     if (err instanceof IdcliError && type !== undefined && !/json/i.test(type)) {
       const shown = clip(printable(type.split(';')[0]!));
-      throw new IdcliError(`${err.message} (content-type ${shown})`, ExitCode.CONTRACT, { cause: err });
+      throw new IdcliError(err.code, `${err.message} (content-type ${shown})`, ExitCode.CONTRACT, { cause: err });
     }
     throw err;
   }

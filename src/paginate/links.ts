@@ -30,10 +30,13 @@ export function resolveNextLink(
   try {
     next = new URL(href, pageUrl);
   } catch (err) {
-    throw new IdcliError(`${where()}: links.next is not a valid URL`, ExitCode.CONTRACT, { cause: err });
+    throw new IdcliError('CONTRACT_NEXT_LINK_INVALID', `${where()}: links.next is not a valid URL`, ExitCode.CONTRACT, {
+      cause: err,
+    });
   }
   if (next.origin !== apiOrigin) {
     throw new IdcliError(
+      'CONTRACT_NEXT_LINK_CROSS_ORIGIN',
       `${where()}: links.next points to another origin (${clip(next.origin)}); the access token is only sent to ${apiOrigin}`,
       ExitCode.CONTRACT,
     );
@@ -43,6 +46,7 @@ export function resolveNextLink(
   const key = next.href;
   if (visited.has(key)) {
     throw new IdcliError(
+      'CONTRACT_PAGINATION_LOOP',
       `${where()}: links.next leads back to ${redactUrl(key)}, a page already fetched (pagination loop)`,
       ExitCode.CONTRACT,
     );

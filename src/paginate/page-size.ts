@@ -14,6 +14,7 @@ export const CONTRACT_PAGE_SIZE = 100;
  */
 export function cannotWalk(what: string): IdcliError {
   return usageError(
+    'PAGE_SIZE_ZERO',
     `${what} asks for pages of no items, which never reach the end of a collection`,
     'use --count for the number of items; to list them, give a page size of 1 or more, auto or service',
   );

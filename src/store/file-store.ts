@@ -232,7 +232,7 @@ export class FileStore implements CredentialStore {
  * foreign owner (exit 2): signing in again cannot mend it, as the sign-in would meet the same thing.
  */
 function symlinkRefused(path: string): IdcliError {
-  return new IdcliError(`refusing to follow the symbolic link ${path}`, ExitCode.USAGE, {
+  return new IdcliError('SYMLINK_REFUSED', `refusing to follow the symbolic link ${path}`, ExitCode.USAGE, {
     hint: 'remove the link and run `idcli login`',
   });
 }
@@ -261,5 +261,7 @@ function isDirectory(path: string): boolean {
 }
 
 function notARecord(path: string): IdcliError {
-  return new IdcliError(`${path} is not a regular file`, ExitCode.USAGE, { hint: 'remove it and run `idcli login`' });
+  return new IdcliError('PATH_NOT_REGULAR', `${path} is not a regular file`, ExitCode.USAGE, {
+    hint: 'remove it and run `idcli login`',
+  });
 }

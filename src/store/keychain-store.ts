@@ -81,9 +81,14 @@ export class KeychainStore implements CredentialStore {
     try {
       await this.backend.writable();
     } catch (err) {
-      throw new IdcliError(`the ${this.describe()} cannot save credentials now: ${messageOf(err)}`, ExitCode.USAGE, {
-        hint: 'run the command again once it can',
-      });
+      throw new IdcliError(
+        'KEYCHAIN_WRITE_FAILED',
+        `the ${this.describe()} cannot save credentials now: ${messageOf(err)}`,
+        ExitCode.USAGE,
+        {
+          hint: 'run the command again once it can',
+        },
+      );
     }
   }
 

@@ -171,7 +171,9 @@ async function loadKeyring(): Promise<KeyringModule> {
 
 /** Keychain trouble is a configuration problem of this machine (exit 2), the same class as "keychain demanded but unavailable". */
 export function keychainError(message: string): IdcliError {
-  return new IdcliError(message, ExitCode.USAGE, { hint: 'set IDCLI_CREDENTIAL_STORE=file to use the file store' });
+  return new IdcliError('KEYCHAIN_UNAVAILABLE', message, ExitCode.USAGE, {
+    hint: 'set IDCLI_CREDENTIAL_STORE=file to use the file store',
+  });
 }
 
 function libraryError(err: unknown): IdcliError {

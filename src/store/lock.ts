@@ -232,9 +232,14 @@ async function snapshot(path: string): Promise<Snapshot | null> {
 
 /** Something local is in the way, which the user removes: a configuration fault (exit 2), not a sign-in problem. */
 function notALock(path: string): IdcliError {
-  return new IdcliError(`${path} is not a regular file, so it cannot serve as a lock`, ExitCode.USAGE, {
-    hint: 'remove it (no idcli process creates it this way) and try again',
-  });
+  return new IdcliError(
+    'PATH_NOT_REGULAR',
+    `${path} is not a regular file, so it cannot serve as a lock`,
+    ExitCode.USAGE,
+    {
+      hint: 'remove it (no idcli process creates it this way) and try again',
+    },
+  );
 }
 
 function parseOwner(text: string): Owner | null {
@@ -304,6 +309,7 @@ function holderName(holder: Snapshot | null): string {
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
   const who = holder?.owner ? ` (held by ${holderName(holder)})` : '';
   return new IdcliError(
+    'LOCK_TIMED_OUT',
     `timed out after ${seconds(timeoutMs)} s waiting for the lock ${lockPath}${who}`,
     ExitCode.INTERNAL,
     { hint: 'another idcli process is using these credentials; if none is running, delete the lock file' },

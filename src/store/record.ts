@@ -37,9 +37,14 @@ export class CredentialRecordError extends IdcliError {
   readonly reason: string;
 
   constructor(reason: string, where?: string) {
-    super(`stored credentials${where ? ` in ${where}` : ''} are unreadable (${reason})`, ExitCode.AUTH, {
-      hint: 'run `idcli login` to sign in again',
-    });
+    super(
+      'CREDENTIALS_UNREADABLE',
+      `stored credentials${where ? ` in ${where}` : ''} are unreadable (${reason})`,
+      ExitCode.AUTH,
+      {
+        hint: 'run `idcli login` to sign in again',
+      },
+    );
     this.name = 'CredentialRecordError';
     this.reason = reason;
   }

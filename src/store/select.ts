@@ -25,7 +25,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore
   const problem = await keychain.probe();
   if (problem === null) return keychain;
   keychain.close();
-  if (opts.mode === 'keychain') throw usageError(`keychain unavailable: ${problem}; set IDCLI_CREDENTIAL_STORE=file`);
+  if (opts.mode === 'keychain')
+    throw usageError('KEYCHAIN_UNAVAILABLE', `keychain unavailable: ${problem}; set IDCLI_CREDENTIAL_STORE=file`);
   return newFileStore({
     ...opts,
     notice: `OS keychain unavailable (${problem}); storing credentials in ${join(opts.configDir, 'credentials')} instead (set IDCLI_CREDENTIAL_STORE=file to choose this explicitly)`,

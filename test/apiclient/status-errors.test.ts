@@ -32,25 +32,27 @@ describe('responseError: one reading of every API answer', () => {
     expect(idcli(err).message).not.toContain('SECRET1');
     expect(idcli(err).message).not.toContain('from the server');
     expect(idcli(err).exitCode).toBe(4);
+    expect(idcli(err).code).toBe('API_STATUS');
     expect(idcli(responseError('GET', URL, answer(599))).message).toMatch(/ failed: HTTP 599$/);
   });
 
   it('a 401 that was not repeated ends with why: the refresh error itself, or the body that cannot go out again', () => {
-    const refresh = new IdcliError('not signed in', 3);
+    const refresh = new IdcliError('NOT_LOGGED_IN', 'not signed in', 3);
     expect(responseError('GET', URL, answer(401, { unrepeated: { because: 'refresh', error: refresh } }))).toBe(
       refresh,
     );
     const body = idcli(responseError('POST', URL, answer(401, { unrepeated: { because: 'body' } }), 'stdin'));
-    expect(body.message).toContain('its body from stdin was sent as it was read and cannot be sent again');
+    expect(body.code).toBe('API_UNAUTHORIZED_UNREPEATED');
+    expect(body.message).toContain('its body from stdin');
     expect(body.exitCode).toBe(3);
     const repeated = idcli(responseError('GET', URL, answer(401)));
-    expect(repeated.message).toContain('rejected (HTTP 401 Unauthorized) even after a refresh');
+    expect(repeated.code).toBe('API_UNAUTHORIZED');
   });
 
   it("the server's status travels on the error it refused with, and only on that", () => {
     for (const status of [301, 400, 401, 404, 422, 503])
       expect(idcli(responseError('GET', URL, answer(status))).status).toBe(status);
-    const refresh = new IdcliError('not signed in', 3);
+    const refresh = new IdcliError('NOT_LOGGED_IN', 'not signed in', 3);
     expect(
       idcli(responseError('GET', URL, answer(401, { unrepeated: { because: 'refresh', error: refresh } }))).status,
     ).toBeUndefined();

@@ -22,14 +22,14 @@ describe('targetUrl', () => {
   it('refuses a full URL of another origin before any request (exit 2)', () => {
     const e = usage(() => targetUrl('http://evil.example/v1/users', BASE));
     expect(e.exitCode).toBe(2);
-    expect(e.message).toMatch(/not the API origin/);
+    expect(e.code).toBe('TARGET_CROSS_ORIGIN');
     expect(usage(() => targetUrl('ftp://x/y', BASE)).exitCode).toBe(2);
     expect(usage(() => targetUrl('  ', BASE)).exitCode).toBe(2);
     expect(usage(() => targetUrl('users', 'not a url')).exitCode).toBe(2);
   });
 
   it('an empty target is refused without naming a command: each caller says first what it needs', () => {
-    expect(usage(() => targetUrl(' \t', BASE)).message).toBe('no path or URL to send the request to');
+    expect(usage(() => targetUrl(' \t', BASE)).code).toBe('TARGET_MISSING');
   });
 
   it('refuses every path that the URL parser reads as scheme-relative, whatever the base', () => {
@@ -52,6 +52,7 @@ describe('targetUrl', () => {
       for (const v of variants.map((v) => (base.startsWith('https:') ? v.replace(/^https:/, 'http:') : v))) {
         const e = usage(() => targetUrl(v, base));
         expect(e.exitCode, `${JSON.stringify(v)} against ${base}`).toBe(2);
+        expect(e.code).toBe('TARGET_CROSS_ORIGIN');
         expect(e.message).toMatch(/resolves to \S*evil\.example:4000, which is not the API origin/);
         expect(e.message).not.toMatch(/[\t\n]/);
       }
@@ -62,6 +63,7 @@ describe('targetUrl', () => {
     const e = usage(() => targetUrl('//u:pw@evil.example/x?access_token=SECRET1&q=1', BASE));
     expect(e.message).toMatch(/^http:\/\/evil\.example\/x\?access_token=\[redacted\]&q=1 resolves to/);
     expect(e.message).not.toMatch(/SECRET1|pw@/);
+    expect(e.code).toBe('TARGET_CROSS_ORIGIN');
   });
 
   it('still accepts paths that only look odd but stay on the API origin', () => {

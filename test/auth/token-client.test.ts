@@ -97,47 +97,88 @@ describe('processTokenResponse', () => {
   });
 
   it.each([
-    ['HTML', res(200, '<html>hi</html>', 'text/html'), /HTML page from \/oauth\/token/],
-    ['an empty body', res(200, ''), /empty body/],
-    ['no content type', res(200, '{"access_token":"a","expires_in":1}', null), /not JSON/],
-    ['malformed JSON', res(200, '{"access_token":'), /malformed JSON/],
-    ['a JSON array', res(200, '[]'), /not an object/],
-    ['JSON null', res(200, 'null'), /not an object/],
-    ['no access_token', res(200, '{"expires_in":1}'), /no access_token/],
-    ['a numeric access_token', res(200, '{"access_token":5,"expires_in":1}'), /no access_token/],
-    ['an access_token with a newline', res(200, '{"access_token":"a\\nb","expires_in":1}'), /invalid access_token/],
-    ['no expires_in', res(200, '{"access_token":"a"}'), /no expires_in/],
-    ['a string expires_in', res(200, '{"access_token":"a","expires_in":"60"}'), /invalid expires_in/],
-    ['a negative expires_in', res(200, '{"access_token":"a","expires_in":-1}'), /invalid expires_in/],
+    ['HTML', res(200, '<html>hi</html>', 'text/html'), 'CONTRACT_TOKEN_NOT_JSON', ''],
+    ['an empty body', res(200, ''), 'CONTRACT_TOKEN_EMPTY_BODY', ''],
+    ['no content type', res(200, '{"access_token":"a","expires_in":1}', null), 'CONTRACT_TOKEN_NOT_JSON', ''],
+    ['malformed JSON', res(200, '{"access_token":'), 'CONTRACT_TOKEN_MALFORMED_JSON', ''],
+    ['a JSON array', res(200, '[]'), 'CONTRACT_TOKEN_NOT_AN_OBJECT', ''],
+    ['JSON null', res(200, 'null'), 'CONTRACT_TOKEN_NOT_AN_OBJECT', ''],
+    ['no access_token', res(200, '{"expires_in":1}'), 'CONTRACT_TOKEN_FIELD_MISSING', 'access_token'],
+    [
+      'a numeric access_token',
+      res(200, '{"access_token":5,"expires_in":1}'),
+      'CONTRACT_TOKEN_FIELD_MISSING',
+      'access_token',
+    ],
+    [
+      'an access_token with a newline',
+      res(200, '{"access_token":"a\\nb","expires_in":1}'),
+      'CONTRACT_TOKEN_FIELD_INVALID',
+      'access_token',
+    ],
+    ['no expires_in', res(200, '{"access_token":"a"}'), 'CONTRACT_TOKEN_FIELD_MISSING', 'expires_in'],
+    [
+      'a string expires_in',
+      res(200, '{"access_token":"a","expires_in":"60"}'),
+      'CONTRACT_TOKEN_FIELD_INVALID',
+      'expires_in',
+    ],
+    [
+      'a negative expires_in',
+      res(200, '{"access_token":"a","expires_in":-1}'),
+      'CONTRACT_TOKEN_FIELD_INVALID',
+      'expires_in',
+    ],
     [
       'a numeric refresh_token',
       res(200, '{"access_token":"a","expires_in":1,"refresh_token":7}'),
-      /invalid refresh_token/,
+      'CONTRACT_TOKEN_FIELD_INVALID',
+      'refresh_token',
     ],
-    ['a fractional expires_in', res(200, '{"access_token":"a","expires_in":1.5}'), /invalid expires_in/],
+    [
+      'a fractional expires_in',
+      res(200, '{"access_token":"a","expires_in":1.5}'),
+      'CONTRACT_TOKEN_FIELD_INVALID',
+      'expires_in',
+    ],
     [
       'a refresh_token with ESC',
       res(200, '{"access_token":"a","expires_in":1,"refresh_token":"r\\u001b[2J"}'),
-      /invalid refresh_token/,
+      'CONTRACT_TOKEN_FIELD_INVALID',
+      'refresh_token',
     ],
-    ['an id_token with a tab', res(200, '{"access_token":"a","expires_in":1,"id_token":"a\\tb"}'), /invalid id_token/],
+    [
+      'an id_token with a tab',
+      res(200, '{"access_token":"a","expires_in":1,"id_token":"a\\tb"}'),
+      'CONTRACT_TOKEN_FIELD_INVALID',
+      'id_token',
+    ],
     [
       'a token_type with a CR',
       res(200, '{"access_token":"a","expires_in":1,"token_type":"x\\r"}'),
-      /invalid token_type/,
+      'CONTRACT_TOKEN_FIELD_INVALID',
+      'token_type',
     ],
-    ['a scope with a C1 control', res(200, '{"access_token":"a","expires_in":1,"scope":"a\\u009bb"}'), /invalid scope/],
-    ['a redirect', res(302, '', null), /redirect \(HTTP 302\)/],
-  ])('calls %s a broken contract (exit 5)', (_what, r, message) => {
+    [
+      'a scope with a C1 control',
+      res(200, '{"access_token":"a","expires_in":1,"scope":"a\\u009bb"}'),
+      'CONTRACT_TOKEN_FIELD_INVALID',
+      'scope',
+    ],
+    ['a redirect', res(302, '', null), 'CONTRACT_TOKEN_REDIRECT', ''],
+  ])('calls %s a broken contract (exit 5)', (_what, r, code, field) => {
     const err = failure(r);
     expect(err.exitCode).toBe(5);
-    expect(err.message).toMatch(message);
+    expect(err.code).toBe(code);
+    // The field at fault is named, so the service's owner knows what to fix.
+    expect(err.message).toContain(field);
   });
 
   it('types invalid_grant as an OAuth error with exit 3', () => {
     const err = failure(res(400, '{"error":"invalid_grant","error_description":"refresh token abc is spent"}'));
     expect(err).toBeInstanceOf(OAuthError);
-    expect((err as OAuthError).code).toBe('invalid_grant');
+    expect((err as OAuthError).oauthError).toBe('invalid_grant');
+    expect(err.code).toBe('OAUTH_INVALID_GRANT');
     expect(err.exitCode).toBe(3);
     expect(err.message).not.toContain('abc');
   });
@@ -146,7 +187,7 @@ describe('processTokenResponse', () => {
     const err = failure(res(401, '{"error":"invalid_client","error_description":"secret-ish detail"}'));
     expect(err.exitCode).toBe(2);
     expect(err.oauthError).toBe('invalid_client');
-    expect(err.message).toBe('the token request was refused (HTTP 401, invalid_client)');
+    expect(err.code).toBe('OAUTH_CLIENT_REFUSED');
     expect(err.hint).toMatch(/client-id and client-name/);
     expect(`${err.message} ${err.hint}`).not.toContain('secret-ish');
     expect(failure(res(400, '{"error":"unauthorized_client"}')).exitCode).toBe(2);
@@ -156,15 +197,17 @@ describe('processTokenResponse', () => {
     const err = failure(res(400, '{"error":"invalid_scope","error_description":"secret-ish detail"}'));
     expect(err.exitCode).toBe(4);
     expect(err.oauthError).toBe('invalid_scope');
-    expect(err.message).toBe('the token request was refused (HTTP 400, invalid_scope)');
+    expect(err.code).toBe('OAUTH_REQUEST_REFUSED');
     expect(`${err.message} ${err.hint}`).not.toContain('secret-ish');
   });
 
   it('reports 5xx and non-JSON errors without the body', () => {
     const a = failure(res(503, '<h1>down: token=xyz</h1>', 'text/html'));
     expect(a.exitCode).toBe(4);
+    expect(a.code).toBe('NETWORK_TOKEN_ENDPOINT_STATUS');
     expect(a.message).toBe('the token endpoint answered HTTP 503');
     const b = failure(res(500, '{"error":"server_error"}'));
+    expect(b.code).toBe('NETWORK_TOKEN_ENDPOINT_STATUS');
     expect(b.message).toBe('the token endpoint answered HTTP 500, server_error');
   });
 

@@ -223,6 +223,7 @@ describe('http client over real sockets', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(IdcliError);
     expect((err as IdcliError).exitCode).toBe(4);
+    expect((err as IdcliError).code).toBe('NETWORK_REQUEST_FAILED');
     expect((err as IdcliError).message).toMatch(/connection refused \(after 2 retries\)/);
     expect((err as IdcliError).message).not.toContain('SECRETCODE');
   });

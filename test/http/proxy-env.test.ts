@@ -62,6 +62,7 @@ describe('readProxyEnv', () => {
       }
       expect(err).toBeInstanceOf(IdcliError);
       expect((err as IdcliError).exitCode).toBe(2);
+      expect((err as IdcliError).code).toBe('PROXY_URL_INVALID');
       expect((err as IdcliError).message).toBe(msg);
       expect(`${(err as IdcliError).message} ${(err as IdcliError).hint}`).not.toContain('Secr3tPass');
     }

@@ -280,6 +280,7 @@ describe('the proxy-aware transport', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(IdcliError);
     expect((err as IdcliError).exitCode).toBe(4);
+    expect((err as IdcliError).code).toBe('NETWORK_REQUEST_FAILED');
     expect((err as IdcliError).message).toBe(
       `GET ${s.url}/x failed: cannot connect to the proxy http://127.0.0.1:${port}: connection refused (after 1 retry)`,
     );
@@ -293,6 +294,7 @@ describe('the proxy-aware transport', () => {
       .requestWithRetry({ method: 'GET', url: `${s.url}/x` }, fast)
       .catch((e: unknown) => e);
     expect((err as IdcliError).exitCode).toBe(4);
+    expect((err as IdcliError).code).toBe('NETWORK_REQUEST_FAILED');
     expect((err as IdcliError).message).toBe(
       `GET ${s.url}/x failed: the proxy http://127.0.0.1:${p.port} requires authentication (HTTP 407 Proxy Authentication Required)`,
     );
@@ -307,11 +309,13 @@ describe('the proxy-aware transport', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(IdcliError);
     expect((err as IdcliError).exitCode).toBe(2);
+    expect((err as IdcliError).code).toBe('PROXY_URL_INVALID');
     expect((err as IdcliError).message).toBe('HTTPS_PROXY is not a valid proxy URL');
     const socks = await client({ HTTP_PROXY: 'socks5://127.0.0.1:1080' })
       .request({ method: 'GET', url: `${s.url}/x` })
       .catch((e: unknown) => e);
     expect((socks as IdcliError).exitCode).toBe(2);
+    expect((socks as IdcliError).code).toBe('PROXY_URL_INVALID');
     expect((socks as IdcliError).message).toMatch(
       /^HTTP_PROXY uses socks5, but only http:\/\/ and https:\/\/ proxies are supported$/,
     );

@@ -15,6 +15,7 @@ function fails(body: string | Buffer, pattern: RegExp): void {
   expect(caught).toBeInstanceOf(IdcliError);
   const e = caught as IdcliError;
   expect(e.exitCode).toBe(5);
+  expect(e.code).toBe('CONTRACT_MALFORMED_PAGE');
   expect(e.message).toMatch(pattern);
   // The page is named in the error so the user knows where the server broke the contract.
   expect(e.message).toContain('http://127.0.0.1:1/v1/users?pageIndex=0&pageSize=2');

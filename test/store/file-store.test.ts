@@ -94,10 +94,10 @@ describe('file store', () => {
     await store.delete(KEY);
     await symlink(elsewhere, path);
     const readErr = await rejection(store.read(KEY));
-    expect(readErr.message).toMatch(/symbolic link/);
+    expect(readErr.code).toBe('SYMLINK_REFUSED');
     expect(readErr.exitCode).toBe(ExitCode.USAGE);
     const writeErr = await rejection(store.write(KEY, sampleRecord({ refreshToken: 'rt-planted' })));
-    expect(writeErr.message).toMatch(/symbolic link/);
+    expect(writeErr.code).toBe('SYMLINK_REFUSED');
     expect(await readFile(elsewhere, 'utf8')).not.toContain('rt-planted');
   });
 
@@ -106,6 +106,7 @@ describe('file store', () => {
     await writeFile(await store.pathFor(KEY), '{"refreshToken":"rt-SECRET-leak"');
     const err = await rejection(store.read(KEY));
     expect(err.exitCode).toBe(ExitCode.AUTH);
+    expect(err.code).toBe('CREDENTIALS_UNREADABLE');
     expect(err.message).toContain(await store.pathFor(KEY));
     expect(err.hint).toMatch(/idcli login/);
     expect(err.message).not.toContain('SECRET');
@@ -145,7 +146,7 @@ describe('file store', () => {
     await mkdir(dirname(store.dir), { recursive: true });
     await writeFile(store.dir, 'x');
     const err = await rejection(store.write(KEY, sampleRecord()));
-    expect(err.message).toMatch(/not a directory/);
+    expect(err.code).toBe('FS_REFUSED');
     expect(err.message).toBe(`cannot create ${store.dir}: ${store.dir} is a file, not a directory (ENOTDIR)`);
     expect(err.exitCode).toBe(ExitCode.USAGE);
     expect(err.hint).toBe(`remove or rename ${store.dir}, or set IDCLI_CONFIG_DIR to another directory`);

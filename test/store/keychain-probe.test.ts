@@ -183,6 +183,7 @@ describe.runIf(process.platform === 'linux')('checkSecretService against fake bu
     const first = await client.ready().catch((err: unknown) => err);
     expect(first).toBeInstanceOf(IdcliError);
     expect((first as IdcliError).exitCode).toBe(ExitCode.USAGE);
+    expect((first as IdcliError).code).toBe('KEYCHAIN_UNAVAILABLE');
     expect((first as IdcliError).message).toBe('keychain did not answer within 2 s');
     const started = Date.now();
     await expect(client.get('someone')).rejects.toBe(first);

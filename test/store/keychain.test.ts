@@ -160,6 +160,7 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
     await store.backend.set(chunkAccount(account, head.write, 1), Buffer.from('d'.repeat(CHUNK_BYTES)));
     const err = await rejection(store.read(KEY));
     expect(err.exitCode).toBe(ExitCode.AUTH);
+    expect(err.code).toBe('CREDENTIALS_UNREADABLE');
     expect(err.message).toMatch(/checksum mismatch/);
     expect(err.hint).toMatch(/idcli login/);
 
@@ -171,6 +172,7 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
     await store.backend.set(account, Buffer.from('{"refreshToken":"rt-SECRET'));
     const err = await rejection(store.read(KEY));
     expect(err.exitCode).toBe(ExitCode.AUTH);
+    expect(err.code).toBe('CREDENTIALS_UNREADABLE');
     expect(err.message).toContain(`service "${service}"`);
     expect(err.message).not.toContain('SECRET');
     await store.write(KEY, sampleRecord());

@@ -158,8 +158,9 @@ describe('lock', () => {
     const { err, ran } = await refused({ timeoutMs: 300 });
     expect(ran).toBe(false);
     expect(err.exitCode).toBe(ExitCode.INTERNAL);
+    expect(err.code).toBe('LOCK_TIMED_OUT');
     expect(err.message).toContain(lockPath);
-    expect(err.message).toMatch(/timed out after 0\.3 s/);
+    expect(err.message).toMatch(/after 0\.3 s/);
     expect(err.message).toContain('some-other-host.invalid');
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);
     await stillPlanted();
@@ -220,9 +221,10 @@ describe('lock', () => {
     const limit = Date.now() + 300;
     const { err, ran } = await refused({
       timeoutMs: 10_000,
-      waitLimit: { at: limit, error: (who) => usageError(`gave up on ${who}`) },
+      waitLimit: { at: limit, error: (who) => usageError('SIGN_IN_LOCK_TIMED_OUT', `gave up on ${who}`) },
     });
     expect(ran).toBe(false);
+    expect(err.code).toBe('SIGN_IN_LOCK_TIMED_OUT');
     expect(err.message).toBe('gave up on pid 1 on some-other-host.invalid');
     expect(Date.now()).toBeGreaterThanOrEqual(limit);
     await stillPlanted();
@@ -241,7 +243,8 @@ describe('lock', () => {
       await symlink(target, lockPath);
       const err = await rejection(withLock(lockPath, async () => {}, { timeoutMs: 60_000 }));
       expect(err.exitCode).toBe(ExitCode.USAGE);
-      expect(err.message).toBe(`${lockPath} is not a regular file, so it cannot serve as a lock`);
+      expect(err.code).toBe('PATH_NOT_REGULAR');
+      expect(err.message).toContain(lockPath);
       expect((await lstat(lockPath)).isSymbolicLink()).toBe(true);
     }
   });

@@ -76,6 +76,7 @@ describe('credential record', () => {
     const err = decodeError(text);
     expect(err).toBeInstanceOf(IdcliError);
     expect(err.exitCode).toBe(ExitCode.AUTH);
+    expect(err.code).toBe('CREDENTIALS_UNREADABLE');
     expect(err.message).toMatch(reason);
     expect(err.hint).toMatch(/idcli login/);
     expect(err.message).not.toContain('SECRET');
@@ -85,6 +86,7 @@ describe('credential record', () => {
   it('says where the bad record was found', () => {
     const err = decodeError('nope').at('file /x/credentials/abc.json');
     expect(err.message).toBe('stored credentials in file /x/credentials/abc.json are unreadable (not JSON)');
+    expect(err.code).toBe('CREDENTIALS_UNREADABLE');
     expect(err.exitCode).toBe(ExitCode.AUTH);
   });
 });

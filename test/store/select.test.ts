@@ -78,6 +78,7 @@ describe.runIf(process.platform === 'linux')('openStore without a usable Secret 
         openStore({ mode: 'keychain', configDir: dir.path, service, warn: (m) => warnings.push(m), env: env() }),
       );
       expect(err.exitCode).toBe(ExitCode.USAGE);
+      expect(err.code).toBe('KEYCHAIN_UNAVAILABLE');
       expect(err.message).toMatch(/^keychain unavailable: .+; set IDCLI_CREDENTIAL_STORE=file$/);
       expect(err.message).not.toContain('\n');
       expect(warnings).toEqual([]);
@@ -122,6 +123,7 @@ describe.runIf(process.platform === 'linux')('openStore without a usable Secret 
       );
       const elapsed = Date.now() - started;
       expect(err.exitCode).toBe(ExitCode.USAGE);
+      expect(err.code).toBe('KEYCHAIN_UNAVAILABLE');
       expect(err.message).toBe(
         'keychain unavailable: keychain did not answer within 1 s; set IDCLI_CREDENTIAL_STORE=file',
       );

@@ -4,6 +4,7 @@
  * nothing read or sent.
  */
 import { describe, expect, it } from 'vitest';
+import type { ErrorCode } from '../../src/errors.js';
 import { parseArgv } from '../../src/argv/parse.js';
 import { SURFACE } from '../../src/commands/index.js';
 import { rejected } from '../support/thrown.js';
@@ -27,17 +28,17 @@ const READ: readonly [string[], Record<string, unknown>][] = [
   [['login', '--no-browser'], { browser: false }],
 ];
 
-const REFUSED: readonly [string[], RegExp][] = [
-  [['token', '--json', '--header'], /--json and --header cannot be used together/],
-  [['list', 'users', '--concurrency', '0'], /--concurrency/],
-  [['list', 'users', '--limit', 'x'], /--limit/],
-  [['list', 'users', '--page-size', 'x'], /--page-size must be a whole number or auto, service/],
-  [['list', 'users', '--page-size', '-1'], /--page-size/],
-  [['status', '--page-size', '5'], /unknown option '--page-size'/],
-  [['api', 'users', '-X'], /-X/],
-  [['list', 'users', '--restart'], /--restart applies to -o FILE only/],
-  [['list', 'users', '-o', '-', '--restart'], /--restart applies to -o FILE only/],
-  [['list', 'users', '--count', '-o', 'users.ndjson'], /--count prints one number; it cannot be written with -o/],
+const REFUSED: readonly [string[], ErrorCode][] = [
+  [['token', '--json', '--header'], 'USAGE_CONFLICTING_OPTIONS'],
+  [['list', 'users', '--concurrency', '0'], 'USAGE_NUMBER_OUT_OF_RANGE'],
+  [['list', 'users', '--limit', 'x'], 'USAGE_NOT_A_NUMBER'],
+  [['list', 'users', '--page-size', 'x'], 'USAGE_NOT_A_NUMBER'],
+  [['list', 'users', '--page-size', '-1'], 'USAGE_NOT_A_NUMBER'],
+  [['status', '--page-size', '5'], 'USAGE_UNKNOWN_OPTION'],
+  [['api', 'users', '-X'], 'USAGE_OPTION_VALUE_MISSING'],
+  [['list', 'users', '--restart'], 'USAGE_CONFLICTING_OPTIONS'],
+  [['list', 'users', '-o', '-', '--restart'], 'USAGE_CONFLICTING_OPTIONS'],
+  [['list', 'users', '--count', '-o', 'users.ndjson'], 'USAGE_CONFLICTING_OPTIONS'],
 ];
 
 describe('command lines', () => {
@@ -45,7 +46,7 @@ describe('command lines', () => {
     expect(await optionsOf(line)).toMatchObject(expected);
   });
 
-  it.each(REFUSED)('%j is a usage error (exit 2) before anything runs', async (line, message) => {
-    expect((await rejected(() => optionsOf(line), 2)).message).toMatch(message);
+  it.each(REFUSED)('%j is a usage error (exit 2) before anything runs', async (line, code) => {
+    expect((await rejected(() => optionsOf(line), 2)).code).toBe(code);
   });
 });

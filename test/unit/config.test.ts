@@ -153,7 +153,7 @@ describe('validation', () => {
   });
   it('requireSetting names every way to set a missing value', () => {
     const err = usage(() => requireSetting(resolveSettings({ profile: 'none' }, {}, file), 'clientId'));
-    expect(err.message).toBe('client-id is not set');
+    expect(err.code).toBe('SETTING_MISSING');
     expect(err.hint).toContain('--client-id');
     expect(err.hint).toContain('IDCLI_CLIENT_ID');
     expect(err.hint).toContain('idcli config set client-id');
@@ -172,7 +172,7 @@ describe('config file', () => {
   it('refuses a profile name that --profile would refuse, naming it and the rule', () => {
     for (const name of ['__proto__', '$(touch /tmp/x)', '`id`', '*', '', '-x', '.hidden', 'a b', 'x'.repeat(65)]) {
       const err = usage(() => parseConfigFile(JSON.stringify({ profiles: { ok: {}, [name]: {} } }), 'c.json'));
-      expect(err.message).toContain('is not a valid profile name');
+      expect(err.code).toBe('CONFIG_FILE_INVALID');
       expect(err.message).toContain('c.json');
       expect(err.hint).toContain('letters, digits');
     }

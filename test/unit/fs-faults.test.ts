@@ -47,6 +47,7 @@ describe('a fault the user can mend: exit 2, the reason in words and the code, a
     const err = fault(code);
     expect(err).toBeInstanceOf(IdcliError);
     expect(err.exitCode).toBe(ExitCode.USAGE);
+    expect(err.code).toBe('FS_REFUSED');
     expect(line(err)).toBe(`cannot write ${file}: ${reason} (${code}); ${fix()}`);
     expect((err as Error).cause).toBeInstanceOf(Error);
   });
@@ -54,6 +55,7 @@ describe('a fault the user can mend: exit 2, the reason in words and the code, a
   it('a read that is refused asks for the file to be readable, with the mode a file needs', () => {
     const err = fault('EACCES', { doing: 'read', dir: file });
     expect(err.exitCode).toBe(ExitCode.USAGE);
+    expect(err.code).toBe('FS_REFUSED');
     expect(line(err)).toBe(
       `cannot read ${file}: permission denied (EACCES); make ${file} readable for you (chmod u+rw '${file}')`,
     );
@@ -65,6 +67,7 @@ describe('a fault the user can mend: exit 2, the reason in words and the code, a
     const path = join(blocker, 'idcli', 'deeper', 'config.json');
     const err = fault(code, { doing: 'create', path, dir: join(blocker, 'idcli', 'deeper') });
     expect(err.exitCode).toBe(ExitCode.USAGE);
+    expect(err.code).toBe('FS_REFUSED');
     expect(line(err)).toBe(
       `cannot create ${path}: ${blocker} is a file, not a directory (${code}); remove or rename ${blocker}`,
     );
@@ -104,6 +107,7 @@ describe('any other fault: exit 1, what failed on which path and the code, no fi
     for (const doing of ['read', 'write', 'create', 'open', 'delete'] as const) {
       const err = fsFault(failed(code), { doing, path: file, dir, orElse: 'or set IDCLI_CONFIG_DIR' });
       expect(err.exitCode).toBe(ExitCode.INTERNAL);
+      expect(err.code).toBe('FS_FAILED');
       expect(err.message).toBe(`cannot ${doing} ${file} (${code})`);
       expect(err.hint).toBeUndefined();
     }
@@ -112,6 +116,7 @@ describe('any other fault: exit 1, what failed on which path and the code, no fi
   it('an error without a code is told by its message', () => {
     const err = fsFault(new Error('stream was destroyed'), { doing: 'read', path: file, dir });
     expect(err.exitCode).toBe(ExitCode.INTERNAL);
+    expect(err.code).toBe('FS_FAILED');
     expect(err.message).toBe(`cannot read ${file} (stream was destroyed)`);
   });
 });

@@ -94,7 +94,12 @@ async function* exactly(bytes: Readable, size: number, what: string): AsyncGener
   } catch (err) {
     throw cannotRead(what, err);
   }
-  if (sent !== size) throw usageError(`${what} changed while it was being sent`, 'send a file nothing else writes to');
+  if (sent !== size)
+    throw usageError(
+      'API_BODY_CHANGED',
+      `${what} changed while it was being sent`,
+      'send a file nothing else writes to',
+    );
 }
 
 /**
@@ -189,6 +194,7 @@ function stopOnSignalOrDeadline(
 /** Exit 4 like any exchange that outlasts IDCLI_HTTP_TIMEOUT: the body is the first part of the request. */
 function timedOut(what: string, deadlineMs: number): IdcliError {
   return new IdcliError(
+    'API_BODY_TIMED_OUT',
     `the request body from ${what} did not arrive within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT)`,
     ExitCode.NETWORK,
     { hint: 'check that something writes it and closes it, or raise IDCLI_HTTP_TIMEOUT' },
@@ -201,5 +207,5 @@ function toBuffer(chunk: unknown): Buffer {
 
 function cannotRead(what: string, err: unknown): IdcliError {
   if (err instanceof IdcliError) return err;
-  return usageError(`cannot read ${what}: ${errReason(err)}`);
+  return usageError('API_BODY_UNREADABLE', `cannot read ${what}: ${errReason(err)}`);
 }

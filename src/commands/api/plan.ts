@@ -51,10 +51,14 @@ const OWN_FIELDS = new Set([
 
 export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
   if (flags.field.length > 0 && flags.input !== undefined) {
-    throw usageError('-f/--field and --input cannot be used together', 'send either fields or a file as the body');
+    throw usageError(
+      'USAGE_CONFLICTING_OPTIONS',
+      '-f/--field and --input cannot be used together',
+      'send either fields or a file as the body',
+    );
   }
-  if (flags.input === '') throw usageError('--input needs a file name, or - for stdin');
-  if (flags.target.trim() === '') throw usageError('api needs a path or URL, e.g. idcli api /v1/me');
+  if (flags.input === '') throw usageError('USAGE_OPTION_VALUE_MISSING', '--input needs a file name, or - for stdin');
+  if (flags.target.trim() === '') throw usageError('TARGET_MISSING', 'api needs a path or URL, e.g. idcli api /v1/me');
   const url = targetUrl(flags.target, apiBaseUrl);
 
   const body: BodySource =
@@ -66,12 +70,14 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
 
   let method = body.kind === 'none' ? 'GET' : 'POST';
   if (flags.method !== undefined) {
-    if (!TOKEN.test(flags.method)) throw usageError(`-X/--method: ${quoted(flags.method)} is not an HTTP method`);
+    if (!TOKEN.test(flags.method))
+      throw usageError('API_METHOD_INVALID', `-X/--method: ${quoted(flags.method)} is not an HTTP method`);
     // Methods are case-sensitive on the wire and every registered one is upper case (RFC 9110 §9.1).
     method = flags.method.toUpperCase();
     const refused = REFUSED_METHODS.get(method);
     if (refused !== undefined) {
       throw usageError(
+        'API_METHOD_REFUSED',
         `-X/--method ${method} is not supported: ${refused}`,
         'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS',
       );
@@ -87,9 +93,9 @@ export function fieldsJson(fields: readonly string[]): string {
   const out = new Map<string, string>();
   for (const field of fields) {
     const eq = field.indexOf('=');
-    if (eq <= 0) throw usageError(`-f/--field takes key=value, not ${quoted(field)}`);
+    if (eq <= 0) throw usageError('API_FIELD_INVALID', `-f/--field takes key=value, not ${quoted(field)}`);
     const key = field.slice(0, eq);
-    if (out.has(key)) throw usageError(`-f/--field: ${quoted(key)} is given twice`);
+    if (out.has(key)) throw usageError('API_FIELD_REPEATED', `-f/--field: ${quoted(key)} is given twice`);
     out.set(key, field.slice(eq + 1));
   }
   // Object.fromEntries defines own properties, so even a key like __proto__ stays a plain field.
@@ -103,18 +109,20 @@ export function parseHeaders(lines: readonly string[]): Record<string, string> {
     const colon = line.indexOf(':');
     const name = (colon === -1 ? line : line.slice(0, colon)).trim();
     if (colon === -1 || !TOKEN.test(name)) {
-      throw usageError(`-H/--header takes 'Name: value', not ${quoted(line)}`);
+      throw usageError('API_HEADER_INVALID', `-H/--header takes 'Name: value', not ${quoted(line)}`);
     }
     const key = name.toLowerCase();
     if (key === 'authorization') {
       throw usageError(
+        'API_HEADER_REFUSED',
         'an Authorization header of your own is refused: idcli api sends the access token itself',
         'drop -H Authorization; to call a service with another credential, use curl',
       );
     }
-    if (OWN_FIELDS.has(key)) throw usageError(`-H/--header: idcli sets ${name} itself`);
+    if (OWN_FIELDS.has(key)) throw usageError('API_HEADER_REFUSED', `-H/--header: idcli sets ${name} itself`);
     const value = line.slice(colon + 1).trim();
-    if (BAD_VALUE.test(value)) throw usageError(`-H/--header: the value of ${name} has a control character`);
+    if (BAD_VALUE.test(value))
+      throw usageError('API_HEADER_INVALID', `-H/--header: the value of ${name} has a control character`);
     out[key] = key in out ? `${out[key]}, ${value}` : value;
   }
   return out;

@@ -37,7 +37,7 @@ export const command = defineCommand({
       deps.stdout.write(render(checks, stderrStyle(deps.stdout, deps.env)));
     }
     if (failed > 0) {
-      throw new IdcliError(`${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, {
+      throw new IdcliError('DOCTOR_CHECKS_FAILED', `${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, {
         hint: 'apply the fixes above and run `idcli doctor` again',
       });
     }

@@ -78,8 +78,9 @@ export const command = defineCommand({
   ],
   check(o) {
     const toFile = o.output !== undefined && o.output !== '-';
-    if (o.restart && !toFile) throw usageError('--restart applies to -o FILE only');
-    if (o.count && toFile) throw usageError('--count prints one number; it cannot be written with -o');
+    if (o.restart && !toFile) throw usageError('USAGE_CONFLICTING_OPTIONS', '--restart applies to -o FILE only');
+    if (o.count && toFile)
+      throw usageError('USAGE_CONFLICTING_OPTIONS', '--count prints one number; it cannot be written with -o');
   },
   async run(o, invocation) {
     const ctx = await invocation.context();
@@ -130,7 +131,8 @@ function firstRequest(opts: ListOptions, apiBase: string, setting: PageSizeSetti
   if (setting === 0 && !opts.count) throw cannotWalk('page-size 0');
   // api-base-url is checked before the target, as for every target resolved against it.
   const origin = apiOrigin(apiBase);
-  if (opts.target.trim() === '') throw usageError('list needs a collection path or URL, e.g. idcli list /v1/users');
+  if (opts.target.trim() === '')
+    throw usageError('TARGET_MISSING', 'list needs a collection path or URL, e.g. idcli list /v1/users');
   const target = { pageIndex: opts.pageIndex, count: opts.count };
   // Only a number given as the flag overrides the target's own pageSize.
   const asGiven = targetUrl(opts.target, apiBase, target);
@@ -170,6 +172,7 @@ function chosenSizeRefused(err: WalkFailure, first: FirstRequest | undefined): u
   const [size, fallback] = first.chosen.sizes;
   const then = fallback === undefined ? '' : `, then the service default of ${fallback}`;
   return new IdcliError(
+    'PAGE_SIZE_REFUSED',
     `GET ${redactUrl(first.chosen.asGiven)} failed: HTTP ${withReason(status)} to the page size idcli chose ` +
       `(${size}${then})`,
     ExitCode.NETWORK,
@@ -206,6 +209,7 @@ async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps):
   const page = await fetchPage(fetchCtx, firstUrl, deps.signal);
   if (page.totalItems === undefined) {
     throw new IdcliError(
+      'CONTRACT_NO_TOTAL_ITEMS',
       `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`,
       ExitCode.CONTRACT,
     );

@@ -39,7 +39,8 @@ export const command = defineCommand({
   // anything is sent or written.
   quick: true,
   check(o) {
-    if (o.json && o.header) throw usageError('--json and --header cannot be used together');
+    if (o.json && o.header)
+      throw usageError('USAGE_CONFLICTING_OPTIONS', '--json and --header cannot be used together');
   },
   async run(o, invocation) {
     const ctx = await invocation.context();
