@@ -1,9 +1,5 @@
-/**
- * One attempt's limits (see limits.ts), enforced alike by both transports: the caller's abort, the deadline that
- * nothing restarts, the idle timeout that every byte restarts, the count of interim responses, a final status that is
- * HTTP, and the body's size, coding and pace (through its sink). The first to trip ends the attempt, and its error is
- * the one the attempt fails with, whatever the transport makes of the connection it tears down.
- */
+// One attempt's limits (limits.ts) for both transports: the first to trip ends the attempt, and its error is the one
+// the attempt fails with, whatever the transport makes of the connection it tears down.
 import type { Readable } from 'node:stream';
 import { type BodySink, createBodySink } from './body.js';
 import { acceptEncoding } from './content-coding.js';
@@ -32,28 +28,21 @@ export interface LimitOptions {
 export const connectionLimit = (o: LimitOptions): number => Math.max(1, o.maxSockets ?? 4);
 
 export interface Attempt {
-  /** Calls `listener` with the error of whatever ends the attempt early, when it does. */
   onEnd(listener: (reason: unknown) => void): void;
-  /** The request's header fields, Accept-Encoding negotiated here unless the caller asked for a coding itself. */
+  /** Accept-Encoding negotiated here unless the caller asked for a coding itself. */
   readonly headers: Record<string, string>;
-  /** No byte received for this long fails the attempt. */
   readonly idleMs: number;
   /** Ends the attempt with `reason`, unless something ended it first. */
   end(reason: unknown): void;
-  /** A byte arrived: the idle timer starts again (when the attempt keeps one, see startAttempt). */
+  /** A byte arrived: the idle timer starts again. */
   touch(): void;
-  /**
-   * Whether the reader holds the body back (its sink is full): the server is not idle then, and the idle timeout
-   * waits for the reader.
-   */
+  /** The reader holds the body back (its sink is full): the server is not idle then. */
   held: boolean;
-  /** An interim (1xx) response arrived; too many, or a status that is not HTTP, end the attempt. */
   interim(status: number): void;
-  /** The final response's head: its status is checked, and its body goes into the sink. Throws before any body byte. */
+  /** The final response's head; throws before any body byte. */
   response(status: number, headers: HttpHeaders): BodySink;
-  /** What the attempt fails with: the reason that ended it, else `err` as a NetworkError. */
+  /** The reason that ended the attempt, else `err` as a NetworkError. */
   failure(err: unknown, context?: ErrorContext): unknown;
-  /** Clears the timers and lets go of the caller's signal. */
   close(): void;
 }
 
@@ -81,8 +70,7 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
     ended = { reason };
     for (const listener of listeners) listener(reason);
   };
-  // The idle timer is restarted by every byte, so a server sending one byte a second would never trip it; the
-  // deadline is not, and ends the exchange however the server dribbles its head, interim heads or body.
+  // Every byte restarts the idle timer, so one byte a second never trips it; nothing restarts the deadline.
   const deadline = setTimeout(() => end(deadlineError(deadlineMs)), deadlineMs);
   const idle = idleTimer
     ? setTimeout(() => (attempt.held ? idle?.refresh() : end(idleError(idleMs))), idleMs)
@@ -151,8 +139,7 @@ export function readBody(body: Readable, sink: BodySink, attempt: Pick<Attempt, 
       ended = true;
       sink.end().then(resolve, reject);
     });
-    // Closed without its end: the server hung up before the framing was met, or the attempt was ended (whatever
-    // ended it is reported by Attempt.failure). The error that comes with it says no more.
+    // Closed without its end: the server hung up early, or the attempt was ended (Attempt.failure reports why).
     body.on('error', () => {});
     body.on('close', () => {
       if (!ended) reject(new NetworkError('connection closed before the response was complete', 'ECONNRESET'));

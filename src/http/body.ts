@@ -1,19 +1,11 @@
-/**
- * Assembles a response body as it arrives, for both transports: the size limit (on the bytes received and, when the
- * body is compressed, on the bytes decoded), decoding as the bytes stream in at the decoder's pace, and recycled page
- * buffers. Failures go to `fail` as they happen, so an inflating body stops within the chunk that crosses the limit
- * instead of after the download.
- */
+// Failures go to `fail` as they happen, so an inflating body stops within the chunk that crosses the limit.
 import { type Decoding, decodersFor } from './content-coding.js';
 import { GzipHeaderCheck } from './gzip-header.js';
 import { MAX_BODY_BYTES, MAX_GZIP_HEADER_BYTES, MAX_SILENT_GZIP_BYTES, tooLargeError } from './limits.js';
 import { type HttpHeaders, type HttpRequest, headerValue, NetworkError } from './types.js';
 
 export interface BodySink {
-  /**
-   * A chunk of the body as received on the wire. False when the decoder is full: the reader pauses the body until
-   * `resume` is called, so a server faster than the decoder fills no buffer.
-   */
+  /** False when the decoder is full: the reader pauses until `resume`, so a fast server fills no buffer. */
   write(chunk: Buffer, resume: () => void): boolean;
   /** The body on the wire is complete: resolves with the whole body, decoded; rejects as `fail` was told. */
   end(): Promise<Buffer>;
@@ -30,16 +22,14 @@ export interface BodyOptions {
   fail: (err: Error) => void;
 }
 
-/**
- * Throws (before any byte is read) when the declared length is over the limit, or the coding was not asked for.
- */
+/** Throws (before any byte is read) when the declared length is over the limit, or the coding was not asked for. */
 export function createBodySink(o: BodyOptions): BodySink {
   const maxBody = o.maxBody ?? MAX_BODY_BYTES;
   const declared = Number(headerValue(o.headers, 'content-length'));
   if (declared > maxBody) throw tooLargeError(`${declared} bytes`);
   const decoders =
     o.accepted === undefined ? undefined : decodersFor(headerValue(o.headers, 'content-encoding'), o.accepted);
-  return decoders ? decodingSink(decoders, maxBody, o) : identitySink(declared, maxBody, o);
+  return decoders ? new DecodingSink(decoders, maxBody, o) : identitySink(declared, maxBody, o);
 }
 
 function identitySink(declared: number, maxBody: number, o: BodyOptions): BodySink {
@@ -60,8 +50,7 @@ function identitySink(declared: number, maxBody: number, o: BodyOptions): BodySi
       }
       size += chunk.length;
       const go = o.onBytes?.(Math.max(size, known ?? 0), resume) ?? true;
-      // The buffer of the declared length is taken once the caller lets the body go on: a body held back keeps only
-      // the chunks it has.
+      // The buffer is taken once the caller lets the body go on: a body held back keeps only the chunks it has.
       if (known !== undefined && (into !== undefined || go)) {
         into ??= (o.bodyBuffer?.(known) ?? Buffer.allocUnsafeSlow(known)).subarray(0, known);
         let at = size - chunk.length - chunks.reduce((n, c) => n + c.length, 0);
@@ -74,14 +63,9 @@ function identitySink(declared: number, maxBody: number, o: BodyOptions): BodySi
   };
 }
 
-function decodingSink(decodings: Decoding[], maxBody: number, o: BodyOptions): BodySink {
-  return new DecodingSink(decodings, maxBody, o);
-}
-
 /** A body through its chain of decoders, each stage's output bounded and fed at the next stage's pace. */
 class DecodingSink implements BodySink {
-  // A finished decoder still holds its last output chunk, and a page's objects can outlive the page until a full
-  // garbage collection: once the decoders have ended or failed, nothing here leads to them or to their chunks.
+  // A page's objects can outlive the page until a full GC: once the decoders end, nothing here leads to them.
   #stages: Stage[] | undefined;
   readonly #chunks: Buffer[] = [];
   #size = 0;
@@ -208,22 +192,15 @@ class DecodingSink implements BodySink {
   }
 }
 
+const undecodable = (why: string, options: { cause?: unknown; retriable?: boolean } = { retriable: false }) =>
+  new NetworkError(`the response body could not be decoded (${why})`, 'EDECODE', options);
+
 /** What a gzip stage refuses before decoding `chunk`: a header that does not end, or data that decodes to nothing. */
 function gzipFault(stage: Stage, chunk: Buffer): NetworkError | undefined {
-  if (stage.header && !stage.header.feed(chunk)) {
-    return new NetworkError(
-      `the response body could not be decoded (its gzip header does not end within ${MAX_GZIP_HEADER_BYTES} bytes)`,
-      'EDECODE',
-      { retriable: false },
-    );
-  }
-  if (stage.coding === 'gzip' && consumed(stage) - stage.outputAt > MAX_SILENT_GZIP_BYTES) {
-    return new NetworkError(
-      `the response body could not be decoded (over ${MAX_SILENT_GZIP_BYTES} bytes of its gzip data decode to nothing)`,
-      'EDECODE',
-      { retriable: false },
-    );
-  }
+  if (stage.header && !stage.header.feed(chunk))
+    return undecodable(`its gzip header does not end within ${MAX_GZIP_HEADER_BYTES} bytes`);
+  if (stage.coding === 'gzip' && consumed(stage) - stage.outputAt > MAX_SILENT_GZIP_BYTES)
+    return undecodable(`over ${MAX_SILENT_GZIP_BYTES} bytes of its gzip data decode to nothing`);
   return undefined;
 }
 
@@ -240,7 +217,6 @@ function waitFor(stage: Stage, resume: () => void): void {
 interface Stage extends Decoding {
   /** The check of a gzip stream's first header, on the bytes this stage is given. */
   header: GzipHeaderCheck | undefined;
-  /** The stage's output is complete. */
   ended: boolean;
   /** Whoever feeds the stage waits for its 'drain'. */
   waiting: boolean;
@@ -255,20 +231,13 @@ const consumed = (stage: Stage): number => stage.decoder.bytesWritten;
 const BAD_MEMBER_HEADER = new Set(['incorrect header check', 'unknown compression method', 'unknown header flags set']);
 
 /**
- * A corrupt or truncated stream is a body cut short: retried like a connection closed mid-body. Bytes after a gzip
- * member that are not another member (RFC 1952 §2.2 makes a gzip body a series of members) are refused rather than
- * ignored as curl does: they may be a damaged member whose data would go missing without a word, and the server
- * sends the same bytes again, so they are not retried either.
+ * A corrupt stream is a body cut short, retried. Bytes after a gzip member (RFC 1952 §2.2) that are not another
+ * member are refused, not ignored as curl does: they may be a damaged member, and a retry gets the same bytes.
  */
 function decodeError(stage: Stage, err: NodeJS.ErrnoException): NetworkError {
-  if (stage.header?.state === 'valid' && err.code === 'Z_DATA_ERROR' && BAD_MEMBER_HEADER.has(err.message)) {
-    return new NetworkError(
-      'the response body could not be decoded (bytes after its gzip data are not a gzip member)',
-      'EDECODE',
-      { cause: err, retriable: false },
-    );
-  }
-  return new NetworkError(`the response body could not be decoded (${err.message})`, 'EDECODE', { cause: err });
+  if (stage.header?.state === 'valid' && err.code === 'Z_DATA_ERROR' && BAD_MEMBER_HEADER.has(err.message))
+    return undecodable('bytes after its gzip data are not a gzip member', { cause: err, retriable: false });
+  return undecodable(err.message, { cause: err });
 }
 
 function join(chunks: Buffer[], size: number): Buffer {

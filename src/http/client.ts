@@ -10,25 +10,19 @@ import { canResend, headerValue, type HttpRequest, type HttpResponse, NetworkErr
 export interface HttpClientOptions {
   /** Verbose tracing goes here; the URL is redacted and headers are never logged (they carry the token). */
   log?: Pick<Logger, 'verbose'> & Partial<Pick<Logger, 'isVerbose'>>;
-  /**
-   * The process environment (deps.env): its HTTPS_PROXY/HTTP_PROXY/NO_PROXY decide the route of every request.
-   * Without it requests go direct.
-   */
+  /** Its HTTPS_PROXY/HTTP_PROXY/NO_PROXY route every request; without it requests go direct. */
   env?: Env;
   maxSockets?: number;
-  /**
-   * How long each attempt may take, from sending the request to the answer's last byte: settings.httpTimeoutMs
-   * (IDCLI_HTTP_TIMEOUT). Every retry gets a deadline of its own.
-   */
+  /** Each attempt's deadline (IDCLI_HTTP_TIMEOUT): every retry gets one of its own. */
   deadlineMs?: number;
-  /** Ask for compressed bodies: settings.httpCompression (IDCLI_HTTP_COMPRESSION); default true. */
+  /** IDCLI_HTTP_COMPRESSION; default true. */
   compress?: boolean;
   now?: () => number;
   random?: () => number;
 }
 
 export interface RetryOptions extends Partial<BackoffPolicy> {
-  /** Called before each wait, e.g. to tell the user why nothing is happening. */
+  /** Called before each wait, to tell the user why nothing is happening. */
   onRetry?: (info: RetryInfo) => void;
 }
 
@@ -37,7 +31,6 @@ export interface RetryInfo {
   delayMs: number;
   /** e.g. "HTTP 429" or a network error's message; never a secret. */
   reason: string;
-  /** The status that is retried, when a response came. */
   status?: number;
 }
 
@@ -50,11 +43,8 @@ export interface HttpClient {
   /** One attempt, traced. Network failures reject with NetworkError; abort rejects with the signal's reason. */
   request(req: HttpRequest): Promise<HttpResponse>;
   /**
-   * Retries network errors and 429/502/503/504 for GET, HEAD and OPTIONS (isRetried) with full-jitter
-   * backoff, honouring Retry-After; never a request whose body can be sent only once. What cannot succeed is not
-   * retried (NetworkError.retriable false): a body over the size limit, a protocol violation, a deadline that ran out.
-   * Resolves with the last response, whatever its status, so the caller maps statuses to its own messages; rejects
-   * with IdcliError (exit 4) when no response ever arrived.
+   * Retries network errors and retryable statuses for safe methods, never a read-once body nor what cannot succeed.
+   * Resolves with the last response, whatever its status; rejects with IdcliError (exit 4) when none ever arrived.
    */
   requestWithRetry(req: HttpRequest, options?: RetryOptions): Promise<RetriedResponse>;
   close(): void;

@@ -1,9 +1,5 @@
-/**
- * Compressed transfer (RFC 9110 §8.4 and §12.5.3): what idcli asks servers for, and the decoder for what one sends.
- * JSON collections shrink several times under gzip or br, so over a real link the coding decides how long a dump
- * takes. As in Go's HTTP client, the transport negotiates and decodes only when the caller set no Accept-Encoding
- * of its own: a caller that asks for a coding itself gets the bytes as sent.
- */
+// Compressed transfer (RFC 9110 §8.4, §12.5.3). As in Go's HTTP client, only a caller that set no Accept-Encoding
+// gets bodies decoded: one that asks for a coding itself gets the bytes as sent.
 import type { Transform } from 'node:stream';
 import { type ErrorCode, ExitCode, IdcliError } from '../errors.js';
 import { clip, printable } from '../printable.js';
@@ -17,20 +13,13 @@ type ZstdZlib = Zlib & {
 /** A zlib stream: it counts the bytes it has consumed. */
 type Decoder = Transform & { readonly bytesWritten: number };
 
-/**
- * Output chunk of a decoder. zlib's default of 16 KiB makes a page of JSON cost a trip to the thread pool and an
- * event for every 16 KiB; a chunk as large as a typical page does the same work in a few (bench/list.ts shows it).
- */
+/** zlib's default of 16 KiB costs a trip to the thread pool per 16 KiB; a page-sized chunk takes a few. */
 const DECODED_CHUNK = 256 * 1024;
-/**
- * Compressed bytes a decoder holds before it asks for a pause: a few socket reads, so it always has the next one
- * at hand while the socket waits, and no more, so a server faster than the decoder fills no memory.
- */
+/** A few socket reads: the next is at hand while the socket waits, and a fast server fills no memory. */
 const QUEUED_INPUT = 256 * 1024;
 
 const zlib = (): ZstdZlib => process.getBuiltinModule('node:zlib') as ZstdZlib;
 
-/** The Accept-Encoding the transport sends when the caller sets none. */
 export function acceptEncoding(compress: boolean): string {
   if (!compress) return 'identity';
   return typeof zlib().createZstdDecompress === 'function' ? 'zstd, gzip, br' : 'gzip, br';
@@ -43,10 +32,8 @@ export interface Decoding {
 }
 
 /**
- * The decoders for the response's Content-Encoding, in the order they apply, or undefined for an identity body.
- * RFC 9110 §8.4: the codings are listed in the order they were applied, so they are undone from the last. A coding
- * that was not asked for is the server breaking the negotiation (exit 5, never retried: it would answer the same
- * way again); so is a list longer than MAX_CONTENT_CODINGS.
+ * The decoders, undone from the last coding listed (RFC 9110 §8.4), or undefined for an identity body. A coding not
+ * asked for, or too many, is the server breaking the negotiation (exit 5, not retried: it would answer the same).
  */
 export function decodersFor(contentEncoding: string | undefined, accepted: string): Decoding[] | undefined {
   const listed = (contentEncoding ?? '')
@@ -61,7 +48,12 @@ export function decodersFor(contentEncoding: string | undefined, accepted: strin
     // RFC 9110 §8.4.1.3: x-gzip is gzip.
     const name = c === 'x-gzip' ? 'gzip' : c;
     const known = name === 'gzip' || name === 'br' || (name === 'zstd' && z.createZstdDecompress !== undefined);
-    if (!known || !asked.has(name)) throw unasked(c, accepted);
+    if (!known || !asked.has(name))
+      throw contractError(
+        'CONTRACT_CODING_UNASKED',
+        `the response is in content coding '${clip(printable(c), 40)}', which idcli did not ask for (Accept-Encoding: ${accepted})`,
+        accepted,
+      );
     return name as Decoding['coding'];
   });
   if (codings.length > MAX_CONTENT_CODINGS) {
@@ -83,19 +75,8 @@ export function decodersFor(contentEncoding: string | undefined, accepted: strin
   }));
 }
 
-function unasked(coding: string, accepted: string): IdcliError {
-  return contractError(
-    'CONTRACT_CODING_UNASKED',
-    `the response is in content coding '${clip(printable(coding), 40)}', which idcli did not ask for (Accept-Encoding: ${accepted})`,
-    accepted,
-  );
-}
-
 function contractError(code: ErrorCode, message: string, accepted: string): IdcliError {
   // With IDCLI_HTTP_COMPRESSION=0 already set, only the service can help.
-  const hint =
-    accepted === acceptEncoding(false)
-      ? 'report it to the service'
-      : 'report it to the service; IDCLI_HTTP_COMPRESSION=0 asks for uncompressed bodies';
-  return new IdcliError(code, message, ExitCode.CONTRACT, { hint });
+  const more = accepted === acceptEncoding(false) ? '' : '; IDCLI_HTTP_COMPRESSION=0 asks for uncompressed bodies';
+  return new IdcliError(code, message, ExitCode.CONTRACT, { hint: `report it to the service${more}` });
 }

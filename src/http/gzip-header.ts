@@ -1,8 +1,5 @@
-/**
- * The header of a gzip member (RFC 1952 §2.3), checked as the bytes arrive. zlib reads a header's optional file
- * name and comment for as long as they run, so a header that never ends would take every byte a server sends; the
- * check refuses one that does not end within a bound, and tells whether the body began as zlib expects.
- */
+// A gzip member's header (RFC 1952 §2.3): zlib reads its file name and comment for as long as they run, so a header
+// that never ends would take every byte a server sends.
 
 const FHCRC = 0x02;
 const FEXTRA = 0x04;

@@ -1,13 +1,10 @@
-/**
- * Turns what node:http, node:https and undici throw into a NetworkError whose message a user can act on. Only the
- * error's code and the first line of the runtime's own message are used: those name hosts and ports, never
- * headers, bodies or proxy credentials.
- */
+// Only the error's code and the first line of the runtime's message are used: those name hosts and ports, never
+// headers, bodies or proxy credentials.
 import { NetworkError } from './types.js';
 import { errCode } from '../shape.js';
 
 export interface ErrorContext {
-  /** The proxy the request went through, as it may be shown (no credentials); undefined for a direct request. */
+  /** The proxy the request went through, as it may be shown (no credentials). */
   proxy?: string;
 }
 
@@ -58,13 +55,11 @@ export function toNetworkError(err: unknown, { proxy }: ErrorContext = {}): Erro
     });
   }
 
-  // llhttp's codes: the server broke HTTP/1.1 framing (e.g. a Content-Length beside chunked coding), which it will
-  // break the same way when asked again.
-  if (code.startsWith('HPE_')) {
+  // llhttp's codes: the server broke HTTP/1.1 framing, and will break it the same way when asked again.
+  if (code.startsWith('HPE_'))
     return new NetworkError(`invalid HTTP response (${first})${via}`, code, { cause: err, retriable: false });
-  }
 
-  const what = describeCode(code, first);
+  const what = CODE_TEXT.get(code) ?? first;
   if (proxy && CONNECT_CODES.has(code))
     return new NetworkError(`cannot connect to the proxy ${proxy}: ${what}`, code, { cause: err });
   return new NetworkError(`${what}${via}`, code, { cause: err });
@@ -91,9 +86,8 @@ function describeTls(code: string, message: string): string | undefined {
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return "the server's TLS certificate is not issued for this host name";
   if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_')) return `the TLS handshake failed (${message})`;
   // OpenSSL's reading of a first record that is not TLS: most often a plain-HTTP server on the port.
-  if (code === 'EPROTO' && /wrong version number/i.test(message)) {
+  if (code === 'EPROTO' && /wrong version number/i.test(message))
     return 'the server did not answer in TLS (the port may serve plain http://)';
-  }
   return undefined;
 }
 
@@ -108,25 +102,18 @@ function proxyRefusal(err: Error, message: string): number | undefined {
   return undefined;
 }
 
-function describeCode(code: string, fallback: string): string {
-  switch (code) {
-    case 'ECONNREFUSED':
-      return 'connection refused';
-    case 'ECONNRESET':
-    case 'UND_ERR_SOCKET':
-      return 'connection reset by the server';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return 'host name not found';
-    case 'ETIMEDOUT':
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return 'connection timed out';
-    case 'EPIPE':
-      return 'connection closed by the server';
-    default:
-      return fallback;
-  }
-}
+const CODE_TEXT = new Map(
+  Object.entries({
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset by the server',
+    UND_ERR_SOCKET: 'connection reset by the server',
+    ENOTFOUND: 'host name not found',
+    EAI_AGAIN: 'host name not found',
+    ETIMEDOUT: 'connection timed out',
+    UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+    EPIPE: 'connection closed by the server',
+  }),
+);
 
 function firstLine(message: string): string {
   return (message.split('\n')[0] ?? '').trim();

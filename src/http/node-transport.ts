@@ -1,7 +1,4 @@
-/**
- * The transport whenever no proxy variable is set: node:http and node:https, each with one keep-alive Agent.
- * They are loaded on the first request, so a command that makes none (a cached `idcli token`) never pays for them.
- */
+// Loaded on the first request, so a command that makes none (a cached `idcli token`) never pays for node:http(s).
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
 import { type Attempt, connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
 import { IDLE_TIMEOUT_MS, idleError } from './limits.js';
@@ -18,7 +15,6 @@ export function createNodeTransport(options: LimitOptions = {}): Transport {
   const maxSockets = connectionLimit(options);
   const clients = new Map<string, Client>();
 
-  /** node:http or node:https and its Agent, loaded on the first request of its scheme. */
   async function load(protocol: string): Promise<Client> {
     const mod = protocol === 'https:' ? await import('node:https') : await import('node:http');
     let client = clients.get(protocol);
@@ -34,7 +30,6 @@ export function createNodeTransport(options: LimitOptions = {}): Transport {
     return client;
   }
 
-  /** One attempt: the request sent, the final head awaited, the body read into its sink. */
   async function send(req: HttpRequest): Promise<HttpResponse> {
     const url = targetOf(req);
     const client = clients.get(url.protocol) ?? (await load(url.protocol));
@@ -47,12 +42,7 @@ export function createNodeTransport(options: LimitOptions = {}): Transport {
       const res = await answer(outgoing, body, attempt);
       const sink = attempt.response(res.statusCode ?? 0, res.headers);
       const received = { httpVersion: res.httpVersion, reason: res.statusMessage ?? '', rawHeaders: res.rawHeaders };
-      return {
-        status: res.statusCode ?? 0,
-        headers: res.headers,
-        body: await readBody(res, sink, attempt),
-        received,
-      };
+      return { status: res.statusCode ?? 0, headers: res.headers, body: await readBody(res, sink, attempt), received };
     } catch (err) {
       throw attempt.failure(err);
     } finally {
@@ -77,13 +67,8 @@ export function createNodeTransport(options: LimitOptions = {}): Transport {
 /** The request object, or the refusal of a method or header value that could smuggle in another field. */
 function open(client: Client, url: URL, method: string, headers: HttpRequest['headers'], attempt: Attempt) {
   try {
-    return client.request(url, {
-      method,
-      headers,
-      agent: client.agent,
-      // The socket's idle timeout: from connecting to the body's last byte, no byte either way for this long fails.
-      timeout: attempt.idleMs,
-    });
+    // The socket's idle timeout: from connecting to the body's last byte, no byte either way for this long fails.
+    return client.request(url, { method, headers, agent: client.agent, timeout: attempt.idleMs });
   } catch (err) {
     // Node's message names the header, never its value.
     const why = err instanceof Error ? (err.message.split('\n')[0] ?? '') : String(err);
@@ -114,10 +99,7 @@ function answer(outgoing: ClientRequest, body: Outgoing, attempt: Attempt): Prom
   });
 }
 
-/**
- * The request's framing: Content-Length when the body's size is known, chunked otherwise. Node would send a GET,
- * DELETE or OPTIONS body of unknown size unframed, so chunked is asked for by name.
- */
+/** Node would send a GET, DELETE or OPTIONS body of unknown size unframed, so chunked is asked for by name. */
 function framed(headers: HttpRequest['headers'], body: Outgoing): HttpRequest['headers'] {
   if (body.length !== undefined) return { ...headers, 'content-length': String(body.length) };
   return body.stream ? { ...headers, 'transfer-encoding': 'chunked' } : headers;

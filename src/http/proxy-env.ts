@@ -1,17 +1,11 @@
-/**
- * The proxy variables every HTTP client on a corporate network is expected to honour (the curl convention that
- * undici's EnvHttpProxyAgent follows too): http_proxy/HTTP_PROXY for http:// targets, https_proxy/HTTPS_PROXY for
- * https:// targets (falling back to the http proxy), no_proxy/NO_PROXY for the hosts reached directly. Lower case
- * wins over upper case, as in curl and undici. Pure: the environment arrives as an argument.
- */
+// The curl convention that undici's EnvHttpProxyAgent follows too: lower case wins over upper case.
 import { usageError } from '../errors.js';
 
 export type Env = Record<string, string | undefined>;
 
 export interface ProxyEnv {
-  /** Proxy for http:// targets, if any. */
   httpProxy?: URL;
-  /** Proxy for https:// targets, if any (https_proxy, else the http proxy). */
+  /** https_proxy, else the http proxy. */
   httpsProxy?: URL;
   /** The no_proxy list exactly as given ('' when unset), handed to undici unchanged so both read it alike. */
   noProxy: string;
@@ -20,23 +14,16 @@ export interface ProxyEnv {
   httpsVar?: string;
 }
 
-/** The variables whose presence switches idcli to the proxy-aware transport. */
 const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
 
-/**
- * Whether any proxy variable is set. Cheap and never throws: it decides whether the proxy-aware transport (and
- * undici with it) is loaded at all, so the common case without a proxy pays nothing.
- */
+/** Cheap and never throws: it decides whether undici is loaded at all, so the common case pays nothing. */
 export function wantsProxy(env: Env): boolean {
   if (!PROXY_VARIABLES.some((v) => isSet(env[v]))) return false;
   // NO_PROXY=* sends everything direct: the plain transport does that without loading undici.
   return noProxyValue(env).trim() !== '*';
 }
 
-/**
- * The parsed proxy settings, or undefined when no proxy variable is set. A value that is not a usable proxy URL
- * is a configuration error (exit 2) naming the variable, never its value: the value may carry a password.
- */
+/** A value that is not a usable proxy URL is a usage error naming the variable, never its value (a password). */
 export function readProxyEnv(env: Env): ProxyEnv | undefined {
   const httpVar = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
   const httpsVar = firstSet(env, ['https_proxy', 'HTTPS_PROXY']);
@@ -48,10 +35,8 @@ export function readProxyEnv(env: Env): ProxyEnv | undefined {
 }
 
 /**
- * The proxy a request to `target` goes through, or undefined when it goes direct: for messages only, which must say
- * whether a refused connection was the proxy's. undici's EnvHttpProxyAgent routes the request itself but keeps its
- * decision private (it exposes only dispatch), so its matching is mirrored here: exact host, or a subdomain of an
- * entry; `host:port` entries match that port only; a leading `.` or `*.` is ignored; `*` alone matches everything.
+ * The proxy a request to `target` goes through, for messages only: undici keeps its decision private, so its
+ * no_proxy matching is mirrored here (exact host or subdomain; `host:port` that port only; `.`/`*.` ignored).
  */
 export function proxyFor(target: URL, proxy: ProxyEnv): URL | undefined {
   const via =
@@ -95,12 +80,8 @@ function parseProxyUrl(variable: string, value: string): URL {
     throw usageError('PROXY_URL_INVALID', `${variable} is not a valid proxy URL`, PROXY_FORM);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    const scheme = url.protocol.slice(0, -1);
-    throw usageError(
-      'PROXY_URL_INVALID',
-      `${variable} uses ${scheme}, but only http:// and https:// proxies are supported`,
-      PROXY_FORM,
-    );
+    const why = `uses ${url.protocol.slice(0, -1)}, but only http:// and https:// proxies are supported`;
+    throw usageError('PROXY_URL_INVALID', `${variable} ${why}`, PROXY_FORM);
   }
   if (url.hostname === '') throw usageError('PROXY_URL_INVALID', `${variable} names no proxy host`, PROXY_FORM);
   return url;

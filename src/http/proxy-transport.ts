@@ -4,26 +4,18 @@ import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
 import { type HttpRequest, type HttpResponse, outgoingBody, type Transport } from './types.js';
 
 /**
- * The transport used when a proxy variable is set: undici's EnvHttpProxyAgent, which tunnels https:// targets
- * through CONNECT, forwards http:// targets in absolute form (RFC 9112 §3.2.2) and sends the proxy URL's
- * credentials as Proxy-Authorization. undici is large to load, so it is imported on the first request and
- * only by processes that have a proxy configured; the plain transport serves everyone else.
- *
- * Same contract as the plain transport: one attempt, no redirect followed (undici's dispatcher.request follows
- * none), idle timeout and deadline, abort by signal, compressed bodies decoded, the body as one Buffer, header
- * names in lower case.
+ * undici's EnvHttpProxyAgent: https:// through CONNECT, http:// forwarded in absolute form (RFC 9112 §3.2.2).
+ * undici is large to load, so it is imported on the first request, and only when a proxy is configured.
  */
 export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}): Transport {
   let agent: Dispatcher | undefined;
   let loading: Promise<Dispatcher> | undefined;
   let closed = false;
 
-  /** undici's EnvHttpProxyAgent, loaded on the first request. */
   function dispatcher(): Promise<Dispatcher> {
     loading ??= import('undici').then(({ EnvHttpProxyAgent }) => {
       agent = new EnvHttpProxyAgent({
-        // Passed explicitly (empty meaning "none") so undici never reads process.env on its own: the settings
-        // come from the environment idcli was given, and both sides agree on which requests are proxied.
+        // Passed explicitly so undici never reads process.env itself, and both sides agree on what is proxied.
         httpProxy: proxy.httpProxy?.href ?? '',
         httpsProxy: proxy.httpsProxy?.href ?? '',
         noProxy: proxy.noProxy,
@@ -38,15 +30,13 @@ export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}
     return loading;
   }
 
-  /** One attempt: the request sent, the final head awaited, the body read into its sink. */
   async function send(req: HttpRequest): Promise<HttpResponse> {
     const url = targetOf(req);
     const via = proxyFor(url, proxy);
     const context = via ? { proxy: showProxy(via) } : {};
     const d = agent ?? (await dispatcher());
     req.signal?.throwIfAborted();
-    // undici's own timers would only fire later with other codes: the attempt's idle timer counts from the last
-    // byte received, connecting and the proxy's CONNECT included.
+    // undici's own timers would fire later with other codes: the attempt's idle timer covers the CONNECT too.
     const attempt = startAttempt(req, options, true);
     const controller = new AbortController();
     attempt.onEnd((reason) => controller.abort(reason));

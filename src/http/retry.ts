@@ -1,10 +1,6 @@
 import { headerValue, type HttpResponse } from './types.js';
 
-/**
- * Statuses that mean "try again later" rather than "this request is wrong": 429 (RFC 6585 §4) and the
- * gateway/unavailable family (RFC 9110 §15.6.3–15.6.5). A plain 500 is not retried: it is usually a bug
- * that a retry only repeats.
- */
+/** 429 (RFC 6585 §4) and RFC 9110 §15.6.3–15.6.5; a plain 500 is usually a bug that a retry only repeats. */
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
 
 export interface BackoffPolicy {
@@ -31,28 +27,18 @@ function backoffCeiling(attempt: number, policy: BackoffPolicy): number {
   return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt, 30));
 }
 
-/**
- * The least delay before retry number `attempt` (0-based): half the exponential ceiling. A retry never comes sooner,
- * whatever the server says, so a storm of answers that ask for no wait cannot spend every retry within milliseconds.
- */
+/** Half the ceiling: no retry comes sooner, so answers asking for no wait cannot spend every retry at once. */
 export function backoffFloor(attempt: number, policy: BackoffPolicy): number {
   return Math.floor(backoffCeiling(attempt, policy) / 2);
 }
 
-/**
- * Delay before retry number `attempt` (0-based) when the server asks for none: "equal jitter", the floor plus a
- * uniform draw over the other half of the ceiling. Clients that failed together come back spread out, and none
- * sooner than the floor (full jitter's draws near zero would be retries at once).
- */
+/** "Equal jitter": clients that failed together come back spread out, none sooner than the floor. */
 export function backoffDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
   const floor = backoffFloor(attempt, policy);
   return floor + Math.floor(random() * (backoffCeiling(attempt, policy) - floor));
 }
 
-/**
- * Retry-After (RFC 9110 §10.2.3) is either delay-seconds or an HTTP-date. Returns milliseconds to wait,
- * or undefined when absent or unparseable (the caller then falls back to backoff).
- */
+/** Retry-After (RFC 9110 §10.2.3) in milliseconds, or undefined when absent or unparseable. */
 export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
   if (value === undefined) return undefined;
   const v = value.trim();
@@ -66,10 +52,8 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
 }
 
 /**
- * How long to wait before the next attempt after `res`. Retry-After (at most maxRetryAfterMs) is the least the
- * server asks for (RFC 9110 §10.2.3) and the backoff floor the least idcli allows itself; the wait is the larger of
- * the two plus the backoff's jitter, so that clients told the same Retry-After do not all come back in the same
- * instant. Never longer than maxRetryAfterMs when the server sent a Retry-After.
+ * The larger of Retry-After (clamped) and the backoff floor, plus jitter so that clients told the same Retry-After
+ * do not all come back in the same instant.
  */
 export function retryDelay(
   attempt: number,
@@ -87,22 +71,15 @@ export function retryDelay(
   return Math.max(backoff, Math.min(wait, policy.maxRetryAfterMs));
 }
 
-/**
- * Methods repeated after a transient failure: the safe ones (RFC 9110 §9.2.1), which cannot change server state.
- * Any other is sent once, as a failed attempt may still have reached the server.
- */
+/** Only safe methods (RFC 9110 §9.2.1) are repeated: a failed attempt may still have reached the server. */
 export function isRetried(method: string): boolean {
-  const m = method.toUpperCase();
-  return m === 'GET' || m === 'HEAD' || m === 'OPTIONS';
+  return ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
 }
 
 /** Resolves after ms, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
+    if (signal?.aborted) return reject(signal.reason);
     const onAbort = (): void => {
       clearTimeout(timer);
       reject(signal?.reason);
@@ -115,10 +92,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/**
- * An onRetry that tells the user about waits long enough to look like a hang (a long Retry-After); short backoffs
- * stay in --verbose.
- */
+/** Tells the user about waits long enough to look like a hang; short backoffs stay in --verbose. */
 export function announceLongWaits(
   info: (msg: string) => void,
   maxRetries: number,

@@ -1,8 +1,4 @@
-/**
- * The one place that decides how idcli reaches the network: node:http/node:https directly, or, when a proxy
- * variable is set, the undici-based transport that honours HTTPS_PROXY/HTTP_PROXY/NO_PROXY. NODE_EXTRA_CA_CERTS
- * needs nothing here: Node reads it at start-up into the default CA store that both transports verify against.
- */
+// NODE_EXTRA_CA_CERTS needs nothing here: Node reads it at start-up into the CA store both transports verify against.
 import type { Logger } from '../log.js';
 import { type Env, type ProxyEnv, readProxyEnv, showProxy, wantsProxy } from './proxy-env.js';
 import { createNodeTransport } from './node-transport.js';
@@ -11,9 +7,7 @@ import type { Transport } from './types.js';
 
 export interface TransportOptions {
   maxSockets?: number;
-  /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT, already validated). */
   deadlineMs?: number;
-  /** Ask for compressed bodies and decode them (IDCLI_HTTP_COMPRESSION, already validated); default true. */
   compress?: boolean;
   /** Told once which proxy is in effect. */
   log?: Pick<Logger, 'verbose'>;

@@ -1,14 +1,8 @@
-/**
- * The transport seam. Everything above it (retries, tracing, the page walker, the token client) talks to
- * this interface only: the direct node:http transport and the proxy-aware undici one are interchangeable.
- */
+// The transport seam: the node:http transport and the proxy-aware undici one are interchangeable behind it.
 
 import type { Readable } from 'node:stream';
 
-/**
- * A request body read as it is sent instead of held whole. A file can be read again from its start, so an attempt
- * can be repeated; a pipe cannot, and its body goes out once.
- */
+/** A body read as it is sent: a file can be reopened for another attempt, a pipe cannot. */
 export interface StreamedBody {
   /** A stream of the whole body, from its first byte; a new one for each attempt when `replayable`. */
   open(): Readable;
@@ -25,16 +19,9 @@ export interface HttpRequest {
   signal?: AbortSignal;
   /** Socket idle timeout: no byte received for this long fails the attempt as a network error. */
   timeoutMs?: number;
-  /**
-   * Where to assemble a response body of a declared length (at least `size` bytes long). Lets a caller
-   * that streams many pages recycle a few buffers instead of leaving one per page to the garbage collector.
-   */
+  /** Where to assemble a body of declared length, so a caller streaming many pages can recycle buffers. */
   bodyBuffer?: (size: number) => Buffer;
-  /**
-   * Told as the response body arrives how many bytes it holds so far (from its first byte, at least its declared
-   * length; decoded, when it is compressed); false pauses reading it, and the socket with it, until `resume` is
-   * called. Lets a caller bound the bytes of many responses at once.
-   */
+  /** Bytes of the body so far (decoded); false pauses reading until `resume`, to bound many responses at once. */
   onBodyBytes?: (bytes: number, resume: () => void) => boolean;
 }
 
@@ -50,7 +37,6 @@ export interface HttpResponse {
 }
 
 export interface ReceivedHead {
-  /** e.g. "1.1" */
   httpVersion?: string;
   /** The reason phrase as sent, "" when none was. */
   reason: string;
@@ -60,8 +46,7 @@ export interface ReceivedHead {
 
 export interface Transport {
   /**
-   * One attempt, no retries and never a redirect followed: a 3xx is returned as is, so credentials can
-   * never be carried to another origin behind the caller's back.
+   * One attempt, never a redirect followed, so credentials never reach another origin behind the caller's back.
    * Rejects with a NetworkError when no complete response arrived, or with the signal's reason when aborted.
    */
   send(req: HttpRequest): Promise<HttpResponse>;
@@ -72,10 +57,7 @@ export interface Transport {
 /** No complete response: refused, reset, dropped mid-body, timed out, DNS failure. Always safe to report. */
 export class NetworkError extends Error {
   readonly code: string;
-  /**
-   * False when trying again cannot help: an untrusted certificate, a proxy demanding credentials, a body over the
-   * size limit, an answer that is not HTTP, a spent deadline (see limits.ts).
-   */
+  /** False when trying again cannot help (bad certificate, proxy auth, size limit, not HTTP, spent deadline). */
   readonly retriable: boolean;
   constructor(message: string, code: string, options?: { cause?: unknown; retriable?: boolean }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
