@@ -5,9 +5,8 @@ import { MIN_TTL_SEC } from '../token-rules.js';
 export interface Bearer {
   token(): Promise<string>;
   /**
-   * The token token() would hand out right now when it is already settled, else undefined. Lets a page
-   * request go out synchronously: an await per page would delay the prefetch until after the current
-   * page has been scanned, which is exactly the overlap prefetching exists for.
+   * The token token() would hand out right now when already settled: an await per page would delay the prefetch
+   * until after the current page has been scanned, the very overlap prefetching exists for.
    */
   ready(): string | undefined;
   /** The server answered 401 to `token`: get a fresh one (shared by concurrent callers). */
@@ -15,9 +14,8 @@ export interface Bearer {
 }
 
 /**
- * Asks the token source again at most every `recheckMs` (its get() may read the keychain, too costly per
- * page). With MIN_TTL_SEC = 60 and a 30 s recheck, a token handed out always has >= 30 s left, so a walk
- * that outlives the token refreshes ahead of expiry instead of eating a 401 per page.
+ * Asks the source again at most every `recheckMs` (get() may read the keychain): with MIN_TTL_SEC = 60 a token
+ * handed out has >= 30 s left, so a long walk refreshes ahead of expiry instead of eating a 401 per page.
  * Concurrent 401s for the same token share one refresh: Serial PKCE refresh tokens are single-use.
  */
 export function createBearer(source: TokenSource, now: () => number, recheckMs = 30_000): Bearer {
@@ -38,18 +36,16 @@ export function createBearer(source: TokenSource, now: () => number, recheckMs =
     return p;
   };
 
+  const stale = (): boolean => now() - checkedAt >= recheckMs;
   return {
     token() {
-      if (current === undefined || now() - checkedAt >= recheckMs) {
+      if (current === undefined || stale()) {
         checkedAt = now();
         current = track(source.get(MIN_TTL_SEC));
       }
       return current;
     },
-    ready() {
-      if (current === undefined || now() - checkedAt >= recheckMs) return undefined;
-      return settled;
-    },
+    ready: () => (current === undefined || stale() ? undefined : settled),
     rejected(token) {
       if (refreshing?.rejected === token) return refreshing.promise;
       const previous = current;

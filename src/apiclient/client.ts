@@ -1,16 +1,11 @@
-/**
- * The authenticated HTTP client of `list` and `api`: one keep-alive client for the run, the default header fields
- * and the access token in the Authorization header of every request, one refresh and one more try after a 401
- * (RFC 6750 §3.1 invalid_token), and the transient failures of GET, HEAD and OPTIONS retried. Redirects are never
- * followed (see Transport), so the token never travels to wherever Location points.
- */
+// The authenticated client of `list` and `api`: one refresh and one more try after a 401 (RFC 6750 §3.1). Redirects
+// are never followed, so the token never travels to wherever Location points.
 import type { CommandContext } from '../context.js';
 import { createHttpClient, type RetriedResponse, type RetryInfo } from '../http/client.js';
 import { announceLongWaits } from '../http/retry.js';
 import { canResend, type HttpRequest } from '../http/types.js';
 import { createBearer } from './bearer.js';
 
-/** The fields every API request carries unless the caller sets them otherwise. */
 const API_HEADERS: Readonly<Record<string, string>> = { accept: 'application/json', 'user-agent': 'idcli' };
 
 /** The fields a request goes out with (but Authorization): the defaults, under the caller's own. */
@@ -19,9 +14,8 @@ export function requestHeaders(own: Readonly<Record<string, string>> = {}): Reco
 }
 
 export interface ApiClientOptions {
-  /** Connections kept open at once: one per request in flight. */
   maxSockets: number;
-  /** --max-retries: retries of a transient failure after the first attempt. */
+  /** --max-retries */
   maxRetries: number;
 }
 
@@ -30,10 +24,7 @@ export interface SendOptions {
   onRetry?: (info: RetryInfo) => void;
 }
 
-/**
- * Why a 401 stayed the answer without a second try: no fresh token came (the refresh's own error), or the request's
- * body went out as it was read and cannot be sent again (the fresh token is stored).
- */
+/** Why a 401 was not tried again: the refresh failed, or the body went out as it was read. */
 export type Unrepeated = { because: 'refresh'; error: unknown } | { because: 'body' };
 
 export interface ApiResponse extends RetriedResponse {
@@ -42,10 +33,7 @@ export interface ApiResponse extends RetriedResponse {
 }
 
 export interface ApiClient {
-  /**
-   * `req` with the default fields and the current access token; after a 401, once more with a fresh one. Resolves
-   * with the last response, whatever its status, for the caller to show and to turn into its error (responseError).
-   */
+  /** After a 401, once more with a fresh token; resolves with the last response, whatever its status. */
   send(req: HttpRequest, options?: SendOptions): Promise<ApiResponse>;
   close(): void;
 }
@@ -68,16 +56,11 @@ export async function openApiClient(ctx: CommandContext, options: ApiClientOptio
   const attempt = (req: HttpRequest, token: string, o: SendOptions): Promise<RetriedResponse> => {
     deps.log.addSecret(token);
     const headers = { ...requestHeaders(req.headers), authorization: `Bearer ${token}` };
-    return http.requestWithRetry(
-      { ...req, headers },
-      {
-        maxRetries: options.maxRetries,
-        onRetry: (info) => {
-          o.onRetry?.(info);
-          announce(info);
-        },
-      },
-    );
+    const onRetry = (info: RetryInfo): void => {
+      o.onRetry?.(info);
+      announce(info);
+    };
+    return http.requestWithRetry({ ...req, headers }, { maxRetries: options.maxRetries, onRetry });
   };
 
   async function send(req: HttpRequest, o: SendOptions = {}): Promise<ApiResponse> {

@@ -1,18 +1,11 @@
-/**
- * What an API answer means, the same for `list` and `api`: a 2xx is theirs to read, any other status a one-line
- * error, exit 4, or 3 for a 401 that a fresh token did not cure. The reason phrase is the standard one, not the
- * server's: the response body and headers stay out of messages.
- */
+// The reason phrase is the standard one, not the server's: the response body and headers stay out of messages.
 import { ExitCode, IdcliError } from '../errors.js';
 import { withReason } from '../http/status-text.js';
 import { headerValue, type HttpResponse } from '../http/types.js';
 import { redactUrl } from '../redact.js';
 import type { ApiResponse } from './client.js';
 
-/**
- * The one response processor: undefined for a 2xx, else the error the command ends with. A 401 that was not
- * repeated ends with why: the refresh's own error, or that its body (read from `bodyFrom`) cannot go out again.
- */
+/** Undefined for a 2xx, else the error the command ends with (exit 4, or 3 for a 401 a fresh token did not cure). */
 export function responseError(method: string, url: string, res: ApiResponse, bodyFrom = 'its source'): unknown {
   if (res.status >= 200 && res.status < 300) return undefined;
   if (res.unrepeated?.because === 'refresh') return res.unrepeated.error;
@@ -24,15 +17,11 @@ function statusError(method: string, url: string, res: HttpResponse & { retries?
   const where = `${method} ${redactUrl(url)}`;
   const status = `HTTP ${withReason(res.status)}`;
   if (res.status === 401) {
-    return new IdcliError(
-      'API_UNAUTHORIZED',
-      `${where}: the access token was rejected (${status}) even after a refresh`,
-      ExitCode.AUTH,
-      {
-        hint: 'sign in again with: idcli login',
-        status: res.status,
-      },
-    );
+    const message = `${where}: the access token was rejected (${status}) even after a refresh`;
+    return new IdcliError('API_UNAUTHORIZED', message, ExitCode.AUTH, {
+      hint: 'sign in again with: idcli login',
+      status: res.status,
+    });
   }
   if (res.status >= 300 && res.status < 400) {
     return new IdcliError(
@@ -51,7 +40,6 @@ function statusError(method: string, url: string, res: HttpResponse & { retries?
   });
 }
 
-/** A 401 for a body that went out as it was read: the fresh token is stored, but the body cannot go out again. */
 function notRepeated(method: string, url: string, bodyFrom: string): IdcliError {
   return new IdcliError(
     'API_UNAUTHORIZED_UNREPEATED',
@@ -62,10 +50,7 @@ function notRepeated(method: string, url: string, bodyFrom: string): IdcliError 
   );
 }
 
-/**
- * " to <origin>" for the Location of a redirect; only the origin, as a query there may carry anything. A URL whose
- * origin is opaque (file:, data:, …) has none to name ("null"): it is named whole, redacted as every URL in a message.
- */
+/** Only the origin, as a query may carry anything; an opaque origin (file:, data:) is named whole, redacted. */
 function redirectTarget(res: HttpResponse, url: string): string {
   const location = headerValue(res.headers, 'location');
   try {

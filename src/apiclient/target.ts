@@ -6,14 +6,9 @@ import { paramName, redactUrl } from '../redact.js';
 /** api-base-url, else base-url: the API's origin, the only one the access token is sent to. */
 export function apiBaseUrl(settings: { apiBaseUrl?: string; baseUrl?: string }): string {
   const base = settings.apiBaseUrl ?? settings.baseUrl;
-  if (base === undefined || base === '') {
-    throw usageError(
-      'API_BASE_URL_MISSING',
-      'no API base URL is configured',
-      'set --api-base-url or --base-url (or IDCLI_BASE_URL)',
-    );
-  }
-  return base;
+  if (base !== undefined && base !== '') return base;
+  const hint = 'set --api-base-url or --base-url (or IDCLI_BASE_URL)';
+  throw usageError('API_BASE_URL_MISSING', 'no API base URL is configured', hint);
 }
 
 /** The API's origin: the only one the access token is sent to, and the one every URL of a walk must stay on. */
@@ -21,7 +16,6 @@ export function apiOrigin(apiBaseUrl: string): string {
   return parseApiBase(apiBaseUrl).origin;
 }
 
-/** api-base-url as a URL, which must be http or https (exit 2 otherwise). */
 function parseApiBase(apiBaseUrl: string): URL {
   let base: URL;
   try {
@@ -29,26 +23,21 @@ function parseApiBase(apiBaseUrl: string): URL {
   } catch {
     throw usageError('API_BASE_URL_INVALID', `api-base-url is not a valid URL: ${clip(apiBaseUrl)}`);
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-    throw usageError('API_BASE_URL_INVALID', `api-base-url must be an http or https URL: ${base.origin}`);
-  }
-  return base;
+  if (base.protocol === 'http:' || base.protocol === 'https:') return base;
+  throw usageError('API_BASE_URL_INVALID', `api-base-url must be an http or https URL: ${base.origin}`);
 }
 
 export interface TargetOptions {
   pageSize?: number;
   pageIndex?: number;
-  /** Only the count is wanted: ask for pageSize=0 (the contract's way of reading just the metadata). */
+  /** Ask for pageSize=0, the contract's way of reading just the metadata. */
   count?: boolean;
 }
 
 /**
- * The URL of the request (for `list`, the first page's). A bare path is resolved against api-base-url, which is treated as a
- * directory (`users` under `https://api.example.com/v1` is `/v1/users`) while `/v1/users` is
- * origin-absolute as in RFC 3986 §5.2. Whatever the target looks like, the resolved URL must be of the
- * api-base-url origin: that is the only origin the token is sent to. The WHATWG parser reads `//host`,
- * `\\host`, `/\host` (tabs and newlines dropped first) as scheme-relative, so a "path" can name another host;
- * only the resolved origin tells, and anything else is refused before any request (exit 2).
+ * A bare path resolves under api-base-url as a directory, `/v1/users` origin-absolute (RFC 3986 §5.2). The WHATWG
+ * parser reads `//host`, `\\host`, `/\host` as scheme-relative, so only the resolved origin tells whether the
+ * token would leave the API origin: anything else is refused before any request.
  */
 export function targetUrl(target: string, apiBaseUrl: string, options: TargetOptions = {}): string {
   const base = parseApiBase(apiBaseUrl);
@@ -72,26 +61,15 @@ export function targetUrl(target: string, apiBaseUrl: string, options: TargetOpt
   return url.href;
 }
 
-/**
- * Sets one query parameter and leaves every other byte of the query as the user wrote it
- * (URLSearchParams would re-encode the whole query, e.g. %20 into +, which a server may not treat alike).
- */
+/** Leaves every other byte of the query as written: URLSearchParams would re-encode it (%20 into +). */
 export function setQueryParam(url: URL, name: string, value: string): void {
   const query = url.search.startsWith('?') ? url.search.slice(1) : url.search;
-  const pair = `${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
-  const out: string[] = [];
-  let placed = false;
-  for (const part of query === '' ? [] : query.split('&')) {
-    if (paramName(part) === name) {
-      if (!placed) out.push(pair);
-      placed = true;
-    } else out.push(part);
-  }
-  if (!placed) out.push(pair);
+  const parts = query === '' ? [] : query.split('&');
+  const at = parts.findIndex((part) => paramName(part) === name);
+  const out = parts.filter((part) => paramName(part) !== name);
+  out.splice(at < 0 ? out.length : at, 0, `${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
   url.search = out.join('&');
 }
-
-/** A full URL as it is; anything else relative to api-base-url taken as a directory. */
 function resolveTarget(target: string, base: URL): URL {
   const dir = new URL(base.href);
   if (!dir.pathname.endsWith('/')) dir.pathname += '/';
