@@ -1,8 +1,6 @@
 /**
- * `login`'s question on a terminal: the address a browser on another machine ended on, read a line at a time
- * until one is taken. The terminal stays in its normal line mode: it shows what is typed or pasted (a one-time
- * code bound to this login's verifier, nothing to hide from the person who holds it), lets it be edited, and
- * turns Ctrl-C into the signal every other wait of idcli ends on.
+ * `login`'s question for the address a browser on another machine ended on. The terminal stays in line mode: what
+ * is pasted is a one-time code bound to this login's verifier, and Ctrl-C stays the signal every other wait ends on.
  */
 import { createInterface } from 'node:readline';
 import { CLEAR, type TerminalStream } from './status-line.js';
@@ -10,13 +8,12 @@ import { CLEAR, type TerminalStream } from './status-line.js';
 export interface AddressPromptOptions {
   input: NodeJS.ReadableStream;
   output: TerminalStream;
-  /** The question, without a trailing space. */
   question: string;
-  /** Whether the output can erase a row (a terminal that is not TERM=dumb); else a row is ended instead. */
+  /** Whether the output can erase a row; else a row is ended instead. */
   erase: boolean;
-  /** Checks one line: undefined when it was taken, else why not (said to the user before asking again). */
+  /** Undefined when the line was taken, else why not (said to the user before asking again). */
   take: (line: string) => string | undefined;
-  /** The logger whose messages must not land after the question: each erases it first and asks it again. */
+  /** The logger whose messages erase the question first and ask it again. */
   messages?: { setStatusLine(line: { clear(): void; invalidate(): void } | undefined): void };
 }
 
@@ -36,7 +33,6 @@ export function askForAddress(o: AddressPromptOptions): AddressPrompt {
     output.write(inline ? `${o.question} ` : `${o.question}\n`);
     open = inline;
   };
-  /** Take the question off its row: erased where the terminal can, else left behind a line break. */
   const endRow = (end = o.erase ? CLEAR : '\n') => {
     if (open) output.write(end);
     open = false;
@@ -80,10 +76,7 @@ export function askForAddress(o: AddressPromptOptions): AddressPrompt {
   return { stop };
 }
 
-/**
- * A terminal left in bracketed-paste mode (by a shell or an editor that ended without switching it off) wraps what
- * is pasted in ESC[200~ … ESC[201~; the line mode used here does not interpret them, so they are taken off here.
- */
+/** A terminal left in bracketed-paste mode wraps what is pasted in ESC[200~ … ESC[201~, which line mode keeps. */
 const PASTE_MARKERS = /\u001b\[20[01]~/g;
 
 export function withoutPasteMarkers(line: string): string {

@@ -1,12 +1,10 @@
 /**
- * `list -o FILE` has one writer: a run claims FILE with `FILE.idcli-run` beside it, holding its pid and host, and
- * lets it go when it ends. A second run on the same FILE meets the claim and stops at once (exit 2) naming the
- * first; a claim whose process is gone (a run killed outright) is taken over, so a killed run is continued as
- * before (docs/cli.md, "list -o").
+ * `list -o FILE` has one writer, which claims FILE with `FILE.idcli-run` (pid and host); a claim whose process is
+ * gone (a run killed outright) is taken over, so a killed run is continued as before (docs/cli.md, "list -o").
  */
 import { closeSync, linkSync, lstatSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { ExitCode, IdcliError } from '../errors.js';
+import { type IdcliError, usageError } from '../errors.js';
 import { errCode } from '../shape.js';
 import { createPrivateFileSync, removeQuietly } from '../private-file.js';
 import { openNoFollow, readBounded, refuseOpenedFile } from '../private-path.js';
@@ -21,10 +19,7 @@ interface Holder {
   nonce: string;
 }
 
-/**
- * Claims `file` (its resolved path; `shown` is how the user named it) for this run and returns the release. Exit 2
- * when another live run holds it; the file system's error when the claim cannot be created.
- */
+/** Claims `file` (resolved; `shown` as the user named it) and returns the release; exit 2 when a live run holds it. */
 export function claimDump(file: string, shown: string): () => void {
   const path = `${file}${CLAIM_SUFFIX}`;
   const me: Holder = { pid: process.pid, host: hostname(), nonce: nonce() };
@@ -51,19 +46,20 @@ export function claimDump(file: string, shown: string): () => void {
       const { holder } = seen;
       if (holder !== undefined && (holder.host !== me.host || processRunning(holder.pid))) {
         const where = holder.host === me.host ? '' : ` on ${holder.host}`;
-        throw new IdcliError(
+        throw usageError(
           'OUTPUT_CLAIMED',
           `${shown} is being written by another idcli run (pid ${holder.pid}${where})`,
-          ExitCode.USAGE,
-          { hint: `wait for it to end, or stop it; if no run is left, remove ${path}` },
+          `wait for it to end, or stop it; if no run is left, remove ${path}`,
         );
       }
       // Its run is gone: killed outright, it could not let go.
       takeOver(path, seen.text);
     }
-    throw new IdcliError('OUTPUT_CLAIMED', `${shown} is being claimed by another idcli run`, ExitCode.USAGE, {
-      hint: 'wait for it to end, or stop it',
-    });
+    throw usageError(
+      'OUTPUT_CLAIMED',
+      `${shown} is being claimed by another idcli run`,
+      'wait for it to end, or stop it',
+    );
   } finally {
     removeQuietly(tmp);
   }
@@ -103,10 +99,7 @@ function takeOver(path: string, stale: string): void {
   }
 }
 
-/**
- * The claim's text and the run it names (undefined for one that is not a claim idcli wrote: then no run can be
- * told from it); undefined when there is no claim.
- */
+/** Undefined when there is no claim; `holder` undefined for one that is not a claim idcli wrote. */
 function readClaim(path: string, shown: string): { text: string; holder: Holder | undefined } | undefined {
   let fd: number;
   try {
@@ -143,17 +136,9 @@ function planted(path: string, shown: string): IdcliError {
   } catch {
     // Gone since: the message stays general.
   }
-  return new IdcliError(
-    'OUTPUT_CLAIM_FOREIGN',
-    `refusing to use ${path}: it is ${what}, not a claim of idcli`,
-    ExitCode.USAGE,
-    {
-      hint: `remove it, or name another file for -o than ${shown}`,
-    },
-  );
+  const hint = `remove it, or name another file for -o than ${shown}`;
+  return usageError('OUTPUT_CLAIM_FOREIGN', `refusing to use ${path}: it is ${what}, not a claim of idcli`, hint);
 }
 
-/** A claim's own tag. node:crypto loads here only, so a list to stdout does not pay for it at start-up. */
-function nonce(): string {
-  return process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex');
-}
+/** node:crypto loads here only, so a list to stdout does not pay for it at start-up. */
+const nonce = (): string => process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex');

@@ -1,15 +1,13 @@
 /**
- * `idcli list -o FILE`: the items go to FILE, and after each whole page the state beside it (dump-state.ts) says
- * where the walk continues, so that running the same command again picks up where the last run stopped
- * (docs/cli.md, "list -o"). FILE's bytes are written before the state that counts them, so the state never claims
- * bytes that are not in FILE; a page half written when the process died lies beyond the state's length and is cut.
+ * `idcli list -o FILE` (docs/cli.md, "list -o"). FILE's bytes are written before the state that counts them, so the
+ * state never claims bytes not in FILE; a page half written when the process died lies beyond it and is cut.
  */
 import { closeSync, constants, fchmodSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, sep } from 'node:path';
-import { ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
+import { type ErrorCode, ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
 import { fsFault } from '../fs-faults.js';
 import { errCode } from '../shape.js';
-import { PRIVATE_FILE_MODE } from '../private-file.js';
+import { PRIVATE_FILE_MODE, removeQuietly } from '../private-file.js';
 import {
   inspectPrivateFile,
   NAME_MAX,
@@ -24,7 +22,6 @@ import { createFileOutput } from './file-output.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
 import { stoppedDumpMessage } from './resume-hint.js';
 import {
-  dropState,
   type DumpState,
   identityDiff,
   overwriteState,
@@ -39,55 +36,47 @@ import {
 } from './dump-state.js';
 
 export interface DumpFile {
-  /** Items FILE already holds from earlier runs of this walk (0 for a fresh one). */
   readonly resumedItems: number;
   /** Where the walk continues, or undefined when it starts from its target. */
   readonly resumeUrl: string | undefined;
-  /** Writes whole pages to FILE; FILE is created on the first one. */
+  /** FILE is created on the first page. */
   readonly writer: PageWriter;
-  /** A page is in FILE: `items` this run so far, `rest` the URL of what follows it (none after the last page). */
+  /** `items` this run so far, `rest` the URL of what follows (none after the last page). */
   pageWritten(items: number, rest: string | undefined): void;
-  /** The walk is complete: the state goes, FILE stays. */
   complete(): void;
-  /** The walk stopped with `cause`: says on `stderr` how to continue and returns the error the run ends with. */
+  /** Says on `stderr` how to continue and returns the error the run ends with. */
   stopped(cause: unknown, stderr: Pick<NodeJS.WritableStream, 'write'>): unknown;
-  /** Lets go of FILE for other runs (done by complete and stopped; for a run that ends before its walk). */
+  /** Lets go of FILE (complete and stopped do; for a run that ends before its walk). */
   release(): void;
 }
 
 export interface DumpOptions {
   file: string;
   walk: WalkIdentity;
-  /** --restart: the state is discarded and FILE written anew. */
   restart: boolean;
-  /** --limit: a FILE that already holds more items is refused, not continued. */
+  /** A FILE that already holds more items is refused, not continued. */
   limit?: number | undefined;
-  /** The origin the token may go to: a state's URL elsewhere is refused. */
+  /** A state's URL elsewhere is refused. */
   apiOrigin: string;
   info: (msg: string) => void;
-  /** Milliseconds, for spacing the state's replacements. */
   now: () => number;
 }
 
 const RESTART = 'add --restart to start over';
+const restartError = (code: ErrorCode, message: string): IdcliError => usageError(code, message, RESTART);
 /** The way past a file beside FILE that idcli cannot remove: --restart would meet it again. */
 const ANOTHER_FILE = 'name another file for -o';
-/** What to do about a FILE the private-path rule refuses. */
+const NAME_A_FILE = 'name a file for -o, e.g. users.ndjson';
 const OWN_FILE = 'name a file of your own for -o, in a directory only you may write';
 /** The longest name put beside FILE: the claim's temp, with a pid of up to 7 digits. */
 const LONGEST_SUFFIX = `${CLAIM_SUFFIX}.4194304.tmp`;
 /**
  * The state is replaced after a page only when the last replacement is this old, and always when the walk stops:
- * replacing a file by rename while FILE streams to the same disk costs the file system far more than the page's
- * write (the bench's `-o FILE` row), and a run killed outright fetches at most this much of the walk again.
+ * a rename while FILE streams to the same disk costs far more than the page's write.
  */
 export const STATE_INTERVAL_MS = 100;
 
-/**
- * Opens the dump: checks FILE by the private-path rule, claims it for this run, reads and checks the state (exit 2
- * for one that cannot be continued, or cannot be written), and on a resume cuts FILE back to its last whole page.
- * Nothing touches the network here, and FILE is not touched before all of it passed.
- */
+/** Checks FILE and its state, claims FILE, and on a resume cuts it to its last whole page: FILE untouched till then. */
 export function openDump(opts: DumpOptions): DumpFile {
   const path = checkFile(opts.file);
   const state = statePath(path);
@@ -116,24 +105,11 @@ export function openDump(opts: DumpOptions): DumpFile {
   }
 }
 
-/**
- * FILE as the user named it, checked and resolved (links that pass the rule followed): exit 2 for a name that
- * cannot be a file with a state beside it, a directory, a FIFO or a device, another user's file or link, or a
- * directory others may write.
- */
+/** FILE checked by the private-path rule and resolved (links that pass the rule followed). */
 function checkFile(file: string): string {
-  if (file === '')
-    throw usageError(
-      'OUTPUT_NAME_MISSING',
-      '-o needs a file name',
-      'name a file for -o, e.g. users.ndjson, or - for stdout',
-    );
+  if (file === '') throw usageError('OUTPUT_NAME_MISSING', '-o needs a file name', `${NAME_A_FILE}, or - for stdout`);
   if (file.endsWith(sep) || file.endsWith('/'))
-    throw usageError(
-      'OUTPUT_NAME_IS_DIRECTORY',
-      `-o ${file} ends with ${sep}: it names a directory`,
-      'name a file for -o, e.g. users.ndjson',
-    );
+    throw usageError('OUTPUT_NAME_IS_DIRECTORY', `-o ${file} ends with ${sep}: it names a directory`, NAME_A_FILE);
   let st: ReturnType<typeof statSync> | undefined;
   try {
     // Followed: stat never opens, so a FIFO or a device at the end of a link is told without waiting on it.
@@ -143,8 +119,7 @@ function checkFile(file: string): string {
     // A file in the way above FILE (ENOTDIR), or a directory that may not be entered: told before any request.
     if (errCode(err) !== 'ENOENT') throw fsFault(err, { doing: 'create', path: file, dir: file });
   }
-  if (st?.isDirectory())
-    throw usageError('OUTPUT_NAME_IS_DIRECTORY', `${file} is a directory`, 'name a file for -o, e.g. users.ndjson');
+  if (st?.isDirectory()) throw usageError('OUTPUT_NAME_IS_DIRECTORY', `${file} is a directory`, NAME_A_FILE);
   if (st !== undefined && !st.isFile())
     throw usageError(
       'PATH_NOT_REGULAR',
@@ -171,22 +146,15 @@ function loadState(opts: DumpOptions, path: string, state: string): { state: Dum
   try {
     saved = readState(state);
   } catch (err) {
+    const cannot = `cannot continue ${opts.file}: its state ${state} cannot`;
     if (err instanceof StateUnreadable)
-      throw usageError(
-        'RESUME_STATE_UNUSABLE',
-        `cannot continue ${opts.file}: its state ${state} cannot be used (${err.message})`,
-        RESTART,
-      );
+      throw restartError('RESUME_STATE_UNUSABLE', `${cannot} be used (${err.message})`);
     const code = errCode(err);
     if (code === undefined) throw err;
     const fault = fsFault(err, { doing: 'read', path: state, dir: state, orElse: `or ${RESTART}` });
     // A state that cannot be read is exit 2 naming --restart, whatever the cause: starting over always gets past it.
     if (fault.exitCode === ExitCode.USAGE) throw fault;
-    throw usageError(
-      'RESUME_STATE_UNREADABLE',
-      `cannot continue ${opts.file}: its state ${state} cannot be read (${code})`,
-      RESTART,
-    );
+    throw restartError('RESUME_STATE_UNREADABLE', `${cannot} be read (${code})`);
   }
   if (saved === undefined) return undefined;
   const diff = identityDiff(saved.walk, opts.walk);
@@ -198,10 +166,9 @@ function loadState(opts: DumpOptions, path: string, state: string): { state: Dum
     );
   }
   if (!sameOrigin(saved.next, opts.apiOrigin))
-    throw usageError(
+    throw restartError(
       'RESUME_OTHER_ORIGIN',
       `cannot continue ${opts.file}: its state ${state} points to another origin`,
-      RESTART,
     );
   if (opts.limit !== undefined && saved.items > opts.limit) {
     throw usageError(
@@ -210,8 +177,7 @@ function loadState(opts: DumpOptions, path: string, state: string): { state: Dum
       `run with --limit ${saved.items} or more to continue it, or ${RESTART} with --limit ${opts.limit}`,
     );
   }
-  const fd = openForResume(opts.file, path, saved);
-  return { state: saved, fd };
+  return { state: saved, fd: openForResume(opts.file, path, saved) };
 }
 
 /** FILE opened for appending and cut to the state's length, once it proves to be the file the state describes. */
@@ -220,28 +186,22 @@ function openForResume(file: string, path: string, saved: DumpState): number {
   try {
     fd = openSync(path, constants.O_RDWR | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK);
   } catch (err) {
-    const code = errCode(err);
-    if (code === 'ENOENT')
-      throw usageError(
-        'RESUME_FILE_GONE',
-        `${file} is gone, but its state says it holds ${saved.items} items`,
-        RESTART,
-      );
+    if (errCode(err) === 'ENOENT')
+      throw restartError('RESUME_FILE_GONE', `${file} is gone, but its state says it holds ${saved.items} items`);
     throw fsFault(err, { doing: 'open', path: file, dir: file, orElse: `or ${RESTART}` });
   }
   try {
     const st = refuseOpenedFile(fd, file, RESTART);
     if (st.size < saved.bytes)
-      throw usageError(
+      throw restartError(
         'RESUME_FILE_CHANGED',
         `${file} is shorter (${st.size} bytes) than its state says (${saved.bytes} bytes)`,
-        RESTART,
       );
     const tail = Buffer.from(saved.tail, 'hex');
     const got = Buffer.alloc(tail.length);
     if (tail.length > 0) readSync(fd, got, 0, tail.length, saved.bytes - tail.length);
     if (!got.equals(tail))
-      throw usageError('RESUME_FILE_CHANGED', `${file} does not end where its state says: it changed since`, RESTART);
+      throw restartError('RESUME_FILE_CHANGED', `${file} does not end where its state says: it changed since`);
     // The bytes past the last whole page are a page the last run did not finish.
     if (st.size > saved.bytes) ftruncateSync(fd, saved.bytes);
     return fd;
@@ -305,10 +265,7 @@ class Dump implements DumpFile {
     return ok;
   }
 
-  /**
-   * FILE for a fresh walk, created private when the first page arrives; an existing FILE of the user's own is
-   * overwritten and made private. Never through a link or into a FIFO put there since openDump checked.
-   */
+  /** Created private on the first page, or the user's own FILE overwritten and made private; never through a link. */
   #open(): number {
     if (this.#fd !== undefined) return this.#fd;
     const flags = constants.O_WRONLY | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK;
@@ -338,17 +295,12 @@ class Dump implements DumpFile {
     // it, so a run killed in between fetches the rest again.
     if (rest === undefined) return;
     const { walk } = this.opts;
-    this.#pending = {
-      walk,
-      next: rest,
-      items: this.resumedItems + items,
-      bytes: this.#bytes,
-      tail: this.#tail.toString('hex'),
-    };
+    const tail = this.#tail.toString('hex');
+    this.#pending = { walk, next: rest, items: this.resumedItems + items, bytes: this.#bytes, tail };
     if (this.opts.now() - this.#lastReplaced >= STATE_INTERVAL_MS) this.#replaceState();
   }
 
-  /** Puts the pending state on disk; FILE's bytes it counts are already there (written before this is called). */
+  /** FILE's bytes the pending state counts are already there. */
   #replaceState(): void {
     const next = this.#pending;
     if (next === undefined) return;
@@ -392,7 +344,7 @@ class Dump implements DumpFile {
     // A walk with nothing to write still leaves the (empty) FILE it was asked for.
     try {
       this.#open();
-      dropState(this.state);
+      removeQuietly(this.state);
     } finally {
       this.#close();
       this.release();

@@ -1,17 +1,13 @@
-/**
- * The state file of `idcli list -o FILE` (docs/cli.md, "list -o"): `FILE.idcli-state`, one JSON object saying which
- * walk FILE belongs to, where it continues, and how much of FILE is whole pages. It is replaced atomically (a temp
- * file, then rename), so a reader sees the previous state or the next one, never a torn one.
- */
+// `FILE.idcli-state` of `idcli list -o FILE` (docs/cli.md, "list -o"): replaced atomically (a temp file, then
+// rename), so a reader sees the previous state or the next one, never a torn one.
 import { closeSync, constants, fstatSync, ftruncateSync, lstatSync, openSync, writeSync } from 'node:fs';
-import { ExitCode, IdcliError } from '../errors.js';
+import { usageError } from '../errors.js';
 import { errCode, isJsonObject } from '../shape.js';
 import { createPrivateFileSync, removeQuietly, replacePrivateFileSync } from '../private-file.js';
 import { O_NOFOLLOW, openNoFollow, ownedByMe, readBounded, TooLarge } from '../private-path.js';
 
-/** What makes two runs the same walk: a state is continued only by a run whose identity is equal in every field. */
+/** A state is continued only by a run whose identity is equal in every field. */
 export interface WalkIdentity {
-  /** The target as given on the command line. */
   target: string;
   apiBaseUrl: string;
   profile: string;
@@ -24,7 +20,6 @@ export interface DumpState {
   walk: WalkIdentity;
   /** The URL that fetches exactly the items after the last whole page in FILE. */
   next: string;
-  /** Items in FILE's first `bytes` bytes. */
   items: number;
   /** FILE's length at the end of the last whole page. */
   bytes: number;
@@ -37,29 +32,17 @@ export const TAIL_BYTES = 32;
 
 const FORMAT = 'idcli list -o state';
 const VERSION = 1;
-/**
- * Far above any real state (a resume URL is at most a few kB, a server's link seldom more than a few MB), far below
- * what could exhaust memory.
- */
+/** Far above any real state (a server's link is seldom more than a few MB), far below exhausting memory. */
 export const MAX_STATE_BYTES = 16 * 1024 * 1024;
 export const STATE_SUFFIX = '.idcli-state';
 
-export function statePath(file: string): string {
-  return `${file}${STATE_SUFFIX}`;
-}
-
-function tempOf(state: string): string {
-  return `${state}.tmp`;
-}
+export const statePath = (file: string): string => `${file}${STATE_SUFFIX}`;
+const tempOf = (state: string): string => `${state}.tmp`;
 
 /** Why a state file cannot be used, for the exit-2 message. */
 export class StateUnreadable extends Error {}
 
-/**
- * The state beside FILE; undefined when there is none. Throws StateUnreadable for a file that is not a state this
- * version wrote (a symlink, another user's file, bad JSON, missing fields), and the file system's error for one that
- * cannot be opened or read.
- */
+/** Undefined when there is none; StateUnreadable for a file that is not a state this version wrote. */
 export function readState(path: string): DumpState | undefined {
   let text: string;
   let fd: number;
@@ -119,22 +102,16 @@ export function parseState(text: string): DumpState {
   return { walk: { target, apiBaseUrl, profile, pageSize, pageIndex }, next, items, bytes, tail };
 }
 
-/**
- * Replaces the state through `<state>.tmp` (see replacePrivateFileSync). Synchronous, so the walk goes on only once
- * the state is current.
- */
+/** Synchronous, so the walk goes on only once the state is current. */
 export function writeState(path: string, state: DumpState): void {
   replacePrivateFileSync(path, stateText(state), tempOf(path));
 }
 
-function stateText(state: DumpState): string {
-  return `${JSON.stringify({ format: FORMAT, version: VERSION, ...state })}\n`;
-}
+const stateText = (state: DumpState): string => `${JSON.stringify({ format: FORMAT, version: VERSION, ...state })}\n`;
 
 /**
- * Writes the state over the one on disk, in place: for a full disk, where the temp file of writeState finds no
- * room but the blocks of the state already there still take a state of about its size. Not atomic: a run killed
- * in the middle of it leaves a state the next run refuses (exit 2, naming --restart), never a wrong one.
+ * In place, for a full disk where writeState's temp finds no room. Not atomic: a run killed in the middle leaves a
+ * state the next run refuses (exit 2, naming --restart), never a wrong one.
  */
 export function overwriteState(path: string, state: DumpState): void {
   const fd = openSync(path, constants.O_WRONLY | O_NOFOLLOW);
@@ -150,15 +127,7 @@ export function overwriteState(path: string, state: DumpState): void {
   }
 }
 
-/** Removes the state of a walk that is complete; a missing one is no error. */
-export function dropState(path: string): void {
-  removeQuietly(path);
-}
-
-/**
- * Removes the state and a temp a killed run may have left; a missing one is no error. What cannot be removed
- * (another user's file in a sticky directory, a directory) is refused (exit 2) naming it, before FILE is touched.
- */
+/** Also a temp a killed run may have left; what cannot be removed is refused (exit 2) before FILE is touched. */
 export function removeState(path: string, hint: string): void {
   for (const p of [path, tempOf(path)]) {
     removeQuietly(p);
@@ -166,11 +135,7 @@ export function removeState(path: string, hint: string): void {
   }
 }
 
-/**
- * Creates and removes the state's temp file: a state that cannot be written (a directory that may not be written,
- * a name too long, a file planted where the temp goes) is told before FILE is touched. Throws the file system's
- * error for the caller's fault mapper, or exit 2 for a file in the way that cannot be removed.
- */
+/** Creates and removes the temp, so a state that cannot be written is told before FILE is touched. */
 export function probeState(path: string, hint: string): void {
   const tmp = tempOf(path);
   removeQuietly(tmp);
@@ -189,14 +154,8 @@ function inTheWay(path: string, hint: string): void {
   }
   const what = st.isDirectory() ? 'a directory' : st.isSymbolicLink() ? 'a symbolic link' : 'a file';
   const whose = ownedByMe(st) ? '' : ` of another user (uid ${st.uid})`;
-  throw new IdcliError(
-    'PATH_IN_THE_WAY',
-    `${path} is in the way: it is ${what}${whose} that idcli cannot remove`,
-    ExitCode.USAGE,
-    {
-      hint: `remove it, or ${hint}`,
-    },
-  );
+  const message = `${path} is in the way: it is ${what}${whose} that idcli cannot remove`;
+  throw usageError('PATH_IN_THE_WAY', message, `remove it, or ${hint}`);
 }
 
 /** Which setting of `got` differs from `want`, named as the user sets it, with both values; undefined when equal. */

@@ -2,11 +2,8 @@ import { fstatSync, ftruncateSync, writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 
 /**
- * stdout when it is a regular file. Node's own stream for a file makes one write(2) per chunk and drops whatever a
- * short write left over, so a disk that fills in the middle of a page would lose the page's tail without an error.
- * This one writes until the chunk is out or the system refuses (ENOSPC, EFBIG, EIO): then the chunk counts as failed,
- * and the part of it that did land is cut off again, so the file ends with the last whole chunk (a page is written
- * whole or not at all).
+ * Node's own file stream drops what a short write left over, losing a page's tail on a full disk without an error.
+ * This one writes until the chunk is out or refused, then cuts off what landed: a page is written whole or not at all.
  */
 export function createFileOutput(fd: number): Writable {
   // Loaded here, not at the top: the entry chunk imports this module, and `idcli token` never needs the streams.

@@ -1,5 +1,3 @@
-/** Numbers as people read them on a status line. */
-
 /** Thousands separators without Intl: creating a NumberFormat costs ICU start-up time in every `list` run. */
 export function group(n: number | bigint | string): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');

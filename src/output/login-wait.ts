@@ -1,11 +1,8 @@
-/**
- * `login`'s sign of life on a terminal while the browser is out: the time left until --timeout and how to cancel,
- * counted down once a second and erased when the callback arrives.
- */
+// `login`'s countdown to --timeout while the browser is out, erased when the callback arrives.
 import { duration } from '../duration.js';
 import { createStatusLine, type StatusLine, type StatusLineOptions, type TerminalStream } from './status-line.js';
 
-/** The waiting line for a terminal `columns` wide: shorter forms on narrow terminals, '' when none fits. */
+/** Shorter forms on narrow terminals, '' when none fits. */
 export function renderLoginWait(msLeft: number, columns: number): string {
   const left = `${duration(msLeft)} left`;
   const candidates = [

@@ -3,20 +3,15 @@ import { outputError } from '../errors.js';
 
 export interface PageWriter {
   /**
-   * Writes one chunk (a whole page of NDJSON) and waits while the stream is over its high-water mark.
-   * Resolves false once the reader has gone away (EPIPE): the caller should stop quietly. Throws the exit-1 error
-   * when the chunk could not be written (a full disk, an I/O error): then it is not (wholly) in the output.
-   * Throws WriteCut when a stop signal finds a pipe's reader taking no more of the chunk.
-   * `onFlushed` runs once the stream is done with the chunk's memory (written or failed; not after a WriteCut).
+   * One whole page of NDJSON. Resolves false once the reader has gone away (EPIPE): the caller should stop quietly.
+   * Throws the exit-1 error when the chunk could not be written, WriteCut when a stop signal finds a pipe's reader
+   * taking no more. `onFlushed` runs once the stream is done with the chunk's memory (not after a WriteCut).
    */
   write(chunk: Buffer | string, onFlushed?: () => void): Promise<boolean>;
   readonly closed: boolean;
 }
 
-/**
- * A stop signal (SIGINT, SIGTERM, SIGHUP) came while a chunk was going to a reader that did not take it: the first
- * `lines` lines of the chunk reached the reader whole, the rest never will.
- */
+/** A stop signal came while a reader did not take a chunk: its first `lines` lines reached the reader whole. */
 export class WriteCut extends Error {
   constructor(readonly lines: number) {
     super('interrupted while the output was written');
@@ -26,29 +21,19 @@ export class WriteCut extends Error {
 
 /** The most bytes POSIX writes to a pipe all or nothing (PIPE_BUF: 512 at least, a page on Linux). */
 const PIPE_BUF = process.platform === 'linux' ? 4096 : 512;
-/**
- * After a stop signal, how long a piece may wait for the reader before it is given up: a reader that keeps up
- * still gets the page whole, one that stopped reading cannot hold the exit back.
- */
+/** After a stop signal, a reader that keeps up still gets the page whole; one that stopped cannot hold the exit. */
 const STALLED_MS = 500;
 
-/**
- * Errors that mean "nobody is reading any more" (`| head` exiting), which is a normal way to end. Only EPIPE says
- * so: ENOSPC, EIO and the like mean the output is lost, which must never end as a success.
- */
+/** `| head` exiting is a normal end; ENOSPC, EIO and the like mean the output is lost, never a success. */
 function isReaderGone(err: NodeJS.ErrnoException): boolean {
   return err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED';
 }
 
 /**
- * One write per page instead of one per item (a stream write per item costs far more), with backpressure
- * honoured through 'drain'. `onClosed` fires once when the reader goes (not on a failed write, which
- * throws), so in-flight fetches can be cancelled at once rather than after they complete.
- *
- * A pipe or a socket takes a write only in part when it is full, and what it took cannot be taken back. There a
- * chunk goes out in pieces of at most PIPE_BUF bytes that end after a newline, one at a time, each all or nothing:
- * when `interrupt` fires and the reader takes no more, write() throws WriteCut with the lines that reached it, and
- * those are whole (a single line longer than PIPE_BUF excepted).
+ * One write per page, not per item. `onClosed` fires once when the reader goes, so in-flight fetches can be
+ * cancelled at once. A full pipe or socket takes a write in part, which cannot be taken back: there a chunk goes
+ * out in pieces of at most PIPE_BUF bytes ending after a newline, each all or nothing, so the lines a WriteCut
+ * counts are whole (a single line longer than PIPE_BUF excepted).
  */
 export function createPageWriter(
   stream: NodeJS.WritableStream,
@@ -93,8 +78,7 @@ function watchStream(stream: NodeJS.WritableStream, onClosed: () => void): Strea
       onClosed();
     } else failure = err; // thrown by the next write(), which ends the walk with the resume hint
   };
-  // Stays attached for the life of the stream: an EPIPE reported after the walk must not surface as an
-  // uncaught exception with a stack trace.
+  // Stays attached for the life of the stream: a late EPIPE must not surface as an uncaught exception.
   stream.on('error', onError);
   return {
     get closed() {
@@ -126,8 +110,7 @@ async function writeWhole(
     onFlushed?.();
   };
   const more = stream.write(chunk, done);
-  // A synchronous stream (a file) that failed this very write reports it only on the next tick; ask it now,
-  // so the chunk is not counted as written.
+  // A synchronous stream (a file) that failed this write reports it only on the next tick: ask it now.
   const errored = (stream as { errored?: Error | null }).errored;
   if (errored) onError(errored);
   if (!more && !destroyed(stream)) {

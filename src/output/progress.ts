@@ -1,8 +1,4 @@
-/**
- * `list`'s progress on a terminal: a bar with percentage, counts, rate and time left when the size of the walk is
- * known (totalItems or --limit), else the count, pages, rate and elapsed time. The rendering is a pure function
- * of the counts, the clock and the width; the live line around it is a StatusLine.
- */
+// `list`'s progress on a terminal: a pure rendering of the counts, the clock and the width, in a StatusLine.
 import { duration } from '../duration.js';
 import { compact, group } from './human.js';
 import { createStatusLine, type StatusLineOptions, type TerminalStream } from './status-line.js';
@@ -12,12 +8,10 @@ export interface ProgressState {
   items: number;
   /** totalItems as the server sent it (integer text, may exceed 2^53), when known. */
   total?: string;
-  /** --limit, when given. */
   limit?: number;
   elapsedMs: number;
 }
 
-/** Colours for the two parts of the bar; identity functions when colour is off. */
 export interface BarPaint {
   done(s: string): string;
   todo(s: string): string;
@@ -40,15 +34,13 @@ function target(total: string | undefined, limit: number | undefined): { value: 
   return undefined;
 }
 
-/** The first candidate that fits in `room` characters, or ''. */
 function firstFitting(candidates: string[][], room: number): string {
   return candidates.map((parts) => parts.join(GAP)).find((text) => text.length <= room) ?? '';
 }
 
 /**
- * The progress line for a terminal `columns` wide. It stays shorter than the width (a full row would wrap on
- * some terminals and \r would then redraw only its last row); on a narrow terminal the least useful parts go
- * first: the rate, then the counts, then the bar itself.
+ * Shorter than the width (a full row would wrap on some terminals, and \r redraw only its last row); on a narrow
+ * terminal the rate goes first, then the counts, then the bar itself.
  */
 export function renderProgress(state: ProgressState, columns: number, paint: BarPaint = PLAIN): string {
   const room = columns - 1;
@@ -91,11 +83,9 @@ export function renderProgress(state: ProgressState, columns: number, paint: Bar
 }
 
 export interface Progress {
-  /** Counts so far, after each page. */
   update(pages: number, items: number): void;
-  /** The collection's size when known (raw integer text, may exceed 2^53). */
+  /** Raw integer text, may exceed 2^53. */
   setTotal(total: string | undefined): void;
-  /** Erases the line for good (at the end, or before an error or the resume hint). */
   stop(): void;
 }
 

@@ -3,13 +3,9 @@ import { isSecretParam, paramName, redactSecrets } from '../redact.js';
 import { shellQuote } from '../shell-quote.js';
 
 /**
- * The line telling the user what made it to stdout and how to get the rest. The resume URL is the first
- * page NOT written whole, so running the command, less the `skip` items of that page that were written,
- * yields exactly the remaining items. URLs here come from the API's own links: cursors are not secrets, but what
- * `--verbose` hides is hidden here too: a secret parameter (an `access_token` or a `sig` a server put in its links)
- * by name, and the access token itself wherever it is, through `redact` (the logger's). Each shows as
- * `[redacted]`, and a second line names what it stands for: the hint may land in a CI log, so the user puts the
- * values back, rather than idcli printing them.
+ * The resume URL is the first page NOT written whole, so running it, less the `skip` items already written, yields
+ * exactly the rest. What `--verbose` hides is hidden here too (secret parameters by name, the access token through
+ * `redact`), and a second line names what `[redacted]` stands for: the hint may land in a CI log.
  */
 export function stoppedMessage(
   itemsWritten: number,
@@ -51,10 +47,7 @@ function redactedNote(url: string, heldToken: boolean): string {
   return `idcli: [redacted] in that URL stands for ${what.join(', ')}, not shown here; put the values back to resume\n`;
 }
 
-/**
- * A resume URL too long to echo (a server's link can be megabytes), told by what selects its page: the page index
- * of an offset collection, else the cursor-bearing query, cut.
- */
+/** A resume URL too long to echo (a link can be megabytes), told by its page index, else its query, cut. */
 function whereToResume(url: string): string {
   let u: URL;
   try {
@@ -67,10 +60,7 @@ function whereToResume(url: string): string {
   return u.search === '' ? `it starts ${clip(url)}` : `its query, cut: ${clip(u.search)}`;
 }
 
-/**
- * The stop line of `list -o FILE`: the state beside FILE holds the position, so the same command continues; after
- * an answer that broke the contract (`sameAnswer`) it would only meet that answer again.
- */
+/** After an answer that broke the contract (`sameAnswer`), running again would only meet that answer again. */
 export function stoppedDumpMessage(itemsInFile: number, file: string, sameAnswer = false): string {
   const items = `${itemsInFile} ${itemsInFile === 1 ? 'item' : 'items'}`;
   const next = sameAnswer

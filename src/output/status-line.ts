@@ -1,15 +1,11 @@
-/**
- * One self-overwriting line on a terminal (a progress bar, a countdown), kept out of pipes, CI logs and --quiet
- * runs, where its carriage returns would only be noise. Plain \r and ANSI "erase line" rather than a progress
- * library, so the commands that show one load nothing extra.
- */
+// One self-overwriting line on a terminal: plain \r and ANSI "erase line" rather than a progress library, so the
+// commands that show one load nothing extra.
 
 export interface StatusLine {
   /** The state changed: redraw now, or as soon as the minimum interval since the last draw has passed. */
   invalidate(): void;
   /** Erases the line, e.g. before a message; the next invalidate() draws it again. */
   clear(): void;
-  /** Erases the line for good and stops its timers and its resize listener. */
   stop(): void;
 }
 
@@ -24,7 +20,6 @@ export interface StatusLineOptions {
   stream: TerminalStream;
   /** The line for a terminal this many columns wide; it must be shorter than that, or it would wrap. */
   render: (columns: number) => string;
-  /** Minimum time between two draws. */
   intervalMs?: number;
   /** Redraw this often even without news, for clocks on the line (elapsed time, a countdown). */
   tickMs?: number;
@@ -33,10 +28,8 @@ export interface StatusLineOptions {
   messages?: { setStatusLine(line: StatusLine | undefined): void };
 }
 
-/** Back to the row's start and erase it. */
 export const CLEAR = '\r\x1b[2K';
 const ERASE_TO_END = '\x1b[K';
-/** What a terminal that does not report its size most likely is. */
 const DEFAULT_COLUMNS = 80;
 
 /** A CI variable that is set and not explicitly false, as CI services and `is-ci` read it. */
