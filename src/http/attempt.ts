@@ -16,15 +16,14 @@ import { type ErrorContext, toNetworkError } from './network-errors.js';
 import { type HttpHeaders, type HttpRequest, NetworkError } from './types.js';
 
 export interface LimitOptions {
-  /** Upper bound on parallel connections per origin (per proxy when proxied); the page walker needs concurrency + 1. */
+  /** Per origin (per proxy when proxied); the page walker needs concurrency + 1. */
   maxSockets?: number;
-  /** Each attempt, from sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
+  /** From sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
   deadlineMs?: number;
-  /** Ask for compressed bodies and decode them (IDCLI_HTTP_COMPRESSION); default true. */
+  /** IDCLI_HTTP_COMPRESSION; default true. */
   compress?: boolean;
 }
 
-/** Connections per origin (or per proxy), when the caller does not say. */
 export const connectionLimit = (o: LimitOptions): number => Math.max(1, o.maxSockets ?? 4);
 
 export interface Attempt {

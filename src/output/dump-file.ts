@@ -247,9 +247,7 @@ class Dump implements DumpFile {
       opts.info(`idcli: resuming ${opts.file} after ${n} ${n === 1 ? 'item' : 'items'}`);
     }
     this.writer = {
-      get closed() {
-        return false;
-      },
+      closed: false,
       write: (chunk, onFlushed) => this.#write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, onFlushed),
     };
   }

@@ -32,18 +32,16 @@ export const CLEAR = '\r\x1b[2K';
 const ERASE_TO_END = '\x1b[K';
 const DEFAULT_COLUMNS = 80;
 
+type Env = Record<string, string | undefined>;
+
 /** A CI variable that is set and not explicitly false, as CI services and `is-ci` read it. */
-export function inCi(env: Record<string, string | undefined>): boolean {
+export function inCi(env: Env): boolean {
   const ci = env.CI;
   return ci !== undefined && ci !== '' && ci !== '0' && ci.toLowerCase() !== 'false';
 }
 
 /** Live lines only on an interactive terminal that can erase a line: not a pipe, not CI, not --quiet, not TERM=dumb. */
-export function liveLineWanted(
-  stream: { isTTY?: boolean },
-  env: Record<string, string | undefined>,
-  quiet: boolean,
-): boolean {
+export function liveLineWanted(stream: { isTTY?: boolean }, env: Env, quiet: boolean): boolean {
   return stream.isTTY === true && !quiet && !inCi(env) && env.TERM !== 'dumb';
 }
 
