@@ -33,7 +33,6 @@ export interface Attempt {
   readonly idleMs: number;
   /** Ends the attempt with `reason`, unless something ended it first. */
   end(reason: unknown): void;
-  /** A byte arrived: the idle timer starts again. */
   touch(): void;
   /** The reader holds the body back (its sink is full): the server is not idle then. */
   held: boolean;

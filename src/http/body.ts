@@ -123,7 +123,6 @@ class DecodingSink implements BodySink {
     return this.#done;
   }
 
-  /** Passes a stage's output to the next stage, or collects it from the last one. */
   #wire(stage: Stage, next: Stage | undefined): void {
     const { decoder } = stage;
     let produced = 0;
@@ -166,7 +165,6 @@ class DecodingSink implements BodySink {
     return stage.ended || stage.decoder.write(chunk);
   }
 
-  /** The last stage has ended: the body, whole, in one buffer. */
   #finish(): void {
     this.#stages = undefined;
     const size = this.#size;

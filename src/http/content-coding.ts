@@ -10,7 +10,6 @@ type Zlib = typeof import('node:zlib');
 type ZstdZlib = Zlib & {
   createZstdDecompress?: (options?: { chunkSize?: number; writableHighWaterMark?: number }) => Decoder;
 };
-/** A zlib stream: it counts the bytes it has consumed. */
 type Decoder = Transform & { readonly bytesWritten: number };
 
 /** zlib's default of 16 KiB costs a trip to the thread pool per 16 KiB; a page-sized chunk takes a few. */
@@ -25,7 +24,6 @@ export function acceptEncoding(compress: boolean): string {
   return typeof zlib().createZstdDecompress === 'function' ? 'zstd, gzip, br' : 'gzip, br';
 }
 
-/** One content coding of a response and the decoder that undoes it. */
 export interface Decoding {
   coding: 'gzip' | 'br' | 'zstd';
   decoder: Decoder;

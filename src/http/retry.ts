@@ -22,7 +22,6 @@ export const DEFAULT_BACKOFF: BackoffPolicy = {
   maxRetryAfterMs: 60_000,
 };
 
-/** The exponential ceiling of retry number `attempt` (0-based): base·2^n, at most maxDelayMs. */
 function backoffCeiling(attempt: number, policy: BackoffPolicy): number {
   return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt, 30));
 }
