@@ -4,8 +4,7 @@ import type { RetryInfo } from '../http/client.js';
 import { createBufferPool } from './buffer-pool.js';
 import { ByteBudget, WINDOW_BYTES } from './byte-budget.js';
 import { type FetchContext, fetchRaw, type RawPage } from './fetch-page.js';
-import type { WalkContext } from './walk.js';
-import { type TakenPage, Window, WINDOW_CEILING } from './window.js';
+import { type TakenPage, Window, WINDOW_CEILING, type WindowChange } from './window.js';
 
 /** A page request under way. */
 export interface Pending<T> {
@@ -45,7 +44,16 @@ export class PageFetcher {
   private inFlight = 0;
 
   /** `concurrency` pages at a time in the walk by pageIndex, at the start when `adaptive`. */
-  constructor(ctx: WalkContext, concurrency: number, adaptive: boolean) {
+  constructor(
+    ctx: {
+      fetch: Pick<FetchContext, 'client'>;
+      interrupt: AbortSignal;
+      readerGone: AbortSignal;
+      onWindow?: (change: WindowChange) => void;
+    },
+    concurrency: number,
+    adaptive: boolean,
+  ) {
     this.window = new Window({ start: concurrency, adaptive, onChange: ctx.onWindow });
     this.budget = new ByteBudget(undefined, (largest, cap) => {
       const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;

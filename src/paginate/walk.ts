@@ -1,44 +1,10 @@
-import type { PageWriter } from '../output/page-writer.js';
-import type { Page } from './envelope.js';
-import { type FetchContext, type RawPage, refusedWith } from './fetch-page.js';
+import { type RawPage, refusedWith } from './fetch-page.js';
 import { refusesPageSize } from './page-size.js';
 import { parallelFrom, parallelPlan } from './parallel.js';
 import { advance, sequentialFrom, stepFrom } from './sequential.js';
-import { ReaderGone, WalkFailure, WalkState } from './walk-state.js';
-import type { WindowChange } from './window.js';
+import { ReaderGone, type WalkContext, WalkFailure, type WalkOptions, WalkState } from './walk-state.js';
 
-export { WalkFailure } from './walk-state.js';
-
-export interface WalkOptions {
-  firstUrl: string;
-  /** Asked for once instead when the first request gets a 400 (idcli's own page size refused). */
-  fallbackUrl?: string;
-  apiOrigin: string;
-  limit?: number;
-  concurrency?: number;
-  /**
-   * `--concurrency auto`: the window starts at `concurrency` and adapts to the server (see Window); otherwise it
-   * stays `concurrency`.
-   */
-  adaptive?: boolean;
-}
-
-export interface WalkContext {
-  fetch: FetchContext;
-  writer: PageWriter;
-  /** Aborted on SIGINT. */
-  interrupt: AbortSignal;
-  /** Aborted when stdout's reader has gone; the walk then ends quietly. */
-  readerGone: AbortSignal;
-  /** After each page is written; `rest` (when there is more) is the URL that fetches exactly what follows it. */
-  onPage?: (pages: number, items: number, page: Page, rest: string | undefined) => void;
-  /** The first request got a 400 and the walk asks again with fallbackUrl. */
-  onFallback?: () => void;
-  /** Why --concurrency could not be used for this collection. */
-  onSequentialFallback?: (reason: string) => void;
-  /** The window changed (under `adaptive`, or held by the byte cap), and why. */
-  onWindow?: (change: WindowChange) => void;
-}
+export { type WalkContext, WalkFailure, type WalkOptions } from './walk-state.js';
 
 export interface WalkResult {
   pages: number;
