@@ -24,20 +24,20 @@ export interface TokenSet {
   scope?: string;
 }
 
-export interface CodeGrant {
-  code: string;
+interface PkceGrant {
   clientId: string;
-  redirectUri: string;
   codeVerifier: string;
-  /** The challenge of the NEXT verifier, which the first refresh will prove. */
+  /** The challenge of the NEXT verifier, which the next refresh will prove. */
   nextChallenge: string;
 }
 
-export interface RefreshGrant {
+export interface CodeGrant extends PkceGrant {
+  code: string;
+  redirectUri: string;
+}
+
+export interface RefreshGrant extends PkceGrant {
   refreshToken: string;
-  clientId: string;
-  codeVerifier: string;
-  nextChallenge: string;
 }
 
 /** The authorization server refused the grant (RFC 6749 §5.2); `oauthError` is the RFC error code. */
@@ -65,7 +65,7 @@ export function refreshGrantForm(g: RefreshGrant): URLSearchParams {
   return new URLSearchParams({ ...head, ...pkceFields(g) });
 }
 
-function pkceFields(g: { codeVerifier: string; nextChallenge: string }) {
+function pkceFields(g: PkceGrant) {
   return { code_verifier: g.codeVerifier, code_challenge: g.nextChallenge, code_challenge_method: 'S256' };
 }
 

@@ -136,7 +136,7 @@ export class FileStore implements CredentialStore {
     } catch (err) {
       if (errCode(err) === 'ENOENT') return false;
       // A directory in the record's place (EISDIR, or EPERM as POSIX allows) is not ours to remove recursively.
-      if (isDirectory(path)) throw notARecord(path);
+      if (lstatOrUndefined(path)?.isDirectory()) throw notARecord(path);
       throw this.#fault(err, 'delete', path);
     }
     await syncDir(this.dir);
@@ -208,21 +208,17 @@ function symlinkRefused(path: string): IdcliError {
 
 /** Another user's record is refused naming its owner; one of ours we may not read needs its mode mended (exit 2). */
 function unreadable(path: string, err: unknown): IdcliError {
-  let st: Stats | undefined;
-  try {
-    st = lstatSync(path);
-  } catch {
-    // Not even its owner can be read (a directory we may not search): the fault says what failed.
-  }
+  // Where not even its owner can be read (a directory we may not search), the fault says what failed.
+  const st = lstatOrUndefined(path);
   if (st) refuseForeignOwner(path, st);
   return fsFault(err, { doing: 'read', path, dir: path, orElse: 'or remove it and run `idcli login`' });
 }
 
-function isDirectory(path: string): boolean {
+function lstatOrUndefined(path: string): Stats | undefined {
   try {
-    return lstatSync(path).isDirectory();
+    return lstatSync(path);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
