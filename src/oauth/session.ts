@@ -101,7 +101,7 @@ export class Session implements TokenSource {
 
   async read(): Promise<CredentialRecord | null> {
     const record = await this.store.read(this.key);
-    if (record) this.remember(record);
+    if (record) remember(this.ctx, record);
     return record;
   }
 
@@ -147,7 +147,7 @@ export class Session implements TokenSource {
     requestedScope: string,
     startedAt: number,
   ): Promise<CredentialRecord> {
-    this.remember(tokens);
+    remember(this.ctx, tokens);
     return this.withLock(async () => {
       const previous = await this.store.read(this.key).catch(() => null);
       const record = this.recordFrom(tokens, verifier, startedAt, {
@@ -228,7 +228,7 @@ export class Session implements TokenSource {
     // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer would lose the sign-in.
     return this.ctx.deps.mustFinish(REFRESH_TASK, async () => {
       const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
-      this.remember(tokens);
+      remember(this.ctx, tokens);
       const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
       await this.store.write(this.key, saved);
       this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
@@ -259,11 +259,14 @@ export class Session implements TokenSource {
       generation: previous.generation + 1,
     };
   }
+}
 
-  private remember(r: Pick<CredentialRecord, 'accessToken' | 'refreshToken' | 'idToken' | 'codeVerifier'>): void {
-    for (const secret of [r.accessToken, r.refreshToken, r.idToken, r.codeVerifier])
-      this.ctx.deps.log.addSecret(secret);
-  }
+/** Keep the secrets of a record or a token response out of every log line. */
+function remember(
+  ctx: SessionContext,
+  r: Pick<CredentialRecord, 'accessToken' | 'refreshToken' | 'idToken' | 'codeVerifier'>,
+): void {
+  for (const secret of [r.accessToken, r.refreshToken, r.idToken, r.codeVerifier]) ctx.deps.log.addSecret(secret);
 }
 
 export function secondsLeft(r: Pick<CredentialRecord, 'expiresAt'>, now: number): number {
