@@ -1,9 +1,7 @@
 /**
- * @napi-rs/keyring inside the single executable, where scripts/build-exe.mjs puts this module in the package's
- * place. Node loads an addon only from a file, so the one the executable carries (an SEA asset) is written once to
- * idcli's private cache directory, named by its SHA-256, and loaded only after the file's owner, mode and bytes are
- * checked: it runs as this user, so it must be exactly what the executable carries. When that cannot be done the
- * import fails, which the keychain client reports as "no keychain" (src/store/keyring-client.ts).
+ * @napi-rs/keyring inside the single executable (scripts/build-exe.mjs). Node loads an addon only from a file, so
+ * the SEA asset is written to the private cache directory, named by its SHA-256, and loaded only after its owner,
+ * mode and bytes check out; otherwise the import fails, which the keychain client reports as "no keychain".
  */
 import { createHash } from 'node:crypto';
 import { closeSync, constants, lstatSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +12,6 @@ import { ownedByMe } from '../private-path.js';
 
 type KeyringModule = typeof import('@napi-rs/keyring');
 
-/** The asset's name and SHA-256, fixed when the executable is built. */
 declare const IDCLI_KEYRING_ASSET: string;
 declare const IDCLI_KEYRING_SHA256: string;
 

@@ -1,7 +1,4 @@
-/**
- * The entry of the single executable (scripts/build-exe.mjs): the whole CLI in one bundle, run as bin/idcli.cjs
- * runs it for the npm package.
- */
+/** The entry of the single executable (scripts/build-exe.mjs), run as bin/idcli.cjs runs it for the npm package. */
 import { run } from '../cli.js';
 
 run();

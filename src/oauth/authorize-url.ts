@@ -20,10 +20,7 @@ export function tokenEndpoint(baseUrl: string): string {
   return `${baseUrl}/oauth/token`;
 }
 
-/**
- * The service requires `openid` and the client name in every scope; extra scopes follow, without duplicates, in
- * the order given (RFC 6749 §3.3: space-delimited, order-insensitive to the server but stable for the user).
- */
+/** The service requires `openid` and the client name; extra scopes follow, without duplicates (RFC 6749 §3.3). */
 export function buildScope(clientName: string, extra?: string): string {
   const scopes = ['openid', clientName, ...(extra ?? '').split(/\s+/)].filter((s) => s !== '');
   return [...new Set(scopes)].join(' ');

@@ -1,13 +1,12 @@
 /**
- * The one-shot loopback listener of a native-app sign-in (RFC 8252 §7.3). It binds loopback only, serves GET on
- * the callback path and nothing else, checks the Host header (a DNS-rebinding page cannot reach it by a name of
- * its own), refuses responses without our state while the login keeps waiting, and answers the real callback
- * with a 303 to a page without the code, so the code leaves the address bar and the history (RFC 8252 §8.10).
- * The address a browser on another machine ended on, pasted by the user, goes through the same checks.
+ * The one-shot loopback listener of a native-app sign-in (RFC 8252 §7.3): loopback only, GET on the callback path
+ * only, the Host header checked (against DNS rebinding), responses without our state refused while the login
+ * waits, and the real callback answered with a 303 to a page without the code, so the code leaves the address bar
+ * and the history (RFC 8252 §8.10). An address pasted by the user goes through the same checks.
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ExitCode, IdcliError, interrupted } from '../errors.js';
+import { ExitCode, IdcliError, interrupted, usageError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { bindAddresses, type LoopbackRedirect, parseRedirectUri } from '../redirect-uri.js';
 import { type CallbackExpectation, type CallbackOutcome, validateCallback } from './callback.js';
@@ -15,7 +14,6 @@ import { errCode } from '../shape.js';
 
 export type CallbackResult = Exclude<CallbackOutcome, { kind: 'ignore' }>;
 
-/** What became of an address the user pasted: taken (wait() resolves with it), or refused with the reason. */
 export type PasteVerdict = { taken: true } | { taken: false; reason: string };
 
 export interface DonePage {
@@ -26,18 +24,11 @@ export interface DonePage {
 export interface CallbackServer {
   /** The redirect URI to send: the configured one, with the port actually bound when it said 0. */
   readonly redirectUri: string;
-  /**
-   * The first response that carries our state; ends with a timeout (exit 3) or the abort signal (exit 130). The
-   * timeout's message names `totalMs`, the whole wait of the sign-in, when this is the rest of it.
-   */
+  /** The first response with our state, or a timeout (exit 3, naming `totalMs`) or the abort signal (exit 130). */
   wait(timeoutMs: number, signal: AbortSignal, totalMs?: number): Promise<CallbackResult>;
   /** Wait for another response, from the browser or pasted, after the one taken was a pasted code that was refused. */
   reopen(): void;
-  /**
-   * Take the address a browser on another machine ended on, pasted by the user, as if that browser had delivered
-   * it: the same host, port and path, and the same validation of the response. The reason of a refusal names
-   * what is wrong without repeating what was pasted.
-   */
+  /** Take an address pasted by the user as if the browser had delivered it; a refusal never repeats the paste. */
   offer(address: string): PasteVerdict;
   /** Show `page` to the browser that delivered the callback, then stop listening. */
   close(page?: DonePage): Promise<void>;
@@ -58,11 +49,9 @@ interface ParsedRedirect extends LoopbackRedirect {
 
 export function parseLoopbackRedirect(uri: string): ParsedRedirect {
   const parsed = parseRedirectUri(uri);
-  if (!parsed)
-    throw new IdcliError('SETTING_INVALID', `redirect-uri is not a loopback http URI: ${uri}`, ExitCode.USAGE);
-  const { host, rest } = parsed;
-  const path = new URL(`http://x${rest || '/'}`).pathname;
-  return { ...parsed, bindAddresses: bindAddresses(host), path };
+  if (!parsed) throw usageError('SETTING_INVALID', `redirect-uri is not a loopback http URI: ${uri}`);
+  const path = new URL(`http://x${parsed.rest || '/'}`).pathname;
+  return { ...parsed, bindAddresses: bindAddresses(parsed.host), path };
 }
 
 export async function startCallbackServer(opts: CallbackServerOptions): Promise<CallbackServer> {
@@ -71,7 +60,6 @@ export async function startCallbackServer(opts: CallbackServerOptions): Promise<
   return listener;
 }
 
-/** One sign-in's listener: routes the browser's requests, hands our response to wait(), and says goodbye. */
 class Listener implements CallbackServer {
   private readonly target: ParsedRedirect;
   private readonly donePath: string;
@@ -97,7 +85,6 @@ class Listener implements CallbackServer {
     return `http://${this.target.host}:${this.port}${this.target.rest}`;
   }
 
-  /** Bind every loopback address of the redirect URI, on the port it names or one picked for all. */
   async listen(): Promise<void> {
     const bound = await bindAll(this.target, (req, res) => this.route(req, res));
     this.servers = bound.servers;
@@ -105,7 +92,6 @@ class Listener implements CallbackServer {
     this.opts.log.verbose(`loopback: listening on ${this.target.bindAddresses.join(' and ')} port ${this.port}`);
   }
 
-  /** Send each request to the callback, the done page or a 404, after checking its Host. */
   private route(req: IncomingMessage, res: ServerResponse): void {
     let url: URL;
     try {
@@ -131,14 +117,12 @@ class Listener implements CallbackServer {
     if (req.method !== 'GET') return page(res, 405, 'Method not allowed.', { Allow: 'GET' });
     if (this.result !== undefined)
       return page(res, 400, 'This sign-in has already been handled. You can close this tab.');
-    const outcome = this.accept(url.searchParams, 'callback');
-    if (outcome.kind === 'ignore') {
+    if (this.accept(url.searchParams, 'callback').kind === 'ignore')
       return page(
         res,
         400,
         'This sign-in response does not belong to the running idcli login. Return to the terminal.',
       );
-    }
     this.redirectedAt = performance.now();
     res.writeHead(303, { ...SECURITY_HEADERS, Location: this.donePath, 'Content-Length': '0' });
     res.end();
@@ -151,8 +135,7 @@ class Listener implements CallbackServer {
     } catch {
       return refused("that is not an address: copy the whole address from the browser's address bar");
     }
-    // A pasted address has no Host header: its own host and port stand for it (the port written out even when
-    // it is 80, which the URL parser leaves out).
+    // A pasted address's own host and port stand for the Host header (80 written out, as the URL parser drops it).
     const ours =
       url.protocol === 'http:' &&
       this.isOurHost(`${url.hostname}:${url.port || '80'}`) &&
@@ -175,12 +158,7 @@ class Listener implements CallbackServer {
     return `that address is not a whole sign-in response (${outcome.reason}): ${copyAll}`;
   }
 
-  /**
-   * The one check of a response, whichever way it came: the first that carries our state settles wait(). A pasted
-   * address that is ours but unusable (no code, a wrong `iss`) is most likely cut off or mangled in the copy, not
-   * the server's answer: it is refused like a stray one, so the user can paste again and the browser's own return
-   * still counts. From the browser, it is what the server sent, and it ends the sign-in.
-   */
+  /** The first response with our state settles wait(); a pasted unusable one was likely mangled, so it is refused. */
   private accept(params: URLSearchParams, via: 'callback' | 'paste'): CallbackOutcome {
     const outcome = validateCallback(params, this.opts.expectation);
     if (outcome.kind === 'ignore' || (via === 'paste' && outcome.kind === 'invalid')) {
@@ -197,7 +175,7 @@ class Listener implements CallbackServer {
   private serveDone(req: IncomingMessage, res: ServerResponse): void {
     if (req.method !== 'GET') return page(res, 405, 'Method not allowed.', { Allow: 'GET' });
     this.doneServed();
-    if (this.finalPage) return showDone(res, this.finalPage);
+    if (this.finalPage) return page(res, this.finalPage.ok ? 200 : 400, this.finalPage.message);
     this.pendingDone.push(res);
   }
 
@@ -207,10 +185,9 @@ class Listener implements CallbackServer {
   }
 
   async wait(timeoutMs: number, signal: AbortSignal, totalMs = timeoutMs): Promise<CallbackResult> {
+    const message = `sign-in timed out after ${Math.round(totalMs / 1000)} s`;
     const timedOut = () =>
-      new IdcliError('SIGN_IN_TIMED_OUT', `sign-in timed out after ${Math.round(totalMs / 1000)} s`, ExitCode.AUTH, {
-        hint: 'run `idcli login` again',
-      });
+      new IdcliError('SIGN_IN_TIMED_OUT', message, ExitCode.AUTH, { hint: 'run `idcli login` again' });
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
@@ -229,10 +206,9 @@ class Listener implements CallbackServer {
 
   async close(finished?: DonePage): Promise<void> {
     this.finalPage = finished ?? { ok: false, message: 'The sign-in did not complete. Return to the terminal.' };
-    for (const res of this.pendingDone.splice(0)) showDone(res, this.finalPage);
+    for (const res of this.pendingDone.splice(0)) page(res, this.finalPage.ok ? 200 : 400, this.finalPage.message);
     if (this.redirectedAt !== undefined) {
-      // A browser follows the 303 within milliseconds; wait a little (counted from the 303) so it shows the
-      // outcome instead of a connection error, but never hold the CLI for a client that does not follow it.
+      // Wait a little for the browser to follow the 303, so it shows the outcome instead of a connection error.
       const left = this.redirectedAt + (this.opts.graceMs ?? 1000) - performance.now();
       let grace: NodeJS.Timeout | undefined;
       if (left > 0) await Promise.race([this.doneRequested, new Promise<void>((r) => (grace = setTimeout(r, left)))]);
@@ -248,8 +224,7 @@ class Listener implements CallbackServer {
 const SLOW_REQUEST_MS = 10_000;
 
 async function bindAll(target: ParsedRedirect, handler: RequestListener): Promise<{ servers: Server[]; port: number }> {
-  // With port 0 the first address picks the port and the others must get the same one; if one of them is taken
-  // there, try again with another free port.
+  // With port 0 the first address picks the port for all; if another has it taken, try again with another port.
   const attempts = target.port === 0 && target.bindAddresses.length > 1 ? 10 : 1;
   for (let attempt = 1; ; attempt++) {
     let port = target.port;
@@ -266,12 +241,8 @@ async function bindAll(target: ParsedRedirect, handler: RequestListener): Promis
         bound.push(s);
         port = actual;
       }
-      if (bound.length === 0)
-        throw new IdcliError(
-          'CALLBACK_NO_LOOPBACK',
-          `cannot listen on ${target.host}: no loopback address is available`,
-          ExitCode.USAGE,
-        );
+      const none = `cannot listen on ${target.host}: no loopback address is available`;
+      if (bound.length === 0) throw usageError('CALLBACK_NO_LOOPBACK', none);
       return { servers: bound, port };
     } catch (err) {
       await Promise.all(bound.map((s) => new Promise((r) => s.close(r))));
@@ -279,31 +250,18 @@ async function bindAll(target: ParsedRedirect, handler: RequestListener): Promis
       if (code === 'EADDRINUSE' && attempt < attempts) continue;
       if (err instanceof IdcliError) throw err;
       const where = failedAt.includes(':') ? `[${failedAt}]:${port}` : `${failedAt}:${port}`;
-      if (code === 'EADDRINUSE') {
-        throw new IdcliError(
+      if (code === 'EADDRINUSE')
+        throw usageError(
           'CALLBACK_PORT_IN_USE',
           `port ${port} is already in use on ${failedAt}, so the sign-in callback cannot be received`,
-          ExitCode.USAGE,
-          {
-            hint: `stop the program using port ${port}, or register and configure another redirect-uri port`,
-          },
+          `stop the program using port ${port}, or register and configure another redirect-uri port`,
         );
-      }
       if (code === 'EACCES') {
-        throw new IdcliError(
-          'CALLBACK_PORT_FORBIDDEN',
-          `not allowed to listen on port ${port} for the sign-in callback`,
-          ExitCode.USAGE,
-          {
-            hint: 'use a redirect-uri port above 1023',
-          },
-        );
+        const message = `not allowed to listen on port ${port} for the sign-in callback`;
+        throw usageError('CALLBACK_PORT_FORBIDDEN', message, 'use a redirect-uri port above 1023');
       }
-      throw new IdcliError(
-        'CALLBACK_LISTEN_FAILED',
-        `cannot listen on ${where} for the sign-in callback: ${code ?? 'unknown error'}`,
-        ExitCode.USAGE,
-      );
+      const message = `cannot listen on ${where} for the sign-in callback: ${code ?? 'unknown error'}`;
+      throw usageError('CALLBACK_LISTEN_FAILED', message);
     }
   }
 }
@@ -351,10 +309,6 @@ function page(res: ServerResponse, status: number, message: string, extra: Recor
     'Content-Length': String(Buffer.byteLength(body)),
   });
   res.end(body);
-}
-
-function showDone(res: ServerResponse, done: DonePage): void {
-  page(res, done.ok ? 200 : 400, done.message);
 }
 
 function escapeHtml(s: string): string {

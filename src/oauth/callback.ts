@@ -1,8 +1,6 @@
 /**
- * Validation of the authorization response that reaches the loopback listener (RFC 6749 §4.1.2), pure and
- * synchronous so every branch is unit-tested. A response that does not carry our `state` is not ours: it is
- * refused and the login keeps waiting, so a stray or forged request can neither inject a code (CSRF, RFC 6749
- * §10.12) nor abort the sign-in.
+ * Validation of the authorization response (RFC 6749 §4.1.2). One without our `state` is refused and the login
+ * keeps waiting, so a stray or forged request can neither inject a code (CSRF, RFC 6749 §10.12) nor abort it.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { printable } from '../printable.js';
@@ -36,11 +34,8 @@ export function validateCallback(params: URLSearchParams, expected: CallbackExpe
   const iss = params.get('iss');
   if (iss !== null && iss !== expected.issuer) {
     // A mix-up attack (RFC 9207 §2.4) or a wrong IDCLI_ISSUER: either way the code must not be redeemed here.
-    return {
-      kind: 'invalid',
-      reason: 'the authorization response came from an unexpected issuer',
-      issuerMismatch: true,
-    };
+    const reason = 'the authorization response came from an unexpected issuer';
+    return { kind: 'invalid', reason, issuerMismatch: true };
   }
 
   const error = params.get('error');
@@ -62,9 +57,8 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /**
- * RFC 6749 §4.1.2.1 restricts `error` and `error_description` to %x20-21 / %x23-5B / %x5D-7E. Other printable
- * characters are dropped; a control character is shown escaped, as in every message (src/printable.ts), so a
- * hostile value can neither drive the terminal nor hide that it tried.
+ * RFC 6749 §4.1.2.1 restricts `error` and `error_description` to %x20-21 / %x23-5B / %x5D-7E: other printable
+ * characters are dropped; control characters are shown escaped, so a hostile value cannot hide that it tried.
  */
 export function printableOAuthText(value: string, max: number): string {
   const kept = printable(value.replace(/[^\x00-\x21\x23-\x5B\x5D-\x9F]/g, '').trim());

@@ -3,10 +3,7 @@ import { IdcliError, ExitCode } from '../errors.js';
 import { jwtExpiry } from './jwt.js';
 import { openSession, type Session, type SessionContext } from './session.js';
 
-/**
- * Where this run's access token comes from. IDCLI_ACCESS_TOKEN short-circuits everything: used as is, no store
- * read or written. This is the one place that decides it; `token` and `status` describe what it decided.
- */
+/** Where this run's access token comes from: IDCLI_ACCESS_TOKEN is used as is, with no store read or written. */
 export type Credentials = EnvCredentials | { kind: 'stored'; session: Session };
 
 export interface EnvCredentials {
@@ -14,7 +11,7 @@ export interface EnvCredentials {
   token: string;
   /** Epoch ms from the token's own `exp` when it is a JWT that has one; nothing else about it is known. */
   expiresAt: number | undefined;
-  /** Why expiresAt is unknown, when it is: "not a JWT with an exp claim", or an exp that names no date. */
+  /** Why expiresAt is unknown, when it is. */
   expiryUnknown?: string;
 }
 
@@ -31,9 +28,8 @@ export async function openCredentials(ctx: SessionContext): Promise<Credentials>
 const FROM_ENV = 'the access token in IDCLI_ACCESS_TOKEN';
 
 /**
- * `token --min-ttl n` with IDCLI_ACCESS_TOKEN: nothing can refresh that token, so the guard fails (exit 3) when its
- * expiry is n seconds away or less, and also when no expiry can be read: a guard that passed a token it knows
- * nothing about would let a CI job start with a token that may die halfway. The token itself is never named.
+ * `token --min-ttl n` with IDCLI_ACCESS_TOKEN, which nothing can refresh: fails (exit 3) when it expires within n
+ * seconds, or when no expiry can be read, lest a CI job start with a token that may die halfway.
  */
 export function requireEnvLifetime(env: EnvCredentials, minTtlSec: number, now: number): void {
   const hint = { hint: 'provide a fresh one, or unset IDCLI_ACCESS_TOKEN to use the stored sign-in' };
@@ -60,9 +56,7 @@ export function requireEnvLifetime(env: EnvCredentials, minTtlSec: number, now: 
 /** A 401 with IDCLI_ACCESS_TOKEN cannot be fixed by refreshing, so it is an authentication error. */
 export function staticTokenSource(token: string): TokenSource {
   return {
-    async get() {
-      return token;
-    },
+    get: async () => token,
     async refresh() {
       throw new IdcliError('ENV_TOKEN_REJECTED', `${FROM_ENV} was rejected`, ExitCode.AUTH, {
         hint: 'provide a fresh one or unset IDCLI_ACCESS_TOKEN to use the stored sign-in',

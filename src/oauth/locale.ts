@@ -1,7 +1,6 @@
 /**
- * The default `ui_locales` (OIDC Core §3.1.2.1: space-separated BCP 47 tags) from the POSIX locale variables, in
- * their precedence order LC_ALL > LC_MESSAGES > LANG. `fr_FR.UTF-8@euro` becomes `fr-FR`; the C/POSIX locale says
- * nothing about a language, so it yields none and the server picks.
+ * The default `ui_locales` (OIDC Core §3.1.2.1) from LC_ALL > LC_MESSAGES > LANG: `fr_FR.UTF-8@euro` becomes
+ * `fr-FR`; the C/POSIX locale names no language, so the server picks.
  */
 const TAG_RE = /^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*$/;
 

@@ -1,9 +1,4 @@
-/**
- * The sign-in: authorization code + PKCE through the user's browser and a loopback listener (RFC 8252), then the
- * code exchange with a new challenge (Serial PKCE) and one atomic save of everything the next refresh needs. What
- * the user sees while it runs (the URL, the browser, the wait, the question for a pasted address) is the caller's,
- * through `LoginView`.
- */
+/** The sign-in: code + PKCE through the browser and a loopback listener (RFC 8252), then one atomic save. */
 import { requireSetting } from '../config.js';
 import { type ErrorCode, ExitCode, IdcliError } from '../errors.js';
 import type { CredentialStore } from '../store/interface.js';
@@ -23,21 +18,14 @@ export interface LoginRequest {
 }
 
 export interface LoginView {
-  /**
-   * Show the authorization URL (and open the browser); the wait for the response starts when it resolves.
-   * `callback` is the listener's address, where the browser ends (a page that does not load on another machine).
-   */
+  /** Show the authorization URL (and open the browser); `callback` is where the browser ends. */
   showAuthorizeUrl(url: string, callback: string): Promise<void>;
-  /**
-   * Show that the sign-in is awaited until `deadline` (deps.now() time), and, where the user can paste, hand each
-   * pasted address to `offer`; the returned function ends the display and stops asking.
-   */
+  /** Show the wait until `deadline` (deps.now() time), handing pasted addresses to `offer`; the result ends it. */
   showWaiting(deadline: number, offer: (address: string) => PasteVerdict): () => void;
 }
 
 export interface SignedIn {
   record: CredentialRecord;
-  /** Who signed in, from the ID token, when it names the user. */
   who: string | undefined;
   store: CredentialStore;
 }
@@ -51,11 +39,9 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
     clientName: requireSetting(settings, 'clientName'),
     redirectUri: requireSetting(settings, 'redirectUri'),
   };
-  // Open the store, and make sure it can take the sign-in, before the browser: a missing keychain or a read-only
-  // credentials directory should fail now, not after the user signed in.
+  // The store must be able to take the sign-in before the browser opens, not fail after the user signed in.
   const session = await openSession(ctx);
-  // --timeout covers the wait for another idcli's lock here too: what that wait took is not left for the browser,
-  // while a timeout still names the whole --timeout.
+  // --timeout covers the wait for another idcli's lock too.
   const deadline = deps.now() + request.timeoutMs;
   await session.checkCanSave(deadline);
 
@@ -89,14 +75,12 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
 interface Attempt {
   baseUrl: string;
   clientId: string;
-  /** As sent: with the port the listener actually bound. */
   redirectUri: string;
   scope: string;
   pkce: PkcePair;
   state: string;
 }
 
-/** The authorization request the browser is sent to. */
 function authorizeUrl({ settings, deps }: SessionContext, request: LoginRequest, attempt: Attempt): string {
   return buildAuthorizeUrl({
     ...attempt,
@@ -108,10 +92,9 @@ function authorizeUrl({ settings, deps }: SessionContext, request: LoginRequest,
 }
 
 /**
- * Wait for the authorization response and redeem its code. A pasted code that the token endpoint refuses as
- * invalid_grant was most likely cut off in the copy (its state and iss were whole, so only the code can be wrong):
- * the user is told, and the wait goes on, for another paste or the browser, within the same timeout. The code was
- * not redeemed, so the real one is still good. A code from the browser itself that is refused ends the sign-in.
+ * Wait for the authorization response and redeem its code. A pasted code refused as invalid_grant was most likely
+ * cut off in the copy (state and iss were whole): the wait goes on within the same timeout, as the real code is
+ * still good. A refused code from the browser itself ends the sign-in.
  */
 async function redeemResponse(
   ctx: SessionContext,
@@ -121,7 +104,6 @@ async function redeemResponse(
   request: LoginRequest & { deadline: number },
   view: LoginView,
 ): Promise<CredentialRecord> {
-  const { deps } = ctx;
   for (;;) {
     const { result, pasted } = await awaitResponse(ctx, server, request.deadline, request.timeoutMs, view);
     const code = authorizationCode(result, request.prompt);
@@ -129,7 +111,7 @@ async function redeemResponse(
       return await redeemCode(ctx, session, attempt, code);
     } catch (err) {
       if (!pasted || !(err instanceof IdcliError) || err.oauthError !== 'invalid_grant') throw err;
-      deps.log.warn(
+      ctx.deps.log.warn(
         'the service refused the code of that address (invalid_grant): if it was cut off, paste all of it again; ' +
           "the browser's own return still counts",
       );
@@ -138,10 +120,7 @@ async function redeemResponse(
   }
 }
 
-/**
- * The first authorization response that carries our state, by `deadline` (exit 3) and until Ctrl-C (130): from
- * the browser through the listener, or pasted by the user and checked by the listener the same way.
- */
+/** The first authorization response with our state, from the browser or pasted, by `deadline` or Ctrl-C. */
 async function awaitResponse(
   { deps }: SessionContext,
   server: CallbackServer,
@@ -156,8 +135,7 @@ async function awaitResponse(
     return verdict;
   });
   try {
-    const result = await server.wait(deadline - deps.now(), deps.signal, timeoutMs);
-    return { result, pasted };
+    return { result: await server.wait(deadline - deps.now(), deps.signal, timeoutMs), pasted };
   } finally {
     stopWaiting();
   }
@@ -190,29 +168,24 @@ async function redeemCode(
 function authorizationCode(result: CallbackResult, prompt: Prompt | undefined): string {
   if (result.kind === 'code') return result.code;
   if (result.kind === 'invalid') {
-    throw new IdcliError(
-      'SIGN_IN_CALLBACK_INVALID',
-      `sign-in failed: ${result.reason}`,
-      ExitCode.AUTH,
-      result.issuerMismatch ? { hint: 'check the issuer setting (IDCLI_ISSUER)' } : {},
-    );
+    const options = result.issuerMismatch ? { hint: 'check the issuer setting (IDCLI_ISSUER)' } : {};
+    throw new IdcliError('SIGN_IN_CALLBACK_INVALID', `sign-in failed: ${result.reason}`, ExitCode.AUTH, options);
   }
   const { error } = result;
   const detail = result.description ? `: ${result.description}` : '';
   if (['login_required', 'interaction_required', 'consent_required'].includes(error)) {
-    const hint =
-      prompt === 'none'
-        ? 'run `idcli login` without --prompt none to sign in interactively'
-        : 'run `idcli login` again';
-    return fail('SIGN_IN_NO_SESSION', `no single sign-on session to use (${error})`, error, hint);
-  }
-  if (error === 'access_denied')
+    const how = prompt === 'none' ? 'without --prompt none to sign in interactively' : 'again';
     return fail(
-      'SIGN_IN_DENIED',
-      `sign-in was denied or cancelled (access_denied${detail})`,
+      'SIGN_IN_NO_SESSION',
+      `no single sign-on session to use (${error})`,
       error,
-      'run `idcli login` to try again',
+      `run \`idcli login\` ${how}`,
     );
+  }
+  if (error === 'access_denied') {
+    const message = `sign-in was denied or cancelled (access_denied${detail})`;
+    return fail('SIGN_IN_DENIED', message, error, 'run `idcli login` to try again');
+  }
   return fail('SIGN_IN_REFUSED', `sign-in failed (${error}${detail})`, error);
 }
 

@@ -1,7 +1,4 @@
-/**
- * PKCE (RFC 7636) values and the authorization `state`. Everything comes from the CSPRNG: a guessable verifier or
- * state would let another party redeem a stolen code or forge a callback (RFC 6749 §10.12).
- */
+/** PKCE (RFC 7636) values and `state` from the CSPRNG: guessable ones would let a forged callback through. */
 import { createHash, randomBytes } from 'node:crypto';
 
 export interface PkcePair {
@@ -13,10 +10,7 @@ export interface PkcePair {
 /** RFC 7636 §4.1: 43..128 characters of the unreserved set. */
 export const VERIFIER_RE = /^[A-Za-z0-9._~-]{43,128}$/;
 
-/**
- * 32 random bytes in base64url give 43 characters of [A-Za-z0-9_-]: the 256 bits RFC 7636 §7.1 recommends,
- * already inside the allowed alphabet.
- */
+/** 32 random bytes in base64url: 43 characters, the 256 bits RFC 7636 §7.1 recommends, in the allowed alphabet. */
 export function createVerifier(bytes = 32): string {
   if (bytes < 32 || bytes > 96) throw new RangeError('a PKCE verifier needs 32..96 random bytes');
   return randomBytes(bytes).toString('base64url');

@@ -1,10 +1,7 @@
 /**
  * The stored sign-in as a TokenSource: a cached access token while it stays valid, else a Serial PKCE refresh.
- *
- * Refresh tokens are single use, so two processes refreshing from the same record would send the same token twice
- * and the server would treat that as theft (RFC 9700 §4.14.2). Every refresh therefore runs under a cross-process
- * lock on a separate lock file, held across read → refresh → save, and re-reads the record after taking it: a
- * process that waited finds the token its neighbour already refreshed.
+ * Refresh tokens are single use, and a token sent twice looks like theft (RFC 9700 §4.14.2), so every refresh runs
+ * under a cross-process lock and re-reads the record after taking it.
  */
 import type { CommandContext } from '../context.js';
 import type { TokenSource } from '../deps.js';
@@ -18,7 +15,6 @@ import type { TokenSet } from './token-client.js';
 
 export type SessionContext = Pick<CommandContext, 'deps' | 'settings'>;
 
-/** A record that holds an access token, as `valid()` returns it. */
 export type UsableRecord = CredentialRecord & { accessToken: string };
 
 /** How a stop signal speaks of a refresh in flight (Deps.mustFinish). */
@@ -33,10 +29,7 @@ export async function openSession(ctx: SessionContext): Promise<Session> {
   return new Session(ctx, await openStore(storeOptions(ctx)), key);
 }
 
-/**
- * Remove this profile's sign-in from every store, not just the current one: a record written while the keychain
- * was unavailable sits in the file store and would otherwise outlive the logout. Returns the stores it was in.
- */
+/** Remove this profile's sign-in from every store (a fallback record would outlive the logout); names them. */
 export async function forgetSignIn(ctx: SessionContext): Promise<string[]> {
   const key = credentialKey(ctx);
   const stores = await allStores(storeOptions(ctx));
@@ -86,21 +79,17 @@ async function underLock<T>(
   });
 }
 
-/** When a caller stops waiting for the lock (deps.now() time), and the error it ends with then. */
 interface WaitDeadline {
   at: number;
   error: (holder: string, lockPath: string) => Error;
 }
 
-/** The sign-in ran out of `--timeout` before another idcli let go of these credentials. */
 function signInTimedOut(holder: string, lockPath: string): IdcliError {
   const who = holder === '' ? 'another idcli' : `another idcli (${holder})`;
-  return new IdcliError(
-    'SIGN_IN_LOCK_TIMED_OUT',
-    `the sign-in timed out waiting for ${who} to finish with these credentials (${lockPath})`,
-    ExitCode.AUTH,
-    { hint: 'try again once it is done, or give login a longer --timeout' },
-  );
+  const message = `the sign-in timed out waiting for ${who} to finish with these credentials (${lockPath})`;
+  return new IdcliError('SIGN_IN_LOCK_TIMED_OUT', message, ExitCode.AUTH, {
+    hint: 'try again once it is done, or give login a longer --timeout',
+  });
 }
 
 export class Session implements TokenSource {
@@ -110,7 +99,6 @@ export class Session implements TokenSource {
     readonly key: CredentialKey,
   ) {}
 
-  /** The stored record as it is now, without refreshing; null when signed out. */
   async read(): Promise<CredentialRecord | null> {
     const record = await this.store.read(this.key);
     if (record) remember(this.ctx, record);
@@ -123,15 +111,10 @@ export class Session implements TokenSource {
 
   async refresh(rejected: string): Promise<string> {
     // Another process may have refreshed since `rejected` was handed out; then its token is the answer.
-    const record = await this.locked((r) => r.accessToken !== rejected && this.fresh(r, 0));
-    return record.accessToken;
+    return (await this.locked((r) => r.accessToken !== rejected && this.fresh(r, 0))).accessToken;
   }
 
-  /**
-   * A record whose access token stays valid for more than `minTtlSec`, refreshing when needed; `force` refreshes
-   * even a valid one (`idcli token --refresh`), unless another process refreshed after this run started: that token
-   * is as new as ours would be, and a crowd of forced refreshes then costs one request, not one each.
-   */
+  /** `force` refreshes even a valid token, unless another process refreshed since this run started. */
   async valid(minTtlSec: number, force = false): Promise<UsableRecord> {
     if (!force) {
       // The common case takes no lock: reading is atomic, and a valid token needs no writer.
@@ -151,20 +134,13 @@ export class Session implements TokenSource {
     return record;
   }
 
-  /**
-   * Resolves when a sign-in could be saved now (the lock and the store can be written), else exit 2 with the fix:
-   * `login` asks before it opens the browser, so a broken store is not found after the user signed in. The wait
-   * for another idcli's lock ends at `waitUntil` (deps.now() time), `login --timeout`'s deadline (exit 3).
-   */
+  /** Asked before the browser opens; the wait for the lock ends at `waitUntil` (deps.now() time). */
   async checkCanSave(waitUntil?: number): Promise<void> {
     const deadline = waitUntil === undefined ? undefined : { at: waitUntil, error: signInTimedOut };
     await this.withLock(() => this.store.checkWritable(this.key), deadline);
   }
 
-  /**
-   * Save the result of a code exchange as the new record (`login`). Under the lock, so a refresh running at the
-   * same moment cannot overwrite it with tokens of the old sign-in.
-   */
+  /** Save a code exchange's result (`login`), under the lock so a concurrent refresh cannot overwrite it. */
   async saveLogin(
     tokens: TokenSet,
     verifier: string,
@@ -191,14 +167,9 @@ export class Session implements TokenSource {
 
   /** Run `fn` under this sign-in's lock, saying so under --verbose when another idcli holds it. */
   private async withLock<T>(fn: () => Promise<T>, deadline?: WaitDeadline): Promise<T> {
-    return underLock(
-      this.ctx,
-      this.key,
-      fn,
-      (lockPath) =>
-        this.ctx.deps.log.verbose(`waiting for another idcli to finish with these credentials (${lockPath})`),
-      deadline,
-    );
+    const onWait = (lockPath: string) =>
+      this.ctx.deps.log.verbose(`waiting for another idcli to finish with these credentials (${lockPath})`);
+    return underLock(this.ctx, this.key, fn, onWait, deadline);
   }
 
   /** Take the lock, re-read, and refresh unless `usable` accepts what another process stored meanwhile. */
@@ -211,11 +182,9 @@ export class Session implements TokenSource {
         this.ctx.deps.log.verbose('another idcli refreshed the token meanwhile; using its token');
         return record as UsableRecord;
       }
-      // The refresh token is spent the moment the request is sent: a store that cannot take its successor must
-      // be found now, while the stored sign-in still works once the store is mended.
+      // The refresh token is spent once sent: a store that cannot take its successor must be found now.
       await this.store.checkWritable(this.key);
-      // One retry: a record replaced between our read and the server's refusal (by a process that took this lock
-      // over as stale, or a writer that does not use it) deserves one more try with its own token.
+      // One retry: a record replaced between our read and the server's refusal deserves a try with its own token.
       for (let attempt = 1; ; attempt++) {
         try {
           return await this.refreshWith(record);
@@ -228,8 +197,7 @@ export class Session implements TokenSource {
             record = now;
             continue;
           }
-          // The refresh token is dead (expired, revoked, or spent by a refresh whose answer was never saved):
-          // keeping it would only make every later run fail the same way.
+          // The refresh token is dead: keeping it would only make every later run fail the same way.
           if (now && now.generation === record.generation) await this.store.delete(this.key);
           throw notLoggedIn('SIGN_IN_REJECTED', 'the stored sign-in was rejected by the server (invalid_grant)');
         }
@@ -257,8 +225,7 @@ export class Session implements TokenSource {
       codeVerifier: record.codeVerifier,
       nextChallenge: next.challenge,
     });
-    // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer, or the save of it,
-    // would lose the sign-in. A stop signal lets both finish, and says so (Deps.mustFinish).
+    // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer would lose the sign-in.
     return this.ctx.deps.mustFinish(REFRESH_TASK, async () => {
       const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
       remember(this.ctx, tokens);
@@ -269,17 +236,13 @@ export class Session implements TokenSource {
     });
   }
 
-  /**
-   * The next record. The verifier stored is always the one of the challenge just sent, even when the response
-   * carries no new refresh token and the old one is kept: the server now expects proof of that challenge.
-   */
+  /** The next record, with the verifier of the challenge just sent even when the old refresh token is kept. */
   private recordFrom(
     tokens: TokenSet,
     verifier: string,
     startedAt: number,
     previous: Partial<Pick<CredentialRecord, 'refreshToken' | 'idToken' | 'scope'>> & { generation: number },
   ): CredentialRecord {
-    // Fields left undefined are not stored (encodeRecord omits them).
     return {
       version: 1,
       accessToken: tokens.accessToken,

@@ -1,10 +1,7 @@
 /**
- * The token endpoint (RFC 6749 §4.1.3, §6) with Serial PKCE: every request proves the verifier of the previous
- * challenge and sends a new challenge. Each round trip is a request builder plus a response processor, so the
- * processing of hostile responses is unit-tested without a network.
- *
- * Requests are never retried: a refresh token is single use, so resending one whose response was lost would look
- * like token theft to the server (RFC 9700 §4.14.2) and revoke the whole sign-in.
+ * The token endpoint (RFC 6749 §4.1.3, §6) with Serial PKCE: every request proves the previous challenge's verifier
+ * and sends a new challenge. Never retried: resending a single-use refresh token whose response was lost would look
+ * like token theft (RFC 9700 §4.14.2) and revoke the whole sign-in.
  */
 import { type ErrorCode, ExitCode, IdcliError } from '../errors.js';
 import { request as httpRequest } from '../http/client.js';
@@ -27,22 +24,20 @@ export interface TokenSet {
   scope?: string;
 }
 
-export interface CodeGrant {
-  code: string;
+interface PkceGrant {
   clientId: string;
-  redirectUri: string;
-  /** The verifier of the challenge sent to /oauth/authorize. */
   codeVerifier: string;
-  /** The challenge of the NEXT verifier, which the first refresh will prove. */
+  /** The challenge of the NEXT verifier, which the next refresh will prove. */
   nextChallenge: string;
 }
 
-export interface RefreshGrant {
+export interface CodeGrant extends PkceGrant {
+  code: string;
+  redirectUri: string;
+}
+
+export interface RefreshGrant extends PkceGrant {
   refreshToken: string;
-  clientId: string;
-  /** The verifier of the challenge sent with the previous token request. */
-  codeVerifier: string;
-  nextChallenge: string;
 }
 
 /** The authorization server refused the grant (RFC 6749 §5.2); `oauthError` is the RFC error code. */
@@ -61,32 +56,20 @@ export class OAuthError extends IdcliError {
 }
 
 export function codeGrantForm(g: CodeGrant): URLSearchParams {
-  return new URLSearchParams({
-    grant_type: 'authorization_code',
-    code: g.code,
-    client_id: g.clientId,
-    redirect_uri: g.redirectUri,
-    code_verifier: g.codeVerifier,
-    code_challenge: g.nextChallenge,
-    code_challenge_method: 'S256',
-  });
+  const head = { grant_type: 'authorization_code', code: g.code, client_id: g.clientId, redirect_uri: g.redirectUri };
+  return new URLSearchParams({ ...head, ...pkceFields(g) });
 }
 
 export function refreshGrantForm(g: RefreshGrant): URLSearchParams {
-  return new URLSearchParams({
-    grant_type: 'refresh_token',
-    refresh_token: g.refreshToken,
-    client_id: g.clientId,
-    code_verifier: g.codeVerifier,
-    code_challenge: g.nextChallenge,
-    code_challenge_method: 'S256',
-  });
+  const head = { grant_type: 'refresh_token', refresh_token: g.refreshToken, client_id: g.clientId };
+  return new URLSearchParams({ ...head, ...pkceFields(g) });
 }
 
-/**
- * One POST, no retry, no redirect followed (the HTTP layer never follows one). deps.env's proxy variables route it;
- * settings.httpTimeoutMs bounds the exchange, from sending to the answer's last byte.
- */
+function pkceFields(g: PkceGrant) {
+  return { code_verifier: g.codeVerifier, code_challenge: g.nextChallenge, code_challenge_method: 'S256' };
+}
+
+/** One POST, no retry, no redirect followed; settings.httpTimeoutMs bounds it to the answer's last byte. */
 export async function postTokenRequest(
   { deps, settings }: SessionContext,
   baseUrl: string,
@@ -102,8 +85,7 @@ export async function postTokenRequest(
       headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
       body: form.toString(),
       signal,
-      // A refresh that was sent is finished rather than abandoned (see session.ts), but not forever: the client's
-      // idle timeout (http/limits.ts) and the deadline bound it.
+      // A sent refresh is finished rather than abandoned (see session.ts), but within the idle timeout and deadline.
       deadlineMs: settings.httpTimeoutMs,
       compress: settings.httpCompression,
       log: deps.log,
@@ -144,7 +126,7 @@ export function processTokenResponse(res: HttpResponse, sent: readonly string[] 
   if (status === 200) return parseTokenBody(res);
   const code = errorCode(res, sent);
   if (status === 400 || status === 401) {
-    if (code === 'invalid_grant') {
+    if (code === 'invalid_grant')
       throw new OAuthError(
         'OAUTH_INVALID_GRANT',
         'the server refused the grant (invalid_grant)',
@@ -152,7 +134,6 @@ export function processTokenResponse(res: HttpResponse, sent: readonly string[] 
         code,
         status,
       );
-    }
     if (code !== undefined) {
       // A client the server does not know, or may not use this grant, is idcli's configuration, not the network.
       const client = code === 'invalid_client' || code === 'unauthorized_client';
@@ -168,19 +149,11 @@ export function processTokenResponse(res: HttpResponse, sent: readonly string[] 
       );
     }
   }
-  const suffix = code === undefined ? '' : `, ${code}`;
-  throw new IdcliError(
-    'NETWORK_TOKEN_ENDPOINT_STATUS',
-    `the token endpoint answered HTTP ${status}${suffix}`,
-    ExitCode.NETWORK,
-    { oauthError: code },
-  );
+  const message = `the token endpoint answered HTTP ${status}${code === undefined ? '' : `, ${code}`}`;
+  throw new IdcliError('NETWORK_TOKEN_ENDPOINT_STATUS', message, ExitCode.NETWORK, { oauthError: code });
 }
 
-/**
- * The RFC 6749 §5.2 `error` code of an error response, or undefined. Only the code is ever shown, never the body
- * or `error_description`: both are server-controlled and may echo what was sent.
- */
+/** The RFC 6749 §5.2 `error` code, never the body or `error_description`: they may echo what was sent. */
 function errorCode(res: HttpResponse, sent: readonly string[]): string | undefined {
   if (!isJson(res)) return undefined;
   const body = parseJson(res.body);
@@ -196,12 +169,10 @@ function parseTokenBody(res: HttpResponse): TokenSet {
     const what = type && /html/i.test(type) ? 'an HTML page' : 'a body that is not JSON';
     throw contractError('CONTRACT_TOKEN_NOT_JSON', `the server sent ${what} ${WHERE}`);
   }
-  const data = parseJson(res.body);
-  if (data === undefined)
-    throw contractError('CONTRACT_TOKEN_MALFORMED_JSON', `the server sent malformed JSON ${WHERE}`);
-  if (!isJsonObject(data))
+  const o = parseJson(res.body);
+  if (o === undefined) throw contractError('CONTRACT_TOKEN_MALFORMED_JSON', `the server sent malformed JSON ${WHERE}`);
+  if (!isJsonObject(o))
     throw contractError('CONTRACT_TOKEN_NOT_AN_OBJECT', `the server sent JSON that is not an object ${WHERE}`);
-  const o = data;
   const accessToken = o.access_token;
   if (typeof accessToken !== 'string' || accessToken === '') throw missing('access_token');
   if (!isTokenText(accessToken)) throw invalid('access_token');
@@ -215,10 +186,7 @@ function parseTokenBody(res: HttpResponse): TokenSet {
   return out;
 }
 
-/**
- * expires_in: a whole number of seconds. The service contract lists it without an "may be absent" note, and every
- * cache decision needs it. More than a year is cut to a year, so the expiry stays a date (`status`, `token --json`).
- */
+/** expires_in: required (the service contract and every cache decision); more than a year is cut to a year. */
 function lifetime(expiresIn: unknown): Pick<TokenSet, 'expiresIn' | 'sentExpiresIn'> {
   if (expiresIn === undefined || expiresIn === null) throw missing('expires_in');
   if (typeof expiresIn !== 'number' || !Number.isInteger(expiresIn) || expiresIn < 0) throw invalid('expires_in');

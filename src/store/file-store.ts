@@ -1,25 +1,16 @@
-/**
- * Credential records as files under `<configDir>/credentials/`, one per account and named from it (see pathFor), so
- * profile names and URLs never become path components (no traversal, no reserved characters on Windows).
- */
+/** Credential records as files under `<configDir>/credentials/`, one per account (see pathFor). */
 import { closeSync, constants, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { join, sep } from 'node:path';
 import { CONFIG_DIR_ELSEWHERE, CONFIG_DIR_OWN } from '../config-file.js';
-import { ExitCode, IdcliError } from '../errors.js';
+import { IdcliError, usageError } from '../errors.js';
 import { fsFault, type FsFaultAt } from '../fs-faults.js';
 import { errCode } from '../shape.js';
 import { createPrivateFile, PRIVATE_FILE_MODE, privateTempName, replacePrivateFile, syncDir } from '../private-file.js';
 import { checkPrivateDir, PRIVATE_DIR_MODE, refuseForeignOwner, tightenMode } from '../private-path.js';
 import { processRunning } from './pid.js';
 import type { CommitHooks, CredentialStore, WriteOptions } from './interface.js';
-import {
-  accountName,
-  type CredentialKey,
-  type CredentialRecord,
-  decodeRecord,
-  encodeRecord,
-  recordFrom,
-} from './record.js';
+import type { CredentialKey, CredentialRecord } from './record.js';
+import { accountName, decodeRecord, encodeRecord, recordFrom } from './record.js';
 
 const IS_POSIX = process.platform !== 'win32';
 // O_NOFOLLOW makes open() fail with ELOOP on a symlink, so a planted link cannot redirect reads of the record.
@@ -31,17 +22,15 @@ const ORPHAN_TEMP_AGE_MS = 60 * 60 * 1000;
 
 export interface FileStoreOptions {
   configDir: string;
-  /** Told when permissions were too open and got tightened, and the notice (see CredentialStore.notice). */
   warn?: (msg: string) => void;
-  /** Why credentials are here instead of the keychain; given when a write creates a record or saves a sign-in. */
   notice?: string;
   hooks?: CommitHooks;
 }
 
-/** Leaves room for the prefix, `.json` and a temp suffix within a 255-byte file name. */
+/** Room for the prefix, `.json` and a temp suffix within a 255-byte file name. */
 const MAX_PLAIN_NAME = 200;
 
-/** node:fs/promises on first use: only writes and deletes need it, and its load is a cost a cached read never pays. */
+/** Loaded on first use: only writes and deletes need it, and a cached read should not pay for its load. */
 const fsp = () => import('node:fs/promises');
 
 export class FileStore implements CredentialStore {
@@ -62,11 +51,7 @@ export class FileStore implements CredentialStore {
     return `file ${this.dir}${sep}…`;
   }
 
-  /**
-   * One file per account, named by the account's base64url spelling: injective and safe on every filesystem, and
-   * it spares the cached-token path a load of node:crypto on every run. An account too long for a file name
-   * (255 bytes) is named by its SHA-256 instead; the prefixes keep the two spaces apart.
-   */
+  /** base64url: injective, safe on every filesystem, no node:crypto load; a name too long is the SHA-256 instead. */
   async pathFor(key: CredentialKey): Promise<string> {
     const name = Buffer.from(accountName(key), 'utf8').toString('base64url');
     if (name.length <= MAX_PLAIN_NAME) return join(this.dir, `a-${name}.json`);
@@ -74,10 +59,7 @@ export class FileStore implements CredentialStore {
     return join(this.dir, `h-${createHash('sha256').update(accountName(key)).digest('hex')}.json`);
   }
 
-  /**
-   * Synchronous underneath: a record is a few kB on a local disk, and `idcli token` with a cached token should not
-   * pay for the thread pool's start and a hop per call.
-   */
+  /** Synchronous underneath: `idcli token` with a cached token should not pay for the thread pool's start. */
   async read(key: CredentialKey): Promise<CredentialRecord | null> {
     const path = await this.pathFor(key);
     if (!this.#inspectDir()) return null;
@@ -109,10 +91,7 @@ export class FileStore implements CredentialStore {
     }
   }
 
-  /**
-   * A write-and-remove probe where the record's temp file would go: the permission bits alone cannot tell a
-   * read-only mount, a full disk or an ACL.
-   */
+  /** A write-and-remove probe: permission bits alone cannot tell a read-only mount, a full disk or an ACL. */
   async checkWritable(key: CredentialKey): Promise<void> {
     const path = await this.pathFor(key);
     await this.#ensureDir();
@@ -123,11 +102,11 @@ export class FileStore implements CredentialStore {
     try {
       await createPrivateFile(probe, '\n');
     } catch (err) {
-      await unlink(probe).catch(() => {});
       throw this.#fault(err, 'write', path);
+    } finally {
+      // A probe left behind is swept like any dead writer's temp file.
+      await unlink(probe).catch(() => {});
     }
-    // A probe left behind is swept like any dead writer's temp file.
-    await unlink(probe).catch(() => {});
   }
 
   async write(key: CredentialKey, record: CredentialRecord, opts: WriteOptions = {}): Promise<void> {
@@ -147,8 +126,7 @@ export class FileStore implements CredentialStore {
 
   async delete(key: CredentialKey): Promise<boolean> {
     const path = await this.pathFor(key);
-    // The directory is checked exactly as reads check it: through a symlinked directory, unlink would remove a
-    // file in the link's target.
+    // Checked as reads check it: through a symlinked directory, unlink would remove a file in the link's target.
     if (!this.#inspectDir('delete')) return false;
     // Signing out must not leave the tokens of a writer killed mid-write behind.
     await this.#removeOrphanTemps(path);
@@ -158,14 +136,13 @@ export class FileStore implements CredentialStore {
     } catch (err) {
       if (errCode(err) === 'ENOENT') return false;
       // A directory in the record's place (EISDIR, or EPERM as POSIX allows) is not ours to remove recursively.
-      if (isDirectory(path)) throw notARecord(path);
+      if (lstatOrUndefined(path)?.isDirectory()) throw notARecord(path);
       throw this.#fault(err, 'delete', path);
     }
     await syncDir(this.dir);
     return true;
   }
 
-  /** A failed operation on the credentials directory or a file in it, mended in that directory. */
   #fault(err: unknown, doing: FsFaultAt['doing'], path: string): IdcliError {
     return fsFault(err, { doing, path, dir: this.dir, orElse: CONFIG_DIR_ELSEWHERE });
   }
@@ -180,10 +157,7 @@ export class FileStore implements CredentialStore {
     this.#inspectDir('create');
   }
 
-  /**
-   * False when the credentials directory does not exist; refuses what the private-path rule refuses (a link,
-   * another user's directory, a non-directory); tightens its mode.
-   */
+  /** False when the directory does not exist; refuses what the private-path rule refuses; tightens its mode. */
   #inspectDir(doing: FsFaultAt['doing'] = 'read'): boolean {
     try {
       return checkPrivateDir(this.dir, { warn: this.#warn, hint: CONFIG_DIR_OWN, follow: false });
@@ -207,11 +181,7 @@ export class FileStore implements CredentialStore {
     return true;
   }
 
-  /**
-   * Removes the temp files of `path` whose writer is gone: a writer killed between its write and its rename leaves
-   * one behind, holding tokens and a verifier. Every writer holds the refresh lock, as do callers of this sweep, so
-   * none is mid-write now; the pid in the name, or the file's age, is the second proof that its writer is gone.
-   */
+  /** Removes temp files (with tokens) of writers killed before their rename; callers hold the lock, as writers do. */
   async #removeOrphanTemps(path: string): Promise<void> {
     const prefix = `${path.slice(this.dir.length + 1)}.`;
     const { lstat, readdir, unlink } = await fsp();
@@ -227,41 +197,31 @@ export class FileStore implements CredentialStore {
   }
 }
 
-/**
- * Something other than a regular file where idcli keeps its files is a local fault that the user removes, like a
- * foreign owner (exit 2): signing in again cannot mend it, as the sign-in would meet the same thing.
- */
+/** A local fault the user removes (exit 2): signing in again would meet the same thing. */
 function symlinkRefused(path: string): IdcliError {
-  return new IdcliError('SYMLINK_REFUSED', `refusing to follow the symbolic link ${path}`, ExitCode.USAGE, {
-    hint: 'remove the link and run `idcli login`',
-  });
+  return usageError(
+    'SYMLINK_REFUSED',
+    `refusing to follow the symbolic link ${path}`,
+    'remove the link and run `idcli login`',
+  );
 }
 
-/**
- * A record that cannot be opened: another user's at 0600 is refused naming its owner, as one that can be opened is;
- * one of ours that we may not read (mode 0200, an ACL) needs its mode mended. Either way exit 2, never a crash.
- */
+/** Another user's record is refused naming its owner; one of ours we may not read needs its mode mended (exit 2). */
 function unreadable(path: string, err: unknown): IdcliError {
-  let st: Stats | undefined;
-  try {
-    st = lstatSync(path);
-  } catch {
-    // Not even its owner can be read (a directory we may not search): the fault says what failed.
-  }
+  // Where not even its owner can be read (a directory we may not search), the fault says what failed.
+  const st = lstatOrUndefined(path);
   if (st) refuseForeignOwner(path, st);
   return fsFault(err, { doing: 'read', path, dir: path, orElse: 'or remove it and run `idcli login`' });
 }
 
-function isDirectory(path: string): boolean {
+function lstatOrUndefined(path: string): Stats | undefined {
   try {
-    return lstatSync(path).isDirectory();
+    return lstatSync(path);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
 function notARecord(path: string): IdcliError {
-  return new IdcliError('PATH_NOT_REGULAR', `${path} is not a regular file`, ExitCode.USAGE, {
-    hint: 'remove it and run `idcli login`',
-  });
+  return usageError('PATH_NOT_REGULAR', `${path} is not a regular file`, 'remove it and run `idcli login`');
 }

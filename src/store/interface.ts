@@ -7,20 +7,12 @@ export interface CredentialStore {
   describe(): string;
   /** null when nothing is stored; unreadable data is an IdcliError exit 3 telling to `idcli login`, never a crash. */
   read(key: CredentialKey): Promise<CredentialRecord | null>;
-  /**
-   * Resolves when a write of `key`'s record can go through now; otherwise an IdcliError (exit 2) naming the store
-   * and the fix. Asked before anything that a failed write would lose is spent: a refresh token, a sign-in.
-   */
+  /** Asked before spending what a failed write would lose (a refresh token, a sign-in); else exit 2 with the fix. */
   checkWritable(key: CredentialKey): Promise<void>;
-  /**
-   * Why credentials land here rather than where the user asked (the keychain fallback); absent when this store
-   * was chosen. The store tells it itself when a write creates a record or saves a sign-in; `status` and `doctor`
-   * show it on request. Reads and refreshes of an existing record stay quiet: a CI job would repeat it on every run.
-   */
+  /** Why credentials land here rather than in the keychain; refreshes stay quiet, lest CI repeat it every run. */
   readonly notice?: string;
   /** Atomic: a crash at any point leaves either the old or the new record readable. */
   write(key: CredentialKey, record: CredentialRecord, opts?: WriteOptions): Promise<void>;
-  /** true when something was removed. */
   delete(key: CredentialKey): Promise<boolean>;
 }
 
@@ -29,10 +21,7 @@ export interface WriteOptions {
   signIn?: boolean;
 }
 
-/**
- * Test seam for crash tests: called after the new data is durable but before the single step that makes it
- * current (the rename, the keychain head write). Production code never sets it.
- */
+/** Test seam for crash tests: called after the new data is durable but before the step that makes it current. */
 export interface CommitHooks {
   beforeCommit?: () => Promise<void>;
 }

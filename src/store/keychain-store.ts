@@ -1,19 +1,14 @@
 /**
- * Credential records in the OS keychain, one head entry per account, plus chunk entries for large records.
- *
- * Windows Credential Manager caps a secret at 2560 bytes (CRED_MAX_CREDENTIAL_BLOB_SIZE) and an ID token alone
- * can exceed that, so large records are split. A keychain has no multi-entry transaction, so atomicity comes from
- * a commit point: the new chunks go under names unique to this write, then the small head entry — naming the
- * write, the chunk count and a SHA-256 of the whole — is written in ONE call, and only then are the previous
- * write's chunks deleted. A crash before the head write leaves the old head pointing at the old, intact chunks.
+ * Credential records in the OS keychain: a head entry per account, plus chunks for records over Windows's 2560 bytes.
+ * The commit point: new chunks under names unique to this write, then the head (write, count, SHA-256) in ONE call,
+ * then the previous chunks deleted. A crash before the head write leaves the old head and chunks intact.
  */
-import { ExitCode, IdcliError } from '../errors.js';
+import { usageError } from '../errors.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
 import { type KeyringBackend, KeyringClient, type KeyringClientOptions, messageOf } from './keyring-client.js';
+import type { CredentialKey, CredentialRecord } from './record.js';
 import {
   accountName,
-  type CredentialKey,
-  type CredentialRecord,
   CredentialRecordError,
   decodeRecord,
   encodeRecord,
@@ -42,7 +37,6 @@ type InlineHead = { record: unknown };
 
 export interface KeychainStoreOptions extends KeyringClientOptions {
   hooks?: CommitHooks;
-  /** Another way to reach the keychain; defaults to @napi-rs/keyring in this process. */
   backend?: KeyringBackend;
 }
 
@@ -62,7 +56,7 @@ export class KeychainStore implements CredentialStore {
     return `OS keychain (service "${this.service}")`;
   }
 
-  /** null when the keychain can be used; otherwise why not. Bounded by the backend's timeout. */
+  /** null when the keychain can be used; otherwise why not. */
   async probe(): Promise<string | null> {
     try {
       await this.backend.ready();
@@ -81,14 +75,8 @@ export class KeychainStore implements CredentialStore {
     try {
       await this.backend.writable();
     } catch (err) {
-      throw new IdcliError(
-        'KEYCHAIN_WRITE_FAILED',
-        `the ${this.describe()} cannot save credentials now: ${messageOf(err)}`,
-        ExitCode.USAGE,
-        {
-          hint: 'run the command again once it can',
-        },
-      );
+      const message = `the ${this.describe()} cannot save credentials now: ${messageOf(err)}`;
+      throw usageError('KEYCHAIN_WRITE_FAILED', message, 'run the command again once it can');
     }
   }
 
@@ -123,10 +111,7 @@ export class KeychainStore implements CredentialStore {
     const account = accountName(key);
     const previous = await this.#currentChunks(account);
     const body = encodeRecord(record);
-    const inline = Buffer.from(
-      `{"format":"${HEAD_FORMAT}","v":1,"generation":${record.generation},"record":${body}}`,
-      'utf8',
-    );
+    const inline = Buffer.from(`{"format":"${HEAD_FORMAT}","v":1,"generation":${record.generation},"record":${body}}`);
     if (inline.length <= CHUNK_BYTES) {
       await this.#commit(account, inline);
     } else {
@@ -192,15 +177,10 @@ export class KeychainStore implements CredentialStore {
       throw new CredentialRecordError('unknown entry format', this.describe());
     }
     if ('record' in h) return h as InlineHead;
-    const validChunked =
-      typeof h.write === 'string' &&
-      /^[0-9]+-[0-9a-f]+$/.test(h.write) &&
-      Number.isSafeInteger(h.chunks) &&
-      (h.chunks ?? 0) > 0 &&
-      (h.chunks ?? 0) <= 1000 &&
-      Number.isSafeInteger(h.bytes) &&
-      typeof h.sha256 === 'string';
-    if (!validChunked) throw new CredentialRecordError('malformed head entry', this.describe());
+    const { write, chunks = 0, bytes, sha256: digest } = h;
+    const validChunked = typeof write === 'string' && /^[0-9]+-[0-9a-f]+$/.test(write) && typeof digest === 'string';
+    if (!validChunked || !Number.isSafeInteger(chunks) || chunks <= 0 || chunks > 1000 || !Number.isSafeInteger(bytes))
+      throw new CredentialRecordError('malformed head entry', this.describe());
     return h as ChunkedHead;
   }
 

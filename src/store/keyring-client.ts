@@ -1,16 +1,10 @@
 /**
- * The OS keychain through @napi-rs/keyring, called in this process: reads, writes, deletes and listing.
- *
- * A library call, once started, cannot be abandoned. On Linux, constructing an entry connects to the D-Bus
- * session bus and opens a Secret Service session synchronously on the main thread, and a locked item or
- * collection makes the library wait for an unlock prompt with no limit; elsewhere, and for the calls that run on
- * libuv's thread pool, a stuck call holds the process's exit (Node joins the pool before exiting). So on Linux a
- * bounded check of the bus and the keyring (secret-service-check.ts) runs before the library's first call, and
- * every call is given up on after the timeout. What remains is the bus or the service stalling, or the keyring
- * being locked, in the moment between the check and the library's calls; and buses the check does not speak (tcp:,
- * an authentication other than EXTERNAL), and macOS and Windows, where a keychain dialog likewise holds the call.
+ * The OS keychain through @napi-rs/keyring. A library call cannot be abandoned: on Linux, constructing an entry
+ * talks to D-Bus synchronously and a locked collection waits for a prompt with no limit; a stuck pool call holds
+ * the process's exit. So on Linux a bounded check (secret-service-check.ts) runs first, and every call is given up
+ * on after the timeout; a keychain dialog on macOS and Windows likewise holds the call.
  */
-import { ExitCode, IdcliError } from '../errors.js';
+import { IdcliError, usageError } from '../errors.js';
 import { checkSecretService, keychainTimeoutReason, sessionBusOf } from './secret-service-check.js';
 
 type KeyringModule = typeof import('@napi-rs/keyring');
@@ -18,9 +12,8 @@ type AsyncEntry = InstanceType<KeyringModule['AsyncEntry']>;
 
 export const DEFAULT_KEYCHAIN_TIMEOUT_MS = 3000;
 
-// Linux entries are pinned to the Secret Service, because the library's default falls back to the kernel keyring,
-// which forgets everything at logout/reboot — a silent data loss that must instead surface as "keychain
-// unavailable" so `auto` announces the file store.
+// Pinned to the Secret Service: the library's fallback, the kernel keyring, forgets everything at logout/reboot, a
+// silent loss that must instead surface as "keychain unavailable" so `auto` announces the file store.
 const ENTRY_OPTIONS = { linux: { store: 'secret-service' as const } };
 /** Read where no check tells whether the keychain works; normally it does not exist. */
 const PROBE_ACCOUNT = 'idcli-keychain-probe';
@@ -28,14 +21,10 @@ const PROBE_ACCOUNT = 'idcli-keychain-probe';
 export interface KeyringClientOptions {
   service: string;
   timeoutMs?: number;
-  /**
-   * Environment whose D-Bus session bus the check looks at; defaults to this process's. The library only ever uses
-   * this process's own environment, so a different session bus is reported as unavailable rather than half used.
-   */
+  /** Whose D-Bus session bus to check; one other than this process's (the library's only) is unavailable. */
   env?: Record<string, string | undefined>;
 }
 
-/** Raw byte access to entries of one keychain service. */
 export interface KeyringBackend {
   /** Resolves when the keychain can be used; otherwise rejects with the reason (exit 2). Cheap to repeat. */
   ready(): Promise<void>;
@@ -44,7 +33,6 @@ export interface KeyringBackend {
   get(account: string): Promise<Buffer | null>;
   set(account: string, value: Buffer): Promise<void>;
   delete(account: string): Promise<boolean>;
-  /** Account names stored under the service. */
   list(): Promise<string[]>;
   close(): void;
 }
@@ -95,7 +83,6 @@ export class KeyringClient implements KeyringBackend {
     return found.map((c) => c.account).filter((a): a is string => typeof a === 'string');
   }
 
-  /** Drops the entries and their D-Bus connections; a later call reconnects. */
   close(): void {
     this.#entries.clear();
   }
@@ -120,8 +107,7 @@ export class KeyringClient implements KeyringBackend {
       }
       if (check.status === 'ready') return await loadKeyring();
     }
-    // Nothing checked (another OS, or a bus the check does not speak): a real read tells, e.g. a macOS keychain
-    // that cannot show its dialog in an SSH session. What it could not tell, nothing here can.
+    // Nothing checked (another OS, or a bus the check does not speak): a real read tells, e.g. over SSH on macOS.
     const lib = await loadKeyring();
     await this.#guard(this.#construct(lib, PROBE_ACCOUNT).getSecret());
     return lib;
@@ -161,19 +147,16 @@ export class KeyringClient implements KeyringBackend {
 
 async function loadKeyring(): Promise<KeyringModule> {
   try {
-    // The binding stays outside the bundle: a CommonJS package with a native part. A missing optional platform
-    // package (no prebuilt binary for this machine) fails here, which just means "no keychain".
+    // Outside the bundle (native); a missing prebuilt binary for this machine fails here, meaning "no keychain".
     return await import('@napi-rs/keyring');
   } catch (err) {
     throw keychainError(`cannot load @napi-rs/keyring (${firstLine(messageOf(err))})`);
   }
 }
 
-/** Keychain trouble is a configuration problem of this machine (exit 2), the same class as "keychain demanded but unavailable". */
+/** Keychain trouble is a configuration problem of this machine (exit 2). */
 export function keychainError(message: string): IdcliError {
-  return new IdcliError('KEYCHAIN_UNAVAILABLE', message, ExitCode.USAGE, {
-    hint: 'set IDCLI_CREDENTIAL_STORE=file to use the file store',
-  });
+  return usageError('KEYCHAIN_UNAVAILABLE', message, 'set IDCLI_CREDENTIAL_STORE=file to use the file store');
 }
 
 function libraryError(err: unknown): IdcliError {
@@ -183,7 +166,6 @@ function libraryError(err: unknown): IdcliError {
   return keychainError(message);
 }
 
-/** An error's message, or the thrown value itself when it is not an Error. */
 export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -1,12 +1,7 @@
 /**
- * A cross-process lock on a separate lock file, held across read → refresh → save so that no refresh token is
- * ever sent twice (refresh tokens are single use, Serial PKCE). Works wherever O_EXCL creation is atomic: local
- * filesystems on every platform (POSIX open(2)), and NFSv3+.
- *
- * Removal is the dangerous part: a waiter that judged a lock stale must not delete a fresh lock that another
- * waiter created in the meantime. So every removal — stale-lock recovery and the holder's own release — happens
- * under a short-lived secondary "reaper" lock, and re-reads the lock under it before unlinking. Creation needs no
- * reaper: O_EXCL cannot overwrite.
+ * A cross-process lock file, held across read → refresh → save so that no single-use refresh token is sent twice.
+ * A waiter that judged a lock stale must not delete a fresh one another waiter created meanwhile, so every removal
+ * happens under a short-lived "reaper" lock and re-reads the lock before unlinking; creation cannot overwrite.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -17,25 +12,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { seconds } from '../duration.js';
 import { CONFIG_DIR_ELSEWHERE, CONFIG_DIR_OWN } from '../config-file.js';
 import { checkPrivateDir } from '../private-path.js';
-import { ExitCode, IdcliError, interrupted } from '../errors.js';
+import { ExitCode, IdcliError, interrupted, usageError } from '../errors.js';
 import { fsFault, type FsFaultAt } from '../fs-faults.js';
 import { errCode } from '../shape.js';
 import { createPrivateFile, privateTempName } from '../private-file.js';
 import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
 
-/**
- * One holder keeping the lock longer than the timeout means it is stuck; waiting behind holders that take turns is
- * not limited (see LockOptions). A live holder touches the lock file every staleMs/3, so staleMs only decides how
- * soon a lock left by a process that cannot be checked by pid (killed between creating the file and writing its
- * owner, or on another host) is taken over: a longer one would stall the next `idcli token` after such a crash.
- */
+/** staleMs decides how soon a lock whose owner cannot be checked by pid is taken over after a crash. */
 const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
 const DEFAULT_LOCK_STALE_MS = 10_000;
 // O_NONBLOCK: a FIFO in the lock's place must be refused (see snapshot), not block a thread and the run forever.
 const O_NONBLOCK = process.platform === 'win32' ? 0 : constants.O_NONBLOCK;
-// O_NOFOLLOW: a symbolic link in the lock's place, dangling or not, is refused like a FIFO (ELOOP). Followed, a
-// dangling one reads as "no lock" while link(2) finds the name taken, and every run would wait for nobody.
+// O_NOFOLLOW: a symbolic link in the lock's place is refused; a dangling one followed would make runs wait for nobody.
 const O_NOFOLLOW = process.platform === 'win32' ? 0 : constants.O_NOFOLLOW;
 /** A reaper is held for two file operations; one this old belongs to a process that died inside them. */
 const REAPER_STALE_MS = 5_000;
@@ -43,20 +32,14 @@ const MIN_POLL_MS = 10;
 const MAX_POLL_MS = 200;
 
 export interface LockOptions {
-  /**
-   * How long one holder may keep the lock before a waiter gives up on it. Waiting behind holders that take turns
-   * is a queue, not a fault: the wait starts over each time the lock changes hands.
-   */
+  /** How long one holder may keep the lock; the wait starts over each time the lock changes hands. */
   timeoutMs?: number;
-  /** A lock whose file was not touched for this long is abandoned (the holder refreshes it while alive). */
+  /** A lock whose file was not touched for this long is abandoned. */
   staleMs?: number;
   signal?: AbortSignal;
   /** Called once, when the lock is found held and this process starts to wait. */
   onWait?: () => void;
-  /**
-   * A limit on the whole wait, whoever holds the lock, for a caller with a deadline of its own (`login --timeout`):
-   * past `at` (Date.now() time) the wait ends with `error(who)`, `who` naming the holder when it is known.
-   */
+  /** A limit on the whole wait (`login --timeout`): past `at` (Date.now() time) it ends with `error(holderName)`. */
   waitLimit?: { at: number; error: (who: string) => Error };
 }
 
@@ -86,43 +69,33 @@ export async function withLock<T>(lockPath: string, fn: () => Promise<T>, opts: 
   }
 }
 
-/** Resolves once the lock is held, to the function that lets it go. */
 async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promise<void>> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   const staleMs = opts.staleMs ?? DEFAULT_LOCK_STALE_MS;
+  const dir = dirname(lockPath);
   try {
-    await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
-  } catch (err) {
-    // The locks directory not there yet stands for the nearest one above it (see fs-faults.ts).
-    throw lockFsError('create', dirname(lockPath), err, dirname(lockPath));
-  }
-  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     // Another user's locks directory, or a link in its place, could hold a lock forever or see who signs in.
-    checkPrivateDir(dirname(lockPath), { warn: () => {}, hint: CONFIG_DIR_OWN, follow: false });
+    checkPrivateDir(dir, { warn: () => {}, hint: CONFIG_DIR_OWN, follow: false });
   } catch (err) {
     if (err instanceof IdcliError) throw err;
-    throw lockFsError('create', dirname(lockPath), err, dirname(lockPath));
+    // The locks directory not there yet stands for the nearest one above it (see fs-faults.ts).
+    throw lockFsError('create', dir, err, dir);
   }
   const owner = newOwner();
   let waitingOn: string | null | undefined;
   let deadline = Date.now() + timeoutMs;
   for (let round = 0; ; round++) {
     if (opts.signal?.aborted) throw interrupted();
-    // After the first try, a waiter only reads the lock until it looks free: creating a file on every poll of
-    // every waiter would load the disk the holder is writing to.
+    // After the first try, only read until the lock looks free: creating a file on every poll would load the disk.
     const seen = round === 0 ? null : await snapshot(lockPath);
     if (seen === null) {
       const fh = await createExclusive(lockPath, owner);
       if (fh) return hold(lockPath, fh, owner, staleMs, timeoutMs);
     }
     const holder = seen ?? (await snapshot(lockPath));
-    if (
-      holder &&
-      isStale(holder, staleMs) &&
-      (await removeUnder(lockPath, (snap) => isStale(snap, staleMs), deadline, opts.signal))
-    ) {
-      continue;
-    }
+    const stale = (snap: Snapshot) => isStale(snap, staleMs);
+    if (holder && stale(holder) && (await removeUnder(lockPath, stale, deadline, opts.signal))) continue;
     const id = holderId(holder);
     if (id !== waitingOn) {
       if (waitingOn === undefined) opts.onWait?.();
@@ -136,15 +109,13 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
   }
 }
 
-/** This process as the owner of a lock it is about to create; the token tells its own file from a successor's. */
+/** The token tells this process's own lock file from a successor's. */
 function newOwner(): Owner {
   return { pid: process.pid, host: hostname(), createdAt: Date.now(), token: randomBytes(16).toString('hex') };
 }
 
-/** Holding the lock: the file's mtime is kept fresh until the release it returns is called. */
+/** Keeps the file's mtime fresh until released, so a slow but healthy refresh is never taken over as stale. */
 function hold(lockPath: string, fh: FileHandle, owner: Owner, staleMs: number, timeoutMs: number): () => Promise<void> {
-  // While alive, the holder keeps the file's mtime fresh, so "untouched for staleMs" really means abandoned
-  // (crashed on another host, or frozen) and a slow-but-healthy refresh is never taken over.
   const beat = setInterval(
     () => {
       const now = new Date();
@@ -167,19 +138,15 @@ function holderId(holder: Snapshot | null): string | null {
   return holder.owner ? `owner:${holder.owner.token}` : `text:${holder.text}`;
 }
 
-/**
- * Backs off from quick polls to MAX_POLL_MS, jittered so waiters that woke together do not keep colliding. Many
- * waiters still notice a release soon: between them, someone polls often.
- */
+/** Backs off to MAX_POLL_MS, jittered so waiters that woke together do not keep colliding. */
 function pollDelay(round: number): number {
   const base = Math.min(MAX_POLL_MS, MIN_POLL_MS * 2 ** Math.min(round, 8));
   return Math.floor(base / 2 + Math.random() * base);
 }
 
 /**
- * The owner is written to a private temp file first and then hard-linked to the lock path: link(2) fails with
- * EEXIST when the path exists, so of all racers exactly one wins (like O_CREAT|O_EXCL), and the lock file is
- * never seen empty or half-written — a process killed at any point leaves either no lock or one naming its pid.
+ * The owner goes to a temp file hard-linked to the lock path: link(2) fails with EEXIST, so exactly one racer wins,
+ * and the lock file is never seen empty or half-written.
  */
 async function createExclusive(path: string, content: object): Promise<FileHandle | null> {
   const tmp = await privateTempName(path);
@@ -205,10 +172,7 @@ async function createExclusive(path: string, content: object): Promise<FileHandl
   }
 }
 
-/**
- * Content and mtime of one and the same inode (read through one descriptor); null when there is no lock. Anything
- * but a regular file in its place is refused: it can be neither read as an owner nor ever turn stale.
- */
+/** Content and mtime of one inode; null when there is no lock; anything but a regular file can never turn stale. */
 async function snapshot(path: string): Promise<Snapshot | null> {
   const fh = await open(path, constants.O_RDONLY | O_NONBLOCK | O_NOFOLLOW).catch((err: unknown) => {
     if (errCode(err) === 'ELOOP') throw notALock(path);
@@ -232,27 +196,15 @@ async function snapshot(path: string): Promise<Snapshot | null> {
 
 /** Something local is in the way, which the user removes: a configuration fault (exit 2), not a sign-in problem. */
 function notALock(path: string): IdcliError {
-  return new IdcliError(
-    'PATH_NOT_REGULAR',
-    `${path} is not a regular file, so it cannot serve as a lock`,
-    ExitCode.USAGE,
-    {
-      hint: 'remove it (no idcli process creates it this way) and try again',
-    },
-  );
+  const message = `${path} is not a regular file, so it cannot serve as a lock`;
+  return usageError('PATH_NOT_REGULAR', message, 'remove it (no idcli process creates it this way) and try again');
 }
 
 function parseOwner(text: string): Owner | null {
   try {
     const o = JSON.parse(text) as Partial<Owner>;
-    if (
-      typeof o.pid === 'number' &&
-      typeof o.host === 'string' &&
-      typeof o.createdAt === 'number' &&
-      typeof o.token === 'string'
-    ) {
-      return o as Owner;
-    }
+    const types = [typeof o.pid, typeof o.host, typeof o.createdAt, typeof o.token].join();
+    if (types === 'number,string,number,string') return o as Owner;
   } catch {
     // Not an owner record (written by something else, or damaged): only age can make it stale.
   }
@@ -264,10 +216,7 @@ function isStale(snap: Snapshot, staleMs: number): boolean {
   return Date.now() - snap.mtimeMs > staleMs;
 }
 
-/**
- * Unlinks the lock if `shouldRemove` still holds for what is there now, with the reaper held so no other
- * remover can act between the re-read and the unlink. false when the reaper could not be had before `deadline`.
- */
+/** Unlinks the lock if `shouldRemove` still holds, under the reaper; false when it could not be had by `deadline`. */
 async function removeUnder(
   lockPath: string,
   shouldRemove: (snap: Snapshot) => boolean,
@@ -289,8 +238,7 @@ async function removeUnder(
       return true;
     }
     const reaper = await snapshot(reaperPath);
-    // A dead reaper is removed directly. That step is not itself guarded, which is acceptable: it needs a
-    // process to die inside a two-syscall window AND two waiters to judge it dead at the same moment.
+    // A dead reaper is removed unguarded: a race needs a death inside two syscalls AND two waiters judging it at once.
     if (reaper && isStale(reaper, REAPER_STALE_MS)) {
       await unlink(reaperPath).catch(() => {});
       continue;
@@ -301,19 +249,15 @@ async function removeUnder(
   }
 }
 
-/** "pid 123 on host", or "" when the lock holds no owner record. */
 function holderName(holder: Snapshot | null): string {
   return holder?.owner ? `pid ${holder.owner.pid} on ${holder.owner.host}` : '';
 }
 
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
   const who = holder?.owner ? ` (held by ${holderName(holder)})` : '';
-  return new IdcliError(
-    'LOCK_TIMED_OUT',
-    `timed out after ${seconds(timeoutMs)} s waiting for the lock ${lockPath}${who}`,
-    ExitCode.INTERNAL,
-    { hint: 'another idcli process is using these credentials; if none is running, delete the lock file' },
-  );
+  const hint = 'another idcli process is using these credentials; if none is running, delete the lock file';
+  const message = `timed out after ${seconds(timeoutMs)} s waiting for the lock ${lockPath}${who}`;
+  return new IdcliError('LOCK_TIMED_OUT', message, ExitCode.INTERNAL, { hint });
 }
 
 /** A failed operation on a lock file or the locks directory, mended in that directory (see fs-faults.ts). */

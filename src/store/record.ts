@@ -1,7 +1,4 @@
-/**
- * The stored credential record: everything `login` and each refresh produce, kept as ONE value so the refresh
- * token and the verifier that must accompany its next use (Serial PKCE) can never be saved apart.
- */
+/** The stored credential record: ONE value, so a refresh token and its verifier (Serial PKCE) are never saved apart. */
 import { ExitCode, IdcliError } from '../errors.js';
 import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
 import { isJsonObject } from '../shape.js';
@@ -19,32 +16,21 @@ export interface CredentialRecord {
   codeVerifier?: string;
   accessToken?: string;
   tokenType?: string;
-  /** Epoch ms. */
-  expiresAt?: number;
+  expiresAt?: number; // epoch ms
   idToken?: string;
   scope?: string;
-  /** Epoch ms. */
-  updatedAt: number;
+  updatedAt: number; // epoch ms
   /** +1 on every write (set by the writer), so a refresher can see that another process changed the record. */
   generation: number;
 }
 
-/**
- * Stored data that cannot be trusted. It is an authentication failure (exit 3), not a crash: the way out is to
- * sign in again, which overwrites the record. The reason names fields, never their values.
- */
+/** Stored data that cannot be trusted (exit 3): signing in again overwrites it. The reason never names values. */
 export class CredentialRecordError extends IdcliError {
   readonly reason: string;
 
   constructor(reason: string, where?: string) {
-    super(
-      'CREDENTIALS_UNREADABLE',
-      `stored credentials${where ? ` in ${where}` : ''} are unreadable (${reason})`,
-      ExitCode.AUTH,
-      {
-        hint: 'run `idcli login` to sign in again',
-      },
-    );
+    const message = `stored credentials${where ? ` in ${where}` : ''} are unreadable (${reason})`;
+    super('CREDENTIALS_UNREADABLE', message, ExitCode.AUTH, { hint: 'run `idcli login` to sign in again' });
     this.name = 'CredentialRecordError';
     this.reason = reason;
   }
@@ -121,10 +107,7 @@ export function validateRecord(data: unknown): CredentialRecord {
 /** The latest time a Date can hold (ECMA-262 §21.4.1.22); `status` and `token --json` show the expiry as one. */
 const MAX_TIME_MS = 8.64e15;
 
-/**
- * An expiry no Date can hold, as an older idcli stored a server's `expires_in` of 1e300, reads as the longest
- * lifetime idcli now believes, counted from when the record was written; one before any date is as expired as any.
- */
+/** An expiry no Date can hold (an older idcli stored `expires_in` 1e300) reads as the longest lifetime believed. */
 function believedExpiry(expiresAt: number, updatedAt: number): number {
   if (Math.abs(expiresAt) <= MAX_TIME_MS) return expiresAt;
   if (expiresAt < 0) return 0;

@@ -1,10 +1,8 @@
 /**
- * A bounded look at the Secret Service before the keychain library's first call on Linux. The library connects and
- * opens its secret session synchronously on the main thread, and waits for an unlock prompt without a limit, so a
- * bus that never answers, or a locked keyring, would hang idcli where no timer can end it. This check speaks just
- * enough D-Bus (https://dbus.freedesktop.org/doc/dbus-specification.html) over a socket of its own, which can be
- * dropped at any moment: authenticate, say Hello, and ask whether the default collection is locked. It reads no
- * secret and knows nothing of how the library names its items.
+ * A bounded look at the Secret Service before the keychain library's first call on Linux: the library blocks the
+ * main thread on the bus and on an unlock prompt without a limit. This speaks just enough D-Bus
+ * (https://dbus.freedesktop.org/doc/dbus-specification.html) over a socket of its own, which can be dropped at any
+ * moment: authenticate, say Hello, and ask whether the default collection is locked. It reads no secret.
  */
 import { createConnection, type Socket } from 'node:net';
 
@@ -13,6 +11,10 @@ export type CheckResult = { status: 'ready' } | { status: 'unavailable'; reason:
 export const LOCKED = 'the keyring is locked (unlock it, e.g. by signing in to the desktop)';
 const SECRETS = 'org.freedesktop.secrets';
 const PROPERTIES = 'org.freedesktop.DBus.Properties';
+const SECRETS_SERVICE = 'org.freedesktop.Secret.Service';
+const COLLECTION = 'org.freedesktop.Secret.Collection';
+const NO_BUS = 'no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)';
+const MALFORMED = 'the D-Bus session bus sent a malformed message';
 /** Message types and header field codes ("Message Format"). */
 const METHOD_RETURN = 2;
 const ERROR = 3;
@@ -20,22 +22,17 @@ const FIELD_ERROR_NAME = 4;
 const FIELD_REPLY_SERIAL = 5;
 const MAX_MESSAGE = 1 << 20;
 
-/** A reason for the user that the keychain cannot be used. */
 class Unusable extends Error {}
 
 export function keychainTimeoutReason(timeoutMs: number): string {
   return `keychain did not answer within ${Number((timeoutMs / 1000).toFixed(3))} s`;
 }
 
-/** Which session bus `env` names, comparable between environments. */
 export function sessionBusOf(env: Record<string, string | undefined>): string {
   return env.DBUS_SESSION_BUS_ADDRESS || `runtime:${env.XDG_RUNTIME_DIR ?? ''}`;
 }
 
-/**
- * The Unix socket libdbus would use ("Server Addresses"), or null for a transport not spoken here (tcp:, …).
- * Without DBUS_SESSION_BUS_ADDRESS, libdbus looks at $XDG_RUNTIME_DIR/bus; undefined means no bus at all.
- */
+/** The Unix socket libdbus would use ("Server Addresses"), null for another transport, undefined for no bus. */
 export function sessionBusSocket(env: Record<string, string | undefined>): string | null | undefined {
   const address = env.DBUS_SESSION_BUS_ADDRESS;
   if (!address) return env.XDG_RUNTIME_DIR ? `${env.XDG_RUNTIME_DIR}/bus` : undefined;
@@ -66,14 +63,13 @@ export async function checkSecretService(opts: {
   timeoutMs: number;
 }): Promise<CheckResult> {
   const path = sessionBusSocket(opts.env);
-  if (path === undefined) return unavailable('no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set)');
+  if (path === undefined) return { status: 'unavailable', reason: NO_BUS };
   if (path === null) return { status: 'unchecked' };
   const bus = new Connection(path);
   const timer = setTimeout(() => bus.fail(new Unusable(keychainTimeoutReason(opts.timeoutMs))), opts.timeoutMs);
   try {
-    // SASL EXTERNAL with this process's uid ("Authentication Protocol"). A client may send BEGIN and its first
-    // messages right behind AUTH ("BEGIN command"), so the opening costs one round trip; a bus that turns EXTERNAL
-    // down answers REJECTED before anything else, and this check then cannot tell.
+    // SASL EXTERNAL with this process's uid ("Authentication Protocol"), with BEGIN and the first messages right
+    // behind AUTH ("BEGIN command"); a bus that answers REJECTED leaves the keyring unchecked.
     const uid = Buffer.from(String(process.getuid?.() ?? 0)).toString('hex');
     bus.send(
       Buffer.concat([
@@ -93,14 +89,13 @@ export async function checkSecretService(opts: {
           : `the Secret Service failed a call (${first.error})`,
       );
     }
-    // The alias's Locked property: a missing default collection, or a locked one, would make the first write
-    // (or read) wait on a prompt.
+    // A missing or locked default collection would make the first write (or read) wait on a prompt.
     const locked = await defaultLocked(bus);
     if (locked.error !== undefined) throw new Unusable('the keyring has no default collection');
     if (lockedValue(locked.body, locked.littleEndian)) throw new Unusable(LOCKED);
     return { status: 'ready' };
   } catch (err) {
-    if (err instanceof Unusable) return unavailable(err.message);
+    if (err instanceof Unusable) return { status: 'unavailable', reason: err.message };
     throw err;
   } finally {
     clearTimeout(timer);
@@ -108,32 +103,15 @@ export async function checkSecretService(opts: {
   }
 }
 
-/**
- * Asks for the default alias's Locked property. While gnome-keyring has not yet recorded a new caller (it does so
- * after a call of its own to the bus), it can answer that the alias does not exist; many callers at once make that
- * likely. An alias that is missing stays missing, so the answer is believed only once it comes again after a pause.
- */
+/** gnome-keyring can deny the alias exists before it has recorded a new caller: that is believed only if repeated. */
 async function defaultLocked(bus: Connection): Promise<Message & { error?: string }> {
-  let answer: Message & { error?: string } = await askDefaultLocked(bus, 3);
-  for (let serial = 4, pauseMs = 20; answer.error !== undefined && serial <= 6; serial++, pauseMs *= 4) {
-    await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    answer = await askDefaultLocked(bus, serial);
+  for (let serial = 3, pauseMs = 5; ; serial++, pauseMs *= 4) {
+    if (serial > 3) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    const path = '/org/freedesktop/secrets/aliases/default';
+    bus.send(methodCall(serial, SECRETS, path, PROPERTIES, 'Get', [COLLECTION, 'Locked']));
+    const answer = await bus.reply(serial);
+    if (answer.error === undefined || serial === 6) return answer;
   }
-  return answer;
-}
-
-function askDefaultLocked(bus: Connection, serial: number): Promise<Message & { error?: string }> {
-  bus.send(
-    methodCall(serial, SECRETS, '/org/freedesktop/secrets/aliases/default', PROPERTIES, 'Get', [COLLECTION, 'Locked']),
-  );
-  return bus.reply(serial);
-}
-
-const SECRETS_SERVICE = 'org.freedesktop.Secret.Service';
-const COLLECTION = 'org.freedesktop.Secret.Collection';
-
-function unavailable(reason: string): CheckResult {
-  return { status: 'unavailable', reason };
 }
 
 /** The body of Properties.Get's reply, a VARIANT that must hold a BOOLEAN (marshalled as a UINT32 0 or 1). */
@@ -230,7 +208,7 @@ function takeMessage(buf: Buffer): Message | null {
   const fieldsEnd = 16 + u32(12);
   const bodyStart = align(fieldsEnd, 8);
   const size = bodyStart + u32(4);
-  if (size > MAX_MESSAGE) throw new Unusable('the D-Bus session bus sent a malformed message');
+  if (size > MAX_MESSAGE) throw new Unusable(MALFORMED);
   if (buf.length < size) return null;
   const message: Message = { size, type: buf[1]!, body: buf.subarray(bodyStart, size), littleEndian };
   try {
@@ -255,67 +233,49 @@ function takeMessage(buf: Buffer): Message | null {
       at += 4 + length + 1;
     }
   } catch {
-    throw new Unusable('the D-Bus session bus sent a malformed message');
+    throw new Unusable(MALFORMED);
   }
   return message;
 }
 
 /** A little-endian METHOD_CALL whose arguments are all STRINGs. */
-function methodCall(
-  serial: number,
-  destination: string,
-  path: string,
-  iface: string,
-  member: string,
-  args: string[],
-): Buffer {
-  const body = new Writer();
-  for (const arg of args) body.string(arg);
-  const head = new Writer();
-  head.bytes([0x6c, 1, 0, 1]);
-  head.u32(body.length);
-  head.u32(serial);
-  head.u32(0); // the fields' length, set below
+function methodCall(serial: number, to: string, path: string, iface: string, member: string, args: string[]): Buffer {
+  const body: number[] = [];
+  for (const arg of args) putString(body, arg);
+  const head = [0x6c, 1, 0, 1];
+  putU32(head, body.length);
+  putU32(head, serial);
+  putU32(head, 0); // the fields' length, set below
   const field = (code: number, type: string, write: () => void) => {
-    head.align(8);
-    head.bytes([code, 1, type.charCodeAt(0), 0]);
+    pad(head, 8);
+    head.push(code, 1, type.charCodeAt(0), 0);
     write();
   };
-  field(1, 'o', () => head.string(path));
-  field(2, 's', () => head.string(iface));
-  field(3, 's', () => head.string(member));
-  field(6, 's', () => head.string(destination));
-  if (args.length > 0) field(8, 'g', () => head.bytes([args.length, ...Buffer.from('s'.repeat(args.length)), 0]));
+  field(1, 'o', () => putString(head, path));
+  field(2, 's', () => putString(head, iface));
+  field(3, 's', () => putString(head, member));
+  field(6, 's', () => putString(head, to));
+  if (args.length > 0) field(8, 'g', () => head.push(args.length, ...Buffer.from('s'.repeat(args.length)), 0));
   const fieldsLength = head.length - 16;
-  head.align(8);
-  const out = Buffer.concat([head.buffer(), body.buffer()]);
+  pad(head, 8);
+  const out = Buffer.from([...head, ...body]);
   out.writeUInt32LE(fieldsLength, 12);
   return out;
 }
 
-class Writer {
-  readonly #bytes: number[] = [];
-  get length(): number {
-    return this.#bytes.length;
-  }
-  bytes(values: Iterable<number>): void {
-    for (const v of values) this.#bytes.push(v);
-  }
-  align(to: number): void {
-    while (this.#bytes.length % to !== 0) this.#bytes.push(0);
-  }
-  u32(value: number): void {
-    this.align(4);
-    this.bytes([value & 0xff, (value >>> 8) & 0xff, (value >>> 16) & 0xff, value >>> 24]);
-  }
-  string(value: string): void {
-    const utf8 = Buffer.from(value, 'utf8');
-    this.u32(utf8.length);
-    this.bytes([...utf8, 0]);
-  }
-  buffer(): Buffer {
-    return Buffer.from(this.#bytes);
-  }
+function pad(bytes: number[], to: number): void {
+  while (bytes.length % to !== 0) bytes.push(0);
+}
+
+function putU32(bytes: number[], value: number): void {
+  pad(bytes, 4);
+  bytes.push(value & 0xff, (value >>> 8) & 0xff, (value >>> 16) & 0xff, value >>> 24);
+}
+
+function putString(bytes: number[], value: string): void {
+  const utf8 = Buffer.from(value, 'utf8');
+  putU32(bytes, utf8.length);
+  bytes.push(...utf8, 0);
 }
 
 function align(n: number, to: number): number {

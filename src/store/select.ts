@@ -1,9 +1,4 @@
-/**
- * Which credential store to use (IDCLI_CREDENTIAL_STORE). The keychain is preferred; falling back to a file is
- * allowed only out loud, because a user who expects the keychain must learn that a token now sits on disk. The
- * fallback store carries that notice and gives it when credentials are written there (see CredentialStore.notice),
- * not on every run that only reads them.
- */
+/** Which credential store to use; falling back from the keychain to a file only out loud (CredentialStore.notice). */
 import { join } from 'node:path';
 import type { CredentialStoreMode } from '../config.js';
 import { usageError } from '../errors.js';
@@ -15,7 +10,6 @@ import type { KeyringClientOptions } from './keyring-client.js';
 export interface OpenStoreOptions extends KeyringClientOptions {
   mode: CredentialStoreMode;
   configDir: string;
-  /** What the store has to say: the fallback notice when credentials are written, permissions it tightened. */
   warn: (msg: string) => void;
 }
 
@@ -33,10 +27,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore
   });
 }
 
-/**
- * Every store that can hold credentials right now, for logout: the keychain if it answers, and always the file
- * store — a record may sit in either, depending on what was usable at login time.
- */
+/** For logout: the keychain if it answers, and always the file store, as a record may sit in either. */
 export async function allStores(
   opts: Omit<OpenStoreOptions, 'mode' | 'warn'> & Partial<Pick<OpenStoreOptions, 'mode' | 'warn'>>,
 ): Promise<CredentialStore[]> {
