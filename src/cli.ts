@@ -1,15 +1,11 @@
-/**
- * The entry point: argv → command, the one place where errors become exit codes, and the only module that
- * touches `process`. Each command (src/commands/) is loaded when its name is read, so `idcli token` does not pay
- * for `list`.
- */
+/** The entry point: argv → command, the one place where errors become exit codes, the only module touching `process`. */
 import { fstatSync, writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { createFileOutput } from './output/file-output.js';
 import { parseArgv } from './argv/parse.js';
 import { type CommandSpec, loadAll } from './argv/define.js';
 import { SURFACE } from './commands/index.js';
-import { envVar, settingFlags, settingsSource } from './config.js';
+import { SETTINGS, settingFlags, settingsSource } from './config.js';
 import { loadConfigFile } from './config-file.js';
 import type { CommandContext } from './context.js';
 import type { Deps, UnabandonableTask } from './deps.js';
@@ -33,20 +29,14 @@ export interface Process {
   env: Record<string, string | undefined>;
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  /** Writes a short, complete text to stdout (after anything already written to the stream). */
   print(text: string): void;
-  /**
-   * Takes over SIGINT, SIGTERM and SIGHUP (on the first call) and returns the signal they abort; its `reason` is
-   * the name of the process signal that came.
-   */
+  /** Takes over SIGINT, SIGTERM and SIGHUP (on the first call); the signal's `reason` is the one that came. */
   interrupt(): AbortSignal;
   /**
    * Resolves once stdout holds everything written to it, with the write error (never EPIPE) if there was one.
    * A stop signal ends the wait: what a reader has not taken by then is given up, as the user asked to stop.
-   * Optional: a caller whose stdout cannot fail (the build rendering the help page into a string) leaves it out.
    */
   flush?(): Promise<unknown>;
-  /** Whether a stop signal came; false while none was taken over. */
   stopped?(): boolean;
   /** Deps.mustFinish: `work` outlives the first stop signal, and a second one by FINISH_GRACE_MS at most. */
   mustFinish?<T>(task: UnabandonableTask, work: () => Promise<T>): Promise<T>;
@@ -55,18 +45,13 @@ export interface Process {
 /** How long a finished run may take to wind down by itself before it is made to exit. */
 const EXIT_GRACE_MS = 500;
 
-/**
- * How long a second stop signal still waits for work that must not be abandoned (Deps.mustFinish): a token
- * response normally comes within a second, and a user pressing Ctrl-C twice wants out soon, not after the request's
- * own deadline.
- */
+/** How long a second stop signal waits for work that must not be abandoned: Ctrl-C pressed twice wants out soon. */
 const FINISH_GRACE_MS = 5_000;
 
 /** The process signals handled like Ctrl-C, with the exit code each one ends the run with. */
 const STOP_SIGNALS = { SIGINT: ExitCode.INTERRUPTED, SIGTERM: ExitCode.TERMINATED, SIGHUP: ExitCode.HANGUP } as const;
 type StopSignal = keyof typeof STOP_SIGNALS;
 
-/** Runs the CLI and returns the exit code; never throws. */
 export async function main(proc: Process): Promise<number> {
   let style: Style | undefined;
   const styled = () => (style ??= stderrStyle(proc.stderr, proc.env));
@@ -92,7 +77,7 @@ export async function main(proc: Process): Promise<number> {
       },
     );
     // Known before any command runs, so no line can show it, whether or not the command uses it.
-    log.addSecret(proc.env[envVar('access-token')]);
+    log.addSecret(proc.env[SETTINGS['access-token'].env]);
     // Getters, so a command that never touches a stream or the signal never creates it.
     const d: Deps = {
       env: proc.env,
@@ -112,8 +97,7 @@ export async function main(proc: Process): Promise<number> {
       },
       mustFinish: (task, work) => (proc.mustFinish ? proc.mustFinish(task, work) : work()),
     };
-    // A command that may wait on the network or a person takes Ctrl-C over before it starts (exit 130, no partial
-    // output).
+    // A command that may wait on the network or a person takes Ctrl-C over before it starts.
     if (!command.quick) proc.interrupt();
     deps = d;
     const flags = { ...settingFlags(SURFACE.globals, globals), ...settingFlags(command.options, options) };
@@ -165,7 +149,6 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
   return ExitCode.INTERNAL;
 }
 
-/** Wires the real process into `main`; the only caller is bin/idcli.cjs. */
 export function run(): void {
   let stdout: (NodeJS.WritableStream & Writable & { isTTY?: boolean }) | undefined;
   let writeFailure: unknown;
@@ -186,22 +169,20 @@ export function run(): void {
       return stdout;
     },
     get stderr() {
+      // Messages are best effort: a stderr that cannot be written (`2>/dev/full`, a terminal that went away) must
+      // neither change the exit code nor stop the data on stdout, and its 'error' must not crash the run.
       if (!stderrGuarded) {
         stderrGuarded = true;
-        // Messages are best effort: a stderr that cannot be written (`2>/dev/full`, a terminal that went away) must
-        // neither change the exit code nor stop the data on stdout, and its 'error' must not crash the run.
         process.stderr.on('error', () => {});
       }
       return process.stderr;
     },
     print(text) {
-      if (stdout) stdout.write(text);
-      else {
-        try {
-          printSync(text, () => proc.stdout);
-        } catch (err) {
-          writeFailure ??= err;
-        }
+      if (stdout) return void stdout.write(text);
+      try {
+        printSync(text, () => proc.stdout);
+      } catch (err) {
+        writeFailure ??= err;
       }
     },
     interrupt: stops.interrupt,
@@ -230,10 +211,7 @@ export function run(): void {
   });
 }
 
-/**
- * SIGINT, SIGTERM and SIGHUP, taken over on the first call of `interrupt`, and the work that must finish before
- * they may stop the run (Deps.mustFinish), with the second signal's grace timer.
- */
+/** The stop signals, taken over on the first `interrupt`, and the work that must finish before they stop the run. */
 function stopSignals(say: (line: string) => void): Required<Pick<Process, 'interrupt' | 'stopped' | 'mustFinish'>> & {
   readonly signal: AbortSignal | undefined;
 } {
@@ -252,11 +230,10 @@ function stopSignals(say: (line: string) => void): Required<Pick<Process, 'inter
       const key = name === 'SIGINT' ? 'Ctrl-C' : name;
       if (!c.signal.aborted) {
         c.abort(name);
-        if (task) {
+        if (task)
           say(
             `idcli: finishing ${task.what} before stopping; a second ${key} waits ${FINISH_GRACE_MS / 1000} s more at most, then stops and loses ${task.loses}`,
           );
-        }
       } else if (task && grace === undefined) {
         say(`idcli: waiting ${FINISH_GRACE_MS / 1000} s at most for ${task.what} to finish; a third ${key} stops now`);
         grace = setTimeout(() => {

@@ -25,11 +25,9 @@ export interface Deps {
 
 /** What a stop signal tells the user about work it cannot simply abandon. */
 export interface UnabandonableTask {
-  /** e.g. "the token refresh" */
+  /** e.g. "the token refresh", what abandoning it costs ("the sign-in"), what to do then. */
   what: string;
-  /** What abandoning it costs, e.g. "the sign-in". */
   loses: string;
-  /** What to do when it was abandoned after all. */
   fix: string;
 }
 

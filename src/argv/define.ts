@@ -1,7 +1,6 @@
 /**
  * How a command is defined: one table of its options and arguments, from which the parser, the help page, the
- * shell completion and the type of what its `run` receives are all derived. Each command is one folder in
- * src/commands/, its definition and its body in `command.ts`.
+ * shell completion and the type of what its `run` receives are all derived.
  */
 import { type OptionKey, type Row, SETTINGS, type SettingsSource } from '../config.js';
 import type { CommandContext } from '../context.js';
@@ -22,7 +21,6 @@ export interface OptionSpec {
   short?: `-${string}`;
   /** Given more than once, every value is kept, in order (a list of strings). */
   repeatable?: boolean;
-  /** Property name in the parsed options. */
   key: string;
   type: OptionType;
   /** Placeholder shown in help, e.g. `<seconds>`. */
@@ -39,9 +37,8 @@ export interface OptionSpec {
   min?: number;
   max?: number;
   env?: string;
-  /** `--no-browser` sets `browser` to false. */
   negates?: boolean;
-  /** The setting this option gives (`option.setting`): the binding settingFlags (config.ts) reads, never the key. */
+  /** The setting this option gives (`option.setting`): what settingFlags (config.ts) reads, never the key. */
   setting?: OptionKey;
 }
 
@@ -86,15 +83,12 @@ function integer(spec: Common & Bounds & { defaultValue?: number }): Option<numb
 
 /** The kinds of option; each reads its parsed value into the type `run` sees. */
 export const option = {
-  /** A switch: true when given. */
   boolean: (spec: Common) => make('boolean', spec, (v) => v === true),
   /** `--no-<name>`: true unless given. */
   negated: (spec: Common) => make('boolean', { ...spec, negates: true }, (v) => v !== false),
   string: (spec: Common) => make('string', spec, (v) => (typeof v === 'string' ? v : undefined)),
-  /** One of a fixed set of words; anything else is refused. */
   choice: <const C extends string>(spec: Common & { choices: readonly C[] }) =>
     make('string', spec, (v) => spec.choices.find((c) => c === v)),
-  /** May be given more than once; every value is kept, in order. */
   list: (spec: Common) => make('string', { ...spec, repeatable: true }, (v) => (Array.isArray(v) ? v : [])),
   integer,
   /** A whole number or one of a few words, e.g. `--concurrency 4|auto`. */
@@ -112,11 +106,7 @@ export const option = {
       min: 0,
       max: MAX_RETRIES,
     }),
-  /**
-   * A setting's flag (`--base-url`, `--page-size`): its name, placeholder, help, variable and kind come from its row
-   * in SETTINGS, and `setting` binds it to the row (settingFlags in config.ts). `run` gets the flag as given; the
-   * setting's value is in the context's settings.
-   */
+  /** A setting's flag, described by its row in SETTINGS; `run` gets it as given, the value is in the settings. */
   setting: <const K extends OptionKey>(key: K) => {
     const row: Row<unknown> = SETTINGS[key];
     const { env, value, description = '', keywords, min } = row;
@@ -152,9 +142,8 @@ export interface Invocation {
   context(): Promise<CommandContext>;
   /** Where the settings are (the config directory, the profile), for the commands that work on the file itself. */
   settings: SettingsSource;
-  /** The process's stdin, opened only when asked for. */
+  /** Opened only when asked for. */
   stdin(): NodeJS.ReadableStream & { isTTY?: boolean };
-  /** Every command, for the one that describes them all (completion). */
   surface: Surface;
 }
 
@@ -170,17 +159,13 @@ export interface LeafCommand extends About {
   options: readonly OptionSpec[];
   args?: readonly ArgSpec[];
   subcommands?: undefined;
-  /**
-   * Answers without waiting on the network or a person, so Ctrl-C is not taken over before it starts (`token`
-   * takes it over itself when it has to refresh).
-   */
+  /** Answers without waiting on the network or a person, so Ctrl-C is not taken over before it starts. */
   quick?: boolean;
   /** The options `run` would get: read from the table and checked, or a usage error; nothing else happens. */
   read(parsed: Parsed): unknown;
   run(parsed: Parsed, inv: Invocation): Promise<void>;
 }
 
-/** What the parser found for one command: its options by key and its arguments in order. */
 export interface Parsed {
   options: Values;
   args: readonly string[];
@@ -194,10 +179,7 @@ export interface CommandGroup extends About {
 
 export type CommandSpec = LeafCommand | CommandGroup;
 
-/**
- * A command as the list of commands knows it: its name, and its definition loaded on demand, so that a run loads
- * the code of its own command only.
- */
+/** A command's name, and its definition loaded on demand, so that a run loads the code of its own command only. */
 export interface CommandEntry {
   name: string;
   /** Left out of help and completion (helpers the completion scripts call). */
@@ -205,7 +187,6 @@ export interface CommandEntry {
   load(): Promise<CommandSpec>;
 }
 
-/** The whole command line: the global options and every command (src/commands/index.ts). */
 export interface Surface {
   globals: readonly OptionSpec[];
   commands: readonly CommandEntry[];
@@ -216,13 +197,9 @@ export function loadAll(surface: Surface, { hidden }: { hidden: boolean }): Prom
   return Promise.all(surface.commands.filter((c) => hidden || !c.hidden).map((c) => c.load()));
 }
 
-/** A command's body: what it does with its options, read from its table, and the invocation. */
 export type Run<T extends Table> = (options: OptionsOf<T>, invocation: Invocation) => Promise<void>;
 
-/**
- * A command from its table and body. `check` refuses combinations of options that the table alone cannot (a usage
- * error, exit 2): it runs before the body, so before anything is read, asked or written.
- */
+/** A command from its table and body; `check` refuses combinations of options before anything is read or written. */
 export function defineCommand<T extends Table>(
   def: About & { options: T; quick?: boolean; check?: (options: OptionsOf<T>) => void; run: Run<T> },
 ): LeafCommand {

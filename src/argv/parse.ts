@@ -147,14 +147,8 @@ async function unknownOption(
 /** A word that is not an option: `help`, a command or subcommand name, or an argument of the command. */
 async function positional(scan: Scan, token: string): Promise<void> {
   const cmd = current(scan);
-  if (!cmd && token === 'help') {
-    scan.help = true;
-    return;
-  }
-  if (cmd && !cmd.subcommands) {
-    scan.args.push(token);
-    return;
-  }
+  if (!cmd && token === 'help') return void (scan.help = true);
+  if (cmd && !cmd.subcommands) return void scan.args.push(token);
   const among: readonly (CommandEntry | LeafCommand)[] = cmd ? cmd.subcommands : scan.surface.commands;
   // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
   const found = among.find((c) => c.name === token && !(scan.help && isHidden(c)));
@@ -202,20 +196,12 @@ function convert(spec: OptionSpec, value: string): string | number {
     }
     const n = Number(value);
     const min = spec.min ?? 0;
-    if (spec.max !== undefined && (n < min || n > spec.max))
-      throw usageError(
-        'USAGE_NUMBER_OUT_OF_RANGE',
-        `${spec.flag} must be between ${min} and ${spec.max}, not ${clip(value)}`,
-      );
-    if (n < min)
-      throw usageError('USAGE_NUMBER_OUT_OF_RANGE', `${spec.flag} must be at least ${min}, not ${clip(value)}`);
+    const range = (rule: string) =>
+      usageError('USAGE_NUMBER_OUT_OF_RANGE', `${spec.flag} must be ${rule}, not ${clip(value)}`);
+    if (spec.max !== undefined && (n < min || n > spec.max)) throw range(`between ${min} and ${spec.max}`);
+    if (n < min) throw range(`at least ${min}`);
     // Past 2^53 a number is no longer exact: 9007199254740993 would quietly become 9007199254740992.
-    if (n > Number.MAX_SAFE_INTEGER) {
-      throw usageError(
-        'USAGE_NUMBER_OUT_OF_RANGE',
-        `${spec.flag} must be a whole number no larger than ${Number.MAX_SAFE_INTEGER}, not ${clip(value)}`,
-      );
-    }
+    if (n > Number.MAX_SAFE_INTEGER) throw range(`a whole number no larger than ${Number.MAX_SAFE_INTEGER}`);
     return n;
   }
   if (spec.choices && !spec.choices.includes(value)) {

@@ -10,7 +10,6 @@ import { responseError } from '../../apiclient/status-errors.js';
 import { apiBaseUrl } from '../../apiclient/target.js';
 import type { CommandContext } from '../../context.js';
 import { interrupted } from '../../errors.js';
-import type { RetriedResponse } from '../../http/client.js';
 import { withReason } from '../../http/status-text.js';
 import { MAX_REPLAY_BYTES } from '../../http/limits.js';
 import type { HttpResponse, StreamedBody } from '../../http/types.js';
@@ -100,10 +99,6 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
   const writer = createPageWriter(deps.stdout);
   // Byte for byte into a pipe or a file; on a terminal a body must not be able to drive it (docs/cli.md, "api").
   const shown = deps.stdout.isTTY === true ? escapeControls : (bytes: Buffer) => bytes;
-  const output = async (res: RetriedResponse): Promise<void> => {
-    if (opts.include) await writer.write(shown(Buffer.from(responseHead(res))));
-    await writer.write(shown(res.body));
-  };
   try {
     const body = input?.body;
     deps.log.verbose(
@@ -112,7 +107,8 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
     const req = { method: plan.method, url: plan.url, headers: plan.headers, body, signal: deps.signal };
     const res = await client.send(req);
     // Shown whatever its status, a 401 that could not be repeated too; the error comes after it.
-    await output(res);
+    if (opts.include) await writer.write(shown(Buffer.from(responseHead(res))));
+    await writer.write(shown(res.body));
     const error = responseError(plan.method, plan.url, res, input?.what);
     if (error !== undefined) throw error;
   } finally {
@@ -135,12 +131,7 @@ async function requestBody(
 ): Promise<Body | undefined> {
   if (source.kind === 'none') return undefined;
   if (source.kind === 'text') return { body: Buffer.from(source.text, 'utf8'), what: '-f', close() {} };
-  return openInput(source.path, {
-    signal: deps.signal,
-    deadlineMs: settings.httpTimeoutMs,
-    log: deps.log,
-    stdin,
-  });
+  return openInput(source.path, { signal: deps.signal, deadlineMs: settings.httpTimeoutMs, log: deps.log, stdin });
 }
 
 /**
@@ -152,13 +143,9 @@ function responseHead(res: HttpResponse): string {
   const status = got === undefined ? withReason(res.status) : `${res.status}${got.reason ? ` ${got.reason}` : ''}`;
   let head = `HTTP/${got?.httpVersion ?? '1.1'} ${status}\r\n`;
   const raw = got?.rawHeaders;
-  if (raw !== undefined) {
-    for (let i = 0; i + 1 < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
-    return `${head}\r\n`;
-  }
-  for (const [name, value] of Object.entries(res.headers)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) head += `${name}: ${v}\r\n`;
-  }
+  if (raw !== undefined) for (let i = 0; i + 1 < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  else
+    for (const [name, value] of Object.entries(res.headers))
+      for (const v of value === undefined ? [] : [value].flat()) head += `${name}: ${v}\r\n`;
   return `${head}\r\n`;
 }

@@ -31,16 +31,15 @@ export const command = defineCommand({
     const { deps } = invocation;
     const checks = await runChecks(invocation);
     const failed = checks.filter((c) => c.status === 'fail').length;
-    if (o.json) {
-      deps.stdout.write(`${JSON.stringify({ ok: failed === 0, checks }, null, 2)}\n`);
-    } else {
-      deps.stdout.write(render(checks, stderrStyle(deps.stdout, deps.env)));
-    }
-    if (failed > 0) {
+    deps.stdout.write(
+      o.json
+        ? `${JSON.stringify({ ok: failed === 0, checks }, null, 2)}\n`
+        : render(checks, stderrStyle(deps.stdout, deps.env)),
+    );
+    if (failed > 0)
       throw new IdcliError('DOCTOR_CHECKS_FAILED', `${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, {
         hint: 'apply the fixes above and run `idcli doctor` again',
       });
-    }
   },
 });
 

@@ -19,10 +19,7 @@ import { redactUrl } from '../../redact.js';
 import { withReason } from '../../http/status-text.js';
 import { stderrStyle } from '../../style.js';
 
-/**
- * Pages in flight when `--concurrency auto` starts: a browser's handful of connections, from which the window grows
- * while the server keeps up (src/paginate/window.ts).
- */
+/** Pages in flight when `--concurrency auto` starts: a browser's handful of connections (src/paginate/window.ts). */
 const AUTO_CONCURRENCY = 4;
 
 const options = {
@@ -35,7 +32,6 @@ const options = {
     min: 0,
   }),
   limit: option.integer({ flag: '--limit', value: '<n>', description: 'stop after this many items', min: 0 }),
-  /** Pages in flight; `auto` starts at AUTO_CONCURRENCY and adapts (src/paginate/window.ts). */
   concurrency: option.integerOr({
     flag: '--concurrency',
     value: '<n>|auto',
@@ -88,12 +84,8 @@ export const command = defineCommand({
     // Everything that can be refused without the network is refused before any request (exit 2).
     const first = firstRequest(o, apiBase, ctx.settings.pageSize());
     const dump = openOutput(o, apiBase, first.apiOrigin, ctx);
-    try {
-      await countOrWalk(o, ctx, first, dump);
-    } finally {
-      // FILE's claim ends with the run, however it ends.
-      dump?.release();
-    }
+    // FILE's claim ends with the run, however it ends.
+    await countOrWalk(o, ctx, first, dump).finally(() => dump?.release());
   },
 });
 
@@ -184,23 +176,16 @@ function chosenSizeRefused(err: WalkFailure, first: FirstRequest | undefined): u
 function openOutput(opts: ListOptions, apiBase: string, origin: string, ctx: CommandContext): DumpFile | undefined {
   const file = opts.output === '-' ? undefined : opts.output;
   if (file === undefined) return undefined;
+  const { target, pageSize, pageIndex, restart, limit } = opts;
   const walk = {
-    target: opts.target,
+    target,
     apiBaseUrl: apiBase,
     profile: ctx.settings.profile,
-    pageSize: opts.pageSize ?? null,
-    pageIndex: opts.pageIndex ?? null,
+    pageSize: pageSize ?? null,
+    pageIndex: pageIndex ?? null,
   };
   const { deps } = ctx;
-  return openDump({
-    file,
-    walk,
-    restart: opts.restart,
-    limit: opts.limit,
-    apiOrigin: origin,
-    info: (msg) => deps.log.info(msg),
-    now: deps.now,
-  });
+  return openDump({ file, walk, restart, limit, apiOrigin: origin, info: (msg) => deps.log.info(msg), now: deps.now });
 }
 
 /** --count: the first page's totalItems, asked with pageSize=0. */
@@ -208,11 +193,8 @@ async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps):
   const writer = createPageWriter(deps.stdout, () => {}, deps.signal);
   const page = await fetchPage(fetchCtx, firstUrl, deps.signal);
   if (page.totalItems === undefined) {
-    throw new IdcliError(
-      'CONTRACT_NO_TOTAL_ITEMS',
-      `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`,
-      ExitCode.CONTRACT,
-    );
+    const why = `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`;
+    throw new IdcliError('CONTRACT_NO_TOTAL_ITEMS', why, ExitCode.CONTRACT);
   }
   await writer.write(`${page.totalItems}\n`);
 }
@@ -246,11 +228,8 @@ async function walkToStdout(
           `the server refused pageSize=${new URL(plan.firstUrl).searchParams.get('pageSize')}, the size idcli chose; asking again with its default of ${CONTRACT_PAGE_SIZE}`,
         ),
       // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
-      onSequentialFallback: (reason) => {
-        const message = `--concurrency ignored: ${reason}; fetching pages one by one`;
-        if (plan.adaptive) deps.log.verbose(message);
-        else deps.log.info(message);
-      },
+      onSequentialFallback: (reason) =>
+        deps.log[plan.adaptive ? 'verbose' : 'info'](`--concurrency ignored: ${reason}; fetching pages one by one`),
       onWindow: ({ from, to, reason }) => {
         const change = from === to ? `held at ${to}` : `${from} → ${to}`;
         deps.log.verbose(

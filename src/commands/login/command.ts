@@ -9,12 +9,7 @@ import { showLoginWait } from '../../output/login-wait.js';
 import { liveLineWanted } from '../../output/status-line.js';
 
 const options = {
-  prompt: option.choice({
-    flag: '--prompt',
-    value: '<mode>',
-    description: 'sign-in page behaviour',
-    choices: PROMPTS,
-  }),
+  prompt: option.choice({ flag: '--prompt', value: '<mode>', description: 'sign-in page behaviour', choices: PROMPTS }),
   loginHint: option.string({
     flag: '--login-hint',
     value: '<email>',
@@ -80,17 +75,13 @@ function loginView(opts: LoginOptions, { deps }: CommandContext, stdinOf: Invoca
           : `Open this URL in a browser to sign in:\n\n  ${url}\n\n`,
       );
       if (opening) return openBrowser(url, { env: deps.env, warn: (m) => log.warn(m) });
-      if (canPaste) {
-        deps.stderr.write(
-          `A browser on another machine ends on a page that does not load (${callbackUri}?…): that is expected.\n`,
-        );
-      } else {
-        const { hostname, port } = new URL(callbackUri);
-        deps.stderr.write(
-          `The browser must reach ${callbackUri} on this machine. From another machine, forward that port ` +
-            `first (ssh -L ${port}:${hostname}:${port} <this host>), or run idcli login where a browser runs.\n`,
-        );
-      }
+      const { hostname, port } = new URL(callbackUri);
+      deps.stderr.write(
+        canPaste
+          ? `A browser on another machine ends on a page that does not load (${callbackUri}?…): that is expected.\n`
+          : `The browser must reach ${callbackUri} on this machine. From another machine, forward that port ` +
+              `first (ssh -L ${port}:${hostname}:${port} <this host>), or run idcli login where a browser runs.\n`,
+      );
     },
     showWaiting(deadline, offer) {
       // On a terminal a countdown that goes away with the callback; elsewhere (a pipe, CI) one plain line.
