@@ -20,10 +20,7 @@ import { errCode } from './shape.js';
 declare const IDCLI_VERSION: string;
 const VERSION = typeof IDCLI_VERSION === 'string' ? IDCLI_VERSION : '0.0.0-dev';
 
-/**
- * The process as main() sees it. run() creates the streams and the SIGINT handler on first use: each costs start-up
- * time (the stream modules, a signal watcher) that `idcli token` with a cached token never needs.
- */
+/** The process as main() sees it; run() creates the streams and the signal handlers on first use (start-up time). */
 export interface Process {
   argv: string[];
   env: Record<string, string | undefined>;
@@ -44,11 +41,10 @@ export interface Process {
 
 /** How long a finished run may take to wind down by itself before it is made to exit. */
 const EXIT_GRACE_MS = 500;
-
 /** How long a second stop signal waits for work that must not be abandoned: Ctrl-C pressed twice wants out soon. */
 const FINISH_GRACE_MS = 5_000;
 
-/** The process signals handled like Ctrl-C, with the exit code each one ends the run with. */
+/** The process signals handled like Ctrl-C, with the exit code of each. */
 const STOP_SIGNALS = { SIGINT: ExitCode.INTERRUPTED, SIGTERM: ExitCode.TERMINATED, SIGHUP: ExitCode.HANGUP } as const;
 type StopSignal = keyof typeof STOP_SIGNALS;
 
@@ -135,8 +131,7 @@ async function flushed(proc: Process): Promise<void> {
 function report(err: unknown, proc: Process, style: Style, deps: Deps | undefined): number {
   const stop = proc.interrupt();
   if (stop.aborted) return STOP_SIGNALS[stop.reason as StopSignal] ?? ExitCode.INTERRUPTED;
-  // The error line goes through the same redaction as the logger's lines, whatever the message quotes: a URL in it
-  // may carry the access token, a signature or a password.
+  // Redacted like the logger's lines: a URL in the message may carry the access token, a signature or a password.
   const shown = (msg: string) => printable(deps ? deps.log.redact(msg) : redactLine(msg));
   const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${shown(msg)}\n`);
   if (err instanceof IdcliError) {
@@ -221,10 +216,8 @@ function stopSignals(say: (line: string) => void): Required<Pick<Process, 'inter
   const interrupt = (): AbortSignal => {
     if (controller) return controller.signal;
     const c = (controller = new AbortController());
-    // CI runners cancel with SIGTERM and a closed terminal sends SIGHUP: both end the run like Ctrl-C, between
-    // pages, with the resume hint. A second signal of any kind leaves at once, whatever is still pending.
-    // Work that must finish (a refresh whose answer carries the only valid refresh token) changes that: the first
-    // signal lets it finish, the second waits for it FINISH_GRACE_MS at most, a third leaves at once.
+    // SIGTERM (a CI cancel) and SIGHUP end the run like Ctrl-C; a second signal leaves at once, unless work must
+    // finish (a refresh): the first lets it, the second waits FINISH_GRACE_MS at most, a third leaves at once.
     const onSignal = (name: StopSignal): void => {
       const [task] = unfinished;
       const key = name === 'SIGINT' ? 'Ctrl-C' : name;
@@ -272,10 +265,7 @@ function stopSignals(say: (line: string) => void): Required<Pick<Process, 'inter
   };
 }
 
-/**
- * Writes straight to fd 1, as `idcli --version` does in bin/idcli.cjs. A pipe that is full and non-blocking (EAGAIN)
- * takes the rest through the stream; a reader that went away (EPIPE) is not an error.
- */
+/** Writes straight to fd 1; a full non-blocking pipe (EAGAIN) takes the rest through the stream, EPIPE is no error. */
 function printSync(text: string, stream: () => NodeJS.WritableStream): void {
   const bytes = Buffer.from(text, 'utf8');
   let done = 0;

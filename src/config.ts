@@ -1,7 +1,6 @@
 /**
- * Every setting in one table (SETTINGS), and the one rule that resolves each: command-line flag > environment
- * variable > the profile in the config file > built-in default (docs/cli.md, "Configuration"). An empty variable
- * counts as unset, for every row. Pure: config.json is read and written by src/config-file.ts.
+ * Every setting in one table (SETTINGS), and the one rule that resolves each: flag > environment variable (unless
+ * empty) > the profile in the config file > default (docs/cli.md, "Configuration").
  */
 import { userInfo } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -27,7 +26,7 @@ export interface Row<T> {
   stored?: true;
   /** Its flag is accepted before or after any command; the others' belong to the commands that list them. */
   global?: true;
-  /** The flag's help: placeholder, text, and the default shown when it is not `default` itself. */
+  /** The flag's help; `defaultText` is shown when the default is not `default` itself. */
   value?: string;
   description?: string;
   defaultText?: string;
@@ -153,9 +152,7 @@ export const SETTINGS = {
 
 type Table = typeof SETTINGS;
 export type SettingName = keyof Table;
-/** The keys a profile in config.json may hold. */
 export type ConfigKey = { [N in SettingName]: Table[N] extends { stored: true } ? N : never }[SettingName];
-/** The settings that have a flag. */
 export type OptionKey = { [N in SettingName]: Table[N] extends { description: string } ? N : never }[SettingName];
 type Field<N extends SettingName> = Table[N]['field'];
 type Value<N extends SettingName> = ReturnType<Table[N]['parse']>;
@@ -165,14 +162,9 @@ type Read<N extends SettingName> = Table[N] extends { lazy: true } ? () => Value
 export type Settings = { [N in SettingName as Field<N & Known<N>>]: Read<N> } & {
   [N in Exclude<SettingName, Known<SettingName>> as Field<N>]?: Read<N>;
 };
-/** The text of the settings' flags, under their fields. */
 export type SettingFlags = { [N in OptionKey as Field<N>]?: string };
 
-interface Sources {
-  flag?: string | undefined;
-  env: Env;
-  file?: string | undefined;
-}
+type Sources = { flag?: string | undefined; env: Env; file?: string | undefined };
 
 /** One setting by the one rule; an empty flag or entry is read like any other value (an empty `--profile` is told). */
 export function resolveSetting<T>(row: Row<T> & ({ default: T } | { fallback: (env: Env) => T }), from: Sources): T;
@@ -184,7 +176,7 @@ export function resolveSetting<T>(row: Row<T>, from: Sources): T | undefined {
 }
 
 const STORED: ReadonlySet<string> = new Set(
-  Object.entries(SETTINGS).flatMap(([name, row]) => ('stored' in row ? [name] : [])),
+  Object.keys(SETTINGS).filter((name) => 'stored' in SETTINGS[name as SettingName]),
 );
 /** The config keys, in the table's order (`config set`, completion). */
 export const CONFIG_KEYS: readonly ConfigKey[] = [...STORED].filter(isConfigKey);
@@ -207,9 +199,7 @@ export function settingFlags(
 }
 
 /** Profiles by name in null-prototype objects: a name such as `constructor` is never Object.prototype behaviour. */
-export interface ConfigFile {
-  profiles: Record<string, Partial<Record<ConfigKey, string>>>;
-}
+export type ConfigFile = { profiles: Record<string, Partial<Record<ConfigKey, string>>> };
 
 export function emptyConfigFile(): ConfigFile {
   return { profiles: Object.create(null) as ConfigFile['profiles'] };
@@ -241,7 +231,6 @@ export function configDirFor(env: Env, platform = process.platform): string {
   return resolveSetting({ ...SETTINGS['config-dir'], fallback: (e) => platformConfigDir(e, platform) }, { env });
 }
 
-/** The platform's user config directory + /idcli. */
 function platformConfigDir(env: Env, platform = process.platform): string {
   if (platform === 'win32' && env.APPDATA) return join(env.APPDATA, 'idcli');
   if (platform === 'darwin') return join(homeDir(env), 'Library', 'Application Support', 'idcli');
@@ -331,9 +320,7 @@ export function settingsSource(flags: SettingFlags, env: Env, readFile: ConfigRe
 export type ConfigReader = (configDir: string, opts?: ConfigFileOptions) => Promise<ConfigFile>;
 const noFile: ConfigReader = () => Promise.resolve(emptyConfigFile());
 
-export interface ConfigFileOptions {
-  warn?: (msg: string) => void;
-}
+export type ConfigFileOptions = { warn?: (msg: string) => void };
 
 export function resolveSettings(
   flags: SettingFlags,
@@ -434,7 +421,6 @@ function parseOnOff(text: string): boolean {
   );
 }
 
-/** `page-size`: a number, `auto` (idcli's choice) or `service` (no pageSize sent; src/paginate/page-size.ts). */
 export type PageSizeSetting = 'auto' | 'service' | number;
 
 /** The `page-size` setting from any source; 0 is read as given, and refused by `list` unless it only counts. */

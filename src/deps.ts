@@ -1,9 +1,6 @@
 import type { Logger } from './log.js';
 
-/**
- * Every edge the logic touches — streams, environment, clock, cancellation — arrives through this one value,
- * built once in cli.ts. Tests drive the built CLI as a child process, so they set these through real env and pipes.
- */
+/** Every edge the logic touches (streams, environment, clock, cancellation), built once in cli.ts. */
 export interface Deps {
   env: Record<string, string | undefined>;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -16,9 +13,8 @@ export interface Deps {
   startedAt: number;
   signal: AbortSignal;
   /**
-   * Runs `work`, which must not be abandoned once it has started (a refresh: the server spends the old refresh
-   * token as it answers). A stop signal meanwhile says so and lets it finish, and `work` then ends in `interrupted`;
-   * see cli.ts for a second signal.
+   * Runs `work`, which must not be abandoned once started (a refresh: the server spends the old refresh token as it
+   * answers): a stop signal meanwhile lets it finish, then it ends in `interrupted`.
    */
   mustFinish<T>(task: UnabandonableTask, work: () => Promise<T>): Promise<T>;
 }

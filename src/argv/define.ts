@@ -32,7 +32,7 @@ export interface OptionSpec {
   choices?: readonly string[];
   /** Words an integer option takes besides numbers, e.g. `auto` for --concurrency. */
   keywords?: readonly string[];
-  /** Values offered by completion and help without refusing others (e.g. the common HTTP methods). */
+  /** Values offered by completion and help without refusing others. */
   suggestions?: readonly string[];
   min?: number;
   max?: number;
@@ -42,23 +42,11 @@ export interface OptionSpec {
   setting?: OptionKey;
 }
 
-export interface ArgSpec {
-  name: string;
-  description: string;
-  choices?: readonly string[];
-}
-
+export type ArgSpec = { name: string; description: string; choices?: readonly string[] };
 /** An option in a command's table: how it looks on the command line, and the typed value `run` gets. */
-export interface Option<T> extends Omit<OptionSpec, 'key'> {
-  kind: 'option';
-  read(value: Value): T;
-}
-
+export type Option<T> = Omit<OptionSpec, 'key'> & { kind: 'option'; read(value: Value): T };
 /** A positional argument in a command's table; arguments are taken in the table's order. */
-export interface Argument<T> extends ArgSpec {
-  kind: 'argument';
-  read(value: string | undefined): T;
-}
+export type Argument<T> = ArgSpec & { kind: 'argument'; read(value: string | undefined): T };
 
 type Table = Record<string, Option<unknown> | Argument<unknown>>;
 
@@ -140,9 +128,8 @@ export interface Invocation {
   deps: Deps;
   /** Resolves settings (flag > env > config file > default); throws a usage error for invalid ones. */
   context(): Promise<CommandContext>;
-  /** Where the settings are (the config directory, the profile), for the commands that work on the file itself. */
+  /** Where the settings are, for the commands that work on the file itself. */
   settings: SettingsSource;
-  /** Opened only when asked for. */
   stdin(): NodeJS.ReadableStream & { isTTY?: boolean };
   surface: Surface;
 }
@@ -166,16 +153,13 @@ export interface LeafCommand extends About {
   run(parsed: Parsed, inv: Invocation): Promise<void>;
 }
 
-export interface Parsed {
-  options: Values;
-  args: readonly string[];
-}
+export type Parsed = { options: Values; args: readonly string[] };
 
-export interface CommandGroup extends About {
+export type CommandGroup = About & {
   options: readonly OptionSpec[];
   args?: undefined;
   subcommands: readonly LeafCommand[];
-}
+};
 
 export type CommandSpec = LeafCommand | CommandGroup;
 
@@ -187,12 +171,9 @@ export interface CommandEntry {
   load(): Promise<CommandSpec>;
 }
 
-export interface Surface {
-  globals: readonly OptionSpec[];
-  commands: readonly CommandEntry[];
-}
+export type Surface = { globals: readonly OptionSpec[]; commands: readonly CommandEntry[] };
 
-/** Every command's definition, or every one that help lists: for the pages and scripts that describe them all. */
+/** Every command's definition, or every one that help lists. */
 export function loadAll(surface: Surface, { hidden }: { hidden: boolean }): Promise<CommandSpec[]> {
   return Promise.all(surface.commands.filter((c) => hidden || !c.hidden).map((c) => c.load()));
 }
@@ -216,10 +197,9 @@ export function defineCommand<T extends Table>(
 export function splitTable(table: Table): { options: OptionSpec[]; args?: ArgSpec[] } {
   const options: OptionSpec[] = [];
   const args: ArgSpec[] = [];
-  for (const [key, entry] of Object.entries(table)) {
+  for (const [key, entry] of Object.entries(table))
     if (entry.kind === 'option') options.push({ ...entry, key });
     else args.push(entry);
-  }
   return args.length ? { options, args } : { options };
 }
 
@@ -230,9 +210,8 @@ export function defineGroup(def: About & { subcommands: readonly LeafCommand[] }
 export function readOptions<T extends Table>(table: T, parsed: Parsed): OptionsOf<T> {
   const out: Record<string, unknown> = {};
   let position = 0;
-  for (const [key, entry] of Object.entries(table)) {
+  for (const [key, entry] of Object.entries(table))
     out[key] = entry.kind === 'option' ? entry.read(parsed.options[key]) : entry.read(parsed.args[position++]);
-  }
   // The one place TypeScript cannot follow: a loop over the table's keys. Each value is its own entry's `read`.
   return out as OptionsOf<T>;
 }

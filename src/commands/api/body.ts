@@ -47,10 +47,7 @@ export async function openInput(path: string, o: InputOptions): Promise<InputBod
   return keepOrStream(streamOf(fd, stats, path), what, o);
 }
 
-/**
- * O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, inside a thread of the pool where no signal
- * and no timer can end the wait. Reads from the descriptor then go through streams that poll it.
- */
+/** O_NONBLOCK: opening a FIFO otherwise waits for a writer in a pool thread, where no signal or timer can end it. */
 const openWithoutWaiting = (path: string): Promise<number> =>
   promisify(open)(path, constants.O_RDONLY | constants.O_NONBLOCK);
 const statOf = promisify(fstat);
@@ -152,11 +149,7 @@ async function* keptThenRest(kept: Buffer[], rest: AsyncIterator<unknown>, what:
   }
 }
 
-function stopOnSignalOrDeadline(
-  source: Readable & { isTTY?: boolean },
-  what: string,
-  o: InputOptions,
-): { reason: () => IdcliError | undefined; clear: () => void } {
+function stopOnSignalOrDeadline(source: Readable & { isTTY?: boolean }, what: string, o: InputOptions) {
   let reason: IdcliError | undefined;
   const stop = (err: IdcliError): void => {
     reason ??= err;

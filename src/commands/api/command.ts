@@ -1,7 +1,4 @@
-/**
- * `idcli api`: one authenticated request, its response body on stdout byte for byte. The token only ever travels in
- * the Authorization header to the api-base-url origin, so scripts never need it in a command line.
- */
+/** `idcli api`: one authenticated request, the token only in its header, the response body on stdout as received. */
 import { argument, defineCommand, type Invocation, option, type OptionsOf } from '../../argv/define.js';
 import { type InputBody, openInput } from './body.js';
 import { type ApiPlan, type BodySource, planRequest } from './plan.js';
@@ -134,10 +131,7 @@ async function requestBody(
   return openInput(source.path, { signal: deps.signal, deadlineMs: settings.httpTimeoutMs, log: deps.log, stdin });
 }
 
-/**
- * The status line and header fields as they came (what `curl -i` prints): the reason phrase, and the names in their
- * case and order, as the transport received them; CRLF-terminated like the message itself.
- */
+/** The status line and header fields as they came, names in their case and order, CRLF-terminated (`curl -i`). */
 function responseHead(res: HttpResponse): string {
   const got = res.received;
   const status = got === undefined ? withReason(res.status) : `${res.status}${got.reason ? ` ${got.reason}` : ''}`;

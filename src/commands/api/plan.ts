@@ -34,13 +34,12 @@ const REFUSED_METHODS: ReadonlyMap<string, string> = new Map([
 const OWN_FIELDS = new Set('host content-length transfer-encoding connection keep-alive upgrade te trailer'.split(' '));
 
 export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
-  if (flags.field.length > 0 && flags.input !== undefined) {
+  if (flags.field.length > 0 && flags.input !== undefined)
     throw usageError(
       'USAGE_CONFLICTING_OPTIONS',
       '-f/--field and --input cannot be used together',
       'send either fields or a file as the body',
     );
-  }
   if (flags.input === '') throw usageError('USAGE_OPTION_VALUE_MISSING', '--input needs a file name, or - for stdin');
   if (flags.target.trim() === '') throw usageError('TARGET_MISSING', 'api needs a path or URL, e.g. idcli api /v1/me');
   const url = targetUrl(flags.target, apiBaseUrl);

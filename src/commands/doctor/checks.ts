@@ -11,13 +11,7 @@ import { bindAddresses, parseRedirectUri } from '../../redirect-uri.js';
 
 export type Verdict = 'pass' | 'warn' | 'fail';
 
-export interface CheckResult {
-  id: string;
-  title: string;
-  status: Verdict;
-  detail: string;
-  fix?: string;
-}
+export type CheckResult = { id: string; title: string; status: Verdict; detail: string; fix?: string };
 
 /** The verdicts of one check, each built with the fields in the order `doctor --json` prints them. */
 function check(id: string, title: string) {
@@ -171,10 +165,7 @@ export async function checkLocalhost(
   );
 }
 
-/**
- * `work`, or its failure with overDeadline once CHECK_DEADLINE_MS ran out, for a step that takes no signal (a name
- * lookup): abandoned then, it no longer holds the verdict, and the run leaves without it (src/cli.ts).
- */
+/** `work`, or a failure once CHECK_DEADLINE_MS ran out, for a step that takes no signal (a name lookup). */
 export function withinDeadline<T>(work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
@@ -183,11 +174,7 @@ export function withinDeadline<T>(work: Promise<T>): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-export interface StoreProbe {
-  kind: 'keychain' | 'file';
-  description: string;
-  warning?: string;
-}
+export type StoreProbe = { kind: 'keychain' | 'file'; description: string; warning?: string };
 
 export function checkStore(mode: Settings['credentialStore'], probe: StoreProbe | IdcliError): CheckResult {
   const verdict = check('store', 'credential store');

@@ -113,11 +113,7 @@ async function countOrWalk(o: ListOptions, ctx: CommandContext, first: FirstRequ
   }
 }
 
-/**
- * The first request, and the one to ask instead when the server refuses idcli's own page size, with the API origin
- * they are on. A size the user chose is kept: the flag first, then a pageSize in the target, then the `page-size`
- * setting from the environment or config.
- */
+/** The first request, and the one to ask when the server refuses idcli's own page size; a size the user chose is kept. */
 function firstRequest(opts: ListOptions, apiBase: string, setting: PageSizeSetting): FirstRequest {
   // --count asks with pageSize=0 itself, whatever the setting.
   if (setting === 0 && !opts.count) throw cannotWalk('page-size 0');
@@ -153,10 +149,7 @@ interface FirstRequest {
   chosen?: { asGiven: string; sizes: number[] };
 }
 
-/**
- * The first page refused for a page size idcli chose, told as idcli's choice on the target the user gave: the
- * size in the URL is not one the user asked for (docs/cli.md, "Page size").
- */
+/** The first page refused for a page size idcli chose, told as idcli's choice (docs/cli.md, "Page size"). */
 function chosenSizeRefused(err: WalkFailure, first: FirstRequest | undefined): unknown {
   const status = refusedWith(err.cause);
   if (err.pages > 0 || first?.chosen === undefined || status === undefined || !refusesPageSize(status))
@@ -206,7 +199,7 @@ async function walkToStdout(
   deps: Deps,
   dump?: DumpFile,
   first?: FirstRequest,
-): Promise<void> {
+) {
   const readerGone = new AbortController();
   const writer = dump?.writer ?? createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
   const before = dump?.resumedItems ?? 0;
@@ -232,9 +225,8 @@ async function walkToStdout(
         deps.log[plan.adaptive ? 'verbose' : 'info'](`--concurrency ignored: ${reason}; fetching pages one by one`),
       onWindow: ({ from, to, reason }) => {
         const change = from === to ? `held at ${to}` : `${from} → ${to}`;
-        deps.log.verbose(
-          `--concurrency ${plan.adaptive ? 'auto' : plan.concurrency}: ${change} pages in flight: ${reason}`,
-        );
+        const mode = plan.adaptive ? 'auto' : plan.concurrency;
+        deps.log.verbose(`--concurrency ${mode}: ${change} pages in flight: ${reason}`);
       },
     });
     progress.stop();
@@ -268,12 +260,10 @@ function startProgress(deps: Deps, limit: number | undefined): ReturnType<typeof
 
 /** Says how far a stopped walk got and how to resume it; returns the error the run ends with. */
 function stopped(err: WalkFailure, deps: Deps): unknown {
-  // A stop signal while the reader took no more: the lines it did take of that page count, and are skipped
-  // when resuming from the page.
+  // A stop signal while the reader took no more: the lines it did take of that page count (skipped on resuming).
   const cut = err.cause instanceof WriteCut ? err.cause.lines : 0;
-  // Shown even with --quiet: without it the user cannot tell a partial dump from a complete one.
-  // Before the first page there is nothing partial, and the resume command would be the same command; a lost
-  // output still says so, as a script reading stderr must not mistake it for an empty collection.
+  // Shown even with --quiet, so a partial dump is not taken for a complete one; before the first page only for a
+  // lost output, which a script reading stderr must not mistake for an empty collection.
   if (err.pages > 0 || cut > 0 || err.cause instanceof OutputError)
     deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut, deps.log.redact));
   return err.cause;

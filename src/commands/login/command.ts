@@ -15,7 +15,6 @@ const options = {
     value: '<email>',
     description: 'pre-fill the email on the sign-in page',
   }),
-  // Settings: read through the context, like their environment variables and config keys.
   uiLocales: option.setting('ui-locales'),
   scope: option.setting('scope'),
   browser: option.negated({ flag: '--no-browser', description: 'do not open a browser; only print the sign-in URL' }),
@@ -89,9 +88,8 @@ function loginView(opts: LoginOptions, { deps }: CommandContext, stdinOf: Invoca
         const waiting = showLoginWait({ stream: deps.stderr, deadline, now: () => deps.now(), messages: log });
         return () => waiting.stop();
       }
-      // No countdown while the question waits for an answer: the terminal shows what is typed on the cursor's
-      // row, which a line redrawn every second would overwrite, and in line mode only the terminal can show the
-      // typing again. The time left is said once instead.
+      // No countdown while the question waits for an answer: a line redrawn every second would overwrite what is
+      // typed on the cursor's row. The time left is said once instead.
       log.info(`Waiting for the sign-in (up to ${opts.timeout} s; Ctrl-C to cancel)…`);
       if (!canPaste) return () => {};
       const prompt = askForAddress({

@@ -102,15 +102,18 @@ function human(s: StatusReport, expiryUnknown = 'not a JWT with an exp claim'): 
   const rows: [string, string][] = [['Profile', s.profile]];
   if (s.baseUrl !== null) rows.push(['Base URL', s.baseUrl]);
   if (s.clientId !== null) rows.push(['Client id', s.clientId]);
-  if (s.storeKind === 'env') {
-    rows.push(['Signed in', 'using IDCLI_ACCESS_TOKEN (the stored sign-in is not used)']);
-    rows.push(['Access token', s.expiresAt === null ? `expiry unknown (${expiryUnknown})` : accessLine(s)]);
-  } else if (!s.signedIn) {
-    rows.push(['Signed in', 'no']);
-  } else {
-    rows.push(['Signed in as', (s.user && describeIdentity(s.user)) ?? 'unknown (no readable ID token)']);
-    rows.push(['Access token', accessLine(s)]);
-    rows.push(['Refresh token', s.refreshToken ? 'held' : 'none (sign in again when the access token expires)']);
+  if (s.storeKind === 'env')
+    rows.push(
+      ['Signed in', 'using IDCLI_ACCESS_TOKEN (the stored sign-in is not used)'],
+      ['Access token', s.expiresAt === null ? `expiry unknown (${expiryUnknown})` : accessLine(s)],
+    );
+  else if (!s.signedIn) rows.push(['Signed in', 'no']);
+  else {
+    rows.push(
+      ['Signed in as', (s.user && describeIdentity(s.user)) ?? 'unknown (no readable ID token)'],
+      ['Access token', accessLine(s)],
+      ['Refresh token', s.refreshToken ? 'held' : 'none (sign in again when the access token expires)'],
+    );
     if (s.scope !== null) rows.push(['Scope', s.scope]);
   }
   rows.push(['Credentials', s.store]);
