@@ -56,18 +56,17 @@ export type OptionsOf<T extends Table> = { [K in keyof T]: ReturnType<T[K]['read
 type Common = Pick<OptionSpec, 'flag' | 'short' | 'value' | 'description' | 'defaultText' | 'env' | 'suggestions'>;
 type Bounds = Pick<OptionSpec, 'min' | 'max'>;
 
-const make = <T>(type: OptionType, spec: Omit<OptionSpec, 'key' | 'type'>, read: (v: Value) => T): Option<T> => ({
-  ...spec,
-  kind: 'option',
-  type,
-  read,
-});
+function make<T>(type: OptionType, spec: Omit<OptionSpec, 'key' | 'type'>, read: (v: Value) => T): Option<T> {
+  return { ...spec, kind: 'option', type, read };
+}
 
 function integer(spec: Common & Bounds & { defaultValue: number }): Option<number>;
 function integer(spec: Common & Bounds): Option<number | undefined>;
 function integer(spec: Common & Bounds & { defaultValue?: number }): Option<number | undefined> {
   return make('integer', spec, (v) => (typeof v === 'number' ? v : spec.defaultValue));
 }
+
+const RETRIES = DEFAULT_BACKOFF.maxRetries;
 
 /** The kinds of option; each reads its parsed value into the type `run` sees. */
 export const option = {
@@ -86,14 +85,7 @@ export const option = {
     ),
   /** `--max-retries`, with the default and the bound of every retried request (src/http/retry.ts). */
   retries: (description: string) =>
-    integer({
-      flag: '--max-retries',
-      value: '<n>',
-      description,
-      defaultValue: DEFAULT_BACKOFF.maxRetries,
-      min: 0,
-      max: MAX_RETRIES,
-    }),
+    integer({ flag: '--max-retries', value: '<n>', description, defaultValue: RETRIES, min: 0, max: MAX_RETRIES }),
   /** A setting's flag, described by its row in SETTINGS; `run` gets it as given, the value is in the settings. */
   setting: <const K extends OptionKey>(key: K) => {
     const row: Row<unknown> = SETTINGS[key];

@@ -171,19 +171,12 @@ function stopOnSignalOrDeadline(source: Readable & { isTTY?: boolean }, what: st
 
 /** Exit 4 like any exchange that outlasts IDCLI_HTTP_TIMEOUT: the body is the first part of the request. */
 function timedOut(what: string, deadlineMs: number): IdcliError {
-  return new IdcliError(
-    'API_BODY_TIMED_OUT',
-    `the request body from ${what} did not arrive within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT)`,
-    ExitCode.NETWORK,
-    { hint: 'check that something writes it and closes it, or raise IDCLI_HTTP_TIMEOUT' },
-  );
+  const message = `the request body from ${what} did not arrive within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT)`;
+  const hint = 'check that something writes it and closes it, or raise IDCLI_HTTP_TIMEOUT';
+  return new IdcliError('API_BODY_TIMED_OUT', message, ExitCode.NETWORK, { hint });
 }
 
-function toBuffer(chunk: unknown): Buffer {
-  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-}
+const toBuffer = (chunk: unknown): Buffer => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
 
-function cannotRead(what: string, err: unknown): IdcliError {
-  if (err instanceof IdcliError) return err;
-  return usageError('API_BODY_UNREADABLE', `cannot read ${what}: ${errReason(err)}`);
-}
+const cannotRead = (what: string, err: unknown): IdcliError =>
+  err instanceof IdcliError ? err : usageError('API_BODY_UNREADABLE', `cannot read ${what}: ${errReason(err)}`);

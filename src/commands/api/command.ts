@@ -115,9 +115,8 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
 
 function describeBody(body: Body['body'] | undefined): string {
   if (body === undefined) return 'no body';
-  return body.length === undefined
-    ? `a body over ${MAX_REPLAY_BYTES / 1024 / 1024} MB, sent chunked as it is read`
-    : `a ${body.length}-byte body`;
+  if (body.length !== undefined) return `a ${body.length}-byte body`;
+  return `a body over ${MAX_REPLAY_BYTES / 1024 / 1024} MB, sent chunked as it is read`;
 }
 
 /** The request body: the -f fields as bytes, or --input opened to be read as it is sent. */

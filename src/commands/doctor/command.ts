@@ -36,10 +36,9 @@ export const command = defineCommand({
         ? `${JSON.stringify({ ok: failed === 0, checks }, null, 2)}\n`
         : render(checks, stderrStyle(deps.stdout, deps.env)),
     );
-    if (failed > 0)
-      throw new IdcliError('DOCTOR_CHECKS_FAILED', `${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, {
-        hint: 'apply the fixes above and run `idcli doctor` again',
-      });
+    const hint = 'apply the fixes above and run `idcli doctor` again';
+    const message = `${failed} check${failed === 1 ? '' : 's'} failed`;
+    if (failed > 0) throw new IdcliError('DOCTOR_CHECKS_FAILED', message, ExitCode.USAGE, { hint });
   },
 });
 
@@ -50,12 +49,8 @@ async function runChecks({ deps, context, settings: source }: Invocation): Promi
   const ok = settings instanceof IdcliError ? undefined : settings;
 
   if (ok?.baseUrl) {
-    const http = createHttpClient({
-      log: deps.log,
-      env: deps.env,
-      deadlineMs: ok.httpTimeoutMs,
-      compress: ok.httpCompression,
-    });
+    const { log, env } = deps;
+    const http = createHttpClient({ log, env, deadlineMs: ok.httpTimeoutMs, compress: ok.httpCompression });
     try {
       const reach = await checkReachable(ok.baseUrl, http, deps.now, deps.signal);
       checks.push(reach.result, checkClockSkew(reach.serverDate, reach.localDate));

@@ -130,15 +130,11 @@ function firstRequest(opts: ListOptions, apiBase: string, setting: PageSizeSetti
     throw cannotWalk("the target's pageSize=0");
   const { size, fallback } = firstPageSize(setting, targetHasSize, opts.limit);
   const firstUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: size });
-  const chosen = setting === 'auto' && size !== undefined ? { asGiven, sizes: [size] } : undefined;
+  const sizes = fallback === undefined ? [size!] : [size!, fallback];
+  const chosen = setting === 'auto' && size !== undefined ? { asGiven, sizes } : undefined;
   if (fallback === undefined) return { firstUrl, apiOrigin: origin, ...(chosen && { chosen }) };
   const fallbackUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: fallback });
-  return {
-    firstUrl,
-    fallbackUrl,
-    apiOrigin: origin,
-    ...(chosen && { chosen: { ...chosen, sizes: [size!, fallback] } }),
-  };
+  return { firstUrl, fallbackUrl, apiOrigin: origin, ...(chosen && { chosen }) };
 }
 
 interface FirstRequest {
@@ -169,14 +165,9 @@ function chosenSizeRefused(err: WalkFailure, first: FirstRequest | undefined): u
 function openOutput(opts: ListOptions, apiBase: string, origin: string, ctx: CommandContext): DumpFile | undefined {
   const file = opts.output === '-' ? undefined : opts.output;
   if (file === undefined) return undefined;
-  const { target, pageSize, pageIndex, restart, limit } = opts;
-  const walk = {
-    target,
-    apiBaseUrl: apiBase,
-    profile: ctx.settings.profile,
-    pageSize: pageSize ?? null,
-    pageIndex: pageIndex ?? null,
-  };
+  const { target, restart, limit } = opts;
+  const [pageSize, pageIndex] = [opts.pageSize ?? null, opts.pageIndex ?? null];
+  const walk = { target, apiBaseUrl: apiBase, profile: ctx.settings.profile, pageSize, pageIndex };
   const { deps } = ctx;
   return openDump({ file, walk, restart, limit, apiOrigin: origin, info: (msg) => deps.log.info(msg), now: deps.now });
 }
