@@ -29,10 +29,7 @@ export interface Process {
   print(text: string): void;
   /** Takes over SIGINT, SIGTERM and SIGHUP (on the first call); the signal's `reason` is the one that came. */
   interrupt(): AbortSignal;
-  /**
-   * Resolves once stdout holds everything written to it, with the write error (never EPIPE) if there was one.
-   * A stop signal ends the wait: what a reader has not taken by then is given up, as the user asked to stop.
-   */
+  /** Resolves once stdout holds all that was written, with the write error (never EPIPE); a stop ends the wait. */
   flush?(): Promise<unknown>;
   stopped?(): boolean;
   /** Deps.mustFinish: `work` outlives the first stop signal, and a second one by FINISH_GRACE_MS at most. */
