@@ -136,7 +136,10 @@ async function unknownOption(
 /** A word that is not an option: `help`, a command or subcommand name, or an argument of the command. */
 async function positional(scan: Scan, token: string): Promise<void> {
   const cmd = current(scan);
-  if (!cmd && token === 'help') return void (scan.help = true);
+  if (!cmd && token === 'help') {
+    scan.help = true;
+    return;
+  }
   if (cmd && !cmd.subcommands) return void scan.args.push(token);
   const among: readonly (CommandEntry | LeafCommand)[] = cmd ? cmd.subcommands : scan.surface.commands;
   // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
