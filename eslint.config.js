@@ -2,6 +2,40 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// ESLint has no rule for the length of a class: this one counts a class body's lines as max-lines-per-function does.
+const local = {
+  rules: {
+    'max-lines-per-class': {
+      meta: {
+        type: 'suggestion',
+        schema: [{ type: 'object', properties: { max: { type: 'integer', minimum: 0 } }, additionalProperties: false }],
+        messages: { exceed: 'Class body has too many lines ({{count}}). Maximum allowed is {{max}}.' },
+      },
+      create(context) {
+        const max = context.options[0]?.max ?? 150;
+        const { lines } = context.sourceCode;
+        // Lines that hold only a comment (and blanks) are not counted.
+        const commentLines = new Set();
+        for (const { loc } of context.sourceCode.getAllComments()) {
+          const before = lines[loc.start.line - 1].slice(0, loc.start.column);
+          const after = lines[loc.end.line - 1].slice(loc.end.column);
+          if (before.trim() !== '' || after.trim() !== '') continue;
+          for (let n = loc.start.line; n <= loc.end.line; n++) commentLines.add(n);
+        }
+        return {
+          ClassBody(node) {
+            let count = 0;
+            for (let n = node.loc.start.line; n <= node.loc.end.line; n++) {
+              if (lines[n - 1].trim() !== '' && !commentLines.has(n)) count++;
+            }
+            if (count > max) context.report({ node: node.parent, messageId: 'exceed', data: { count, max } });
+          },
+        };
+      },
+    },
+  },
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'dist.*/', 'node_modules/', 'coverage/', '.tmp/'] },
   js.configs.recommended,
@@ -37,9 +71,14 @@ export default tseslint.config(
     },
   },
   {
-    // A function longer than a screen is split into named steps (the source only: a test's describe block is a list).
+    // A function longer than a screen is split into named steps, a class longer than two into named parts (the source
+    // only: a test's describe block is a list).
     files: ['src/**/*.ts'],
-    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
+    plugins: { local },
+    rules: {
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+      'local/max-lines-per-class': ['error', { max: 150 }],
+    },
   },
   {
     // CommonJS files (the bin script): require and the module-scope names are theirs.

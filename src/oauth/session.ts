@@ -113,7 +113,7 @@ export class Session implements TokenSource {
   /** The stored record as it is now, without refreshing; null when signed out. */
   async read(): Promise<CredentialRecord | null> {
     const record = await this.store.read(this.key);
-    if (record) this.remember(record);
+    if (record) remember(this.ctx, record);
     return record;
   }
 
@@ -171,7 +171,7 @@ export class Session implements TokenSource {
     requestedScope: string,
     startedAt: number,
   ): Promise<CredentialRecord> {
-    this.remember(tokens);
+    remember(this.ctx, tokens);
     return this.withLock(async () => {
       const previous = await this.store.read(this.key).catch(() => null);
       const record = this.recordFrom(tokens, verifier, startedAt, {
@@ -261,7 +261,7 @@ export class Session implements TokenSource {
     // would lose the sign-in. A stop signal lets both finish, and says so (Deps.mustFinish).
     return this.ctx.deps.mustFinish(REFRESH_TASK, async () => {
       const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
-      this.remember(tokens);
+      remember(this.ctx, tokens);
       const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
       await this.store.write(this.key, saved);
       this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
@@ -296,12 +296,14 @@ export class Session implements TokenSource {
       generation: previous.generation + 1,
     };
   }
+}
 
-  /** Keep the secrets of a record or a token response out of every log line. */
-  private remember(r: Pick<CredentialRecord, 'accessToken' | 'refreshToken' | 'idToken' | 'codeVerifier'>): void {
-    for (const secret of [r.accessToken, r.refreshToken, r.idToken, r.codeVerifier])
-      this.ctx.deps.log.addSecret(secret);
-  }
+/** Keep the secrets of a record or a token response out of every log line. */
+function remember(
+  ctx: SessionContext,
+  r: Pick<CredentialRecord, 'accessToken' | 'refreshToken' | 'idToken' | 'codeVerifier'>,
+): void {
+  for (const secret of [r.accessToken, r.refreshToken, r.idToken, r.codeVerifier]) ctx.deps.log.addSecret(secret);
 }
 
 export function secondsLeft(r: Pick<CredentialRecord, 'expiresAt'>, now: number): number {

@@ -357,7 +357,7 @@ class Dump implements DumpFile {
       writeState(this.state, next);
     } catch (err) {
       // A full disk has no room for the temp, but the state already there has room for one of about its size.
-      if (!this.#overwrite(err, next)) {
+      if (this.#recorded === undefined || !overwrite(this.state, err, next)) {
         // FILE goes back to what the state on disk says, so the two still agree for the next run.
         this.#cutTo(this.#recorded?.bytes ?? 0);
         throw new OutputError(err);
@@ -365,18 +365,6 @@ class Dump implements DumpFile {
     }
     this.#recorded = { bytes: next.bytes, items: next.items };
     this.#lastReplaced = this.opts.now();
-  }
-
-  /** Whether the state could be written in place after `err` from writeState (see overwriteState). */
-  #overwrite(err: unknown, next: DumpState): boolean {
-    const code = errCode(err);
-    if (this.#recorded === undefined || (code !== 'ENOSPC' && code !== 'EDQUOT')) return false;
-    try {
-      overwriteState(this.state, next);
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   #cutTo(bytes: number): void {
@@ -436,6 +424,18 @@ class Dump implements DumpFile {
       // Every page was written with write(2); a failing close loses nothing that the state counts.
     }
     this.#fd = undefined;
+  }
+}
+
+/** Whether the state could be written in place after `err` from writeState (see overwriteState). */
+function overwrite(state: string, err: unknown, next: DumpState): boolean {
+  const code = errCode(err);
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') return false;
+  try {
+    overwriteState(state, next);
+    return true;
+  } catch {
+    return false;
   }
 }
 

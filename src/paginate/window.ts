@@ -1,17 +1,8 @@
 /**
- * How many pages a walk by pageIndex may hold in flight: additive increase, multiplicative decrease, as TCP's
- * congestion window, steered by latency as TCP Vegas and Netflix's gradient limit are. Under `--concurrency auto` the
- * window starts where it is given, grows by one for every two pages that came back about as fast as the fastest page
- * so far while the walk waits for pages (half again per round trip, up to WINDOW_CEILING). It grows no further than
- * twice the pages the walk takes in the fastest page's round trip (BBR's bound on what is in flight): past that,
- * pages only queue (at the server, on the link, or in a client whose CPU is the limit). It comes down, once per round
- * trip, when the server asks for less (a 429 or 503: halved, and no new request for the Retry-After) and when a page
- * the walk waited for began to come back far later than the fastest (by the ratio of the times to the first byte,
- * at most halved): a server that slows with load, whose latency is the cost of every page behind it. The number in flight when that page was sent is
- * then never reached again. After a cut it grows only after a quiet stretch: as many pages as the window holds, all
- * sent after the cut, then by one per window of good pages. A number given with `--concurrency n` stays n. Whatever
- * the window, the bytes it holds are bounded apart (ByteBudget). Pure: the walk reports pages and throttling, with
- * times from its own clock.
+ * How many pages a walk by pageIndex may hold in flight (docs/cli.md, "Concurrency"): additive increase and
+ * multiplicative decrease as TCP's congestion window, steered by latency as TCP Vegas and Netflix's gradient limit
+ * are, and bounded by BBR's estimate of what is in flight. Pure: the walk reports pages and throttling, with times
+ * from its own clock.
  */
 
 /** The most pages `--concurrency auto` keeps in flight. */

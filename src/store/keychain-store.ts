@@ -141,7 +141,7 @@ export class KeychainStore implements CredentialStore {
           await this.backend.set(name, whole.subarray(off, off + CHUNK_BYTES));
         }
       } catch (err) {
-        await this.#deleteQuietly(names);
+        await deleteQuietly(this.backend, names);
         throw err;
       }
       const head: ChunkedHead = {
@@ -156,7 +156,7 @@ export class KeychainStore implements CredentialStore {
       // No cleanup if the commit fails: a timed-out head write may still have landed, and then these chunks are current.
       await this.#commit(account, Buffer.from(JSON.stringify(head), 'utf8'));
     }
-    await this.#deleteQuietly(previous);
+    await deleteQuietly(this.backend, previous);
   }
 
   async delete(key: CredentialKey): Promise<boolean> {
@@ -164,12 +164,12 @@ export class KeychainStore implements CredentialStore {
     const previous = await this.#currentChunks(account);
     // The head goes first: from then on the record is gone, whatever happens to the chunks.
     let removed = await this.backend.delete(account);
-    removed = (await this.#deleteQuietly(previous)) || removed;
+    removed = (await deleteQuietly(this.backend, previous)) || removed;
     // Chunks of writers that died before their commit are referenced by no head; find them by name.
     try {
       const prefix = chunkPrefix(account);
       const orphans = (await this.backend.list()).filter((name) => name.startsWith(prefix));
-      removed = (await this.#deleteQuietly(orphans)) || removed;
+      removed = (await deleteQuietly(this.backend, orphans)) || removed;
     } catch {
       // Listing is an extra; some platforms cannot enumerate reliably.
     }
@@ -214,19 +214,19 @@ export class KeychainStore implements CredentialStore {
       return [];
     }
   }
+}
 
-  /** Best effort: a leftover chunk wastes a little space but never affects which record is current. */
-  async #deleteQuietly(names: string[]): Promise<boolean> {
-    let removed = false;
-    for (const name of names) {
-      try {
-        removed = (await this.backend.delete(name)) || removed;
-      } catch {
-        // Left for the next logout's sweep; a hung keychain fails the remaining calls at once.
-      }
+/** Best effort: a leftover chunk wastes a little space but never affects which record is current. */
+async function deleteQuietly(backend: KeyringBackend, names: string[]): Promise<boolean> {
+  let removed = false;
+  for (const name of names) {
+    try {
+      removed = (await backend.delete(name)) || removed;
+    } catch {
+      // Left for the next logout's sweep; a hung keychain fails the remaining calls at once.
     }
-    return removed;
   }
+  return removed;
 }
 
 function chunkPrefix(account: string): string {

@@ -1,0 +1,142 @@
+import { interrupted } from '../errors.js';
+import { buildNdjsonInPlace } from './ndjson.js';
+import type { Page } from './envelope.js';
+import { createSpanTable } from './json-scan.js';
+import { type FetchContext, parseRaw, type RawPage } from './fetch-page.js';
+import { LinkBook } from './link-book.js';
+import { PageFetcher, type Pending } from './page-fetcher.js';
+import type { PageWriter } from '../output/page-writer.js';
+import type { WindowChange } from './window.js';
+
+export interface WalkOptions {
+  firstUrl: string;
+  /** Asked for once instead when the first request gets a 400 (idcli's own page size refused). */
+  fallbackUrl?: string;
+  apiOrigin: string;
+  limit?: number;
+  concurrency?: number;
+  /**
+   * `--concurrency auto`: the window starts at `concurrency` and adapts to the server (see Window); otherwise it
+   * stays `concurrency`.
+   */
+  adaptive?: boolean;
+}
+
+export interface WalkContext {
+  fetch: FetchContext;
+  writer: PageWriter;
+  /** Aborted on SIGINT. */
+  interrupt: AbortSignal;
+  /** Aborted when stdout's reader has gone; the walk then ends quietly. */
+  readerGone: AbortSignal;
+  /** After each page is written; `rest` (when there is more) is the URL that fetches exactly what follows it. */
+  onPage?: (pages: number, items: number, page: Page, rest: string | undefined) => void;
+  /** The first request got a 400 and the walk asks again with fallbackUrl. */
+  onFallback?: () => void;
+  /** Why --concurrency could not be used for this collection. */
+  onSequentialFallback?: (reason: string) => void;
+  /** The window changed (under `adaptive`, or held by the byte cap), and why. */
+  onWindow?: (change: WindowChange) => void;
+}
+
+/**
+ * The walk stopped early: `cause` is the error; stdout holds `written` items from `pages` whole pages;
+ * `resumeUrl` (when there is one) fetches exactly the rest.
+ */
+export class WalkFailure extends Error {
+  readonly written: number;
+  readonly pages: number;
+  readonly resumeUrl: string | undefined;
+  constructor(cause: unknown, progress: { items: number; pages: number }, resumeUrl: string | undefined) {
+    super('walk stopped', { cause });
+    this.name = 'WalkFailure';
+    this.written = progress.items;
+    this.pages = progress.pages;
+    this.resumeUrl = resumeUrl;
+  }
+}
+
+export class ReaderGone extends Error {}
+
+/**
+ * What every part of one walk shares: the pages and items written, the book of links, the page fetcher, and how a
+ * page is parsed, written, or stops the walk.
+ */
+export class WalkState {
+  pages = 0;
+  items = 0;
+  readonly limit: number;
+  readonly concurrency: number;
+  readonly links: LinkBook;
+  readonly fetcher: PageFetcher;
+  /** Every page is parsed only when it is next to be written, so one span table serves the whole walk. */
+  private readonly spans = createSpanTable();
+  /** The first request, which pages fetched by pageIndex are built from: the fallback once that was asked. */
+  firstUrl: string;
+
+  constructor(
+    readonly options: WalkOptions,
+    readonly ctx: WalkContext,
+  ) {
+    this.limit = options.limit ?? Number.POSITIVE_INFINITY;
+    this.firstUrl = options.firstUrl;
+    this.links = new LinkBook(options.apiOrigin);
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
+    this.fetcher = new PageFetcher(ctx, this.concurrency, options.adaptive === true && this.concurrency > 1);
+  }
+
+  /** The walk stops with `err`; `resumeUrl` fetches exactly what is not written yet. */
+  stopped(err: unknown, resumeUrl: string | undefined): WalkFailure {
+    return new WalkFailure(err, { items: this.items, pages: this.pages }, resumeUrl);
+  }
+
+  /** A page's fetch awaited; its failure stops the walk with a resume from that page. */
+  async settle<T>(p: Pending<T>): Promise<T> {
+    try {
+      return await p.promise;
+    } catch (err) {
+      this.fetcher.release(p.seq);
+      throw this.failure(err, p.url);
+    }
+  }
+
+  /** Why the walk stops: the reader gone, when it cancelled the request, else `err`. */
+  failure(err: unknown, resumeUrl: string | undefined): Error {
+    if (this.ctx.readerGone.aborted) return new ReaderGone();
+    return this.stopped(err, resumeUrl);
+  }
+
+  /** A fetched page validated, or the walk stopped with a resume from it. */
+  parse(raw: RawPage): Page {
+    try {
+      return parseRaw(raw, this.spans);
+    } catch (err) {
+      throw this.stopped(err, raw.url);
+    }
+  }
+
+  /** Whether items after this page are still wanted under --limit. */
+  wantsMoreAfter(page: Page): boolean {
+    return this.items + page.itemCount < this.limit;
+  }
+
+  /** Writes the page (or its first items under --limit); stops the walk when the reader has gone. */
+  async emit(page: Page, nextUrl: string | undefined): Promise<void> {
+    const take = Math.min(page.itemCount, this.limit - this.items);
+    const out = take > 0 ? buildNdjsonInPlace(page.body, page.items, take) : page.body.subarray(0, 0);
+    let written: boolean;
+    try {
+      // Pages are written in the order they were asked for (those dropped unwritten are released as they are).
+      written = await this.ctx.writer.write(out, () => this.fetcher.written(page.body));
+    } catch (err) {
+      // The output failed (a full disk): this page is not in it, so the resume starts with it.
+      throw this.stopped(err, page.url);
+    }
+    if (!written) throw new ReaderGone();
+    this.items += take;
+    this.pages++;
+    this.ctx.onPage?.(this.pages, this.items, page, nextUrl);
+    // SIGINT is honoured between pages, never inside one: no partial line reaches stdout.
+    if (this.ctx.interrupt.aborted) throw this.failure(interrupted(), nextUrl);
+  }
+}
