@@ -1,15 +1,11 @@
-/**
- * The entry point: argv → command, the one place where errors become exit codes, and the only module that
- * touches `process`. Each command (src/commands/) is loaded when its name is read, so `idcli token` does not pay
- * for `list`.
- */
+/** The entry point: argv → command, the one place where errors become exit codes, the only module touching `process`. */
 import { fstatSync, writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { createFileOutput } from './output/file-output.js';
 import { parseArgv } from './argv/parse.js';
 import { type CommandSpec, loadAll } from './argv/define.js';
 import { SURFACE } from './commands/index.js';
-import { envVar, settingFlags, settingsSource } from './config.js';
+import { SETTINGS, settingFlags, settingsSource } from './config.js';
 import { loadConfigFile } from './config-file.js';
 import type { CommandContext } from './context.js';
 import type { Deps, UnabandonableTask } from './deps.js';
@@ -24,29 +20,17 @@ import { errCode } from './shape.js';
 declare const IDCLI_VERSION: string;
 const VERSION = typeof IDCLI_VERSION === 'string' ? IDCLI_VERSION : '0.0.0-dev';
 
-/**
- * The process as main() sees it. run() creates the streams and the SIGINT handler on first use: each costs start-up
- * time (the stream modules, a signal watcher) that `idcli token` with a cached token never needs.
- */
+/** The process as main() sees it; run() creates the streams and the signal handlers on first use (start-up time). */
 export interface Process {
   argv: string[];
   env: Record<string, string | undefined>;
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  /** Writes a short, complete text to stdout (after anything already written to the stream). */
   print(text: string): void;
-  /**
-   * Takes over SIGINT, SIGTERM and SIGHUP (on the first call) and returns the signal they abort; its `reason` is
-   * the name of the process signal that came.
-   */
+  /** Takes over SIGINT, SIGTERM and SIGHUP (on the first call); the signal's `reason` is the one that came. */
   interrupt(): AbortSignal;
-  /**
-   * Resolves once stdout holds everything written to it, with the write error (never EPIPE) if there was one.
-   * A stop signal ends the wait: what a reader has not taken by then is given up, as the user asked to stop.
-   * Optional: a caller whose stdout cannot fail (the build rendering the help page into a string) leaves it out.
-   */
+  /** Resolves once stdout holds all that was written, with the write error (never EPIPE); a stop ends the wait. */
   flush?(): Promise<unknown>;
-  /** Whether a stop signal came; false while none was taken over. */
   stopped?(): boolean;
   /** Deps.mustFinish: `work` outlives the first stop signal, and a second one by FINISH_GRACE_MS at most. */
   mustFinish?<T>(task: UnabandonableTask, work: () => Promise<T>): Promise<T>;
@@ -54,19 +38,13 @@ export interface Process {
 
 /** How long a finished run may take to wind down by itself before it is made to exit. */
 const EXIT_GRACE_MS = 500;
-
-/**
- * How long a second stop signal still waits for work that must not be abandoned (Deps.mustFinish): a token
- * response normally comes within a second, and a user pressing Ctrl-C twice wants out soon, not after the request's
- * own deadline.
- */
+/** How long a second stop signal waits for work that must not be abandoned: Ctrl-C pressed twice wants out soon. */
 const FINISH_GRACE_MS = 5_000;
 
-/** The process signals handled like Ctrl-C, with the exit code each one ends the run with. */
+/** The process signals handled like Ctrl-C, with the exit code of each. */
 const STOP_SIGNALS = { SIGINT: ExitCode.INTERRUPTED, SIGTERM: ExitCode.TERMINATED, SIGHUP: ExitCode.HANGUP } as const;
 type StopSignal = keyof typeof STOP_SIGNALS;
 
-/** Runs the CLI and returns the exit code; never throws. */
 export async function main(proc: Process): Promise<number> {
   let style: Style | undefined;
   const styled = () => (style ??= stderrStyle(proc.stderr, proc.env));
@@ -92,7 +70,7 @@ export async function main(proc: Process): Promise<number> {
       },
     );
     // Known before any command runs, so no line can show it, whether or not the command uses it.
-    log.addSecret(proc.env[envVar('access-token')]);
+    log.addSecret(proc.env[SETTINGS['access-token'].env]);
     // Getters, so a command that never touches a stream or the signal never creates it.
     const d: Deps = {
       env: proc.env,
@@ -112,8 +90,7 @@ export async function main(proc: Process): Promise<number> {
       },
       mustFinish: (task, work) => (proc.mustFinish ? proc.mustFinish(task, work) : work()),
     };
-    // A command that may wait on the network or a person takes Ctrl-C over before it starts (exit 130, no partial
-    // output).
+    // A command that may wait on the network or a person takes Ctrl-C over before it starts.
     if (!command.quick) proc.interrupt();
     deps = d;
     const flags = { ...settingFlags(SURFACE.globals, globals), ...settingFlags(command.options, options) };
@@ -151,8 +128,7 @@ async function flushed(proc: Process): Promise<void> {
 function report(err: unknown, proc: Process, style: Style, deps: Deps | undefined): number {
   const stop = proc.interrupt();
   if (stop.aborted) return STOP_SIGNALS[stop.reason as StopSignal] ?? ExitCode.INTERRUPTED;
-  // The error line goes through the same redaction as the logger's lines, whatever the message quotes: a URL in it
-  // may carry the access token, a signature or a password.
+  // Redacted like the logger's lines: a URL in the message may carry the access token, a signature or a password.
   const shown = (msg: string) => printable(deps ? deps.log.redact(msg) : redactLine(msg));
   const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${shown(msg)}\n`);
   if (err instanceof IdcliError) {
@@ -165,7 +141,6 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
   return ExitCode.INTERNAL;
 }
 
-/** Wires the real process into `main`; the only caller is bin/idcli.cjs. */
 export function run(): void {
   let stdout: (NodeJS.WritableStream & Writable & { isTTY?: boolean }) | undefined;
   let writeFailure: unknown;
@@ -186,22 +161,20 @@ export function run(): void {
       return stdout;
     },
     get stderr() {
+      // Messages are best effort: a stderr that cannot be written (`2>/dev/full`, a terminal that went away) must
+      // neither change the exit code nor stop the data on stdout, and its 'error' must not crash the run.
       if (!stderrGuarded) {
         stderrGuarded = true;
-        // Messages are best effort: a stderr that cannot be written (`2>/dev/full`, a terminal that went away) must
-        // neither change the exit code nor stop the data on stdout, and its 'error' must not crash the run.
         process.stderr.on('error', () => {});
       }
       return process.stderr;
     },
     print(text) {
-      if (stdout) stdout.write(text);
-      else {
-        try {
-          printSync(text, () => proc.stdout);
-        } catch (err) {
-          writeFailure ??= err;
-        }
+      if (stdout) return void stdout.write(text);
+      try {
+        printSync(text, () => proc.stdout);
+      } catch (err) {
+        writeFailure ??= err;
       }
     },
     interrupt: stops.interrupt,
@@ -230,10 +203,7 @@ export function run(): void {
   });
 }
 
-/**
- * SIGINT, SIGTERM and SIGHUP, taken over on the first call of `interrupt`, and the work that must finish before
- * they may stop the run (Deps.mustFinish), with the second signal's grace timer.
- */
+/** The stop signals, taken over on the first `interrupt`, and the work that must finish before they stop the run. */
 function stopSignals(say: (line: string) => void): Required<Pick<Process, 'interrupt' | 'stopped' | 'mustFinish'>> & {
   readonly signal: AbortSignal | undefined;
 } {
@@ -243,20 +213,17 @@ function stopSignals(say: (line: string) => void): Required<Pick<Process, 'inter
   const interrupt = (): AbortSignal => {
     if (controller) return controller.signal;
     const c = (controller = new AbortController());
-    // CI runners cancel with SIGTERM and a closed terminal sends SIGHUP: both end the run like Ctrl-C, between
-    // pages, with the resume hint. A second signal of any kind leaves at once, whatever is still pending.
-    // Work that must finish (a refresh whose answer carries the only valid refresh token) changes that: the first
-    // signal lets it finish, the second waits for it FINISH_GRACE_MS at most, a third leaves at once.
+    // SIGTERM (a CI cancel) and SIGHUP end the run like Ctrl-C; a second signal leaves at once, unless work must
+    // finish (a refresh): the first lets it, the second waits FINISH_GRACE_MS at most, a third leaves at once.
     const onSignal = (name: StopSignal): void => {
       const [task] = unfinished;
       const key = name === 'SIGINT' ? 'Ctrl-C' : name;
       if (!c.signal.aborted) {
         c.abort(name);
-        if (task) {
+        if (task)
           say(
             `idcli: finishing ${task.what} before stopping; a second ${key} waits ${FINISH_GRACE_MS / 1000} s more at most, then stops and loses ${task.loses}`,
           );
-        }
       } else if (task && grace === undefined) {
         say(`idcli: waiting ${FINISH_GRACE_MS / 1000} s at most for ${task.what} to finish; a third ${key} stops now`);
         grace = setTimeout(() => {
@@ -295,10 +262,7 @@ function stopSignals(say: (line: string) => void): Required<Pick<Process, 'inter
   };
 }
 
-/**
- * Writes straight to fd 1, as `idcli --version` does in bin/idcli.cjs. A pipe that is full and non-blocking (EAGAIN)
- * takes the rest through the stream; a reader that went away (EPIPE) is not an error.
- */
+/** Writes straight to fd 1; a full non-blocking pipe (EAGAIN) takes the rest through the stream, EPIPE is no error. */
 function printSync(text: string, stream: () => NodeJS.WritableStream): void {
   const bytes = Buffer.from(text, 'utf8');
   let done = 0;

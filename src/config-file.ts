@@ -1,7 +1,6 @@
 /**
- * config.json in the config directory, read and written under the private-path rule (src/private-path.ts): a config
- * directory another user owns or may write, or a planted link on the way, is refused before any request (exit 2),
- * for its owner could point idcli, and the token it sends, at any server (docs/cli.md, "Private files").
+ * config.json, read and written under the private-path rule (src/private-path.ts): a config directory another user
+ * owns or may write could point idcli, and the token it sends, at any server (docs/cli.md, "Private files").
  */
 import { closeSync, constants, openSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,29 +19,25 @@ import {
   TooLarge,
 } from './private-path.js';
 
-export function configPath(configDir: string): string {
-  return join(configDir, 'config.json');
-}
+const configPath = (configDir: string): string => join(configDir, 'config.json');
 
 /** The way out of a fault in the config directory that every fix there offers (see fs-faults.ts). */
 export const CONFIG_DIR_ELSEWHERE = 'or set IDCLI_CONFIG_DIR to another directory';
-/** The way out of a config directory refused by the private-path rule. */
 export const CONFIG_DIR_OWN =
   'use a config directory of your own (IDCLI_CONFIG_DIR), or have its owner hand it over (chown)';
 
 /** Far above any real config (a few profiles of a few URLs), far below what could exhaust memory. */
-export const MAX_CONFIG_BYTES = 1024 * 1024;
+const MAX_CONFIG_BYTES = 1024 * 1024;
 
 export async function loadConfigFile(configDir: string, opts: ConfigFileOptions = {}): Promise<ConfigFile> {
   // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
-  // Any failure but ENOENT (the directory is a file, or may not be looked into) is told now, before a command works
-  // with it.
   const path = configPath(configDir);
   if (!checkConfigDir(configDir, opts.warn, path)) return emptyConfigFile();
   const fix = 'remove it, or replace it with a file written by `idcli config set`';
   let fd: number;
   try {
-    fd = openSyncNoWait(resolveTrusted(path, fix));
+    // O_NONBLOCK: a FIFO (or a device) put in the file's place must be refused, not wait forever for a writer.
+    fd = openSync(resolveTrusted(path, fix), constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (err) {
     if (err instanceof IdcliError) throw err;
     if (errCode(err) === 'ENOENT') return emptyConfigFile();
@@ -61,11 +56,6 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
   } finally {
     closeSync(fd);
   }
-}
-
-function openSyncNoWait(path: string): number {
-  // O_NONBLOCK: a FIFO (or a device) put in the file's place must be refused, not wait forever for a writer.
-  return openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 }
 
 /** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
@@ -87,9 +77,8 @@ export async function saveConfigFile(configDir: string, file: ConfigFile, opts: 
 }
 
 /**
- * The config directory holds the file credential store: like the credentials directory, it must be a directory of
- * the user's own that no one else may write, and is tightened to 0700 with a warning when others may look in.
- * False when it does not exist; a fault is told as one `reading` the path.
+ * The config directory holds the file credential store: it must be the user's own, and is tightened to 0700 with a
+ * warning when others may look in. False when it does not exist; a fault is told as one `reading` the path.
  */
 function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {}, reading = configDir): boolean {
   try {
@@ -100,7 +89,6 @@ function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {
   }
 }
 
-/** A file-system failure on the config directory or a file in it (see fs-faults.ts). */
 function configDirFault(configDir: string, path: string, err: unknown, doing: FsFaultAt['doing']): IdcliError {
   return fsFault(err, { doing, path, dir: configDir, orElse: CONFIG_DIR_ELSEWHERE });
 }

@@ -1,7 +1,6 @@
 /**
- * Every setting in one table (SETTINGS), and the one rule that resolves each: command-line flag > environment
- * variable > the profile in the config file > built-in default (docs/cli.md, "Configuration"). An empty variable
- * counts as unset, for every row. Pure: config.json is read and written by src/config-file.ts.
+ * Every setting in one table (SETTINGS), and the one rule that resolves each: flag > environment variable (unless
+ * empty) > the profile in the config file > default (docs/cli.md, "Configuration").
  */
 import { userInfo } from 'node:os';
 import { isAbsolute, join } from 'node:path';
@@ -16,11 +15,8 @@ type Env = Record<string, string | undefined>;
 
 /** One row of SETTINGS: where a setting comes from and how its text is read. */
 export interface Row<T> {
-  /** Its name in Settings. */
   field: string;
-  /** The environment variable: IDCLI_ and the name in capitals, `-` read as `_`. */
   env: string;
-  /** The value when no source gives one. */
   default?: T;
   /** The default when it depends on the environment. */
   fallback?: (env: Env) => T;
@@ -30,17 +26,14 @@ export interface Row<T> {
   stored?: true;
   /** Its flag is accepted before or after any command; the others' belong to the commands that list them. */
   global?: true;
-  /** The flag's help: placeholder, text, and the default shown when it is not `default` itself. */
+  /** The flag's help; `defaultText` is shown when the default is not `default` itself. */
   value?: string;
   description?: string;
   defaultText?: string;
   /** The flag takes a whole number (at least `min`) or one of these words; without it, any text. */
   keywords?: readonly string[];
   min?: number;
-  /**
-   * Read only by the command that asks for it (Settings holds a function), so that no other command fails on a bad
-   * value; `config set` stores its text trimmed.
-   */
+  /** Read only by the command that asks for it (Settings holds a function), so no other command fails on it. */
   lazy?: true;
 }
 
@@ -50,17 +43,13 @@ export type CredentialStoreMode = (typeof STORES)[number];
 /** The whole exchange, from sending the request to the answer's last byte: IDCLI_HTTP_TIMEOUT's default. */
 export const DEFAULT_HTTP_TIMEOUT_MS = 300_000;
 
-/**
- * Items per page asked for under `page-size` auto: a round trip per thousand items rather than per hundred is what
- * lets a walk approach the link's own speed far from the server, offset- and cursor-based alike.
- */
+/** Items per page under `page-size` auto: a round trip per thousand items lets a walk approach the link's speed. */
 export const AUTO_PAGE_SIZE = 1000;
 
-/**
- * Every setting, each row as described by Row: `stored` ones are config keys, the others come from the environment
- * (and `profile` from `--profile` too). A row with a `description` has a flag of its name, bound to it by
- * `option.setting` (src/argv/define.ts); `global` ones are accepted before or after any command.
- */
+const asIs = (raw: string): string => raw;
+const trimmed = (raw: string): string => raw.trim();
+
+/** Every setting; a row with a `description` has a flag of its name (`option.setting`, src/argv/define.ts). */
 export const SETTINGS = {
   profile: {
     field: 'profile',
@@ -163,54 +152,31 @@ export const SETTINGS = {
 
 type Table = typeof SETTINGS;
 export type SettingName = keyof Table;
-/** The keys a profile in config.json may hold. */
 export type ConfigKey = { [N in SettingName]: Table[N] extends { stored: true } ? N : never }[SettingName];
-/** The settings that have a flag. */
 export type OptionKey = { [N in SettingName]: Table[N] extends { description: string } ? N : never }[SettingName];
 type Field<N extends SettingName> = Table[N]['field'];
 type Value<N extends SettingName> = ReturnType<Table[N]['parse']>;
 type Known<N extends SettingName> = Table[N] extends { default: unknown } | { fallback: unknown } ? N : never;
 type Read<N extends SettingName> = Table[N] extends { lazy: true } ? () => Value<N> : Value<N>;
-/**
- * The resolved settings, each under its row's field, derived from SETTINGS: a row without a default is undefined
- * when no source gives it; a `lazy` one is a function that reads it.
- */
+/** The resolved settings under their fields: a row without a default may be undefined, a `lazy` one is a function. */
 export type Settings = { [N in SettingName as Field<N & Known<N>>]: Read<N> } & {
   [N in Exclude<SettingName, Known<SettingName>> as Field<N>]?: Read<N>;
 };
-/** The text of the settings' flags, under their fields. */
 export type SettingFlags = { [N in OptionKey as Field<N>]?: string };
 
-/** The environment variable that gives a setting. */
-export function envVar(name: SettingName): string {
-  return SETTINGS[name].env;
-}
+type Sources = { flag?: string | undefined; env: Env; file?: string | undefined };
 
-/** What may give one setting besides its variable: its flag's value and the profile's entry. */
-interface Sources {
-  flag?: string | undefined;
-  env: Env;
-  file?: string | undefined;
-}
-
-/**
- * One setting by the one rule: the flag, else the variable unless it is empty, else the config file, else the
- * default. A flag or entry that is empty is read like any other value (an empty `--profile` is a mistake, told).
- */
+/** One setting by the one rule; an empty flag or entry is read like any other value (an empty `--profile` is told). */
 export function resolveSetting<T>(row: Row<T> & ({ default: T } | { fallback: (env: Env) => T }), from: Sources): T;
 export function resolveSetting<T>(row: Row<T>, from: Sources): T | undefined;
 export function resolveSetting<T>(row: Row<T>, from: Sources): T | undefined {
-  const raw = from.flag ?? nonEmpty(from.env[row.env]) ?? from.file;
+  const raw = from.flag ?? (from.env[row.env] || undefined) ?? from.file;
   if (raw !== undefined) return row.parse(raw);
   return row.fallback ? row.fallback(from.env) : row.default;
 }
 
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v === '' ? undefined : v;
-}
-
 const STORED: ReadonlySet<string> = new Set(
-  Object.entries(SETTINGS).flatMap(([name, row]) => ('stored' in row ? [name] : [])),
+  Object.keys(SETTINGS).filter((name) => 'stored' in SETTINGS[name as SettingName]),
 );
 /** The config keys, in the table's order (`config set`, completion). */
 export const CONFIG_KEYS: readonly ConfigKey[] = [...STORED].filter(isConfigKey);
@@ -218,10 +184,7 @@ const hasFlag = (name: SettingName): name is OptionKey => 'description' in SETTI
 /** The settings with a flag, in the table's order. */
 export const OPTION_KEYS: readonly OptionKey[] = (Object.keys(SETTINGS) as SettingName[]).filter(hasFlag);
 
-/**
- * The settings among parsed flags: only an option bound to a row (`setting`, set by `option.setting`) gives one,
- * whatever its key, wherever it was given (a global option, or one of a command's).
- */
+/** The settings among parsed flags: only an option bound to a row by `option.setting` gives one, whatever its key. */
 export function settingFlags(
   specs: readonly { key: string; setting?: OptionKey }[],
   values: Record<string, unknown>,
@@ -235,15 +198,9 @@ export function settingFlags(
   return flags;
 }
 
-/**
- * The profiles of config.json by name, in a null-prototype object (and each parsed profile too): a name such as
- * `constructor` is then an entry or nothing, never Object.prototype behaviour.
- */
-export interface ConfigFile {
-  profiles: Record<string, Partial<Record<ConfigKey, string>>>;
-}
+/** Profiles by name in null-prototype objects: a name such as `constructor` is never Object.prototype behaviour. */
+export type ConfigFile = { profiles: Record<string, Partial<Record<ConfigKey, string>>> };
 
-/** An empty config file, with the null-prototype maps every ConfigFile has. */
 export function emptyConfigFile(): ConfigFile {
   return { profiles: Object.create(null) as ConfigFile['profiles'] };
 }
@@ -254,11 +211,6 @@ const PROFILE_RULE =
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CLIENT_NAME_RE = /^[\x21\x23-\x5B\x5D-\x7E]+$/; // a single scope-token (RFC 6749 §3.3): no spaces, quotes or backslashes
-
-/** The rule `--profile` applies, and the config file too: such a name is inert in a shell, a path or a key. */
-function isProfileName(name: string): boolean {
-  return PROFILE_RE.test(name);
-}
 
 export function isConfigKey(key: string): key is ConfigKey {
   return STORED.has(key);
@@ -279,7 +231,6 @@ export function configDirFor(env: Env, platform = process.platform): string {
   return resolveSetting({ ...SETTINGS['config-dir'], fallback: (e) => platformConfigDir(e, platform) }, { env });
 }
 
-/** The platform's user config directory + /idcli. */
 function platformConfigDir(env: Env, platform = process.platform): string {
   if (platform === 'win32' && env.APPDATA) return join(env.APPDATA, 'idcli');
   if (platform === 'darwin') return join(homeDir(env), 'Library', 'Application Support', 'idcli');
@@ -288,10 +239,7 @@ function platformConfigDir(env: Env, platform = process.platform): string {
   return join(xdg && isAbsolute(xdg) ? xdg : join(homeDir(env), '.config'), 'idcli');
 }
 
-/**
- * $HOME, or the home directory of the password database when $HOME is unset or relative: taken from the working
- * directory, a relative one would put the credentials somewhere else in every directory idcli runs in.
- */
+/** $HOME, or the password database's when $HOME is unset or relative (which would move with the working directory). */
 function homeDir(env: Env): string {
   if (env.HOME && isAbsolute(env.HOME)) return env.HOME;
   let home: string | undefined;
@@ -309,9 +257,8 @@ function homeDir(env: Env): string {
 }
 
 /**
- * config.json, checked whole: a profile name `--profile` would refuse (`__proto__`, `$(…)`, `*`) is refused here too,
- * with the file named, rather than skipped. Completion prints these names to the shell, and a skipped profile would
- * be dropped by the next `config set`.
+ * config.json, checked whole: a profile name `--profile` would refuse is refused here too, not skipped: completion
+ * prints these names to the shell, and a skipped profile would be dropped by the next `config set`.
  */
 export function parseConfigFile(text: string, path: string): ConfigFile {
   let data: unknown;
@@ -331,7 +278,7 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
     throw usageError('CONFIG_FILE_INVALID', `${path} must be an object with a "profiles" object`);
   const out = emptyConfigFile();
   for (const [name, entries] of Object.entries(profiles)) {
-    if (!isProfileName(name))
+    if (!PROFILE_RE.test(name))
       throw usageError(
         'CONFIG_FILE_INVALID',
         `${path}: ${quoted(name)} is not a valid profile name`,
@@ -352,18 +299,13 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
   return out;
 }
 
-/**
- * Where the settings are, and all of them, each resolved once and only when asked: `config` and completion need
- * the directory and the profile alone, and must work while another setting is invalid (to fix it).
- */
+/** Each resolved once, when asked: `config` and completion need the directory and profile alone. */
 export interface SettingsSource {
   configDir(): string;
   profile(): string;
-  /** Every setting, with the selected profile of config.json; throws a usage error (exit 2) for an invalid one. */
   load(opts?: ConfigFileOptions): Promise<Settings>;
 }
 
-/** `readFile` reads config.json from the config directory (loadConfigFile, src/config-file.ts). */
 export function settingsSource(flags: SettingFlags, env: Env, readFile: ConfigReader = noFile): SettingsSource {
   let configDir: string | undefined;
   let profile: string | undefined;
@@ -378,12 +320,8 @@ export function settingsSource(flags: SettingFlags, env: Env, readFile: ConfigRe
 export type ConfigReader = (configDir: string, opts?: ConfigFileOptions) => Promise<ConfigFile>;
 const noFile: ConfigReader = () => Promise.resolve(emptyConfigFile());
 
-export interface ConfigFileOptions {
-  /** Told when the config directory was open to other users and got tightened. */
-  warn?: (msg: string) => void;
-}
+export type ConfigFileOptions = { warn?: (msg: string) => void };
 
-/** Resolve every setting from its four sources; values are validated so later code can trust them. */
 export function resolveSettings(
   flags: SettingFlags,
   env: Env,
@@ -404,7 +342,7 @@ export function resolveSettings(
   return settings as Settings;
 }
 
-/** What `doctor` goes on with when the settings cannot be resolved: the defaults of the store's settings. */
+/** What `doctor` goes on with when the settings cannot be resolved. */
 export const STORE_DEFAULTS = {
   credentialStore: SETTINGS['credential-store'].default,
   keychainService: SETTINGS['keychain-service'].default,
@@ -412,8 +350,7 @@ export const STORE_DEFAULTS = {
 
 /** Where a setting may be given, for error messages that say what to do next. */
 export function howToSet(key: ConfigKey): string {
-  const flag = hasFlag(key) ? `--${key}` : undefined;
-  return [flag, envVar(key), `idcli config set ${key} <value>`].filter(Boolean).join(', ');
+  return [hasFlag(key) && `--${key}`, SETTINGS[key].env, `idcli config set ${key} <value>`].filter(Boolean).join(', ');
 }
 
 /** The config keys read as text (`page-size` is read by `list` itself). */
@@ -426,49 +363,34 @@ export function requireSetting(settings: Settings, field: TextField): string {
   throw usageError('SETTING_MISSING', `${key} is not set`, `set it with ${howToSet(key)}`);
 }
 
-/** A config key's value as its row reads it (`config set` checks with this before writing). */
+/** A config key's value as its row reads it, so `config set` never stores a value its row cannot read (lazy too). */
 export function validateSetting(key: ConfigKey, raw: string): string {
   const row: Row<unknown> = SETTINGS[key];
-  // A lazy row is read here too, so `config set` never stores a value its row cannot read.
   const value = row.parse(raw);
   return row.lazy ? raw.trim() : String(value);
 }
 
 // The rows' parsers. Each gets the text as given, never an empty variable (that counts as unset).
 
-function asIs(raw: string): string {
-  return raw;
-}
-
-function trimmed(raw: string): string {
-  return raw.trim();
-}
-
 function parseProfile(name: string): string {
-  if (!isProfileName(name)) throw usageError('SETTING_INVALID', `invalid profile name ${quoted(name)}`, PROFILE_RULE);
+  if (!PROFILE_RE.test(name)) throw usageError('SETTING_INVALID', `invalid profile name ${quoted(name)}`, PROFILE_RULE);
   return name;
 }
 
 function parseStore(raw: string): CredentialStoreMode {
   const mode = STORES.find((s) => s === raw);
-  if (mode === undefined)
-    throw usageError(
-      'SETTING_INVALID',
-      `IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(raw)}`,
-    );
-  return mode;
+  if (mode !== undefined) return mode;
+  throw usageError('SETTING_INVALID', `IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(raw)}`);
 }
 
 /** Sent as is in a header: a control character (a CR from a Windows file, say) would only fail the request. */
 function parseAccessToken(raw: string): string {
-  if (!isTokenText(raw)) {
-    throw usageError(
-      'SETTING_INVALID',
-      'IDCLI_ACCESS_TOKEN holds characters no access token has (control characters, spaces or non-ASCII)',
-      'set it to the token alone, without line breaks',
-    );
-  }
-  return raw;
+  if (isTokenText(raw)) return raw;
+  throw usageError(
+    'SETTING_INVALID',
+    'IDCLI_ACCESS_TOKEN holds characters no access token has (control characters, spaces or non-ASCII)',
+    'set it to the token alone, without line breaks',
+  );
 }
 
 /** The longest delay a Node timer keeps; a longer one would fire at once. */
@@ -478,21 +400,16 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 function parseHttpTimeout(text: string): number {
   const raw = text.trim();
   const sec = /^\d+(?:\.\d+)?$/.test(raw) ? Number(raw) : NaN;
-  if (!(sec > 0)) {
-    throw usageError(
-      'SETTING_INVALID',
-      `IDCLI_HTTP_TIMEOUT must be a positive number of seconds, not '${clip(printable(raw), 40)}'`,
-      `unset it for the default of ${DEFAULT_HTTP_TIMEOUT_MS / 1000} s`,
-    );
-  }
   // Weeks are as good as forever here; clamped, not refused, so that a large value means what it says.
-  return Math.min(Math.ceil(sec * 1000), MAX_TIMER_MS);
+  if (sec > 0) return Math.min(Math.ceil(sec * 1000), MAX_TIMER_MS);
+  throw usageError(
+    'SETTING_INVALID',
+    `IDCLI_HTTP_TIMEOUT must be a positive number of seconds, not '${clip(printable(raw), 40)}'`,
+    `unset it for the default of ${DEFAULT_HTTP_TIMEOUT_MS / 1000} s`,
+  );
 }
 
-/**
- * IDCLI_HTTP_COMPRESSION: `0` asks for identity bodies only (a proxy or server whose compression is broken), `1`
- * for compressed transfer. Anything else is a configuration error, refused before any request.
- */
+/** IDCLI_HTTP_COMPRESSION: `0` asks for identity bodies only (for a proxy or server whose compression is broken). */
 function parseOnOff(text: string): boolean {
   const raw = text.trim();
   if (raw === '1') return true;
@@ -504,7 +421,6 @@ function parseOnOff(text: string): boolean {
   );
 }
 
-/** `page-size`: a number, `auto` (idcli's choice) or `service` (no pageSize sent; src/paginate/page-size.ts). */
 export type PageSizeSetting = 'auto' | 'service' | number;
 
 /** The `page-size` setting from any source; 0 is read as given, and refused by `list` unless it only counts. */
@@ -513,14 +429,12 @@ function parsePageSize(raw: string): PageSizeSetting {
   if (value === '' || value === 'auto') return 'auto';
   if (value === 'service') return 'service';
   const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n)) {
-    throw usageError(
-      'SETTING_INVALID',
-      `page-size must be auto, service or a whole number, not '${clip(printable(value), 40)}'`,
-      'auto asks for larger pages than the service default; service sends no pageSize',
-    );
-  }
-  return n;
+  if (Number.isSafeInteger(n)) return n;
+  throw usageError(
+    'SETTING_INVALID',
+    `page-size must be auto, service or a whole number, not '${clip(printable(value), 40)}'`,
+    'auto asks for larger pages than the service default; service sends no pageSize',
+  );
 }
 
 function parseClientId(raw: string): string {
@@ -531,51 +445,40 @@ function parseClientId(raw: string): string {
 
 function parseClientName(raw: string): string {
   const value = raw.trim();
-  if (!CLIENT_NAME_RE.test(value))
-    throw usageError(
-      'SETTING_INVALID',
-      `client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`,
-    );
-  return value;
-}
-
-function serviceUrl(key: string, raw: string): string {
-  return validateServiceUrl(key, raw.trim());
+  if (CLIENT_NAME_RE.test(value)) return value;
+  throw usageError(
+    'SETTING_INVALID',
+    `client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`,
+  );
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-
-export function isLoopbackHost(hostname: string): boolean {
-  return LOOPBACK_HOSTS.has(hostname) || /^127(?:\.\d{1,3}){3}$/.test(hostname);
-}
+const isLoopbackHost = (host: string) => LOOPBACK_HOSTS.has(host) || /^127(?:\.\d{1,3}){3}$/.test(host);
 
 /** HTTPS, except plain HTTP on loopback (local emulators and tests); credentials never cross the network in clear. */
-function validateServiceUrl(key: string, value: string): string {
+function serviceUrl(key: string, raw: string): string {
+  const value = raw.trim();
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     throw usageError('SETTING_INVALID', `${key} must be an absolute URL, not ${quoted(value)}`);
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
     throw usageError(
       'SETTING_INVALID',
       `${key} must use https (http is allowed only for loopback hosts): ${quoted(value)}`,
     );
-  }
-  if (url.username || url.password || url.search || url.hash) {
+  if (url.username || url.password || url.search || url.hash)
     throw usageError('SETTING_INVALID', `${key} must not contain credentials, a query or a fragment: ${quoted(value)}`);
-  }
   // Keep the path (a service may live under a prefix) but without a trailing slash, so `${base}/oauth/token` is right.
   return value.replace(/\/+$/, '');
 }
 
 function validateRedirectUri(value: string): string {
-  if (!parseRedirectUri(value)) {
-    throw usageError(
-      'SETTING_INVALID',
-      `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not ${quoted(value)}`,
-    );
-  }
-  return value; // sent byte-for-byte, so never normalised
+  if (parseRedirectUri(value)) return value; // sent byte-for-byte, so never normalised
+  throw usageError(
+    'SETTING_INVALID',
+    `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not ${quoted(value)}`,
+  );
 }

@@ -1,11 +1,7 @@
 import type { Deps, TokenSource } from './deps.js';
 import type { Settings } from './config.js';
 
-/**
- * What a command's `invocation.context()` resolves to: the edges, the resolved settings, and a lazy token source.
- * `token` and `status`, which describe where the token comes from, open the credentials themselves
- * (oauth/credentials.ts).
- */
+/** What `invocation.context()` resolves to; `token` and `status` open the credentials themselves. */
 export interface CommandContext {
   deps: Deps;
   settings: Settings;

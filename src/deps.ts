@@ -1,9 +1,6 @@
 import type { Logger } from './log.js';
 
-/**
- * Every edge the logic touches — streams, environment, clock, cancellation — arrives through this one value,
- * built once in cli.ts. Tests drive the built CLI as a child process, so they set these through real env and pipes.
- */
+/** Every edge the logic touches (streams, environment, clock, cancellation), built once in cli.ts. */
 export interface Deps {
   env: Record<string, string | undefined>;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -16,20 +13,17 @@ export interface Deps {
   startedAt: number;
   signal: AbortSignal;
   /**
-   * Runs `work`, which must not be abandoned once it has started (a refresh: the server spends the old refresh
-   * token as it answers). A stop signal meanwhile says so and lets it finish, and `work` then ends in `interrupted`;
-   * see cli.ts for a second signal.
+   * Runs `work`, which must not be abandoned once started (a refresh: the server spends the old refresh token as it
+   * answers): a stop signal meanwhile lets it finish, then it ends in `interrupted`.
    */
   mustFinish<T>(task: UnabandonableTask, work: () => Promise<T>): Promise<T>;
 }
 
 /** What a stop signal tells the user about work it cannot simply abandon. */
 export interface UnabandonableTask {
-  /** e.g. "the token refresh" */
+  /** e.g. "the token refresh", what abandoning it costs ("the sign-in"), what to do then. */
   what: string;
-  /** What abandoning it costs, e.g. "the sign-in". */
   loses: string;
-  /** What to do when it was abandoned after all. */
   fix: string;
 }
 

@@ -1,7 +1,6 @@
 /**
  * How a command is defined: one table of its options and arguments, from which the parser, the help page, the
- * shell completion and the type of what its `run` receives are all derived. Each command is one folder in
- * src/commands/, its definition and its body in `command.ts`.
+ * shell completion and the type of what its `run` receives are all derived.
  */
 import { type OptionKey, type Row, SETTINGS, type SettingsSource } from '../config.js';
 import type { CommandContext } from '../context.js';
@@ -22,7 +21,6 @@ export interface OptionSpec {
   short?: `-${string}`;
   /** Given more than once, every value is kept, in order (a list of strings). */
   repeatable?: boolean;
-  /** Property name in the parsed options. */
   key: string;
   type: OptionType;
   /** Placeholder shown in help, e.g. `<seconds>`. */
@@ -34,34 +32,21 @@ export interface OptionSpec {
   choices?: readonly string[];
   /** Words an integer option takes besides numbers, e.g. `auto` for --concurrency. */
   keywords?: readonly string[];
-  /** Values offered by completion and help without refusing others (e.g. the common HTTP methods). */
+  /** Values offered by completion and help without refusing others. */
   suggestions?: readonly string[];
   min?: number;
   max?: number;
   env?: string;
-  /** `--no-browser` sets `browser` to false. */
   negates?: boolean;
-  /** The setting this option gives (`option.setting`): the binding settingFlags (config.ts) reads, never the key. */
+  /** The setting this option gives (`option.setting`): what settingFlags (config.ts) reads, never the key. */
   setting?: OptionKey;
 }
 
-export interface ArgSpec {
-  name: string;
-  description: string;
-  choices?: readonly string[];
-}
-
+export type ArgSpec = { name: string; description: string; choices?: readonly string[] };
 /** An option in a command's table: how it looks on the command line, and the typed value `run` gets. */
-export interface Option<T> extends Omit<OptionSpec, 'key'> {
-  kind: 'option';
-  read(value: Value): T;
-}
-
+export type Option<T> = Omit<OptionSpec, 'key'> & { kind: 'option'; read(value: Value): T };
 /** A positional argument in a command's table; arguments are taken in the table's order. */
-export interface Argument<T> extends ArgSpec {
-  kind: 'argument';
-  read(value: string | undefined): T;
-}
+export type Argument<T> = ArgSpec & { kind: 'argument'; read(value: string | undefined): T };
 
 type Table = Record<string, Option<unknown> | Argument<unknown>>;
 
@@ -71,12 +56,9 @@ export type OptionsOf<T extends Table> = { [K in keyof T]: ReturnType<T[K]['read
 type Common = Pick<OptionSpec, 'flag' | 'short' | 'value' | 'description' | 'defaultText' | 'env' | 'suggestions'>;
 type Bounds = Pick<OptionSpec, 'min' | 'max'>;
 
-const make = <T>(type: OptionType, spec: Omit<OptionSpec, 'key' | 'type'>, read: (v: Value) => T): Option<T> => ({
-  ...spec,
-  kind: 'option',
-  type,
-  read,
-});
+function make<T>(type: OptionType, spec: Omit<OptionSpec, 'key' | 'type'>, read: (v: Value) => T): Option<T> {
+  return { ...spec, kind: 'option', type, read };
+}
 
 function integer(spec: Common & Bounds & { defaultValue: number }): Option<number>;
 function integer(spec: Common & Bounds): Option<number | undefined>;
@@ -84,17 +66,16 @@ function integer(spec: Common & Bounds & { defaultValue?: number }): Option<numb
   return make('integer', spec, (v) => (typeof v === 'number' ? v : spec.defaultValue));
 }
 
+const RETRIES = DEFAULT_BACKOFF.maxRetries;
+
 /** The kinds of option; each reads its parsed value into the type `run` sees. */
 export const option = {
-  /** A switch: true when given. */
   boolean: (spec: Common) => make('boolean', spec, (v) => v === true),
   /** `--no-<name>`: true unless given. */
   negated: (spec: Common) => make('boolean', { ...spec, negates: true }, (v) => v !== false),
   string: (spec: Common) => make('string', spec, (v) => (typeof v === 'string' ? v : undefined)),
-  /** One of a fixed set of words; anything else is refused. */
   choice: <const C extends string>(spec: Common & { choices: readonly C[] }) =>
     make('string', spec, (v) => spec.choices.find((c) => c === v)),
-  /** May be given more than once; every value is kept, in order. */
   list: (spec: Common) => make('string', { ...spec, repeatable: true }, (v) => (Array.isArray(v) ? v : [])),
   integer,
   /** A whole number or one of a few words, e.g. `--concurrency 4|auto`. */
@@ -104,19 +85,8 @@ export const option = {
     ),
   /** `--max-retries`, with the default and the bound of every retried request (src/http/retry.ts). */
   retries: (description: string) =>
-    integer({
-      flag: '--max-retries',
-      value: '<n>',
-      description,
-      defaultValue: DEFAULT_BACKOFF.maxRetries,
-      min: 0,
-      max: MAX_RETRIES,
-    }),
-  /**
-   * A setting's flag (`--base-url`, `--page-size`): its name, placeholder, help, variable and kind come from its row
-   * in SETTINGS, and `setting` binds it to the row (settingFlags in config.ts). `run` gets the flag as given; the
-   * setting's value is in the context's settings.
-   */
+    integer({ flag: '--max-retries', value: '<n>', description, defaultValue: RETRIES, min: 0, max: MAX_RETRIES }),
+  /** A setting's flag, described by its row in SETTINGS; `run` gets it as given, the value is in the settings. */
   setting: <const K extends OptionKey>(key: K) => {
     const row: Row<unknown> = SETTINGS[key];
     const { env, value, description = '', keywords, min } = row;
@@ -150,11 +120,9 @@ export interface Invocation {
   deps: Deps;
   /** Resolves settings (flag > env > config file > default); throws a usage error for invalid ones. */
   context(): Promise<CommandContext>;
-  /** Where the settings are (the config directory, the profile), for the commands that work on the file itself. */
+  /** Where the settings are, for the commands that work on the file itself. */
   settings: SettingsSource;
-  /** The process's stdin, opened only when asked for. */
   stdin(): NodeJS.ReadableStream & { isTTY?: boolean };
-  /** Every command, for the one that describes them all (completion). */
   surface: Surface;
 }
 
@@ -170,34 +138,24 @@ export interface LeafCommand extends About {
   options: readonly OptionSpec[];
   args?: readonly ArgSpec[];
   subcommands?: undefined;
-  /**
-   * Answers without waiting on the network or a person, so Ctrl-C is not taken over before it starts (`token`
-   * takes it over itself when it has to refresh).
-   */
+  /** Answers without waiting on the network or a person, so Ctrl-C is not taken over before it starts. */
   quick?: boolean;
   /** The options `run` would get: read from the table and checked, or a usage error; nothing else happens. */
   read(parsed: Parsed): unknown;
   run(parsed: Parsed, inv: Invocation): Promise<void>;
 }
 
-/** What the parser found for one command: its options by key and its arguments in order. */
-export interface Parsed {
-  options: Values;
-  args: readonly string[];
-}
+export type Parsed = { options: Values; args: readonly string[] };
 
-export interface CommandGroup extends About {
+export type CommandGroup = About & {
   options: readonly OptionSpec[];
   args?: undefined;
   subcommands: readonly LeafCommand[];
-}
+};
 
 export type CommandSpec = LeafCommand | CommandGroup;
 
-/**
- * A command as the list of commands knows it: its name, and its definition loaded on demand, so that a run loads
- * the code of its own command only.
- */
+/** A command's name, and its definition loaded on demand, so that a run loads the code of its own command only. */
 export interface CommandEntry {
   name: string;
   /** Left out of help and completion (helpers the completion scripts call). */
@@ -205,24 +163,16 @@ export interface CommandEntry {
   load(): Promise<CommandSpec>;
 }
 
-/** The whole command line: the global options and every command (src/commands/index.ts). */
-export interface Surface {
-  globals: readonly OptionSpec[];
-  commands: readonly CommandEntry[];
-}
+export type Surface = { globals: readonly OptionSpec[]; commands: readonly CommandEntry[] };
 
-/** Every command's definition, or every one that help lists: for the pages and scripts that describe them all. */
+/** Every command's definition, or every one that help lists. */
 export function loadAll(surface: Surface, { hidden }: { hidden: boolean }): Promise<CommandSpec[]> {
   return Promise.all(surface.commands.filter((c) => hidden || !c.hidden).map((c) => c.load()));
 }
 
-/** A command's body: what it does with its options, read from its table, and the invocation. */
 export type Run<T extends Table> = (options: OptionsOf<T>, invocation: Invocation) => Promise<void>;
 
-/**
- * A command from its table and body. `check` refuses combinations of options that the table alone cannot (a usage
- * error, exit 2): it runs before the body, so before anything is read, asked or written.
- */
+/** A command from its table and body; `check` refuses combinations of options before anything is read or written. */
 export function defineCommand<T extends Table>(
   def: About & { options: T; quick?: boolean; check?: (options: OptionsOf<T>) => void; run: Run<T> },
 ): LeafCommand {
@@ -239,10 +189,9 @@ export function defineCommand<T extends Table>(
 export function splitTable(table: Table): { options: OptionSpec[]; args?: ArgSpec[] } {
   const options: OptionSpec[] = [];
   const args: ArgSpec[] = [];
-  for (const [key, entry] of Object.entries(table)) {
+  for (const [key, entry] of Object.entries(table))
     if (entry.kind === 'option') options.push({ ...entry, key });
     else args.push(entry);
-  }
   return args.length ? { options, args } : { options };
 }
 
@@ -253,9 +202,8 @@ export function defineGroup(def: About & { subcommands: readonly LeafCommand[] }
 export function readOptions<T extends Table>(table: T, parsed: Parsed): OptionsOf<T> {
   const out: Record<string, unknown> = {};
   let position = 0;
-  for (const [key, entry] of Object.entries(table)) {
+  for (const [key, entry] of Object.entries(table))
     out[key] = entry.kind === 'option' ? entry.read(parsed.options[key]) : entry.read(parsed.args[position++]);
-  }
   // The one place TypeScript cannot follow: a loop over the table's keys. Each value is its own entry's `read`.
   return out as OptionsOf<T>;
 }

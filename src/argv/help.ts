@@ -14,13 +14,12 @@ function optionRow(o: OptionSpec, aligned = false): [string, string] {
 const HELP_ROW: [string, string] = ['-h, --help', 'show help'];
 
 function optionText(o: OptionSpec): string {
-  const notes: string[] = [];
-  if (o.choices) notes.push(o.choices.join('|'));
-  else if (o.suggestions) notes.push(`e.g. ${o.suggestions.join('|')}`);
-  if (o.repeatable) notes.push('repeatable');
-  if (o.defaultValue !== undefined) notes.push(`default: ${o.defaultValue}`);
-  else if (o.defaultText) notes.push(`default: ${o.defaultText}`);
-  if (o.env) notes.push(`env ${o.env}`);
+  const notes = [
+    o.choices ? o.choices.join('|') : o.suggestions && `e.g. ${o.suggestions.join('|')}`,
+    o.repeatable && 'repeatable',
+    o.defaultValue !== undefined ? `default: ${o.defaultValue}` : o.defaultText && `default: ${o.defaultText}`,
+    o.env && `env ${o.env}`,
+  ].filter(Boolean);
   return notes.length ? `${o.description} (${notes.join('; ')})` : o.description;
 }
 

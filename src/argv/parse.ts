@@ -1,6 +1,5 @@
 /**
- * A small parser for the command line described in src/commands/index.ts. Global options are accepted before or after
- * the command; a command's own options after it. The command's definition is loaded when its name is read. Every
+ * The command-line parser: global options before or after the command, a command's own options after it. Every
  * mistake is a usage error (exit 2) with a "did you mean" where one is close.
  */
 import { type ErrorCode, usageError } from '../errors.js';
@@ -38,34 +37,24 @@ interface Scan {
   readonly args: string[];
   readonly options: Values;
   readonly globals: Values;
-  help: boolean;
-  version: boolean;
-  positionalOnly: boolean;
+  help?: boolean;
+  version?: boolean;
+  positionalOnly?: boolean;
 }
 
 /** Reads the words in three steps: each word in turn, then the command found, then its arguments and defaults. */
 export async function parseArgv(argv: readonly string[], surface: Surface): Promise<Parsed> {
-  const scan: Scan = {
-    surface,
-    path: [],
-    args: [],
-    options: {},
-    globals: {},
-    help: false,
-    version: false,
-    positionalOnly: false,
-  };
+  const scan: Scan = { surface, path: [], args: [], options: {}, globals: {} };
   for (let i = 0; i < argv.length; i++) i = await readWord(scan, argv, i);
   if (scan.version) return { kind: 'version' };
   const cmd = current(scan);
   if (scan.help || !cmd) return { kind: 'help', path: scan.path };
-  if (cmd.subcommands) {
+  if (cmd.subcommands)
     throw usageError(
       'USAGE_SUBCOMMAND_MISSING',
       `'${cmd.name}' needs a subcommand: ${cmd.subcommands.map((s) => s.name).join(', ')}`,
       `see \`idcli ${cmd.name} --help\``,
     );
-  }
   checkArgs(cmd, scan);
   for (const o of cmd.options)
     if (scan.options[o.key] === undefined && o.defaultValue !== undefined) scan.options[o.key] = o.defaultValue;
@@ -151,10 +140,7 @@ async function positional(scan: Scan, token: string): Promise<void> {
     scan.help = true;
     return;
   }
-  if (cmd && !cmd.subcommands) {
-    scan.args.push(token);
-    return;
-  }
+  if (cmd && !cmd.subcommands) return void scan.args.push(token);
   const among: readonly (CommandEntry | LeafCommand)[] = cmd ? cmd.subcommands : scan.surface.commands;
   // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
   const found = among.find((c) => c.name === token && !(scan.help && isHidden(c)));
@@ -172,23 +158,21 @@ const isHidden = (c: CommandEntry | LeafCommand): boolean => 'hidden' in c && c.
 function checkArgs(cmd: LeafCommand, scan: Scan): void {
   const { args } = scan;
   const wanted = cmd.args ?? [];
-  if (args.length < wanted.length) {
+  if (args.length < wanted.length)
     throw usageError(
       'USAGE_ARGUMENT_MISSING',
       `missing argument <${wanted[args.length]!.name}>`,
       `see \`idcli ${scan.path.map((c) => c.name).join(' ')} --help\``,
     );
-  }
   if (args.length > wanted.length)
     throw usageError('USAGE_UNEXPECTED_ARGUMENT', `unexpected argument ${quoted(args[wanted.length]!)}`);
   wanted.forEach((a, j) => {
-    if (a.choices && !a.choices.includes(args[j]!)) {
+    if (a.choices && !a.choices.includes(args[j]!))
       throw usage(
         'USAGE_INVALID_CHOICE',
         `<${a.name}> must be one of ${a.choices.join(', ')}, not ${quoted(args[j]!)}`,
         suggest(args[j]!, a.choices),
       );
-    }
   });
 }
 
@@ -202,28 +186,19 @@ function convert(spec: OptionSpec, value: string): string | number {
     }
     const n = Number(value);
     const min = spec.min ?? 0;
-    if (spec.max !== undefined && (n < min || n > spec.max))
-      throw usageError(
-        'USAGE_NUMBER_OUT_OF_RANGE',
-        `${spec.flag} must be between ${min} and ${spec.max}, not ${clip(value)}`,
-      );
-    if (n < min)
-      throw usageError('USAGE_NUMBER_OUT_OF_RANGE', `${spec.flag} must be at least ${min}, not ${clip(value)}`);
+    const range = (rule: string) =>
+      usageError('USAGE_NUMBER_OUT_OF_RANGE', `${spec.flag} must be ${rule}, not ${clip(value)}`);
+    if (spec.max !== undefined && (n < min || n > spec.max)) throw range(`between ${min} and ${spec.max}`);
+    if (n < min) throw range(`at least ${min}`);
     // Past 2^53 a number is no longer exact: 9007199254740993 would quietly become 9007199254740992.
-    if (n > Number.MAX_SAFE_INTEGER) {
-      throw usageError(
-        'USAGE_NUMBER_OUT_OF_RANGE',
-        `${spec.flag} must be a whole number no larger than ${Number.MAX_SAFE_INTEGER}, not ${clip(value)}`,
-      );
-    }
+    if (n > Number.MAX_SAFE_INTEGER) throw range(`a whole number no larger than ${Number.MAX_SAFE_INTEGER}`);
     return n;
   }
-  if (spec.choices && !spec.choices.includes(value)) {
+  if (spec.choices && !spec.choices.includes(value))
     throw usage(
       'USAGE_INVALID_CHOICE',
       `${spec.flag} must be one of ${spec.choices.join(', ')}, not ${quoted(value)}`,
       suggest(value, spec.choices),
     );
-  }
   return value;
 }

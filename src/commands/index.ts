@@ -1,7 +1,4 @@
-/**
- * idcli's command-line surface: the global options and the list of commands, one folder each in src/commands/ with
- * its definition and body in `command.ts`. The parser, the help pages and the shell completions all read it.
- */
+/** idcli's command-line surface, read by the parser, the help pages and the shell completions. */
 import { OPTION_KEYS, SETTINGS } from '../config.js';
 import { type CommandEntry, option, type OptionSpec, splitTable, type Surface } from '../argv/define.js';
 // In the entry chunk, unlike every other command: scripts run `idcli token` before every API call, so its
@@ -19,10 +16,7 @@ const globalOptions = (): OptionSpec[] =>
 
 let globals: readonly OptionSpec[] | undefined;
 
-/**
- * What the parser, the help pages and the completion scripts are given. The global options are built on first
- * use: `idcli token` without flags never reads them.
- */
+/** The global options are built on first use: `idcli token` without flags never reads them. */
 export const SURFACE: Surface = {
   get globals() {
     return (globals ??= globalOptions());

@@ -1,7 +1,6 @@
 /**
- * `idcli api --input`: the request body from a file, stdin, a pipe or a device, sent as it is read instead of held
- * whole. A regular file is read again from its start for each attempt. What can be read only once is kept in memory
- * up to MAX_REPLAY_BYTES (http/limits.ts), so that a retry or the repeat after a 401 can send it again; a longer one goes out once.
+ * `idcli api --input`: the request body, sent as it is read. A regular file is read again for each attempt; what can
+ * be read only once is kept up to MAX_REPLAY_BYTES, so a retry or the repeat after a 401 can send it again.
  */
 import { close, constants, createReadStream, fstat, open, type Stats } from 'node:fs';
 import { Socket } from 'node:net';
@@ -19,21 +18,17 @@ export interface InputBody {
   body: StreamedBody;
   /** Where the body comes from, as messages name it: `stdin` or `--input <path>`. */
   what: string;
-  /** Lets go of the file or stream; nothing is read after. */
   close(): void;
 }
 
 export interface InputOptions {
-  /** Ends the wait for the body (SIGINT, SIGTERM, SIGHUP). */
   signal: AbortSignal;
   /** How long a body that can be read only once may take to arrive (IDCLI_HTTP_TIMEOUT). */
   deadlineMs: number;
   log: Pick<Logger, 'info'>;
-  /** The process's stdin, for `-`; opened only then. */
   stdin: () => NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
-/** The body of `--input <path>`, or of stdin for `-`. A source that cannot be opened or read is a usage error. */
 export async function openInput(path: string, o: InputOptions): Promise<InputBody> {
   if (path === '-') return keepOrStream(o.stdin() as Readable, 'stdin', o);
   const what = `--input ${path}`;
@@ -52,10 +47,7 @@ export async function openInput(path: string, o: InputOptions): Promise<InputBod
   return keepOrStream(streamOf(fd, stats, path), what, o);
 }
 
-/**
- * O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, inside a thread of the pool where no signal
- * and no timer can end the wait. Reads from the descriptor then go through streams that poll it.
- */
+/** O_NONBLOCK: opening a FIFO otherwise waits for a writer in a pool thread, where no signal or timer can end it. */
 const openWithoutWaiting = (path: string): Promise<number> =>
   promisify(open)(path, constants.O_RDONLY | constants.O_NONBLOCK);
 const statOf = promisify(fstat);
@@ -69,18 +61,11 @@ function streamOf(fd: number, stats: Stats, path: string): Readable {
 
 /** A regular file: its size is known (Content-Length), and each attempt reads it again from the first byte. */
 function fileBody(fd: number, size: number, path: string, what: string): InputBody {
-  return {
-    what,
-    body: {
-      length: size,
-      replayable: true,
-      open: () => {
-        const bytes = createReadStream(path, { fd, start: 0, end: size - 1, autoClose: false });
-        return Readable.from(exactly(bytes, size, what), { objectMode: false });
-      },
-    },
-    close: () => close(fd, () => {}),
+  const open = () => {
+    const bytes = createReadStream(path, { fd, start: 0, end: size - 1, autoClose: false });
+    return Readable.from(exactly(bytes, size, what), { objectMode: false });
   };
+  return { what, body: { length: size, replayable: true, open }, close: () => close(fd, () => {}) };
 }
 
 /** The file's bytes, failing when it turns out shorter than announced: a Content-Length must be met. */
@@ -103,9 +88,8 @@ async function* exactly(bytes: Readable, size: number, what: string): AsyncGener
 }
 
 /**
- * Reads a source that can be read only once until it ends or passes MAX_REPLAY_BYTES. Whole within the cap, it is kept and
- * can be sent any number of times; beyond, the part read so far and the rest go out once, as they are read. Until
- * then the wait ends on a signal, and (but for a person typing at a terminal) after IDCLI_HTTP_TIMEOUT.
+ * Reads a once-only source until it ends (kept, sent any number of times) or passes MAX_REPLAY_BYTES (sent once, as
+ * read). The wait ends on a signal, and but for a person typing at a terminal after IDCLI_HTTP_TIMEOUT.
  */
 async function keepOrStream(source: Readable & { isTTY?: boolean }, what: string, o: InputOptions): Promise<InputBody> {
   if (source.isTTY === true) o.log.info(`reading the request body from ${what}; end it with Ctrl-D`);
@@ -116,9 +100,7 @@ async function keepOrStream(source: Readable & { isTTY?: boolean }, what: string
   try {
     while (size <= MAX_REPLAY_BYTES) {
       const next = await chunks.next();
-      if (next.done) {
-        return { what, body: keptBody(kept, size), close: () => source.destroy() };
-      }
+      if (next.done) return { what, body: keptBody(kept, size), close: () => source.destroy() };
       const chunk = toBuffer(next.value);
       kept.push(chunk);
       size += chunk.length;
@@ -167,11 +149,7 @@ async function* keptThenRest(kept: Buffer[], rest: AsyncIterator<unknown>, what:
   }
 }
 
-function stopOnSignalOrDeadline(
-  source: Readable & { isTTY?: boolean },
-  what: string,
-  o: InputOptions,
-): { reason: () => IdcliError | undefined; clear: () => void } {
+function stopOnSignalOrDeadline(source: Readable & { isTTY?: boolean }, what: string, o: InputOptions) {
   let reason: IdcliError | undefined;
   const stop = (err: IdcliError): void => {
     reason ??= err;
@@ -193,19 +171,12 @@ function stopOnSignalOrDeadline(
 
 /** Exit 4 like any exchange that outlasts IDCLI_HTTP_TIMEOUT: the body is the first part of the request. */
 function timedOut(what: string, deadlineMs: number): IdcliError {
-  return new IdcliError(
-    'API_BODY_TIMED_OUT',
-    `the request body from ${what} did not arrive within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT)`,
-    ExitCode.NETWORK,
-    { hint: 'check that something writes it and closes it, or raise IDCLI_HTTP_TIMEOUT' },
-  );
+  const message = `the request body from ${what} did not arrive within ${seconds(deadlineMs)} s (IDCLI_HTTP_TIMEOUT)`;
+  const hint = 'check that something writes it and closes it, or raise IDCLI_HTTP_TIMEOUT';
+  return new IdcliError('API_BODY_TIMED_OUT', message, ExitCode.NETWORK, { hint });
 }
 
-function toBuffer(chunk: unknown): Buffer {
-  return Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-}
+const toBuffer = (chunk: unknown): Buffer => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
 
-function cannotRead(what: string, err: unknown): IdcliError {
-  if (err instanceof IdcliError) return err;
-  return usageError('API_BODY_UNREADABLE', `cannot read ${what}: ${errReason(err)}`);
-}
+const cannotRead = (what: string, err: unknown): IdcliError =>
+  err instanceof IdcliError ? err : usageError('API_BODY_UNREADABLE', `cannot read ${what}: ${errReason(err)}`);

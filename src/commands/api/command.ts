@@ -1,7 +1,4 @@
-/**
- * `idcli api`: one authenticated request, its response body on stdout byte for byte. The token only ever travels in
- * the Authorization header to the api-base-url origin, so scripts never need it in a command line.
- */
+/** `idcli api`: one authenticated request, the token only in its header, the response body on stdout as received. */
 import { argument, defineCommand, type Invocation, option, type OptionsOf } from '../../argv/define.js';
 import { type InputBody, openInput } from './body.js';
 import { type ApiPlan, type BodySource, planRequest } from './plan.js';
@@ -10,7 +7,6 @@ import { responseError } from '../../apiclient/status-errors.js';
 import { apiBaseUrl } from '../../apiclient/target.js';
 import type { CommandContext } from '../../context.js';
 import { interrupted } from '../../errors.js';
-import type { RetriedResponse } from '../../http/client.js';
 import { withReason } from '../../http/status-text.js';
 import { MAX_REPLAY_BYTES } from '../../http/limits.js';
 import type { HttpResponse, StreamedBody } from '../../http/types.js';
@@ -100,10 +96,6 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
   const writer = createPageWriter(deps.stdout);
   // Byte for byte into a pipe or a file; on a terminal a body must not be able to drive it (docs/cli.md, "api").
   const shown = deps.stdout.isTTY === true ? escapeControls : (bytes: Buffer) => bytes;
-  const output = async (res: RetriedResponse): Promise<void> => {
-    if (opts.include) await writer.write(shown(Buffer.from(responseHead(res))));
-    await writer.write(shown(res.body));
-  };
   try {
     const body = input?.body;
     deps.log.verbose(
@@ -112,7 +104,8 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
     const req = { method: plan.method, url: plan.url, headers: plan.headers, body, signal: deps.signal };
     const res = await client.send(req);
     // Shown whatever its status, a 401 that could not be repeated too; the error comes after it.
-    await output(res);
+    if (opts.include) await writer.write(shown(Buffer.from(responseHead(res))));
+    await writer.write(shown(res.body));
     const error = responseError(plan.method, plan.url, res, input?.what);
     if (error !== undefined) throw error;
   } finally {
@@ -122,9 +115,8 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
 
 function describeBody(body: Body['body'] | undefined): string {
   if (body === undefined) return 'no body';
-  return body.length === undefined
-    ? `a body over ${MAX_REPLAY_BYTES / 1024 / 1024} MB, sent chunked as it is read`
-    : `a ${body.length}-byte body`;
+  if (body.length !== undefined) return `a ${body.length}-byte body`;
+  return `a body over ${MAX_REPLAY_BYTES / 1024 / 1024} MB, sent chunked as it is read`;
 }
 
 /** The request body: the -f fields as bytes, or --input opened to be read as it is sent. */
@@ -135,30 +127,18 @@ async function requestBody(
 ): Promise<Body | undefined> {
   if (source.kind === 'none') return undefined;
   if (source.kind === 'text') return { body: Buffer.from(source.text, 'utf8'), what: '-f', close() {} };
-  return openInput(source.path, {
-    signal: deps.signal,
-    deadlineMs: settings.httpTimeoutMs,
-    log: deps.log,
-    stdin,
-  });
+  return openInput(source.path, { signal: deps.signal, deadlineMs: settings.httpTimeoutMs, log: deps.log, stdin });
 }
 
-/**
- * The status line and header fields as they came (what `curl -i` prints): the reason phrase, and the names in their
- * case and order, as the transport received them; CRLF-terminated like the message itself.
- */
+/** The status line and header fields as they came, names in their case and order, CRLF-terminated (`curl -i`). */
 function responseHead(res: HttpResponse): string {
   const got = res.received;
   const status = got === undefined ? withReason(res.status) : `${res.status}${got.reason ? ` ${got.reason}` : ''}`;
   let head = `HTTP/${got?.httpVersion ?? '1.1'} ${status}\r\n`;
   const raw = got?.rawHeaders;
-  if (raw !== undefined) {
-    for (let i = 0; i + 1 < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
-    return `${head}\r\n`;
-  }
-  for (const [name, value] of Object.entries(res.headers)) {
-    if (value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) head += `${name}: ${v}\r\n`;
-  }
+  if (raw !== undefined) for (let i = 0; i + 1 < raw.length; i += 2) head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  else
+    for (const [name, value] of Object.entries(res.headers))
+      for (const v of value === undefined ? [] : [value].flat()) head += `${name}: ${v}\r\n`;
   return `${head}\r\n`;
 }

@@ -1,14 +1,10 @@
-/**
- * `idcli api` flags → the request to send, checked before anything is read or sent: every mistake here is a usage
- * error (exit 2). Pure, so the rules are unit-tested apart from the network.
- */
+/** `idcli api` flags → the request to send, checked before anything is read or sent (a usage error, exit 2). */
 import { usageError } from '../../errors.js';
 import { requestHeaders } from '../../apiclient/client.js';
 import { targetUrl } from '../../apiclient/target.js';
 import { quoted } from '../../printable.js';
 import type { ApiOptions } from './command.js';
 
-/** What the plan reads of `api`'s options: the target, -X, -H, -f and --input, as given. */
 export type ApiFlags = Pick<ApiOptions, 'target' | 'method' | 'header' | 'field' | 'input'>;
 
 export type BodySource = { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'file'; path: string | '-' };
@@ -16,10 +12,7 @@ export type BodySource = { kind: 'none' } | { kind: 'text'; text: string } | { k
 export interface ApiPlan {
   method: string;
   url: string;
-  /**
-   * Lower-case names: the client's defaults under the user's own, as they go out (named by --verbose); never
-   * `authorization`, which is added per attempt with the current token.
-   */
+  /** Lower-case names, the client's defaults under the user's own; never `authorization`, added per attempt. */
   headers: Record<string, string>;
   body: BodySource;
 }
@@ -38,25 +31,15 @@ const REFUSED_METHODS: ReadonlyMap<string, string> = new Map([
   ['TRACE', 'the server would echo the request back, access token included'],
 ]);
 /** Framing and connection fields the HTTP client writes itself; a second copy would make the message ambiguous. */
-const OWN_FIELDS = new Set([
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'te',
-  'trailer',
-]);
+const OWN_FIELDS = new Set('host content-length transfer-encoding connection keep-alive upgrade te trailer'.split(' '));
 
 export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
-  if (flags.field.length > 0 && flags.input !== undefined) {
+  if (flags.field.length > 0 && flags.input !== undefined)
     throw usageError(
       'USAGE_CONFLICTING_OPTIONS',
       '-f/--field and --input cannot be used together',
       'send either fields or a file as the body',
     );
-  }
   if (flags.input === '') throw usageError('USAGE_OPTION_VALUE_MISSING', '--input needs a file name, or - for stdin');
   if (flags.target.trim() === '') throw usageError('TARGET_MISSING', 'api needs a path or URL, e.g. idcli api /v1/me');
   const url = targetUrl(flags.target, apiBaseUrl);
@@ -75,13 +58,12 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
     // Methods are case-sensitive on the wire and every registered one is upper case (RFC 9110 §9.1).
     method = flags.method.toUpperCase();
     const refused = REFUSED_METHODS.get(method);
-    if (refused !== undefined) {
+    if (refused !== undefined)
       throw usageError(
         'API_METHOD_REFUSED',
         `-X/--method ${method} is not supported: ${refused}`,
         'use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS',
       );
-    }
   }
 
   const contentType: Record<string, string> = body.kind === 'none' ? {} : { 'content-type': 'application/json' };
@@ -108,17 +90,15 @@ export function parseHeaders(lines: readonly string[]): Record<string, string> {
   for (const line of lines) {
     const colon = line.indexOf(':');
     const name = (colon === -1 ? line : line.slice(0, colon)).trim();
-    if (colon === -1 || !TOKEN.test(name)) {
+    if (colon === -1 || !TOKEN.test(name))
       throw usageError('API_HEADER_INVALID', `-H/--header takes 'Name: value', not ${quoted(line)}`);
-    }
     const key = name.toLowerCase();
-    if (key === 'authorization') {
+    if (key === 'authorization')
       throw usageError(
         'API_HEADER_REFUSED',
         'an Authorization header of your own is refused: idcli api sends the access token itself',
         'drop -H Authorization; to call a service with another credential, use curl',
       );
-    }
     if (OWN_FIELDS.has(key)) throw usageError('API_HEADER_REFUSED', `-H/--header: idcli sets ${name} itself`);
     const value = line.slice(colon + 1).trim();
     if (BAD_VALUE.test(value))

@@ -1,8 +1,4 @@
-/**
- * `idcli __profiles`: the profile names, one a line. The completion scripts run it to offer them; it is not part of
- * the documented surface. Each is a name --profile accepts (parseConfigFile refuses a file with any other), so none
- * is shell syntax.
- */
+/** `idcli __profiles`, run by the completion scripts: the profile names, one a line (none is shell syntax). */
 import { defineCommand } from '../../argv/define.js';
 import { loadConfigFile } from '../../config-file.js';
 

@@ -18,34 +18,23 @@ interface CommandSpec {
   argument?: string;
 }
 
-interface ProgramSpec {
-  globals: readonly OptionSpec[];
-  commands: CommandSpec[];
-}
+type ProgramSpec = { globals: readonly OptionSpec[]; commands: CommandSpec[] };
 
 /** `listed`: the commands help lists, loaded. */
-function programSpec(globals: readonly OptionSpec[], listed: readonly Definition[]): ProgramSpec {
-  const commands = listed.map((c): CommandSpec => {
-    const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options };
-    if (c.subcommands) {
-      spec.positional = c.subcommands.map((s) => s.name);
-      spec.keys = CONFIG_KEYS;
-    }
-    const first = c.args?.[0];
-    if (first?.choices) spec.positional = first.choices;
-    else if (first && !c.subcommands) spec.argument = first.name;
-    return spec;
-  });
-  return { globals, commands };
-}
-
 export function completionScript(
   shell: 'bash' | 'zsh' | 'fish',
   globals: readonly OptionSpec[],
   listed: readonly Definition[],
 ): string {
-  const script = { bash: bashScript, zsh: zshScript, fish: fishScript }[shell];
-  return script(programSpec(globals, listed));
+  const commands = listed.map((c): CommandSpec => {
+    const first = c.args?.[0];
+    const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options };
+    if (c.subcommands) Object.assign(spec, { positional: c.subcommands.map((s) => s.name), keys: CONFIG_KEYS });
+    if (first?.choices) spec.positional = first.choices;
+    else if (first && !c.subcommands) spec.argument = first.name;
+    return spec;
+  });
+  return { bash: bashScript, zsh: zshScript, fish: fishScript }[shell]({ globals, commands });
 }
 
 const words = (list: readonly string[]) => list.join(' ');
@@ -76,17 +65,15 @@ function valueWords(spec: ProgramSpec): ValueWord[] {
   const globals = new Set<string>(spec.globals.map((o) => o.flag));
   const add = (o: OptionSpec, command: string | undefined) => {
     const entry = byLong.get(o.flag) ?? { option: o, words: new Set<string>(), commands: new Set<string>() };
-    for (const w of names(o)) entry.words.add(w);
+    names(o).forEach((w) => entry.words.add(w));
     if (command) entry.commands.add(command);
     byLong.set(o.flag, entry);
   };
   for (const o of spec.globals) if (takesValue(o)) add(o, undefined);
-  for (const c of spec.commands) {
-    for (const o of c.options) {
+  for (const c of spec.commands)
+    for (const o of c.options)
       if (takesValue(o)) add(o, c.name);
       else switches.add(o.flag);
-    }
-  }
   return [...byLong.entries()].map(([long, e]) => ({
     words: [...e.words],
     option: e.option,
@@ -189,13 +176,10 @@ function zshOption(o: OptionSpec): string {
 
 function zshCommand(c: CommandSpec, globals: readonly OptionSpec[]): string {
   const args = [...c.options, ...globals].map(zshOption);
-  if (c.positional && c.keys) {
+  if (c.positional && c.keys)
     args.push(`'1:subcommand:(${words(c.positional)})'`, `'2:key:(${words(c.keys)})'`, "'3:value: '");
-  } else if (c.positional) {
-    args.push(`'1:value:(${words(c.positional)})'`);
-  } else if (c.argument) {
-    args.push(`'1:${c.argument}: '`);
-  }
+  else if (c.positional) args.push(`'1:value:(${words(c.positional)})'`);
+  else if (c.argument) args.push(`'1:${c.argument}: '`);
   return `    ${c.name}) _arguments -s \\\n      ${args.join(' \\\n      ')} ;;`;
 }
 
@@ -236,11 +220,8 @@ function fishOption(o: OptionSpec, condition: string): string {
   const parts = [`complete -c idcli -n '${condition}' -l ${name}`];
   if (o.short) parts.push(`-s ${o.short.slice(1)}`);
   const values = choices(o);
-  if (takesValue(o)) {
-    if (isProfile(o)) parts.push(`-x -a '(idcli __profiles 2>/dev/null)'`);
-    else if (values) parts.push(`-x -a '${words(values)}'`);
-    else parts.push('-r');
-  }
+  if (takesValue(o))
+    parts.push(isProfile(o) ? `-x -a '(idcli __profiles 2>/dev/null)'` : values ? `-x -a '${words(values)}'` : '-r');
   parts.push(`-d '${o.description.replace(/'/g, "\\'")}'`);
   return parts.join(' ');
 }
@@ -257,14 +238,12 @@ function fishScript(spec: ProgramSpec): string {
   for (const c of spec.commands) {
     const seen = `__fish_seen_subcommand_from ${c.name}`;
     for (const o of c.options) lines.push(fishOption(o, seen));
-    if (c.positional && c.keys) {
+    if (c.positional && c.keys)
       lines.push(
         `complete -c idcli -n '${seen}; and not __fish_seen_subcommand_from ${words(c.positional)}' -a '${words(c.positional)}'`,
+        `complete -c idcli -n '${seen}; and __fish_seen_subcommand_from set get unset' -a '${words(c.keys)}'`,
       );
-      lines.push(`complete -c idcli -n '${seen}; and __fish_seen_subcommand_from set get unset' -a '${words(c.keys)}'`);
-    } else if (c.positional) {
-      lines.push(`complete -c idcli -n '${seen}' -a '${words(c.positional)}'`);
-    }
+    else if (c.positional) lines.push(`complete -c idcli -n '${seen}' -a '${words(c.positional)}'`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,7 +1,4 @@
-/**
- * The checks behind `idcli doctor`. Each returns a verdict and, when something is off, the fix to apply; none of
- * them changes anything. Inputs arrive as arguments so each check can be exercised on its own.
- */
+/** The checks behind `idcli doctor`: each a verdict and, when something is off, the fix; none changes anything. */
 import { lookup } from 'node:dns/promises';
 import { createServer } from 'node:net';
 import { isSea } from 'node:sea';
@@ -14,13 +11,7 @@ import { bindAddresses, parseRedirectUri } from '../../redirect-uri.js';
 
 export type Verdict = 'pass' | 'warn' | 'fail';
 
-export interface CheckResult {
-  id: string;
-  title: string;
-  status: Verdict;
-  detail: string;
-  fix?: string;
-}
+export type CheckResult = { id: string; title: string; status: Verdict; detail: string; fix?: string };
 
 /** The verdicts of one check, each built with the fields in the order `doctor --json` prints them. */
 function check(id: string, title: string) {
@@ -34,42 +25,32 @@ export function checkConfig(settings: Settings | IdcliError): CheckResult {
   const verdict = check('config', 'configuration');
   if (settings instanceof IdcliError) return verdict('fail', settings.message, settings.hint || undefined);
   const missing = REQUIRED_FOR_LOGIN.filter((k) => settings[SETTINGS[k].field] === undefined);
-  if (missing.length > 0) {
-    return verdict(
-      'fail',
-      `profile '${settings.profile}' lacks ${missing.join(', ')}`,
-      missing.map((k) => `set ${k} with ${howToSet(k)}`).join('; '),
-    );
-  }
-  return verdict('pass', `profile '${settings.profile}' is complete and its URLs are valid`);
+  if (missing.length === 0) return verdict('pass', `profile '${settings.profile}' is complete and its URLs are valid`);
+  return verdict(
+    'fail',
+    `profile '${settings.profile}' lacks ${missing.join(', ')}`,
+    missing.map((k) => `set ${k} with ${howToSet(k)}`).join('; '),
+  );
 }
 
 export interface Reachability {
   result: CheckResult;
-  /** The server's clock, from its Date header, when it answered. */
+  /** The server's clock (its Date header) and ours when the answer arrived. */
   serverDate?: number;
-  /** Our clock when the answer arrived. */
   localDate?: number;
 }
 
 const reachable = check('reachable', 'identity service reachable');
 
-/** The reachability check when there is no valid base URL to try. */
 export function reachableSkipped(): CheckResult {
   return reachable('fail', 'skipped: base-url is not set or invalid', 'fix the configuration first');
 }
 
-/**
- * The most a check that waits on something outside idcli may take, from its start to its verdict, whatever is sent
- * meanwhile: a diagnosis must not stall on a silent host, nor on one that dribbles its answer a byte at a time,
- * which restarts every idle timer (docs/cli.md, "doctor").
- */
+/** The most a check waiting on the outside may take: a diagnosis must not stall on a silent or dribbling host. */
 export const CHECK_DEADLINE_MS = 5000;
 
-/** What a check ends with when CHECK_DEADLINE_MS ran out. */
-function overDeadline(): string {
-  return `no complete answer within ${CHECK_DEADLINE_MS / 1000} s, the most doctor waits for one check`;
-}
+const overDeadline = () =>
+  `no complete answer within ${CHECK_DEADLINE_MS / 1000} s, the most doctor waits for one check`;
 
 /** Any HTTP answer from the authorization endpoint proves the service is there; only the transport can fail. */
 export async function checkReachable(
@@ -115,10 +96,8 @@ export function checkClockSkew(serverDate: number | undefined, localDate: number
     return verdict('warn', 'the server sent no Date header (or was not reached); skew unknown');
   // The Date header has one-second resolution, so a second or two of difference is noise.
   const skew = Math.round((localDate - serverDate) / 1000);
-  const detail =
-    skew === 0
-      ? 'in step with the server'
-      : `this machine is ${Math.abs(skew)} s ${skew > 0 ? 'ahead of' : 'behind'} the server`;
+  const ahead = skew > 0 ? 'ahead of' : 'behind';
+  const detail = skew === 0 ? 'in step with the server' : `this machine is ${Math.abs(skew)} s ${ahead} the server`;
   if (Math.abs(skew) <= 60) return verdict('pass', detail);
   return verdict(
     Math.abs(skew) > 300 ? 'fail' : 'warn',
@@ -138,16 +117,14 @@ export async function checkRedirectPort(redirectUri: string | undefined): Promis
   const hosts = bindAddresses(parsed.host);
   for (const host of hosts) {
     const err = await tryListen(host, port);
-    if (err === 'EADDRINUSE') {
+    if (err === 'EADDRINUSE')
       return verdict(
         'fail',
         `port ${port} on ${host} is in use by another process`,
         `stop the process listening on ${host}:${port} (e.g. \`ss -ltnp 'sport = :${port}'\`) or register another redirect URI`,
       );
-    }
-    if (err === 'EACCES') {
+    if (err === 'EACCES')
       return verdict('fail', `not allowed to listen on ${host}:${port}`, 'use a port above 1024 in the redirect URI');
-    }
     // An address family this machine lacks (no IPv6) is reported by the localhost check, not here.
   }
   return verdict('pass', `${hosts.join(' and ')} port ${port} can be bound`);
@@ -179,12 +156,8 @@ export async function checkLocalhost(
   }
   const detail = `localhost resolves to ${families.map((f) => `IPv${f}`).join(' and ')}`;
   const usesLocalhost = redirectUri !== undefined && new URL(redirectUri).hostname === 'localhost';
-  if (!usesLocalhost || families.length === 2) {
-    return verdict(
-      'pass',
-      usesLocalhost ? `${detail}; idcli listens on both` : `${detail}; the redirect URI uses an IP literal`,
-    );
-  }
+  if (!usesLocalhost) return verdict('pass', `${detail}; the redirect URI uses an IP literal`);
+  if (families.length === 2) return verdict('pass', `${detail}; idcli listens on both`);
   return verdict(
     'warn',
     `${detail} only`,
@@ -192,10 +165,7 @@ export async function checkLocalhost(
   );
 }
 
-/**
- * `work`, or its failure with overDeadline once CHECK_DEADLINE_MS ran out, for a step that takes no signal (a name
- * lookup): abandoned then, it no longer holds the verdict, and the run leaves without it (src/cli.ts).
- */
+/** `work`, or a failure once CHECK_DEADLINE_MS ran out, for a step that takes no signal (a name lookup). */
 export function withinDeadline<T>(work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
@@ -204,23 +174,18 @@ export function withinDeadline<T>(work: Promise<T>): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-export interface StoreProbe {
-  kind: 'keychain' | 'file';
-  description: string;
-  warning?: string;
-}
+export type StoreProbe = { kind: 'keychain' | 'file'; description: string; warning?: string };
 
 export function checkStore(mode: Settings['credentialStore'], probe: StoreProbe | IdcliError): CheckResult {
   const verdict = check('store', 'credential store');
   if (probe instanceof IdcliError)
     return verdict('fail', probe.message, probe.hint ?? 'set IDCLI_CREDENTIAL_STORE=file to use the file store');
-  if (probe.kind === 'file' && mode === 'auto') {
+  if (probe.kind === 'file' && mode === 'auto')
     return verdict(
       'warn',
       `no usable keychain${probe.warning ? ` (${probe.warning})` : ''}; using ${probe.description}`,
       'start a Secret Service (e.g. gnome-keyring) or set IDCLI_CREDENTIAL_STORE=file to silence this',
     );
-  }
   return verdict('pass', `using ${probe.description}`);
 }
 
@@ -237,10 +202,7 @@ export function checkProxy(env: Record<string, string | undefined>): CheckResult
   return verdict('pass', `in effect: ${shown.join(', ')}`);
 }
 
-/**
- * Which Node runs idcli, and whether it is the one built into the single executable (README, "Installing"): a
- * report about a problem starts with what is running.
- */
+/** Which Node runs idcli, and whether it is the single executable's: a report about a problem starts with that. */
 export function checkRuntime(executable = isSea(), version = process.version, path = process.execPath): CheckResult {
   const verdict = check('runtime', 'runtime');
   if (executable) return verdict('pass', `single executable ${path}, carrying Node ${version}`);

@@ -31,16 +31,14 @@ export const command = defineCommand({
     const { deps } = invocation;
     const checks = await runChecks(invocation);
     const failed = checks.filter((c) => c.status === 'fail').length;
-    if (o.json) {
-      deps.stdout.write(`${JSON.stringify({ ok: failed === 0, checks }, null, 2)}\n`);
-    } else {
-      deps.stdout.write(render(checks, stderrStyle(deps.stdout, deps.env)));
-    }
-    if (failed > 0) {
-      throw new IdcliError('DOCTOR_CHECKS_FAILED', `${failed} check${failed === 1 ? '' : 's'} failed`, ExitCode.USAGE, {
-        hint: 'apply the fixes above and run `idcli doctor` again',
-      });
-    }
+    deps.stdout.write(
+      o.json
+        ? `${JSON.stringify({ ok: failed === 0, checks }, null, 2)}\n`
+        : render(checks, stderrStyle(deps.stdout, deps.env)),
+    );
+    const hint = 'apply the fixes above and run `idcli doctor` again';
+    const message = `${failed} check${failed === 1 ? '' : 's'} failed`;
+    if (failed > 0) throw new IdcliError('DOCTOR_CHECKS_FAILED', message, ExitCode.USAGE, { hint });
   },
 });
 
@@ -51,12 +49,8 @@ async function runChecks({ deps, context, settings: source }: Invocation): Promi
   const ok = settings instanceof IdcliError ? undefined : settings;
 
   if (ok?.baseUrl) {
-    const http = createHttpClient({
-      log: deps.log,
-      env: deps.env,
-      deadlineMs: ok.httpTimeoutMs,
-      compress: ok.httpCompression,
-    });
+    const { log, env } = deps;
+    const http = createHttpClient({ log, env, deadlineMs: ok.httpTimeoutMs, compress: ok.httpCompression });
     try {
       const reach = await checkReachable(ok.baseUrl, http, deps.now, deps.signal);
       checks.push(reach.result, checkClockSkew(reach.serverDate, reach.localDate));

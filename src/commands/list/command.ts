@@ -19,10 +19,7 @@ import { redactUrl } from '../../redact.js';
 import { withReason } from '../../http/status-text.js';
 import { stderrStyle } from '../../style.js';
 
-/**
- * Pages in flight when `--concurrency auto` starts: a browser's handful of connections, from which the window grows
- * while the server keeps up (src/paginate/window.ts).
- */
+/** Pages in flight when `--concurrency auto` starts: a browser's handful of connections (src/paginate/window.ts). */
 const AUTO_CONCURRENCY = 4;
 
 const options = {
@@ -35,7 +32,6 @@ const options = {
     min: 0,
   }),
   limit: option.integer({ flag: '--limit', value: '<n>', description: 'stop after this many items', min: 0 }),
-  /** Pages in flight; `auto` starts at AUTO_CONCURRENCY and adapts (src/paginate/window.ts). */
   concurrency: option.integerOr({
     flag: '--concurrency',
     value: '<n>|auto',
@@ -88,12 +84,8 @@ export const command = defineCommand({
     // Everything that can be refused without the network is refused before any request (exit 2).
     const first = firstRequest(o, apiBase, ctx.settings.pageSize());
     const dump = openOutput(o, apiBase, first.apiOrigin, ctx);
-    try {
-      await countOrWalk(o, ctx, first, dump);
-    } finally {
-      // FILE's claim ends with the run, however it ends.
-      dump?.release();
-    }
+    // FILE's claim ends with the run, however it ends.
+    await countOrWalk(o, ctx, first, dump).finally(() => dump?.release());
   },
 });
 
@@ -121,11 +113,7 @@ async function countOrWalk(o: ListOptions, ctx: CommandContext, first: FirstRequ
   }
 }
 
-/**
- * The first request, and the one to ask instead when the server refuses idcli's own page size, with the API origin
- * they are on. A size the user chose is kept: the flag first, then a pageSize in the target, then the `page-size`
- * setting from the environment or config.
- */
+/** The first request, and the one to ask when the server refuses idcli's own page size; a size the user chose is kept. */
 function firstRequest(opts: ListOptions, apiBase: string, setting: PageSizeSetting): FirstRequest {
   // --count asks with pageSize=0 itself, whatever the setting.
   if (setting === 0 && !opts.count) throw cannotWalk('page-size 0');
@@ -142,15 +130,11 @@ function firstRequest(opts: ListOptions, apiBase: string, setting: PageSizeSetti
     throw cannotWalk("the target's pageSize=0");
   const { size, fallback } = firstPageSize(setting, targetHasSize, opts.limit);
   const firstUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: size });
-  const chosen = setting === 'auto' && size !== undefined ? { asGiven, sizes: [size] } : undefined;
+  const sizes = fallback === undefined ? [size!] : [size!, fallback];
+  const chosen = setting === 'auto' && size !== undefined ? { asGiven, sizes } : undefined;
   if (fallback === undefined) return { firstUrl, apiOrigin: origin, ...(chosen && { chosen }) };
   const fallbackUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: fallback });
-  return {
-    firstUrl,
-    fallbackUrl,
-    apiOrigin: origin,
-    ...(chosen && { chosen: { ...chosen, sizes: [size!, fallback] } }),
-  };
+  return { firstUrl, fallbackUrl, apiOrigin: origin, ...(chosen && { chosen }) };
 }
 
 interface FirstRequest {
@@ -161,10 +145,7 @@ interface FirstRequest {
   chosen?: { asGiven: string; sizes: number[] };
 }
 
-/**
- * The first page refused for a page size idcli chose, told as idcli's choice on the target the user gave: the
- * size in the URL is not one the user asked for (docs/cli.md, "Page size").
- */
+/** The first page refused for a page size idcli chose, told as idcli's choice (docs/cli.md, "Page size"). */
 function chosenSizeRefused(err: WalkFailure, first: FirstRequest | undefined): unknown {
   const status = refusedWith(err.cause);
   if (err.pages > 0 || first?.chosen === undefined || status === undefined || !refusesPageSize(status))
@@ -184,23 +165,11 @@ function chosenSizeRefused(err: WalkFailure, first: FirstRequest | undefined): u
 function openOutput(opts: ListOptions, apiBase: string, origin: string, ctx: CommandContext): DumpFile | undefined {
   const file = opts.output === '-' ? undefined : opts.output;
   if (file === undefined) return undefined;
-  const walk = {
-    target: opts.target,
-    apiBaseUrl: apiBase,
-    profile: ctx.settings.profile,
-    pageSize: opts.pageSize ?? null,
-    pageIndex: opts.pageIndex ?? null,
-  };
+  const { target, restart, limit } = opts;
+  const [pageSize, pageIndex] = [opts.pageSize ?? null, opts.pageIndex ?? null];
+  const walk = { target, apiBaseUrl: apiBase, profile: ctx.settings.profile, pageSize, pageIndex };
   const { deps } = ctx;
-  return openDump({
-    file,
-    walk,
-    restart: opts.restart,
-    limit: opts.limit,
-    apiOrigin: origin,
-    info: (msg) => deps.log.info(msg),
-    now: deps.now,
-  });
+  return openDump({ file, walk, restart, limit, apiOrigin: origin, info: (msg) => deps.log.info(msg), now: deps.now });
 }
 
 /** --count: the first page's totalItems, asked with pageSize=0. */
@@ -208,11 +177,8 @@ async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps):
   const writer = createPageWriter(deps.stdout, () => {}, deps.signal);
   const page = await fetchPage(fetchCtx, firstUrl, deps.signal);
   if (page.totalItems === undefined) {
-    throw new IdcliError(
-      'CONTRACT_NO_TOTAL_ITEMS',
-      `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`,
-      ExitCode.CONTRACT,
-    );
+    const why = `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`;
+    throw new IdcliError('CONTRACT_NO_TOTAL_ITEMS', why, ExitCode.CONTRACT);
   }
   await writer.write(`${page.totalItems}\n`);
 }
@@ -224,7 +190,7 @@ async function walkToStdout(
   deps: Deps,
   dump?: DumpFile,
   first?: FirstRequest,
-): Promise<void> {
+) {
   const readerGone = new AbortController();
   const writer = dump?.writer ?? createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
   const before = dump?.resumedItems ?? 0;
@@ -246,16 +212,12 @@ async function walkToStdout(
           `the server refused pageSize=${new URL(plan.firstUrl).searchParams.get('pageSize')}, the size idcli chose; asking again with its default of ${CONTRACT_PAGE_SIZE}`,
         ),
       // Asked for by number, a fallback is news; under auto it is how such a collection is walked.
-      onSequentialFallback: (reason) => {
-        const message = `--concurrency ignored: ${reason}; fetching pages one by one`;
-        if (plan.adaptive) deps.log.verbose(message);
-        else deps.log.info(message);
-      },
+      onSequentialFallback: (reason) =>
+        deps.log[plan.adaptive ? 'verbose' : 'info'](`--concurrency ignored: ${reason}; fetching pages one by one`),
       onWindow: ({ from, to, reason }) => {
         const change = from === to ? `held at ${to}` : `${from} → ${to}`;
-        deps.log.verbose(
-          `--concurrency ${plan.adaptive ? 'auto' : plan.concurrency}: ${change} pages in flight: ${reason}`,
-        );
+        const mode = plan.adaptive ? 'auto' : plan.concurrency;
+        deps.log.verbose(`--concurrency ${mode}: ${change} pages in flight: ${reason}`);
       },
     });
     progress.stop();
@@ -289,12 +251,10 @@ function startProgress(deps: Deps, limit: number | undefined): ReturnType<typeof
 
 /** Says how far a stopped walk got and how to resume it; returns the error the run ends with. */
 function stopped(err: WalkFailure, deps: Deps): unknown {
-  // A stop signal while the reader took no more: the lines it did take of that page count, and are skipped
-  // when resuming from the page.
+  // A stop signal while the reader took no more: the lines it did take of that page count (skipped on resuming).
   const cut = err.cause instanceof WriteCut ? err.cause.lines : 0;
-  // Shown even with --quiet: without it the user cannot tell a partial dump from a complete one.
-  // Before the first page there is nothing partial, and the resume command would be the same command; a lost
-  // output still says so, as a script reading stderr must not mistake it for an empty collection.
+  // Shown even with --quiet, so a partial dump is not taken for a complete one; before the first page only for a
+  // lost output, which a script reading stderr must not mistake for an empty collection.
   if (err.pages > 0 || cut > 0 || err.cause instanceof OutputError)
     deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut, deps.log.redact));
   return err.cause;

@@ -9,18 +9,12 @@ import { showLoginWait } from '../../output/login-wait.js';
 import { liveLineWanted } from '../../output/status-line.js';
 
 const options = {
-  prompt: option.choice({
-    flag: '--prompt',
-    value: '<mode>',
-    description: 'sign-in page behaviour',
-    choices: PROMPTS,
-  }),
+  prompt: option.choice({ flag: '--prompt', value: '<mode>', description: 'sign-in page behaviour', choices: PROMPTS }),
   loginHint: option.string({
     flag: '--login-hint',
     value: '<email>',
     description: 'pre-fill the email on the sign-in page',
   }),
-  // Settings: read through the context, like their environment variables and config keys.
   uiLocales: option.setting('ui-locales'),
   scope: option.setting('scope'),
   browser: option.negated({ flag: '--no-browser', description: 'do not open a browser; only print the sign-in URL' }),
@@ -80,17 +74,13 @@ function loginView(opts: LoginOptions, { deps }: CommandContext, stdinOf: Invoca
           : `Open this URL in a browser to sign in:\n\n  ${url}\n\n`,
       );
       if (opening) return openBrowser(url, { env: deps.env, warn: (m) => log.warn(m) });
-      if (canPaste) {
-        deps.stderr.write(
-          `A browser on another machine ends on a page that does not load (${callbackUri}?…): that is expected.\n`,
-        );
-      } else {
-        const { hostname, port } = new URL(callbackUri);
-        deps.stderr.write(
-          `The browser must reach ${callbackUri} on this machine. From another machine, forward that port ` +
-            `first (ssh -L ${port}:${hostname}:${port} <this host>), or run idcli login where a browser runs.\n`,
-        );
-      }
+      const { hostname, port } = new URL(callbackUri);
+      deps.stderr.write(
+        canPaste
+          ? `A browser on another machine ends on a page that does not load (${callbackUri}?…): that is expected.\n`
+          : `The browser must reach ${callbackUri} on this machine. From another machine, forward that port ` +
+              `first (ssh -L ${port}:${hostname}:${port} <this host>), or run idcli login where a browser runs.\n`,
+      );
     },
     showWaiting(deadline, offer) {
       // On a terminal a countdown that goes away with the callback; elsewhere (a pipe, CI) one plain line.
@@ -98,9 +88,8 @@ function loginView(opts: LoginOptions, { deps }: CommandContext, stdinOf: Invoca
         const waiting = showLoginWait({ stream: deps.stderr, deadline, now: () => deps.now(), messages: log });
         return () => waiting.stop();
       }
-      // No countdown while the question waits for an answer: the terminal shows what is typed on the cursor's
-      // row, which a line redrawn every second would overwrite, and in line mode only the terminal can show the
-      // typing again. The time left is said once instead.
+      // No countdown while the question waits for an answer: a line redrawn every second would overwrite what is
+      // typed on the cursor's row. The time left is said once instead.
       log.info(`Waiting for the sign-in (up to ${opts.timeout} s; Ctrl-C to cancel)…`);
       if (!canPaste) return () => {};
       const prompt = askForAddress({

@@ -46,31 +46,23 @@ export const command = defineCommand({
 async function statusOf(ctx: CommandContext): Promise<{ report: StatusReport; expiryUnknown?: string }> {
   const { deps, settings } = ctx;
   const credentials = await openCredentials(ctx);
-  let report: StatusReport;
   if (credentials.kind === 'env') {
     // A token from the environment is used without any sign-in setting, so status reports it without them too.
     const base = { profile: settings.profile, baseUrl: settings.baseUrl ?? null, clientId: settings.clientId ?? null };
     const expiry = { ...empty(), ...expiryOf(credentials.expiresAt, deps.now()) };
-    report = { ...base, ...expiry, signedIn: true, store: 'IDCLI_ACCESS_TOKEN', storeKind: 'env' };
+    const report: StatusReport = { ...base, ...expiry, signedIn: true, store: 'IDCLI_ACCESS_TOKEN', storeKind: 'env' };
     return { report, ...(credentials.expiryUnknown === undefined ? {} : { expiryUnknown: credentials.expiryUnknown }) };
-  } else {
-    const base = {
-      profile: settings.profile,
-      baseUrl: requireSetting(settings, 'baseUrl'),
-      clientId: requireSetting(settings, 'clientId'),
-    };
-    const { session } = credentials;
-    // Where the credentials are is what status is asked; a store other than the one expected is said out loud.
-    if (session.store.notice !== undefined) deps.log.warn(session.store.notice);
-    const record = await session.read();
-    report = {
-      ...base,
-      ...fromRecord(record, deps.now()),
-      store: session.store.describe(),
-      storeKind: session.store.kind,
-    };
   }
-  return { report };
+  const baseUrl = requireSetting(settings, 'baseUrl');
+  const clientId = requireSetting(settings, 'clientId');
+  const { session } = credentials;
+  // Where the credentials are is what status is asked; a store other than the one expected is said out loud.
+  if (session.store.notice !== undefined) deps.log.warn(session.store.notice);
+  const { store } = session;
+  const record = fromRecord(await session.read(), deps.now());
+  return {
+    report: { profile: settings.profile, baseUrl, clientId, ...record, store: store.describe(), storeKind: store.kind },
+  };
 }
 
 function empty(): Omit<StatusReport, 'profile' | 'baseUrl' | 'clientId' | 'store' | 'storeKind'> {
@@ -102,26 +94,26 @@ function expiryOf(
   now: number,
 ): Pick<StatusReport, 'expiresAt' | 'expiresIn' | 'expired'> {
   if (expiresAt === undefined) return { expiresAt: null, expiresIn: null, expired: null };
-  return {
-    expiresAt: new Date(expiresAt).toISOString(),
-    expiresIn: secondsLeft({ expiresAt }, now),
-    expired: expiresAt <= now,
-  };
+  const iso = new Date(expiresAt).toISOString();
+  return { expiresAt: iso, expiresIn: secondsLeft({ expiresAt }, now), expired: expiresAt <= now };
 }
 
 function human(s: StatusReport, expiryUnknown = 'not a JWT with an exp claim'): string {
   const rows: [string, string][] = [['Profile', s.profile]];
   if (s.baseUrl !== null) rows.push(['Base URL', s.baseUrl]);
   if (s.clientId !== null) rows.push(['Client id', s.clientId]);
-  if (s.storeKind === 'env') {
-    rows.push(['Signed in', 'using IDCLI_ACCESS_TOKEN (the stored sign-in is not used)']);
-    rows.push(['Access token', s.expiresAt === null ? `expiry unknown (${expiryUnknown})` : accessLine(s)]);
-  } else if (!s.signedIn) {
-    rows.push(['Signed in', 'no']);
-  } else {
-    rows.push(['Signed in as', (s.user && describeIdentity(s.user)) ?? 'unknown (no readable ID token)']);
-    rows.push(['Access token', accessLine(s)]);
-    rows.push(['Refresh token', s.refreshToken ? 'held' : 'none (sign in again when the access token expires)']);
+  if (s.storeKind === 'env')
+    rows.push(
+      ['Signed in', 'using IDCLI_ACCESS_TOKEN (the stored sign-in is not used)'],
+      ['Access token', s.expiresAt === null ? `expiry unknown (${expiryUnknown})` : accessLine(s)],
+    );
+  else if (!s.signedIn) rows.push(['Signed in', 'no']);
+  else {
+    rows.push(
+      ['Signed in as', (s.user && describeIdentity(s.user)) ?? 'unknown (no readable ID token)'],
+      ['Access token', accessLine(s)],
+      ['Refresh token', s.refreshToken ? 'held' : 'none (sign in again when the access token expires)'],
+    );
     if (s.scope !== null) rows.push(['Scope', s.scope]);
   }
   rows.push(['Credentials', s.store]);

@@ -52,7 +52,6 @@ export const command = defineCommand({
       // refresh, does not apply to it: only a --min-ttl the user gave is a guard, checked against the token's JWT
       // expiry.
       if (o.minTtl !== undefined) requireEnvLifetime(credentials, o.minTtl, deps.now());
-      // Beyond its value, only the expiry of a JWT is known of it.
       record = { accessToken: credentials.token, expiresAt: credentials.expiresAt };
     } else {
       record = await credentials.session.valid(o.minTtl ?? MIN_TTL_SEC, o.refresh);
