@@ -140,7 +140,10 @@ async function positional(scan: Scan, token: string): Promise<void> {
     scan.help = true;
     return;
   }
-  if (cmd && !cmd.subcommands) return void scan.args.push(token);
+  if (cmd && !cmd.subcommands) {
+    scan.args.push(token);
+    return;
+  }
   const among: readonly (CommandEntry | LeafCommand)[] = cmd ? cmd.subcommands : scan.surface.commands;
   // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
   const found = among.find((c) => c.name === token && !(scan.help && isHidden(c)));
