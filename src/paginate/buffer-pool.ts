@@ -1,8 +1,6 @@
 /**
- * A handful of page-sized buffers recycled through a walk. Each page body would otherwise be a fresh
- * off-heap allocation that lingers until V8 next collects, and on a long walk that garbage, not the data
- * in flight, is what drives the process's memory up. A buffer goes back only once the bytes written from
- * it have been flushed, so a slow stream can never see a buffer reused under it.
+ * Page-sized buffers recycled through a walk: a fresh off-heap body per page lingers until V8 collects, and that
+ * garbage drives memory up. A buffer goes back only once what was written from it is flushed.
  */
 export interface BufferPool {
   /** A buffer of at least `size` bytes. */
@@ -12,10 +10,8 @@ export interface BufferPool {
 }
 
 /**
- * Keeps at most `maxFree` buffers, and at most `maxFreeBytes()` bytes of them: a buffer that was written to stays in
- * memory while it waits, so free buffers count against a walk's bound on the bytes it holds. The bound is applied
- * whenever a buffer is taken or given, since the bytes held change in between. To make room, the smallest go first
- * (pages that grow never use them again); a buffer that does not fit even then is left to the collector.
+ * Keeps at most `maxFree` buffers of at most `maxFreeBytes()` bytes in all (free buffers count against the walk's
+ * byte bound), checked on every take and give. The smallest go first: pages that grow never use them again.
  */
 export function createBufferPool(maxFree: number, maxFreeBytes = () => Number.POSITIVE_INFINITY): BufferPool {
   const ours = new WeakSet<ArrayBufferLike>();
@@ -57,10 +53,7 @@ export function createBufferPool(maxFree: number, maxFreeBytes = () => Number.PO
   };
 }
 
-/**
- * Sizes are rounded up to one of eight steps per power of two, so that pages of slightly different sizes share
- * buffers while a large page wastes at most an eighth of its size (a power of two could waste nearly half).
- */
+/** Eight steps per power of two: pages of near sizes share buffers, and a page wastes at most an eighth. */
 export function roundedUp(size: number): number {
   if (size <= 64 * 1024) return 64 * 1024;
   const step = 2 ** (Math.floor(Math.log2(size)) - 3);

@@ -1,10 +1,7 @@
 /**
- * The bytes a walk holds: every page's body as it arrives (its Content-Length from the first byte, where given), from
- * the request until the page is written. STYLE's bound on what is arriving, not on what has arrived: a page takes
- * more bytes only while all pages together hold at most the cap, and otherwise waits, its socket paused, until a page
- * is written. The oldest page not yet written always goes on, since the walk writes it next: the walk holds at most the
- * cap plus that one page (and a chunk of each paused one). A new request starts only while a page of the largest size
- * so far still fits beside the pages held and those on their way. Pure: the walk reports pages and bytes.
+ * The bytes a walk holds, counted as they arrive (a Content-Length from the first byte): past the cap a page waits,
+ * its socket paused, until a page is written; the oldest always goes on, being written next. So the walk holds at most
+ * the cap plus one page, and a request starts only while a page of the largest size so far fits. Pure.
  */
 
 /** The bytes of the pages a walk holds at once, besides the next to be written (see docs/cli.md, Concurrency). */
@@ -63,10 +60,7 @@ export class ByteBudget {
     return false;
   }
 
-  /**
-   * Page `seq` was written, or dropped unwritten: its bytes are free, and paused pages go on while they fit. A dropped
-   * page that was paused stays paused: nobody wants its bytes.
-   */
+  /** Page `seq` was written or dropped: its bytes are free, and paused pages go on while they fit. */
   release(seq: number): void {
     const bytes = this.pages.get(seq);
     if (bytes === undefined) return;

@@ -36,10 +36,8 @@ export function contractError(pageUrl: string, problem: string, cause?: unknown)
 }
 
 /**
- * Parses and validates a page body: valid UTF-8 JSON, an object with an `items` array of objects, a
- * `links` object whose `self` and `first` are present and whose `next`, when present, is well-formed,
- * and integer `pageIndex`/`totalItems` when present. Throws IdcliError (exit 5) naming the page.
- * With `table`, the item spans live in that reused table (valid until it is used for another page).
+ * Validates a page body as the service contract's envelope (exit 5 naming the page otherwise). With `table`, the item
+ * spans live in that reused table, valid until its next page.
  */
 export function parsePage(body: Buffer, pageUrl: string, table?: SpanTable): Page {
   if (!isUtf8(body)) throw contractError(pageUrl, 'the body is not valid UTF-8');

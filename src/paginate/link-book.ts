@@ -1,7 +1,6 @@
 /**
- * The walk's book of links: the pages it has written or set out to fetch, and whether a page's links.next may be
- * followed (the API's origin only, never back to a page in the book). The walk by links and the walk by pageIndex
- * keep one book, so a loop or another origin is told the same way whatever the window.
+ * The pages a walk has written or set out to fetch, and whether a links.next may be followed (the API's origin only,
+ * never back to a page in the book): one book for both walks, so a loop is told the same way whatever the window.
  */
 import { setQueryParam } from '../apiclient/target.js';
 import { pageKey, resolveNextLink } from './links.js';
@@ -48,11 +47,9 @@ export class LinkBook {
   }
 
   /**
-   * A page of the walk by pageIndex, about to be written: entered under the URL idcli fetched and under its self
-   * link (the server may spell its links otherwise than idcli), then its links.next checked against the pages
-   * written so far, this one included (`wanted` false: nothing after it is, so its link is not read). Pages in
-   * flight are not entered yet: the link to the next of them is no loop. The link that led here (`linked`) only names
-   * the page: a server's wrong link must not enter another page.
+   * A page of the walk by pageIndex, about to be written: entered under its URL and its self link, then its links.next
+   * checked against the pages written so far (unless nothing after it is `wanted`). Pages in flight are not entered
+   * yet: the link to the next of them is no loop. `linked`, the link that led here, only names the page.
    */
   written(page: PageLinks, url: string, linked: string | undefined, wanted: boolean): NextLink {
     this.visited.add(url);
@@ -62,19 +59,13 @@ export class LinkBook {
     return this.check(page.next, linked ?? url);
   }
 
-  /**
-   * A page the walk by links goes on from, after the walk by pageIndex: entered as written pages are. Returns the
-   * URL its links resolve against (the one the previous page's link spells, where there was one).
-   */
+  /** The page the walk by links goes on from after the walk by pageIndex; returns the URL its links resolve against. */
   handOver(url: string, linked: string | undefined): string {
     this.visited.add(url);
     return linked ?? url;
   }
 
-  /**
-   * The page's own canonical URL counts as visited too: the first request is often spelled differently from the
-   * links (`/v1/users` vs `?pageIndex=0&pageSize=100`), and a loop back to it must still be seen.
-   */
+  /** The page's self link counts as visited too: the first request is often spelled otherwise than the links. */
   private enterSelf(self: string | undefined, url: string): void {
     // Usually self is the very URL just fetched, already entered: no URL parse per page then.
     if (self === undefined || this.visited.has(self)) return;
@@ -96,10 +87,7 @@ export function indexUrl(firstUrl: string, index: number, pageSize: number): str
   return pageKey(u);
 }
 
-/**
- * Whether links.next (resolved against `base`) names `planned`: the same origin, path and query parameters, in
- * whatever order the server spells them.
- */
+/** Whether links.next (resolved against `base`) names `planned`: origin, path and query in any order. */
 export function linksTo(next: string | undefined, base: string, planned: string): boolean {
   if (next === undefined) return false;
   try {

@@ -3,10 +3,7 @@ import { clip } from '../printable.js';
 import { redactUrl } from '../redact.js';
 import type { VisitedPages } from './visited.js';
 
-/**
- * The key a page URL is remembered by for loop detection. The fragment is dropped because it is never
- * sent to the server; everything else is kept as the WHATWG serializer writes it.
- */
+/** The key a page URL is remembered by: as WHATWG serializes it, without the fragment (never sent). */
 export function pageKey(url: string | URL): string {
   const u = new URL(url);
   u.hash = '';
@@ -14,10 +11,8 @@ export function pageKey(url: string | URL): string {
 }
 
 /**
- * Resolves links.next of the page at `pageUrl` (absolute or relative to that page, RFC 3986 §5) and
- * checks it is safe to follow: same origin as the API (the bearer token must never reach another host)
- * and not a page already fetched (a server bug that would otherwise loop forever). Pure; throws
- * IdcliError exit 5 naming the page.
+ * Resolves links.next of the page at `pageUrl` (RFC 3986 §5) and checks it may be followed: the API's origin (the
+ * token must reach no other host) and no page already fetched (a loop). Exit 5 naming the page otherwise.
  */
 export function resolveNextLink(
   href: string,

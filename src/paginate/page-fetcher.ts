@@ -22,15 +22,9 @@ interface Timing extends TakenPage {
   arrived: boolean;
 }
 
-/**
- * The walk's page requests: when each may start (the window's delay), how long it took (told to the window), the
- * bytes it holds (the byte budget) and the recycled buffers its body is read into.
- */
+/** The walk's page requests: when each starts, its timing (for the window), its bytes (the budget) and buffers. */
 export class PageFetcher {
-  /**
-   * Aborted when the walk ends however it ends: a prefetch or window fetch nobody will write is cancelled
-   * (one signal for the whole walk; a controller per page costs more than the page's bookkeeping).
-   */
+  /** Aborted when the walk ends, cancelling fetches nobody will write (one signal: a controller per page costs more). */
   readonly finished = new AbortController();
   readonly signal: AbortSignal;
   /** Pages the walk by pageIndex may hold in flight. */
@@ -67,8 +61,7 @@ export class PageFetcher {
     });
     const most = adaptive ? Math.max(WINDOW_CEILING, concurrency) : concurrency;
     this.signal = AbortSignal.any([ctx.interrupt, ctx.readerGone, this.finished.signal]);
-    // Each request in flight (up to a window plus the prefetch) and each wait between its retries listens on it:
-    // above Node's default of ten listeners that is the walk's design, not a leak worth a warning on stderr.
+    // Every request in flight and every wait between retries listens on it: by design, not a leak worth a warning.
     setMaxListeners(2 * (most + 1) + 10, this.signal);
     // Free page buffers and the pages held share the byte cap: a buffer kept for reuse is memory as much as a page.
     this.bodies = createBufferPool(most + 2, () => WINDOW_BYTES - this.budget.bytes);
@@ -80,10 +73,7 @@ export class PageFetcher {
     return this.budget.roomForOne;
   }
 
-  /**
-   * Starts fetching a page, not before the retry of the last page the server refused (its Retry-After at least);
-   * tells the window how long it took and whether the server asked for less on the way (a 429 or 503, retried).
-   */
+  /** Starts fetching a page, not before a Retry-After still running; the window learns how the page came. */
   start(url: string, index?: number): Pending<RawPage> {
     const wait = this.window.delay(performance.now());
     const timing: Timing = { sentAt: 0, ms: 0, firstByteMs: -1, retried: false, load: 0, arrived: false };

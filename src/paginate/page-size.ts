@@ -8,10 +8,7 @@ import { type IdcliError, usageError } from '../errors.js';
 /** The service contract's default pageSize, asked for once when the server refuses AUTO_PAGE_SIZE. */
 export const CONTRACT_PAGE_SIZE = 100;
 
-/**
- * A page of 0 items moves no walk forward: a server that links on while items remain would be asked the same empty
- * page without end, one that does not would end it at once with nothing (docs/cli.md, "Page size").
- */
+/** A page of 0 items moves no walk forward: it would loop or end at once with nothing (docs/cli.md, "Page size"). */
 export function cannotWalk(what: string): IdcliError {
   return usageError(
     'PAGE_SIZE_ZERO',
@@ -20,10 +17,7 @@ export function cannotWalk(what: string): IdcliError {
   );
 }
 
-/**
- * Whether a status refusing the first request is how a server says no to its page size: 400, or 422 (a query
- * understood but not accepted), as servers differ in which they use.
- */
+/** Whether a status refusing the first request says no to its page size: 400 or 422, as servers differ. */
 export function refusesPageSize(status: number | undefined): boolean {
   return status === 400 || status === 422;
 }
@@ -36,9 +30,8 @@ export interface FirstPageSize {
 }
 
 /**
- * What the first request asks for. A size the user chose is sent as is: the target's pageSize (`targetHasSize`,
- * false when the flag overrides it), else a number in the setting; `service` sends none; `auto` asks for
- * AUTO_PAGE_SIZE, or no more than --limit needs.
+ * What the first request asks for: a size the user chose as is (the target's pageSize unless the flag overrides it,
+ * else the setting's number); none for `service`; for `auto` AUTO_PAGE_SIZE, or no more than --limit needs.
  */
 export function firstPageSize(setting: PageSizeSetting, targetHasSize: boolean, limit?: number): FirstPageSize {
   if (targetHasSize) return {};

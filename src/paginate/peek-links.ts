@@ -1,12 +1,7 @@
 /**
- * Reads `links` of a page from its END, before the page is scanned, so the next request can be on the
- * wire while the (much longer) validation of this page runs. Servers usually put `links` after `items`;
- * walking back from the closing brace over that one member costs a few hundred bytes, not the page.
- *
- * Reading JSON backwards is sound for valid JSON: a '"' inside a string is always escaped, and it is a
- * delimiter exactly when the run of backslashes before it has even length (RFC 8259 §7). On a page that
- * is not valid JSON this may find nothing or something wrong; the full forward scan that always follows
- * catches that (and the walker then checks both agree), so this is only ever a head start.
+ * Reads `links` of a page from its END (where servers usually put it), so the next request is on the wire while this
+ * page is validated. Sound for valid JSON: a '"' is a delimiter exactly when an even run of backslashes precedes it
+ * (RFC 8259 §7). On invalid JSON it may be wrong; the forward scan that always follows catches that: a head start only.
  */
 import { BACKSLASH, isWs, QUOTE } from './json-scan.js';
 import { isJsonObject } from '../shape.js';
@@ -36,10 +31,7 @@ export interface PeekedLinks {
   self?: string;
 }
 
-/**
- * The page's links when `links` is the last member of the top-level object and holds an object whose
- * `next` (if any) is well-formed; undefined when that cannot be told cheaply (then scan first).
- */
+/** The page's links when `links` is the last member and well-formed; undefined when not told cheaply (scan first). */
 export function peekLinks(buf: Buffer): PeekedLinks | undefined {
   let p = skipWsBack(buf, buf.length - 1);
   if (buf[p] !== 0x7d) return undefined;
@@ -83,9 +75,8 @@ export function peekLinks(buf: Buffer): PeekedLinks | undefined {
 }
 
 /**
- * A link member: per the service contract an object `{ "href": "<url>" }`; idcli also accepts a plain string
- * (docs/cli.md, "list"). undefined when absent; null when present in any other shape, `null` included: the contract
- * says a missing page's link is omitted, and guessing "null means the end" could silently truncate the output.
+ * A link member: `{ "href": "<url>" }` or a plain string (docs/cli.md, "list"); undefined when absent, null in any
+ * other shape, `null` included: a missing link is omitted, and reading null as the end could truncate the output.
  */
 export function linkHref(links: Record<string, unknown>, name: string): string | undefined | null {
   if (!Object.hasOwn(links, name)) return undefined;

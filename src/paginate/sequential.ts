@@ -14,18 +14,15 @@ export interface Step {
 }
 
 /**
- * Validates a fetched page and starts fetching the one after it. When its links can be read from the
- * end of the body (peekLinks), the next request goes out BEFORE this page is scanned, so the server
- * prepares page k+1 while page k is validated and written; otherwise it goes out right after the scan.
- * Under --limit the item count decides whether a next page is wanted, so the scan comes first.
+ * Validates a fetched page and starts fetching the next: before the scan when its links can be read from the end
+ * (peekLinks), so the server prepares it meanwhile; after it under --limit, where the item count decides.
  */
 export async function advance(w: WalkState, raw: RawPage): Promise<Step> {
   const early = Number.isFinite(w.limit) ? undefined : peekLinks(raw.body);
   if (!early) return stepFrom(w, w.parse(raw), raw.url);
   const next = w.links.follow(early, raw.url);
   const pending = next.url === undefined ? undefined : w.fetcher.start(next.url);
-  // node:http sends from a process.nextTick callback: let it run before the scan, so the server
-  // prepares the next page while this one is validated.
+  // node:http sends from a nextTick callback: let it run before the scan.
   if (pending) await new Promise((resolve) => process.nextTick(resolve));
   const page = w.parse(raw);
   // Unreachable for valid JSON (both read the same bytes); a guard against a head start gone wrong.

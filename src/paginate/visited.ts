@@ -8,10 +8,8 @@ export interface VisitedPages {
 const MAX_PLAIN_URL = 256;
 
 /**
- * Remembers each page by its URL, or by a 128-bit digest of it when it is long: a server's links can be megabytes
- * long, and a walk of endless distinct cursors must not hold every one of them. A false "already fetched" needs a
- * SHA-256 collision on the first 16 bytes, which no real walk will meet. node:crypto loads only for the first long
- * URL, so the usual walk never pays for it.
+ * Remembers each page by its URL, or by a 128-bit digest of a long one: links can be megabytes, and endless cursors
+ * must not all be held. node:crypto loads only for the first long URL.
  */
 export function createVisitedPages(): VisitedPages {
   const seen = new Set<string>();

@@ -15,10 +15,7 @@ export interface WalkOptions {
   apiOrigin: string;
   limit?: number;
   concurrency?: number;
-  /**
-   * `--concurrency auto`: the window starts at `concurrency` and adapts to the server (see Window); otherwise it
-   * stays `concurrency`.
-   */
+  /** `--concurrency auto`: the window starts at `concurrency` and adapts (see Window). */
   adaptive?: boolean;
 }
 
@@ -39,10 +36,7 @@ export interface WalkContext {
   onWindow?: (change: WindowChange) => void;
 }
 
-/**
- * The walk stopped early: `cause` is the error; stdout holds `written` items from `pages` whole pages;
- * `resumeUrl` (when there is one) fetches exactly the rest.
- */
+/** The walk stopped early with `cause`: `written` items from `pages` whole pages out; `resumeUrl` fetches the rest. */
 export class WalkFailure extends Error {
   readonly written: number;
   readonly pages: number;
@@ -58,10 +52,7 @@ export class WalkFailure extends Error {
 
 export class ReaderGone extends Error {}
 
-/**
- * What every part of one walk shares: the pages and items written, the book of links, the page fetcher, and how a
- * page is parsed, written, or stops the walk.
- */
+/** What every part of one walk shares: counts, the book of links, the fetcher, and how a page is parsed and written. */
 export class WalkState {
   pages = 0;
   items = 0;

@@ -14,11 +14,8 @@ export interface WalkResult {
 }
 
 /**
- * Streams a collection to the writer page by page, following links.next, while the next page is already
- * being fetched. With `concurrency` > 1 and an offset collection of known size, the remaining pages are
- * fetched by pageIndex (service contract: "Offset-based pages are reached by incrementing pageIndex"),
- * at most `concurrency` at a time, and written strictly in order. A page is written whole or not at all,
- * so on failure stdout holds exactly the pages before the failing one.
+ * Streams a collection to the writer page by page: by links, one request ahead, or by pageIndex up to the window at
+ * once (an offset collection of known size), in order. A page is written whole or not at all.
  */
 export async function walk(options: WalkOptions, ctx: WalkContext): Promise<WalkResult> {
   const w = new WalkState(options, ctx);

@@ -1,36 +1,22 @@
 /**
- * How many pages a walk by pageIndex may hold in flight (docs/cli.md, "Concurrency"): additive increase and
- * multiplicative decrease as TCP's congestion window, steered by latency as TCP Vegas and Netflix's gradient limit
- * are, and bounded by BBR's estimate of what is in flight. Pure: the walk reports pages and throttling, with times
- * from its own clock.
+ * How many pages a walk by pageIndex may hold in flight (docs/cli.md, "Concurrency"): AIMD as TCP's window, steered
+ * by latency as Vegas and Netflix's gradient limit, bounded by BBR's in-flight estimate. Pure: the walk tells times.
  */
 
 /** The most pages `--concurrency auto` keeps in flight. */
 export const WINDOW_CEILING = 32;
-/**
- * A page "keeps up" when it comes back within twice the fastest page's time, plus a little for jitter: slower
- * means the requests now queue somewhere (the link, the server), and more of them would only wait longer.
- */
+/** A page "keeps up" within twice the fastest page's time plus jitter: slower, requests queue and more would wait. */
 const KEEPS_UP = (fastest: number, ms: number): boolean => ms <= 2 * fastest + 10;
-/**
- * A page "slowed" when its first byte comes later than this, about twice the time that keeps up: the band between
- * leaves the window to jitter alone, while a server that slows with load brings it down.
- */
+/** A page "slowed" past about twice the time that keeps up: the band between is left to jitter. */
 const SLOWEST = (fastest: number): number => 4 * fastest + 20;
-/**
- * How many times the pages taken in the fastest round trip the window may hold: headroom for the rate to be measured
- * higher as the window grows, while it is not yet the limit.
- */
+/** How many times the pages taken in the fastest round trip the window may hold: headroom to measure a higher rate. */
 const PACE_GAIN = 2;
 
 /** A page the walk took: when it was sent, how long it took, whether it was retried, and how many were in flight. */
 export interface TakenPage {
   sentAt: number;
   ms: number;
-  /**
-   * How long its first byte took: the server's latency without the transfer, which grows with the page, so that
-   * larger pages are not taken for a slower server.
-   */
+  /** How long its first byte took: the server's latency without the transfer, so larger pages are not "slower". */
   firstByteMs: number;
   retried: boolean;
   /** The pages in flight when it was sent, itself included. */
@@ -95,10 +81,8 @@ export class Window {
   }
 
   /**
-   * The walk took the next page of the window at `now`, having had to wait for it or not. The window grows only while
-   * the walk waits for pages: when it writes more slowly than they come (a slow reader, a busy CPU) they pile up
-   * anyway, and more in flight would only hold memory and run further ahead of the reader. For the same reason only a
-   * page the walk waited for brings it down.
+   * The walk took the next page at `now`. The window grows, and shrinks, only on pages the walk waited for: when it
+   * writes more slowly than they come (a slow reader, a busy CPU), more in flight would only hold memory.
    */
   taken(page: TakenPage, waited: boolean, now: number): void {
     const { sentAt, ms, retried } = page;
@@ -134,11 +118,7 @@ export class Window {
     this.grow('no 429, 503 or slowed page since the last cut, and pages come back as fast as the first ones');
   }
 
-  /**
-   * A page sent with `load` in flight came back far slower than the fastest: the window comes down by the ratio of
-   * the slowest time that does not cut to the page's time (at most halved, as a 429 halves it), and stays below
-   * `load`.
-   */
+  /** A page sent with `load` in flight slowed: the window comes down by the gradient (at most halved), below `load`. */
   private slowed({ firstByteMs: ms, load }: TakenPage, now: number): void {
     const from = this.size;
     const fastest = this.fastestFirstByte;
@@ -173,10 +153,7 @@ export class Window {
     if (this.size !== from) this.tell(from, this.size, `the server answered ${reason}${wait}`);
   }
 
-  /**
-   * The pages the walk took while this one was in flight (itself included), per ms of its round trip: what the whole
-   * chain (server, link, this process) delivers. Kept for the latest pages only.
-   */
+  /** The pages taken while this one was in flight, per ms of its round trip: what server, link and process deliver. */
   private measureRate(sentAt: number, now: number): void {
     const most = 2 * this.ceiling;
     this.takenAt.push(now);
@@ -188,9 +165,8 @@ export class Window {
   }
 
   /**
-   * The most pages worth holding in flight: PACE_GAIN times the pages taken in the fastest round trip, at the mean
-   * rate of the latest window of pages (a round trip's worth, so that a page or two that came back in a burst do not
-   * decide). No bound before a window of pages has been measured.
+   * The most pages worth holding in flight: PACE_GAIN times the pages taken in the fastest round trip, at the mean rate
+   * of the latest window of pages (so a burst does not decide). No bound before a window of pages has been measured.
    */
   private get paceLimit(): number {
     if (this.rates.length < this.size || !Number.isFinite(this.fastest)) return Number.POSITIVE_INFINITY;
