@@ -1,10 +1,6 @@
 /**
- * Opens the sign-in page. `$BROWSER` wins (docs/cli.md, "Environment variables"), read the way Debian and
- * xdg-open read it: a `:`-separated list of commands tried in order, each split on whitespace into a program and its
- * arguments, `%s` standing for the URL (appended as the last argument when no `%s` is there). It is run without a
- * shell, ever, so nothing in the URL or the variable can be interpreted as shell syntax. Otherwise the platform
- * opener through the `open` package. A failed launch is never fatal: the caller has already printed the URL and
- * keeps waiting.
+ * Opens the sign-in page: `$BROWSER` as Debian and xdg-open read it (docs/cli.md, "Environment variables"), never
+ * through a shell, else the platform opener. A failed launch is never fatal: the URL is printed already.
  */
 import { spawn } from 'node:child_process';
 import { clip } from './printable.js';
@@ -17,10 +13,8 @@ export interface BrowserOptions {
 }
 
 /**
- * Why no browser should be started here, if so: over SSH the browser would open on the remote machine (or not at
- * all), and a Linux session without a display has none to show; the opener would then start a text-mode browser
- * in the background or fail. `$BROWSER` overrides both: it names a browser the user knows works here. WSL opens
- * the Windows browser without a display.
+ * Why no browser should be started here: over SSH it would open on the remote machine, and Linux without a display
+ * has none (WSL opens Windows'). `$BROWSER` overrides both: it names a browser the user knows works here.
  */
 export function whyNoBrowser(
   env: Record<string, string | undefined>,
@@ -68,11 +62,7 @@ export async function openBrowser(url: string, opts: BrowserOptions): Promise<vo
   }
 }
 
-/**
- * Starts the commands one after the other until one runs: the next is tried when one cannot start or exits with
- * a failure status, as xdg-open does. Resolves once a command started (or none could); a browser that keeps
- * running is left to run, detached from idcli.
- */
+/** Starts the commands in turn until one runs (the next when one cannot start or fails, as xdg-open does). */
 async function launchFirst(commands: string[][], opts: BrowserOptions): Promise<void> {
   const failures: string[] = [];
   const giveUp = (): void => {
@@ -105,10 +95,7 @@ async function launchFirst(commands: string[][], opts: BrowserOptions): Promise<
   return tryFrom(0);
 }
 
-/**
- * Starts `argv` detached: true once it runs, else why it could not start (e.g. ENOENT). `onFailure` is told of a
- * failure exit status; a browser that runs for minutes must not hold idcli open, so the child is not waited for.
- */
+/** Starts `argv` detached, not waited for: true once it runs, else why not (ENOENT); `onFailure` hears a bad exit. */
 function launch(
   argv: string[],
   env: Record<string, string | undefined>,

@@ -1,8 +1,6 @@
 /**
- * The one reading of a failed file operation (docs/cli.md, "Exit codes"). A fault the user can mend (permissions,
- * a read-only mount, a full disk, a file or a directory or a link in the way) is a configuration error, exit 2:
- * what could not be done to which path, why in words and the code, and the fix. Any other failure (EIO, …) is
- * exit 1, `cannot <doing> <path> (<CODE>)`: idcli cannot tell the user what to change.
+ * The one reading of a failed file operation (docs/cli.md, "Exit codes"): a fault the user can mend (permissions, a
+ * full disk, something in the way) is exit 2 with the fix; any other (EIO, …) exit 1, `cannot <doing> <path> (<CODE>)`.
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, parse, resolve, sep } from 'node:path';
@@ -14,10 +12,7 @@ export interface FsFaultAt {
   /** What failed: `cannot <doing> <path>`. */
   doing: 'read' | 'write' | 'create' | 'open' | 'delete';
   path: string;
-  /**
-   * What the user mends: the directory written in, or the file itself when it is the one refused. A directory not
-   * there yet stands for the nearest one that is, and one above it that may not be entered is named instead.
-   */
+  /** What the user mends: the directory written in (or the nearest above it), or the file itself when refused. */
   dir: string;
   /** A further way out, appended to the fix: "or set IDCLI_CONFIG_DIR to another directory". */
   orElse?: string;
@@ -71,10 +66,7 @@ export function fsFault(err: unknown, at: FsFaultAt): IdcliError {
   });
 }
 
-/**
- * `dir`, or the directory above it that this process may not enter (it hides everything below), or, when `dir` is
- * not there yet, the nearest directory above it that is (where it would be created).
- */
+/** `dir`, or the directory above it that may not be entered, or the nearest above it that exists. */
 function whereToMend(dir: string): string {
   let reached = parse(dir).root;
   for (const part of dir.slice(reached.length).split(sep).filter(Boolean)) {

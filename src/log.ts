@@ -7,15 +7,9 @@ export interface Logger {
   warn(msg: string): void;
   verbose(msg: string): void;
   addSecret(value: string | undefined): void;
-  /**
-   * `text` as every line of the logger is shown: each secret added so far, URL credentials and secret parameters
-   * replaced (redact.ts, redactLine). For a line written without the logger (the error line, the resume hint).
-   */
+  /** `text` redacted as the logger's lines are (redactLine), for a line written without it (the error line). */
   readonly redact: (text: string) => string;
-  /**
-   * A live line (progress, a countdown) below the messages: each message erases it first, so the two never
-   * mix on one row, and asks for it to be drawn again after. `undefined` detaches it.
-   */
+  /** A live line (progress) below the messages, erased before each message and drawn again after; undefined detaches. */
   setStatusLine(line: { clear(): void; invalidate(): void } | undefined): void;
   readonly isVerbose: boolean;
   readonly isQuiet: boolean;

@@ -1,8 +1,6 @@
 /**
- * Text from servers (error descriptions, header values, ID token claims) and from links may carry terminal control
- * sequences: ESC (C0) or CSI (C1) can rewrite the screen, retitle the window or hide what follows. Anything shown
- * on a terminal passes through here first. One rule for all of it: a control character is shown escaped, the way
- * JSON writes it (`\r`, `\u001b`), so the reader sees that it was there and nothing of it acts on the terminal.
+ * Text from servers and links may carry terminal control sequences that rewrite the screen: everything shown passes
+ * here, each control character escaped as JSON writes it (`\r`, `\u001b`), seen but inert.
  */
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 
@@ -20,19 +18,14 @@ function escaped(code: number): string {
   return SHORT_ESCAPES[code] ?? `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
-/**
- * One line of a message: every C0 and C1 control character (DEL, newline and tab included: a message is one line)
- * shown escaped. The result holds no control character, so passing it through again changes nothing.
- */
+/** One line of a message: every C0 and C1 control character (newline and tab too) escaped. Idempotent. */
 export function printable(text: string): string {
   return text.replace(CONTROLS, (c) => escaped(c.charCodeAt(0)));
 }
 
 /**
- * Bytes bound for a terminal with each control character other than newline and tab shown escaped, as `printable`
- * shows it: the C0 bytes, DEL, and C1 as UTF-8 encodes it (0xC2 0x80–0x9F). Newline and tab are kept: a body is
- * text of many lines. Every other byte is passed as it is, so text reads exactly as sent. Returns `bytes` itself
- * when there is nothing to escape.
+ * Bytes bound for a terminal, each control character but newline and tab escaped as `printable` does (C0, DEL, C1 as
+ * UTF-8 0xC2 0x80–0x9F), every other byte as sent; `bytes` itself when there is nothing to escape.
  */
 export function escapeControls(bytes: Buffer): Buffer {
   const parts: Buffer[] = [];

@@ -1,8 +1,6 @@
 /**
- * Files that may hold secrets, written atomically: config.json, a credential record, the list state, the lock's
- * owner. The text goes to a temp file beside the target, created exclusively (O_CREAT|O_EXCL: never an existing
- * name, never through a link) and private (0600) from its first byte; rename(2) then puts it in place, so a reader,
- * or a run killed at any moment, finds the old file or the new one, never a mix.
+ * Files that may hold secrets, written atomically: a temp beside the target, created O_EXCL and 0600 from its first
+ * byte, then rename(2), so a reader or a killed run finds the old file or the new one, never a mix.
  */
 import { closeSync, constants, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -10,10 +8,7 @@ import { dirname } from 'node:path';
 export const PRIVATE_FILE_MODE = 0o600;
 
 export interface ReplaceOptions {
-  /**
-   * On disk before it counts: the data before the rename makes it current, the rename before this returns (fsync
-   * on the file and on its directory), or a power cut can leave an empty file.
-   */
+  /** fsync the file before the rename and the directory after it: a power cut must not leave an empty file. */
   durable?: boolean;
   /** Runs between the write and the rename. */
   beforeCommit?: () => Promise<void>;
@@ -65,10 +60,7 @@ export function createPrivateFileSync(path: string, text: string): void {
   closeSync(fd);
 }
 
-/**
- * replacePrivateFile for a caller that must not go on before the file is current, through the one temp `tmp`
- * (a temp a killed run left there is removed first, never written through).
- */
+/** replacePrivateFile, synchronous, through the one temp `tmp` (one a killed run left is removed first). */
 export function replacePrivateFileSync(path: string, text: string, tmp: string): void {
   removeQuietly(tmp);
   createPrivateFileSync(tmp, text);

@@ -1,9 +1,6 @@
 /**
- * Redaction for anything that may reach a log line, an error or the resume hint. OAuth puts secrets in query
- * strings (the authorization code in the callback, RFC 6749 §4.1.2) and form bodies, and servers put signatures and
- * keys in the links they hand out, so URLs and forms are scrubbed by parameter name; values the process has learned
- * at run time (the access token it sends) are scrubbed by value, wherever they appear. `redactLine` applies all of it
- * to free text, and the logger and the error line pass every line through it (docs/cli.md, "Streams").
+ * Redaction of whatever may reach stderr (docs/cli.md, "Streams"): OAuth and signed links put secrets in query
+ * strings and forms, scrubbed by parameter name; values learned at run time (the access token) by value.
  */
 import { clip } from './printable.js';
 
@@ -14,28 +11,9 @@ import { clip } from './printable.js';
  * that also serve as cursors (`pageToken`, `continuationToken`) are not on it: a resume hint needs them.
  */
 const SECRET_PARAMS = new Set([
-  'code',
-  'code_verifier',
-  'state',
-  'access_token',
-  'refresh_token',
-  'id_token',
-  'token',
-  'client_secret',
-  'client_assertion',
-  'password',
-  'secret',
-  'sig',
-  'signature',
-  'x-amz-signature',
-  'x-amz-credential',
-  'x-amz-security-token',
-  'x-goog-signature',
-  'x-goog-credential',
-  'api_key',
-  'api-key',
-  'apikey',
-  'key',
+  ...['code', 'code_verifier', 'state', 'access_token', 'refresh_token', 'id_token', 'token', 'client_secret'],
+  ...['client_assertion', 'password', 'secret', 'sig', 'signature', 'api_key', 'api-key', 'apikey', 'key'],
+  ...['x-amz-signature', 'x-amz-credential', 'x-amz-security-token', 'x-goog-signature', 'x-goog-credential'],
 ]);
 
 export const REDACTED = '[redacted]';
@@ -49,10 +27,7 @@ export function redactUrl(url: string | URL): string {
   return clip(redactSecrets(url));
 }
 
-/**
- * The URL without credentials, the value of each secret parameter replaced and every other byte as it was: a URL
- * printed for the user to run again (the resume hint) must still select the same page.
- */
+/** The URL without credentials or secret values, every other byte kept: a resume hint must select the same page. */
 export function redactSecrets(url: string | URL): string {
   let u: URL;
   try {
@@ -83,10 +58,7 @@ export function paramName(part: string): string {
   }
 }
 
-/**
- * Replace every occurrence of each known secret value in `text`, as it is and percent-encoded (as a URL's query
- * would carry it). Values under 8 characters are left alone: they would match ordinary words.
- */
+/** Every known secret value in `text`, as is and percent-encoded, replaced; under 8 characters they are words. */
 export function redactValues(text: string, secrets: Iterable<string>): string {
   let out = text;
   for (const s of secrets) {
@@ -111,9 +83,8 @@ const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@'"`<>[\]]*@/gi;
 const PAIR = /([?&;'"`])([^=&?#\s'"`]+)=([^&#\s'"`]*)/g;
 
 /**
- * `text` with every secret it shows replaced: the values in `secrets`, the userinfo of any URL in it and the value
- * of every secret parameter, whether the URL around it parses or not. The one redaction of every line idcli writes
- * to stderr (errors, refusals, hints, warnings, `--verbose`), so no message has to remember its own. Idempotent.
+ * `text` with every secret replaced: known values, URL userinfo and secret parameters, parsed or not. The one
+ * redaction of every stderr line (errors, hints, warnings, `--verbose`), so no message must remember it. Idempotent.
  */
 export function redactLine(text: string, secrets: Iterable<string> = []): string {
   return redactValues(text, secrets)
