@@ -213,8 +213,7 @@ function stopSignals(say: (line: string) => void): Required<Pick<Process, 'inter
   const interrupt = (): AbortSignal => {
     if (controller) return controller.signal;
     const c = (controller = new AbortController());
-    // SIGTERM (a CI cancel) and SIGHUP end the run like Ctrl-C; a second signal leaves at once, unless work must
-    // finish (a refresh): the first lets it, the second waits FINISH_GRACE_MS at most, a third leaves at once.
+    // SIGTERM and SIGHUP end the run like Ctrl-C; a second leaves at once, or in a refresh waits FINISH_GRACE_MS.
     const onSignal = (name: StopSignal): void => {
       const [task] = unfinished;
       const key = name === 'SIGINT' ? 'Ctrl-C' : name;

@@ -76,10 +76,7 @@ export async function saveConfigFile(configDir: string, file: ConfigFile, opts: 
   }
 }
 
-/**
- * The config directory holds the file credential store: it must be the user's own, and is tightened to 0700 with a
- * warning when others may look in. False when it does not exist; a fault is told as one `reading` the path.
- */
+/** The config directory, which holds the file store, checked as private (false when it does not exist). */
 function checkConfigDir(configDir: string, warn: (msg: string) => void = () => {}, reading = configDir): boolean {
   try {
     return checkPrivateDir(configDir, { warn, hint: CONFIG_DIR_OWN, follow: true });

@@ -256,10 +256,7 @@ function homeDir(env: Env): string {
   );
 }
 
-/**
- * config.json, checked whole: a profile name `--profile` would refuse is refused here too, not skipped: completion
- * prints these names to the shell, and a skipped profile would be dropped by the next `config set`.
- */
+/** config.json checked whole: a bad profile name is refused, not skipped (completion prints names to the shell). */
 export function parseConfigFile(text: string, path: string): ConfigFile {
   let data: unknown;
   try {

@@ -12,10 +12,7 @@ export interface Deps {
   /** When this run started (epoch ms, the clock of now()): a refresh completed after it is as new as its own. */
   startedAt: number;
   signal: AbortSignal;
-  /**
-   * Runs `work`, which must not be abandoned once started (a refresh: the server spends the old refresh token as it
-   * answers): a stop signal meanwhile lets it finish, then it ends in `interrupted`.
-   */
+  /** Runs `work` that must not be abandoned (a refresh): a stop signal lets it finish, then ends in `interrupted`. */
   mustFinish<T>(task: UnabandonableTask, work: () => Promise<T>): Promise<T>;
 }
 

@@ -1,9 +1,8 @@
 /** Spans of time as idcli writes them, in messages and on status lines: one module, so they read alike everywhere. */
 
 /**
- * The one way idcli shows a span of time. `clock` (7s, 4m05s, 1h02m) keeps a status line that redraws narrow;
- * `words` (59 s, 59 min, 2 h 5 min) is for a line read once, at the precision the reader needs. A countdown rounds
- * up, so it never shows 0s while time is left; elapsed time rounds down.
+ * The one way idcli shows a span: `clock` (4m05s) for a line that redraws, `words` (2 h 5 min) for one read once. A
+ * countdown rounds up, so it never shows 0s while time is left; elapsed time rounds down.
  */
 export function duration(ms: number, round: 'up' | 'down' = 'up', style: 'clock' | 'words' = 'clock'): string {
   const total = Math.max(0, round === 'up' ? Math.ceil(ms / 1000) : Math.floor(ms / 1000));

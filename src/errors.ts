@@ -91,10 +91,7 @@ export function notLoggedIn(code: ErrorCode = 'NOT_LOGGED_IN', detail = 'not log
   return new IdcliError(code, detail, ExitCode.AUTH, { hint: 'run `idcli login`' });
 }
 
-/**
- * stdout could not be written (a full disk, an I/O error): a failure, never a success (docs/cli.md, "Streams").
- * A reader that went away (EPIPE) is not this: that ends the run quietly with exit 0.
- */
+/** stdout could not be written (a full disk): a failure, unlike a reader gone (EPIPE, exit 0; docs/cli.md, "Streams"). */
 export class OutputError extends IdcliError {
   constructor(cause: unknown) {
     super('OUTPUT_NOT_WRITTEN', `cannot write the output (${errReason(cause)})`, ExitCode.INTERNAL, {

@@ -1,9 +1,7 @@
 /**
- * idcli's directory in the user's cache ($XDG_CACHE_HOME/idcli, else ~/.cache/idcli), where the single executable
- * keeps its keychain addon (src/exe/keyring.ts). What is read back from it is run as this user, so it is used only
- * when it is this user's own and closed to others, and sits in a directory no other user can rename it out of
- * (ssh judges a key file the same way); never a shared /tmp path: stricter than the rule of private-path.ts, which
- * takes a sticky directory, since what is kept here is code.
+ * $XDG_CACHE_HOME/idcli (else ~/.cache/idcli), where the single executable keeps its keychain addon. What is read
+ * back is run, so the rule is stricter than private-path.ts's: the user's own, closed to others, never under a
+ * sticky shared directory.
  */
 import { lstatSync, mkdirSync, statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';

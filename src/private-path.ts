@@ -1,11 +1,8 @@
 /**
- * The one owner-and-mode rule for every path idcli keeps private (docs/cli.md, "Private files"), with ssh's
- * semantics: such a path, the directory it sits in and every link on the way to it are owned by the user or by root,
- * and no one else may write them, so no one else can put something in their place. A link in a directory others may
- * write is not followed unless the user made it (the kernel's protected_symlinks rule, kept by idcli itself so that
- * it holds where the kernel's is off: macOS, many containers). What idcli names itself (the credentials and locks
- * directories, a record, a list state) is never a link; a path the user names (FILE, IDCLI_CONFIG_DIR) may be one of
- * their own. A file that is not regular (a FIFO, a device) is refused by its stat, never opened and waited on.
+ * The one owner-and-mode rule for every private path (docs/cli.md, "Private files"), as ssh's: the path, its directory
+ * and every link on the way are the user's or root's, and no one else may write them. A link in a directory others
+ * may write is followed only if the user made it (protected_symlinks, kept by idcli where the kernel does not). A path
+ * idcli names itself is never a link; one the user names may be a link of theirs. A FIFO or device is refused unopened.
  */
 import {
   chmodSync,
@@ -46,10 +43,7 @@ function trustedOwner(st: Stats): boolean {
   return ownedByMe(st) || st.uid === 0;
 }
 
-/**
- * A directory whose entries no one but the user (and root) can replace: owned by one of them, and writable by no one
- * else, or sticky (then only an entry's owner may remove or rename it).
- */
+/** A directory whose entries only the user (and root) can replace: theirs, and closed to others' writes or sticky. */
 function safeDir(st: Stats): boolean {
   return !POSIX || (trustedOwner(st) && ((st.mode & OTHERS_WRITE) === 0 || (st.mode & STICKY) !== 0));
 }
@@ -86,9 +80,8 @@ function refuseUnsafeDir(path: string, dir: string, st: Stats, hint: string): vo
 }
 
 /**
- * The path a path the user named stands for, with every link on the way followed only when the rule allows it: made
- * by the user or root, in a directory no one else may write or in a sticky one. The result is free of links up to
- * the first component that does not exist (returned as named from there). Exit 2 for a link that fails the rule.
+ * The path a path the user named stands for, each link on the way followed only as the rule allows (exit 2
+ * otherwise); free of links up to the first component that does not exist.
  */
 export function resolveTrusted(path: string, hint: string): string {
   if (!POSIX) return path;
@@ -135,9 +128,8 @@ export function resolveTrusted(path: string, hint: string): string {
 }
 
 /**
- * What is at `path` (already resolved, see resolveTrusted), checked before it is opened: undefined when nothing is
- * there yet and its directory lets no one else put something there; exit 2 for something not a regular file, for
- * another user's file, or for a directory others may write. `hint` says what to do instead.
+ * What is at the resolved `path`, checked before it is opened: undefined when nothing is there yet in a safe
+ * directory; exit 2 (with `hint`) for a file not regular or another user's, or a directory others may write.
  */
 export function inspectPrivateFile(path: string, hint: string): Stats | undefined {
   let st: Stats | undefined;
@@ -165,10 +157,7 @@ export function inspectPrivateFile(path: string, hint: string): Stats | undefine
   return st;
 }
 
-/**
- * Exit 2 unless `fd`, opened at `path`, is a regular file of this user's (or root's, for a file only read): a
- * recheck after the open.
- */
+/** Exit 2 unless `fd`, opened at `path`, is a regular file of this user's (or root's, read only): the recheck. */
 export function refuseOpenedFile(fd: number, path: string, hint: string, readOnly = false): Stats {
   const st = fstatSync(fd);
   if (!st.isFile()) throw refused('PATH_NOT_REGULAR', `${path} is not a regular file`, hint);
@@ -186,10 +175,8 @@ export interface DirCheck {
 }
 
 /**
- * A directory that holds private files: false when it is not there; exit 2 when it is not a directory (ENOTDIR is
- * thrown for the caller's fault mapper), belongs to another user, is a link the rule refuses, or is in a directory
- * others may write. Open to others, it is tightened to 0700; one that others may write and that cannot be tightened
- * is refused.
+ * A directory of private files: false when not there; exit 2 when another user's, a refused link or in an unsafe
+ * directory (ENOTDIR thrown for the fault mapper). Open to others it is tightened to 0700, or refused if writable.
  */
 export function checkPrivateDir(dir: string, opts: DirCheck): boolean {
   const path = opts.follow ? resolveTrusted(dir, opts.hint) : dir;

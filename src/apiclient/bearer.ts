@@ -4,19 +4,15 @@ import { MIN_TTL_SEC } from '../token-rules.js';
 /** The access token as the walker sees it: cheap to ask for on every page, refreshed once per 401. */
 export interface Bearer {
   token(): Promise<string>;
-  /**
-   * The token token() would hand out right now when already settled: an await per page would delay the prefetch
-   * until after the current page has been scanned, the very overlap prefetching exists for.
-   */
+  /** The token token() would give, when settled: an await per page would delay the prefetch past the page's scan. */
   ready(): string | undefined;
   /** The server answered 401 to `token`: get a fresh one (shared by concurrent callers). */
   rejected(token: string): Promise<string>;
 }
 
 /**
- * Asks the source again at most every `recheckMs` (get() may read the keychain): with MIN_TTL_SEC = 60 a token
- * handed out has >= 30 s left, so a long walk refreshes ahead of expiry instead of eating a 401 per page.
- * Concurrent 401s for the same token share one refresh: Serial PKCE refresh tokens are single-use.
+ * Asks the source again at most every `recheckMs` (it may read the keychain), so a long walk refreshes ahead of
+ * expiry; concurrent 401s for one token share one refresh (refresh tokens are single-use).
  */
 export function createBearer(source: TokenSource, now: () => number, recheckMs = 30_000): Bearer {
   let current: Promise<string> | undefined;

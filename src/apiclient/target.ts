@@ -35,9 +35,8 @@ export interface TargetOptions {
 }
 
 /**
- * A bare path resolves under api-base-url as a directory, `/v1/users` origin-absolute (RFC 3986 §5.2). The WHATWG
- * parser reads `//host`, `\\host`, `/\host` as scheme-relative, so only the resolved origin tells whether the
- * token would leave the API origin: anything else is refused before any request.
+ * A bare path resolves under api-base-url as a directory, `/v1/users` origin-absolute (RFC 3986 §5.2); WHATWG reads
+ * `//host` or `\\host` as scheme-relative, so only the resolved origin says whether the token stays home.
  */
 export function targetUrl(target: string, apiBaseUrl: string, options: TargetOptions = {}): string {
   const base = parseApiBase(apiBaseUrl);

@@ -1,7 +1,4 @@
-/**
- * How a command is defined: one table of its options and arguments, from which the parser, the help page, the
- * shell completion and the type of what its `run` receives are all derived.
- */
+/** A command's one table of options and arguments: the parser, help, completion and `run`'s type derive from it. */
 import { type OptionKey, type Row, SETTINGS, type SettingsSource } from '../config.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';

@@ -1,7 +1,4 @@
-/**
- * The command-line parser: global options before or after the command, a command's own options after it. Every
- * mistake is a usage error (exit 2) with a "did you mean" where one is close.
- */
+/** Global options before or after the command, its own after it; every mistake exit 2, with a "did you mean". */
 import { type ErrorCode, usageError } from '../errors.js';
 import { clip, quoted } from '../printable.js';
 import { suggest } from '../suggest.js';

@@ -1,7 +1,6 @@
 /**
- * @napi-rs/keyring inside the single executable (scripts/build-exe.mjs). Node loads an addon only from a file, so
- * the SEA asset is written to the private cache directory, named by its SHA-256, and loaded only after its owner,
- * mode and bytes check out; otherwise the import fails, which the keychain client reports as "no keychain".
+ * @napi-rs/keyring in the single executable: Node loads an addon only from a file, so the asset is written to the
+ * private cache by its SHA-256 and loaded once owner, mode and bytes check out; else "no keychain".
  */
 import { createHash } from 'node:crypto';
 import { closeSync, constants, lstatSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';

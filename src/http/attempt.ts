@@ -53,10 +53,7 @@ export function targetOf(req: HttpRequest): URL {
   return url;
 }
 
-/**
- * Starts the limits of one attempt. `idleTimer` false leaves the idle timeout to a transport whose sockets time out
- * by themselves: node:http counts bytes sent as well as received, which a timer restarted per byte received cannot.
- */
+/** Starts one attempt's limits; `idleTimer` false leaves idleness to node:http, which counts bytes sent too. */
 export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer: boolean): Attempt {
   // A list of listeners rather than an AbortController: an attempt per page makes its cost count.
   const listeners: ((reason: unknown) => void)[] = [];

@@ -42,10 +42,7 @@ export interface RetriedResponse extends HttpResponse {
 export interface HttpClient {
   /** One attempt, traced. Network failures reject with NetworkError; abort rejects with the signal's reason. */
   request(req: HttpRequest): Promise<HttpResponse>;
-  /**
-   * Retries network errors and retryable statuses for safe methods, never a read-once body nor what cannot succeed.
-   * Resolves with the last response, whatever its status; rejects with IdcliError (exit 4) when none ever arrived.
-   */
+  /** Retries safe requests (never a read-once body); the last response whatever its status, else exit 4. */
   requestWithRetry(req: HttpRequest, options?: RetryOptions): Promise<RetriedResponse>;
   close(): void;
 }

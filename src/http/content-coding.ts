@@ -29,10 +29,7 @@ export interface Decoding {
   decoder: Decoder;
 }
 
-/**
- * The decoders, undone from the last coding listed (RFC 9110 §8.4), or undefined for an identity body. A coding not
- * asked for, or too many, is the server breaking the negotiation (exit 5, not retried: it would answer the same).
- */
+/** The decoders, last coding first (RFC 9110 §8.4); a coding not asked for, or too many, is exit 5, not retried. */
 export function decodersFor(contentEncoding: string | undefined, accepted: string): Decoding[] | undefined {
   const listed = (contentEncoding ?? '')
     .split(',')

@@ -8,10 +8,7 @@ const FCOMMENT = 0x10;
 /** Bits RFC 1952 reserves; zlib refuses a header that sets any. */
 const RESERVED = 0xe0;
 
-/**
- * The length of the gzip header at the start of `b`; `undefined` while `b` ends inside it; `false` when `b` does
- * not start as a gzip header that zlib accepts (magic, deflate, no reserved flag).
- */
+/** The gzip header's length at the start of `b`; undefined while `b` ends inside it; false if zlib would refuse it. */
 export function gzipHeaderLength(b: Buffer): number | undefined | false {
   if (b.length >= 1 && b[0] !== 0x1f) return false;
   if (b.length >= 2 && b[1] !== 0x8b) return false;

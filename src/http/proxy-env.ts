@@ -34,10 +34,7 @@ export function readProxyEnv(env: Env): ProxyEnv | undefined {
   return { httpProxy, httpsProxy, noProxy: noProxyValue(env), httpVar, httpsVar: httpsVar ?? httpVar };
 }
 
-/**
- * The proxy a request to `target` goes through, for messages only: undici keeps its decision private, so its
- * no_proxy matching is mirrored here (exact host or subdomain; `host:port` that port only; `.`/`*.` ignored).
- */
+/** The proxy for `target`, for messages only: undici keeps its no_proxy decision private, so it is mirrored here. */
 export function proxyFor(target: URL, proxy: ProxyEnv): URL | undefined {
   const via =
     target.protocol === 'https:' ? proxy.httpsProxy : target.protocol === 'http:' ? proxy.httpProxy : undefined;

@@ -3,10 +3,7 @@ import { connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } 
 import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
 import { type HttpRequest, type HttpResponse, outgoingBody, type Transport } from './types.js';
 
-/**
- * undici's EnvHttpProxyAgent: https:// through CONNECT, http:// forwarded in absolute form (RFC 9112 §3.2.2).
- * undici is large to load, so it is imported on the first request, and only when a proxy is configured.
- */
+/** undici's EnvHttpProxyAgent (CONNECT, or absolute form for http://), imported only when a proxy is set. */
 export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}): Transport {
   let agent: Dispatcher | undefined;
   let loading: Promise<Dispatcher> | undefined;

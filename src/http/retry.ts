@@ -42,18 +42,14 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   if (value === undefined) return undefined;
   const v = value.trim();
   if (/^\d+$/.test(v)) return Number(v) * 1000;
-  // An HTTP-date always names a weekday and "GMT"; requiring a letter keeps Date.parse from accepting
-  // stray numeric forms like "1.5" as a year.
+  // An HTTP-date names a weekday and "GMT": a letter keeps Date.parse from reading "1.5" as a year.
   if (!/[a-z]/i.test(v)) return undefined;
   const at = Date.parse(v);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - nowMs);
 }
 
-/**
- * The larger of Retry-After (clamped) and the backoff floor, plus jitter so that clients told the same Retry-After
- * do not all come back in the same instant.
- */
+/** The larger of Retry-After (clamped) and the backoff floor, plus jitter so clients told the same do not collide. */
 export function retryDelay(
   attempt: number,
   res: HttpResponse | undefined,

@@ -45,10 +45,7 @@ export interface ReceivedHead {
 }
 
 export interface Transport {
-  /**
-   * One attempt, never a redirect followed, so credentials never reach another origin behind the caller's back.
-   * Rejects with a NetworkError when no complete response arrived, or with the signal's reason when aborted.
-   */
+  /** One attempt, no redirect followed; rejects with a NetworkError without a whole response, or the abort reason. */
   send(req: HttpRequest): Promise<HttpResponse>;
   /** Closes idle keep-alive sockets so the process can exit. */
   close(): void;

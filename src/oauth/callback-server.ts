@@ -1,8 +1,6 @@
 /**
- * The one-shot loopback listener of a native-app sign-in (RFC 8252 §7.3): loopback only, GET on the callback path
- * only, the Host header checked (against DNS rebinding), responses without our state refused while the login
- * waits, and the real callback answered with a 303 to a page without the code, so the code leaves the address bar
- * and the history (RFC 8252 §8.10). An address pasted by the user goes through the same checks.
+ * The one-shot loopback listener of a native-app sign-in (RFC 8252 §7.3): GET on the callback path, Host checked
+ * (DNS rebinding), no state no answer, and a 303 to a page without the code, out of the history (§8.10).
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

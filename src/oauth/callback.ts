@@ -56,10 +56,7 @@ function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/**
- * RFC 6749 §4.1.2.1 restricts `error` and `error_description` to %x20-21 / %x23-5B / %x5D-7E: other printable
- * characters are dropped; control characters are shown escaped, so a hostile value cannot hide that it tried.
- */
+/** RFC 6749 §4.1.2.1's characters for `error` and its description; others dropped, controls shown escaped. */
 export function printableOAuthText(value: string, max: number): string {
   const kept = printable(value.replace(/[^\x00-\x21\x23-\x5B\x5D-\x9F]/g, '').trim());
   return kept.length > max ? `${kept.slice(0, max)}…` : kept;

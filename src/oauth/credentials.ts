@@ -27,10 +27,7 @@ export async function openCredentials(ctx: SessionContext): Promise<Credentials>
 
 const FROM_ENV = 'the access token in IDCLI_ACCESS_TOKEN';
 
-/**
- * `token --min-ttl n` with IDCLI_ACCESS_TOKEN, which nothing can refresh: fails (exit 3) when it expires within n
- * seconds, or when no expiry can be read, lest a CI job start with a token that may die halfway.
- */
+/** `token --min-ttl n` with IDCLI_ACCESS_TOKEN: exit 3 when it expires within n s or shows no expiry. */
 export function requireEnvLifetime(env: EnvCredentials, minTtlSec: number, now: number): void {
   const hint = { hint: 'provide a fresh one, or unset IDCLI_ACCESS_TOKEN to use the stored sign-in' };
   if (env.expiresAt === undefined) {

@@ -92,9 +92,8 @@ function authorizeUrl({ settings, deps }: SessionContext, request: LoginRequest,
 }
 
 /**
- * Wait for the authorization response and redeem its code. A pasted code refused as invalid_grant was most likely
- * cut off in the copy (state and iss were whole): the wait goes on within the same timeout, as the real code is
- * still good. A refused code from the browser itself ends the sign-in.
+ * Waits for the authorization response and redeems its code. A pasted code refused as invalid_grant was likely cut
+ * in the copy: the wait goes on. One from the browser itself ends the sign-in.
  */
 async function redeemResponse(
   ctx: SessionContext,

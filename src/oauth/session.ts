@@ -1,7 +1,6 @@
 /**
- * The stored sign-in as a TokenSource: a cached access token while it stays valid, else a Serial PKCE refresh.
- * Refresh tokens are single use, and a token sent twice looks like theft (RFC 9700 §4.14.2), so every refresh runs
- * under a cross-process lock and re-reads the record after taking it.
+ * The stored sign-in as a TokenSource: the cached token, else a Serial PKCE refresh under a cross-process lock, the
+ * record read again after taking it: a refresh token sent twice looks like theft (RFC 9700 §4.14.2).
  */
 import type { CommandContext } from '../context.js';
 import type { TokenSource } from '../deps.js';

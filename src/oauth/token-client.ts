@@ -1,7 +1,6 @@
 /**
- * The token endpoint (RFC 6749 §4.1.3, §6) with Serial PKCE: every request proves the previous challenge's verifier
- * and sends a new challenge. Never retried: resending a single-use refresh token whose response was lost would look
- * like token theft (RFC 9700 §4.14.2) and revoke the whole sign-in.
+ * The token endpoint (RFC 6749 §4.1.3, §6) with Serial PKCE. Never retried: a refresh token sent again after a lost
+ * response looks like theft (RFC 9700 §4.14.2) and revokes the sign-in.
  */
 import { type ErrorCode, ExitCode, IdcliError } from '../errors.js';
 import { request as httpRequest } from '../http/client.js';

@@ -1,7 +1,4 @@
-/**
- * `login`'s question for the address a browser on another machine ended on. The terminal stays in line mode: what
- * is pasted is a one-time code bound to this login's verifier, and Ctrl-C stays the signal every other wait ends on.
- */
+/** `login`'s question for the address a remote browser ended on, in line mode so Ctrl-C stays a signal. */
 import { createInterface } from 'node:readline';
 import { CLEAR, type TerminalStream } from './status-line.js';
 

@@ -1,7 +1,4 @@
-/**
- * `list -o FILE` has one writer, which claims FILE with `FILE.idcli-run` (pid and host); a claim whose process is
- * gone (a run killed outright) is taken over, so a killed run is continued as before (docs/cli.md, "list -o").
- */
+/** `list -o FILE`'s one writer claims `FILE.idcli-run` (pid, host); a dead run's claim is taken over (docs/cli.md). */
 import { closeSync, linkSync, lstatSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type IdcliError, usageError } from '../errors.js';
@@ -65,10 +62,7 @@ export function claimDump(file: string, shown: string): () => void {
   }
 }
 
-/**
- * Removes the claim at `path` if it still reads `stale`, under `<claim>.reap` made exclusively: of two runs that
- * found the same stale claim, only one removes it, and never the claim the other made since.
- */
+/** Removes the claim if it still reads `stale`, under an exclusive `<claim>.reap`: never a claim made since. */
 function takeOver(path: string, stale: string): void {
   const reaper = `${path}.reap`;
   try {

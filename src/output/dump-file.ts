@@ -70,10 +70,7 @@ const NAME_A_FILE = 'name a file for -o, e.g. users.ndjson';
 const OWN_FILE = 'name a file of your own for -o, in a directory only you may write';
 /** The longest name put beside FILE: the claim's temp, with a pid of up to 7 digits. */
 const LONGEST_SUFFIX = `${CLAIM_SUFFIX}.4194304.tmp`;
-/**
- * The state is replaced after a page only when the last replacement is this old, and always when the walk stops:
- * a rename while FILE streams to the same disk costs far more than the page's write.
- */
+/** The state is replaced after a page at most this often (and when the walk stops): a rename costs more than a page. */
 export const STATE_INTERVAL_MS = 100;
 
 /** Checks FILE and its state, claims FILE, and on a resume cuts it to its last whole page: FILE untouched till then. */

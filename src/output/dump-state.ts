@@ -109,10 +109,7 @@ export function writeState(path: string, state: DumpState): void {
 
 const stateText = (state: DumpState): string => `${JSON.stringify({ format: FORMAT, version: VERSION, ...state })}\n`;
 
-/**
- * In place, for a full disk where writeState's temp finds no room. Not atomic: a run killed in the middle leaves a
- * state the next run refuses (exit 2, naming --restart), never a wrong one.
- */
+/** In place, for a full disk: not atomic, but a torn state is refused (exit 2, --restart), never taken as right. */
 export function overwriteState(path: string, state: DumpState): void {
   const fd = openSync(path, constants.O_WRONLY | O_NOFOLLOW);
   try {

@@ -1,10 +1,7 @@
 import { fstatSync, ftruncateSync, writeSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 
-/**
- * Node's own file stream drops what a short write left over, losing a page's tail on a full disk without an error.
- * This one writes until the chunk is out or refused, then cuts off what landed: a page is written whole or not at all.
- */
+/** Node's file stream loses a short write's rest on a full disk silently; here a page is written whole or not at all. */
 export function createFileOutput(fd: number): Writable {
   // Loaded here, not at the top: the entry chunk imports this module, and `idcli token` never needs the streams.
   const { Writable } = process.getBuiltinModule('node:stream');

@@ -3,9 +3,8 @@ import { outputError } from '../errors.js';
 
 export interface PageWriter {
   /**
-   * One whole page of NDJSON. Resolves false once the reader has gone away (EPIPE): the caller should stop quietly.
-   * Throws the exit-1 error when the chunk could not be written, WriteCut when a stop signal finds a pipe's reader
-   * taking no more. `onFlushed` runs once the stream is done with the chunk's memory (not after a WriteCut).
+   * One whole page of NDJSON: false once the reader has gone (EPIPE); throws exit 1 when it cannot be written, or
+   * WriteCut when a stop signal finds a reader taking no more. `onFlushed` once the chunk's memory is free.
    */
   write(chunk: Buffer | string, onFlushed?: () => void): Promise<boolean>;
   readonly closed: boolean;
@@ -30,10 +29,8 @@ function isReaderGone(err: NodeJS.ErrnoException): boolean {
 }
 
 /**
- * One write per page, not per item. `onClosed` fires once when the reader goes, so in-flight fetches can be
- * cancelled at once. A full pipe or socket takes a write in part, which cannot be taken back: there a chunk goes
- * out in pieces of at most PIPE_BUF bytes ending after a newline, each all or nothing, so the lines a WriteCut
- * counts are whole (a single line longer than PIPE_BUF excepted).
+ * One write per page; `onClosed` fires when the reader goes. To a pipe or socket a chunk goes in pieces of at most
+ * PIPE_BUF ending after a newline, each all or nothing, so the lines a WriteCut counts are whole.
  */
 export function createPageWriter(
   stream: NodeJS.WritableStream,

@@ -38,10 +38,7 @@ function firstFitting(candidates: string[][], room: number): string {
   return candidates.map((parts) => parts.join(GAP)).find((text) => text.length <= room) ?? '';
 }
 
-/**
- * Shorter than the width (a full row would wrap on some terminals, and \r redraw only its last row); on a narrow
- * terminal the rate goes first, then the counts, then the bar itself.
- */
+/** Shorter than the width (a full row may wrap); a narrow terminal drops the rate, then the counts, then the bar. */
 export function renderProgress(state: ProgressState, columns: number, paint: BarPaint = PLAIN): string {
   const room = columns - 1;
   const seconds = state.elapsedMs / 1000;

@@ -3,9 +3,8 @@ import { isSecretParam, paramName, redactSecrets } from '../redact.js';
 import { shellQuote } from '../shell-quote.js';
 
 /**
- * The resume URL is the first page NOT written whole, so running it, less the `skip` items already written, yields
- * exactly the rest. What `--verbose` hides is hidden here too (secret parameters by name, the access token through
- * `redact`), and a second line names what `[redacted]` stands for: the hint may land in a CI log.
+ * The resume URL is the first page not written whole, so it, less `skip` items, gives exactly the rest. Secrets are
+ * redacted as in `--verbose` (the hint may land in a CI log), and a second line says what `[redacted]` stands for.
  */
 export function stoppedMessage(
   itemsWritten: number,

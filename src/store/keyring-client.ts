@@ -1,8 +1,6 @@
 /**
- * The OS keychain through @napi-rs/keyring. A library call cannot be abandoned: on Linux, constructing an entry
- * talks to D-Bus synchronously and a locked collection waits for a prompt with no limit; a stuck pool call holds
- * the process's exit. So on Linux a bounded check (secret-service-check.ts) runs first, and every call is given up
- * on after the timeout; a keychain dialog on macOS and Windows likewise holds the call.
+ * The OS keychain through @napi-rs/keyring, whose calls block without limit (D-Bus, an unlock prompt, a dialog): on
+ * Linux a bounded check (secret-service-check.ts) runs first, and every call is given up on after the timeout.
  */
 import { IdcliError, usageError } from '../errors.js';
 import { checkSecretService, keychainTimeoutReason, sessionBusOf } from './secret-service-check.js';

@@ -144,10 +144,7 @@ function pollDelay(round: number): number {
   return Math.floor(base / 2 + Math.random() * base);
 }
 
-/**
- * The owner goes to a temp file hard-linked to the lock path: link(2) fails with EEXIST, so exactly one racer wins,
- * and the lock file is never seen empty or half-written.
- */
+/** The owner goes to a temp hard-linked to the lock: link(2) lets one racer win, and no one sees it half written. */
 async function createExclusive(path: string, content: object): Promise<FileHandle | null> {
   const tmp = await privateTempName(path);
   try {

@@ -1,8 +1,6 @@
 /**
- * A bounded look at the Secret Service before the keychain library's first call on Linux: the library blocks the
- * main thread on the bus and on an unlock prompt without a limit. This speaks just enough D-Bus
- * (https://dbus.freedesktop.org/doc/dbus-specification.html) over a socket of its own, which can be dropped at any
- * moment: authenticate, say Hello, and ask whether the default collection is locked. It reads no secret.
+ * A bounded look at the Secret Service before the keychain library, which blocks without limit: just enough D-Bus on a
+ * socket of its own to ask whether the default collection is locked. It reads no secret.
  */
 import { createConnection, type Socket } from 'node:net';
 

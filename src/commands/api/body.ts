@@ -1,7 +1,4 @@
-/**
- * `idcli api --input`: the request body, sent as it is read. A regular file is read again for each attempt; what can
- * be read only once is kept up to MAX_REPLAY_BYTES, so a retry or the repeat after a 401 can send it again.
- */
+/** `idcli api --input`, sent as read: a regular file read anew per attempt, a once-only source kept for retries. */
 import { close, constants, createReadStream, fstat, open, type Stats } from 'node:fs';
 import { Socket } from 'node:net';
 import { Readable } from 'node:stream';
@@ -88,8 +85,8 @@ async function* exactly(bytes: Readable, size: number, what: string): AsyncGener
 }
 
 /**
- * Reads a once-only source until it ends (kept, sent any number of times) or passes MAX_REPLAY_BYTES (sent once, as
- * read). The wait ends on a signal, and but for a person typing at a terminal after IDCLI_HTTP_TIMEOUT.
+ * Reads a once-only source to its end (kept) or past MAX_REPLAY_BYTES (sent once); the wait ends on a signal, or
+ * after IDCLI_HTTP_TIMEOUT unless a person types at a terminal.
  */
 async function keepOrStream(source: Readable & { isTTY?: boolean }, what: string, o: InputOptions): Promise<InputBody> {
   if (source.isTTY === true) o.log.info(`reading the request body from ${what}; end it with Ctrl-D`);

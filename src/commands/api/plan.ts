@@ -22,9 +22,8 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // A field value: no CR, LF or other controls but HTAB (RFC 9110 §5.5), which would let a value smuggle in a field.
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 /**
- * Methods that are not a request for a resource, refused with the reason. CONNECT turns the connection into a tunnel
- * (RFC 9110 §9.3.6) and answers no request of its own; TRACE has the server echo the request back, and a client must
- * not send credentials in one (RFC 9110 §9.3.8).
+ * Methods that request no resource, refused: CONNECT makes a tunnel (RFC 9110 §9.3.6); TRACE echoes the request, and
+ * must carry no credentials (§9.3.8).
  */
 const REFUSED_METHODS: ReadonlyMap<string, string> = new Map([
   ['CONNECT', 'it opens a tunnel to another host instead of requesting a resource'],

@@ -1,7 +1,4 @@
-/**
- * Completion scripts for bash, zsh and fish, generated from the program's spec. Profiles are completed at
- * completion time through the hidden `idcli __profiles` command, so new profiles appear without regenerating.
- */
+/** Completion scripts for bash, zsh and fish from the spec; profiles come from the hidden `idcli __profiles`. */
 import type { CommandSpec as Definition, OptionSpec } from '../../argv/define.js';
 import { CONFIG_KEYS } from '../../config.js';
 
@@ -48,10 +45,7 @@ const choices = (o: OptionSpec) => o.choices ?? o.suggestions ?? o.keywords;
 /** Profiles are looked up when completing, not fixed in the script. */
 const isProfile = (o: OptionSpec) => o.flag === '--profile';
 
-/**
- * Every option word that takes a value, with the commands where it does. A word that is a switch for one command
- * and takes a value for another (`token --header` / `api --header`) is bound to those commands only.
- */
+/** Every option word that takes a value, with the commands where it does (`api --header`, not `token --header`). */
 interface ValueWord {
   words: string[];
   option: OptionSpec;

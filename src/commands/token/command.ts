@@ -48,9 +48,7 @@ export const command = defineCommand({
     const credentials = await openCredentials(ctx);
     let record: Partial<CredentialRecord> & { accessToken: string };
     if (credentials.kind === 'env') {
-      // Nothing can refresh a token from the environment, so the default margin, which only decides when to
-      // refresh, does not apply to it: only a --min-ttl the user gave is a guard, checked against the token's JWT
-      // expiry.
+      // Nothing refreshes a token from the environment: only a --min-ttl the user gave guards it, by its JWT expiry.
       if (o.minTtl !== undefined) requireEnvLifetime(credentials, o.minTtl, deps.now());
       record = { accessToken: credentials.token, expiresAt: credentials.expiresAt };
     } else {
