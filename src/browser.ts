@@ -108,7 +108,7 @@ function launch(
         shell: false,
         detached: true,
         stdio: 'ignore',
-        env: env as NodeJS.ProcessEnv,
+        env,
       });
     } catch (err) {
       return resolve(errReason(err));

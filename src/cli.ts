@@ -127,6 +127,7 @@ async function flushed(proc: Process): Promise<void> {
 
 function report(err: unknown, proc: Process, style: Style, deps: Deps | undefined): number {
   const stop = proc.interrupt();
+  // Aborted only by onSignal, with the signal's name.
   if (stop.aborted) return STOP_SIGNALS[stop.reason as StopSignal] ?? ExitCode.INTERRUPTED;
   // Redacted like the logger's lines: a URL in the message may carry the access token, a signature or a password.
   const shown = (msg: string) => printable(deps ? deps.log.redact(msg) : redactLine(msg));
@@ -135,6 +136,7 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
     line(err.hint ? `${err.message}; ${err.hint}` : err.message);
     return err.exitCode;
   }
+  // Whatever was thrown; ?. and ?? cover a non-Error.
   line(`unexpected internal error: ${(err as Error)?.message ?? String(err)}`);
   // The kind of error helps a bug report; a stack trace never reaches the user (docs/cli.md, "Streams"), not even here.
   deps?.log.verbose(`(${(err as Error)?.name ?? typeof err})`);
@@ -231,6 +233,7 @@ function stopSignals(say: (line: string) => void): Required<Pick<Process, 'inter
         }, FINISH_GRACE_MS);
       } else process.exit(STOP_SIGNALS[name]);
     };
+    // Object.keys loses the key type.
     for (const name of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(name, onSignal);
     return c.signal;
   };

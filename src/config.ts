@@ -176,12 +176,13 @@ export function resolveSetting<T>(row: Row<T>, from: Sources): T | undefined {
 }
 
 const STORED: ReadonlySet<string> = new Set(
-  Object.keys(SETTINGS).filter((name) => 'stored' in SETTINGS[name as SettingName]),
+  Object.keys(SETTINGS).filter((name) => 'stored' in SETTINGS[name as SettingName]), // Object.keys loses the key type
 );
 /** The config keys, in the table's order (`config set`, completion). */
 export const CONFIG_KEYS: readonly ConfigKey[] = [...STORED].filter(isConfigKey);
 const hasFlag = (name: SettingName): name is OptionKey => 'description' in SETTINGS[name];
 /** The settings with a flag, in the table's order. */
+// Object.keys loses the key type.
 export const OPTION_KEYS: readonly OptionKey[] = (Object.keys(SETTINGS) as SettingName[]).filter(hasFlag);
 
 /** The settings among parsed flags: only an option bound to a row by `option.setting` gives one, whatever its key. */
@@ -202,7 +203,7 @@ export function settingFlags(
 export type ConfigFile = { profiles: Record<string, Partial<Record<ConfigKey, string>>> };
 
 export function emptyConfigFile(): ConfigFile {
-  return { profiles: Object.create(null) as ConfigFile['profiles'] };
+  return { profiles: Object.create(null) as ConfigFile['profiles'] }; // a prototype-free map: Object.create returns any
 }
 
 const PROFILE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -283,6 +284,7 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
       );
     if (!isJsonObject(entries))
       throw usageError('CONFIG_FILE_INVALID', `${path}: profile ${quoted(name)} must be an object`);
+    // A prototype-free map: Object.create returns any.
     const profile = Object.create(null) as Partial<Record<ConfigKey, string>>;
     for (const [key, value] of Object.entries(entries)) {
       if (!isConfigKey(key))
@@ -328,6 +330,7 @@ export function resolveSettings(
   const fromFile: Partial<Record<string, string>> = file.profiles[source.profile()] ?? {};
   const given: Partial<Record<string, string>> = flags;
   const settings: Record<string, unknown> = { profile: source.profile(), configDir: source.configDir() };
+  // Object.entries loses the key type.
   for (const [name, row] of Object.entries(SETTINGS) as [SettingName, Row<unknown>][]) {
     if (row.field in settings) continue; // the two above, which `config` needs alone
 

@@ -89,7 +89,7 @@ export function resolveTrusted(path: string, hint: string): string {
   let rest = (isAbsolute(path) ? path : `${process.cwd()}${sep}${path}`).split(sep).filter(Boolean);
   let at: string = sep;
   for (let links = 0; rest.length > 0;) {
-    const name = rest.shift() as string;
+    const name = rest.shift() as string; // the loop runs while rest has one
     if (name === '.') continue;
     if (name === '..') {
       at = dirname(at);

@@ -18,6 +18,7 @@ export interface LoopbackRedirect {
 export function parseRedirectUri(uri: string): LoopbackRedirect | undefined {
   const m = REDIRECT_RE.exec(uri);
   if (!m || Number(m[2]) > 65535) return undefined;
+  // REDIRECT_RE matches only these.
   return { host: m[1] as LoopbackRedirect['host'], port: Number(m[2]), rest: m[3] ?? '' };
 }
 

@@ -14,7 +14,7 @@ export function isJsonObject(value: unknown): value is JsonObject {
 export function errCode(err: unknown): string | undefined {
   // An IdcliError's `code` (it has an `exitCode` too) is idcli's own word for the failure, not a system's.
   if (typeof err !== 'object' || err === null || 'exitCode' in err) return undefined;
-  const code = (err as { code?: unknown }).code;
+  const code = 'code' in err ? err.code : undefined;
   return typeof code === 'string' ? code : undefined;
 }
 

@@ -92,6 +92,7 @@ export const option = {
     type Given = (typeof SETTINGS)[K] extends { keywords: readonly (infer W)[] } ? W | number : string;
     // The parser gives a number or one of the row's words for a flag with keywords, text for any other.
     return make(keywords ? 'integer' : 'string', spec, (v) =>
+      // TS cannot narrow a type parameter by typeof.
       typeof v === 'string' || typeof v === 'number' ? (v as Given) : undefined,
     );
   },

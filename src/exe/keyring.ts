@@ -25,7 +25,7 @@ function loadAddon(): KeyringModule {
     writeAddon(path);
     if (!isTrusted(path)) throw new Error(`the keychain addon written to ${path} does not check out`);
   }
-  const module = { exports: {} as KeyringModule };
+  const module = { exports: {} as KeyringModule }; // filled in by the addon's loader
   process.dlopen(module, path);
   return module.exports;
 }

@@ -105,7 +105,7 @@ class DecodingSink implements BodySink {
       this.#tooLarge('received');
       return true;
     }
-    const first = this.#stages[0] as Stage;
+    const first = this.#stages[0] as Stage; // a body has at least one coding
     if (this.#feed(first, chunk)) return true;
     waitFor(first, resume);
     return false;
@@ -239,5 +239,5 @@ function decodeError(stage: Stage, err: NodeJS.ErrnoException): NetworkError {
 }
 
 function join(chunks: Buffer[], size: number): Buffer {
-  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+  return chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size); // length checked
 }

@@ -28,6 +28,7 @@ export function readProxyEnv(env: Env): ProxyEnv | undefined {
   const httpVar = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
   const httpsVar = firstSet(env, ['https_proxy', 'HTTPS_PROXY']);
   if (httpVar === undefined && httpsVar === undefined) return undefined;
+  // firstSet found it set.
   const httpProxy = httpVar === undefined ? undefined : parseProxyUrl(httpVar, env[httpVar] as string);
   // undici's EnvHttpProxyAgent sends https:// targets through the http proxy when no https proxy is given.
   const httpsProxy = httpsVar === undefined ? httpProxy : parseProxyUrl(httpsVar, env[httpsVar] as string);

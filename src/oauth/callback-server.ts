@@ -274,7 +274,7 @@ function listen(server: Server, host: string, port: number, optional: boolean): 
     };
     const onListening = () => {
       server.off('error', onError);
-      resolve((server.address() as AddressInfo).port);
+      resolve((server.address() as AddressInfo).port); // a listening TCP server's address
     };
     server.once('error', onError);
     server.once('listening', onListening);

@@ -119,7 +119,7 @@ export class Session implements TokenSource {
       // The common case takes no lock: reading is atomic, and a valid token needs no writer.
       const record = await this.read();
       if (!record) throw notLoggedIn();
-      if (this.fresh(record, minTtlSec)) return record as UsableRecord;
+      if (this.fresh(record, minTtlSec)) return record as UsableRecord; // fresh() checked the token is there
     }
     const { startedAt } = this.ctx.deps;
     const record = await this.locked((r) =>
@@ -179,7 +179,7 @@ export class Session implements TokenSource {
       if (!record) throw notLoggedIn();
       if (usable(record)) {
         this.ctx.deps.log.verbose('another idcli refreshed the token meanwhile; using its token');
-        return record as UsableRecord;
+        return record as UsableRecord; // usable() checked it
       }
       // The refresh token is spent once sent: a store that cannot take its successor must be found now.
       await this.store.checkWritable(this.key);
@@ -192,7 +192,7 @@ export class Session implements TokenSource {
           const now = await this.read();
           if (now && now.generation !== record.generation && attempt < 2) {
             this.ctx.deps.log.verbose('refresh refused, but the stored sign-in changed meanwhile; using the new one');
-            if (usable(now)) return now as UsableRecord;
+            if (usable(now)) return now as UsableRecord; // usable() checked it
             record = now;
             continue;
           }
@@ -231,7 +231,7 @@ export class Session implements TokenSource {
       const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
       await this.store.write(this.key, saved);
       this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
-      return saved as UsableRecord;
+      return saved as UsableRecord; // just written with the new access token
     });
   }
 

@@ -114,7 +114,7 @@ function readClaim(path: string, shown: string): { text: string; holder: Holder 
 
 function holderIn(text: string): Holder | undefined {
   try {
-    const o = JSON.parse(text) as Partial<Holder> | null;
+    const o = JSON.parse(text) as Partial<Holder> | null; // each field is checked below
     if (typeof o?.pid === 'number' && typeof o.host === 'string' && typeof o.nonce === 'string')
       return { pid: o.pid, host: o.host, nonce: o.nonce };
   } catch {

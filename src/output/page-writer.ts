@@ -38,6 +38,7 @@ export function createPageWriter(
   interrupt?: AbortSignal,
 ): PageWriter {
   const watch = watchStream(stream, onClosed);
+  // A Socket may be a tty.WriteStream.
   const inPieces = stream instanceof Socket && (stream as { isTTY?: boolean }).isTTY !== true;
   return {
     get closed() {
@@ -92,6 +93,7 @@ function watchStream(stream: NodeJS.WritableStream, onClosed: () => void): Strea
   };
 }
 
+// NodeJS.WritableStream omits Writable's state.
 const destroyed = (stream: NodeJS.WritableStream): boolean => (stream as { destroyed?: boolean }).destroyed === true;
 
 /** A chunk in one write, waiting for 'drain' when the stream is over its high-water mark. */

@@ -18,7 +18,7 @@ export function createBufferPool(maxFree: number, maxFreeBytes = () => Number.PO
   const free: Buffer[] = [];
   let freeBytes = 0;
   const remove = (i: number): Buffer => {
-    const [b] = free.splice(i, 1) as [Buffer];
+    const [b] = free.splice(i, 1) as [Buffer]; // i is an index of free
     freeBytes -= b.length;
     return b;
   };

@@ -346,6 +346,7 @@ function decodeKey(buf: Buffer, start: number, end: number): string {
   // Fast path for the usual plain ASCII key; escapes (e.g. "\u0069tems") go through JSON.parse.
   for (let i = start + 1; i < end - 1; i++) {
     const c = buf[i]!;
+    // The scanner found a string.
     if (c === BACKSLASH || c >= 0x80) return JSON.parse(buf.toString('utf8', start, end)) as string;
   }
   return buf.toString('latin1', start + 1, end - 1);

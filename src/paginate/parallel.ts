@@ -37,7 +37,7 @@ export function parallelPlan(w: WalkState, first: Page): ParallelPlan | string {
 export async function parallelFrom(w: WalkState, first: Page, { pageSize, lastIndex }: ParallelPlan): Promise<void> {
   const { fetcher } = w;
   const queue: Pending<RawPage>[] = [];
-  let nextIndex = (first.pageIndex as number) + 1;
+  let nextIndex = (first.pageIndex as number) + 1; // parallelPlan needs a pageIndex
   const urlOf = (index: number): string => indexUrl(w.firstUrl, index, pageSize);
   /** Requests up to the window, while a page as large as the largest so far fits in the byte budget. */
   const fill = (): void => {

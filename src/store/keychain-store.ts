@@ -97,7 +97,7 @@ export class KeychainStore implements CredentialStore {
         reason = 'a part is missing';
         continue;
       }
-      const whole = Buffer.concat(parts as Buffer[]);
+      const whole = Buffer.concat(parts as Buffer[]); // the loop above filled every part
       if (whole.length !== head.bytes || (await sha256(whole)) !== head.sha256) {
         reason = 'checksum mismatch';
         continue;
@@ -176,12 +176,12 @@ export class KeychainStore implements CredentialStore {
     if (typeof h !== 'object' || h === null || h.format !== HEAD_FORMAT || h.v !== 1) {
       throw new CredentialRecordError('unknown entry format', this.describe());
     }
-    if ('record' in h) return h as InlineHead;
+    if ('record' in h) return h as InlineHead; // its fields are checked by the record's reader
     const { write, chunks = 0, bytes, sha256: digest } = h;
     const validChunked = typeof write === 'string' && /^[0-9]+-[0-9a-f]+$/.test(write) && typeof digest === 'string';
     if (!validChunked || !Number.isSafeInteger(chunks) || chunks <= 0 || chunks > 1000 || !Number.isSafeInteger(bytes))
       throw new CredentialRecordError('malformed head entry', this.describe());
-    return h as ChunkedHead;
+    return h as ChunkedHead; // every field checked above
   }
 
   /** The current head's chunks, for cleanup; a missing or unreadable head just means there is nothing to clean. */

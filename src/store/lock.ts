@@ -199,9 +199,9 @@ function notALock(path: string): IdcliError {
 
 function parseOwner(text: string): Owner | null {
   try {
-    const o = JSON.parse(text) as Partial<Owner>;
+    const o = JSON.parse(text) as Partial<Owner>; // each field's type is checked below
     const types = [typeof o.pid, typeof o.host, typeof o.createdAt, typeof o.token].join();
-    if (types === 'number,string,number,string') return o as Owner;
+    if (types === 'number,string,number,string') return o as Owner; // each field's type checked
   } catch {
     // Not an owner record (written by something else, or damaged): only age can make it stale.
   }

@@ -99,7 +99,7 @@ export function validateRecord(data: unknown): CredentialRecord {
   if (typeof obj.generation !== 'number' || !Number.isSafeInteger(obj.generation) || obj.generation < 0) {
     throw new CredentialRecordError('generation is not a non-negative integer');
   }
-  const record = normalise(obj as unknown as CredentialRecord);
+  const record = normalise({ ...obj, updatedAt: obj.updatedAt, generation: obj.generation });
   if (record.expiresAt !== undefined) record.expiresAt = believedExpiry(record.expiresAt, record.updatedAt);
   return record;
 }
@@ -117,13 +117,15 @@ function isFiniteNumber(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v);
 }
 
+type Unchecked = { [K in keyof CredentialRecord]?: unknown };
+
 /** Known fields only, in a fixed order, absent ones omitted: equal records encode to equal bytes. */
-function normalise(r: CredentialRecord): CredentialRecord {
+function normalise(r: Unchecked & Pick<CredentialRecord, 'updatedAt' | 'generation'>): CredentialRecord {
   const out: CredentialRecord = { version: 1, updatedAt: r.updatedAt, generation: r.generation };
   for (const field of STRING_FIELDS) {
     const value = r[field];
-    if (value !== undefined) out[field] = value;
+    if (typeof value === 'string') out[field] = value;
   }
-  if (r.expiresAt !== undefined) out.expiresAt = r.expiresAt;
+  if (typeof r.expiresAt === 'number') out.expiresAt = r.expiresAt;
   return out;
 }

@@ -39,6 +39,15 @@ const REFUSED: readonly [string[], ErrorCode][] = [
   [['list', 'users', '--restart'], 'USAGE_CONFLICTING_OPTIONS'],
   [['list', 'users', '-o', '-', '--restart'], 'USAGE_CONFLICTING_OPTIONS'],
   [['list', 'users', '--count', '-o', 'users.ndjson'], 'USAGE_CONFLICTING_OPTIONS'],
+  [['api', 'users', '-f', 'a=1', '--input', 'body.json'], 'USAGE_CONFLICTING_OPTIONS'],
+  [['api', 'users', '--input', ''], 'USAGE_OPTION_VALUE_MISSING'],
+  [['api', ' '], 'TARGET_MISSING'],
+  [['api', 'users', '-X', 'NO PE'], 'API_METHOD_INVALID'],
+  [['api', 'users', '-X', 'trace'], 'API_METHOD_REFUSED'],
+  [['api', 'users', '-f', '=1'], 'API_FIELD_INVALID'],
+  [['api', 'users', '-f', 'a=1', '-f', 'a=2'], 'API_FIELD_REPEATED'],
+  [['api', 'users', '-H', 'Authorization: Bearer x'], 'API_HEADER_REFUSED'],
+  [['api', 'users', '-H', 'no colon'], 'API_HEADER_INVALID'],
 ];
 
 describe('command lines', () => {

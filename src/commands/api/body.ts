@@ -27,6 +27,7 @@ export interface InputOptions {
 }
 
 export async function openInput(path: string, o: InputOptions): Promise<InputBody> {
+  // The standard input is a Readable, typed as a ReadStream.
   if (path === '-') return keepOrStream(o.stdin() as Readable, 'stdin', o);
   const what = `--input ${path}`;
   let fd: number | undefined;
@@ -70,8 +71,8 @@ async function* exactly(bytes: Readable, size: number, what: string): AsyncGener
   let sent = 0;
   try {
     for await (const chunk of bytes) {
-      sent += (chunk as Buffer).length;
-      yield chunk as Buffer;
+      sent += (chunk as Buffer).length; // a byte stream (no encoding set) yields Buffers
+      yield chunk as Buffer; // as above
     }
   } catch (err) {
     throw cannotRead(what, err);

@@ -1,7 +1,7 @@
 /** `idcli api`: one authenticated request, the token only in its header, the response body on stdout as received. */
 import { argument, defineCommand, type Invocation, option, type OptionsOf } from '../../argv/define.js';
 import { type InputBody, openInput } from './body.js';
-import { type ApiPlan, type BodySource, planRequest } from './plan.js';
+import { type ApiPlan, type BodySource, checkFlags, planRequest } from './plan.js';
 import { openApiClient } from '../../apiclient/client.js';
 import { responseError } from '../../apiclient/status-errors.js';
 import { apiBaseUrl } from '../../apiclient/target.js';
@@ -75,9 +75,10 @@ export const command = defineCommand({
     'idcli api /v1/me --quiet > me.json           # in CI: with IDCLI_ACCESS_TOKEN set as a masked secret',
     'idcli token --header | curl -H @- https://api.example.com/v1/me   # when it has to be curl',
   ],
+  check: (o) => void checkFlags(o),
   async run(o, invocation) {
     const ctx = await invocation.context();
-    // Every flag is checked, and another origin refused, before anything is read or sent (exit 2).
+    // Another origin is refused before anything is read or sent (exit 2).
     const plan = planRequest(o, apiBaseUrl(ctx.settings));
     const input = await requestBody(plan.body, invocation.stdin, ctx);
     try {

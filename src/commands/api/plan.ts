@@ -33,6 +33,12 @@ const REFUSED_METHODS: ReadonlyMap<string, string> = new Map([
 const OWN_FIELDS = new Set('host content-length transfer-encoding connection keep-alive upgrade te trailer'.split(' '));
 
 export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
+  const plan = checkFlags(flags);
+  return { ...plan, url: targetUrl(flags.target, apiBaseUrl) };
+}
+
+/** Every usage error the flags alone can give (`api`'s check), before any setting is read. */
+export function checkFlags(flags: ApiFlags): Omit<ApiPlan, 'url'> {
   if (flags.field.length > 0 && flags.input !== undefined)
     throw usageError(
       'USAGE_CONFLICTING_OPTIONS',
@@ -41,7 +47,6 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
     );
   if (flags.input === '') throw usageError('USAGE_OPTION_VALUE_MISSING', '--input needs a file name, or - for stdin');
   if (flags.target.trim() === '') throw usageError('TARGET_MISSING', 'api needs a path or URL, e.g. idcli api /v1/me');
-  const url = targetUrl(flags.target, apiBaseUrl);
 
   const body: BodySource =
     flags.input !== undefined
@@ -66,7 +71,7 @@ export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
   }
 
   const contentType: Record<string, string> = body.kind === 'none' ? {} : { 'content-type': 'application/json' };
-  return { method, url, headers: requestHeaders({ ...contentType, ...parseHeaders(flags.header) }), body };
+  return { method, headers: requestHeaders({ ...contentType, ...parseHeaders(flags.header) }), body };
 }
 
 /** -f key=value pairs as a JSON object of strings, in the order given. */

@@ -78,6 +78,7 @@ export async function checkReachable(
     if (!Number.isNaN(serverDate)) out.serverDate = serverDate;
     return out;
   } catch (err) {
+    // node:http and dns reject with Errors.
     const why = deadline.aborted && !signal.aborted ? overDeadline() : (err as Error).message;
     return {
       result: reachable(
@@ -150,7 +151,7 @@ export async function checkLocalhost(
   } catch (err) {
     return verdict(
       'warn',
-      `localhost does not resolve: ${(err as Error).message}`,
+      `localhost does not resolve: ${(err as Error).message}`, // dns.lookup rejects with an Error
       'use http://127.0.0.1:<port>/… as redirect URI',
     );
   }
