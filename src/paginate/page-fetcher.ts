@@ -114,7 +114,8 @@ export class PageFetcher {
     timing.load = ++this.inFlight;
     const onRetry = ({ status, reason, delayMs }: RetryInfo): void => {
       timing.retried = true;
-      if (status === 429 || status === 503) this.window.throttled(sentAt, performance.now(), reason, delayMs);
+      if (status === 429 || status === 503)
+        this.window.throttled(sentAt, performance.now(), reason, delayMs, timing.load);
     };
     try {
       const onBodyBytes = (bytes: number, resume: () => void): boolean => {

@@ -11,6 +11,11 @@ const KEEPS_UP = (fastest: number, ms: number): boolean => ms <= 2 * fastest + 1
 const SLOWEST = (fastest: number): number => 4 * fastest + 20;
 /** How many times the pages taken in the fastest round trip the window may hold: headroom to measure a higher rate. */
 const PACE_GAIN = 2;
+/**
+ * After a 429 or 503, the load that drew it is tried again only after this many times the wait it asked for: a
+ * refused probe costs that whole wait, so probing no more often keeps the cost to a tenth of the walk.
+ */
+const PROBE_AFTER_WAITS = 10;
 
 /** A page the walk took: when it was sent, how long it took, whether it was retried, and how many were in flight. */
 export interface TakenPage {
@@ -63,6 +68,10 @@ export class Window {
   private held = 0;
   /** The most pages in flight from now on: below the number at which a page slowed. */
   private limit: number;
+  /** The pages in flight when the latest refused request was sent, and when that many may be tried again. */
+  private refusedLoad = Number.POSITIVE_INFINITY;
+  private refusedWith = '';
+  private probeAt = 0;
 
   constructor(private readonly options: WindowOptions) {
     this.size = Math.max(1, options.start);
@@ -104,7 +113,7 @@ export class Window {
       this.credit++;
       if (this.credit < 2) return;
       this.credit = 0;
-      return this.grow('pages come back as fast as the first ones');
+      return this.grow('pages come back as fast as the first ones', now);
     }
     // After a cut: the pages sent before it say nothing about the new window.
     if (sentAt < this.lastCut) return;
@@ -115,7 +124,7 @@ export class Window {
     this.credit++;
     if (this.credit < this.size) return;
     this.credit = 0;
-    this.grow('no 429, 503 or slowed page since the last cut, and pages come back as fast as the first ones');
+    this.grow('no 429, 503 or slowed page since the last cut, and pages come back as fast as the first ones', now);
   }
 
   /** A page sent with `load` in flight slowed: the window comes down by the gradient (at most halved), below `load`. */
@@ -140,11 +149,16 @@ export class Window {
 
   /**
    * The server asked for less (a 429 or 503, `reason` e.g. "HTTP 429") to a request sent at `sentAt`, which is
-   * retried after `delayMs`. Halves the window once per round: requests sent before the last cut do not cut again.
+   * retried after `delayMs`, with `load` in flight when it was sent. Halves the window once per round: requests sent
+   * before the last cut do not cut again.
    */
-  throttled(sentAt: number, now: number, reason: string, delayMs: number): void {
+  throttled(sentAt: number, now: number, reason: string, delayMs: number, load: number): void {
     if (!this.options.adaptive) return;
     this.resumeAt = Math.max(this.resumeAt, now + delayMs);
+    // The least load refused while the last hold runs; with no Retry-After the wait is a page's round trip.
+    if (now >= this.probeAt || load <= this.refusedLoad) [this.refusedLoad, this.refusedWith] = [load, reason];
+    const waited = Math.max(delayMs, Number.isFinite(this.fastest) ? this.fastest : 0);
+    this.probeAt = Math.max(this.probeAt, now + PROBE_AFTER_WAITS * waited);
     if (sentAt < this.lastCut) return;
     const from = this.size;
     this.size = Math.max(1, Math.floor(from / 2));
@@ -175,10 +189,14 @@ export class Window {
     return Math.ceil(PACE_GAIN * rate * this.fastest);
   }
 
-  /** One more page in flight, unless the pace or a page that slowed holds the window where it is. */
-  private grow(reason: string): void {
+  /** One more page in flight, unless the pace, a page that slowed or a recent 429 holds the window where it is. */
+  private grow(reason: string, now: number): void {
     if (this.size >= this.paceLimit) return this.noteHeld('pages come back no sooner with more in flight');
     if (this.size >= this.limit) return this.noteHeld(`a page slowed with ${this.limit + 1} in flight`);
+    if (this.size + 1 >= this.refusedLoad && now < this.probeAt) {
+      const wait = Math.ceil((this.probeAt - now) / 1000);
+      return this.noteHeld(`${this.refusedWith} came with ${this.refusedLoad} in flight; more is tried in ${wait} s`);
+    }
     this.size++;
     this.held = 0;
     this.tell(this.size - 1, this.size, reason);

@@ -60,7 +60,8 @@ function told(stderr: string): Told[] {
  * How far the window moves depends on how fast pages come back on this machine; each change it tells must follow the
  * rule all the same (test/paginate/window.test.ts drives the rule itself with a clock of its own): it starts at
  * `start`, each change starts where the one before ended, it grows by one page at a time, comes down by half on a 429
- * or 503 and by at most half on a page that slowed, and never again reaches the load at which a page slowed.
+ * or 503 (held below its load a while) and by at most half on a page that slowed, and never again reaches the load at
+ * which a page slowed.
  */
 function expectFollowsRule(changes: Told[], start: number): void {
   let size = start;
@@ -71,8 +72,13 @@ function expectFollowsRule(changes: Told[], start: number): void {
       /^a page sent with (\d+) in flight began to come back after \d+ ms, the fastest after \d+ ms; at most (\d+) from now on$/.exec(
         c.reason,
       );
+    const refused = /^HTTP (429|503) came with (\d+) in flight; more is tried in \d+ s$/.exec(c.reason);
     if (/pages come back as fast as the first ones$/.test(c.reason)) expect(c.to).toBe(c.from + 1);
-    else if (c.reason === 'pages come back no sooner with more in flight') expect(c.to).toBe(c.from);
+    else if (refused) {
+      // Held below the load a refused request was sent with, for a while.
+      expect(c.to).toBe(c.from);
+      expect(c.from + 1).toBeGreaterThanOrEqual(Number(refused[2]));
+    } else if (c.reason === 'pages come back no sooner with more in flight') expect(c.to).toBe(c.from);
     else if (c.reason === `a page slowed with ${limit + 1} in flight`) expect(c.to).toBe(c.from);
     else if (/^the server answered HTTP (429|503)/.test(c.reason))
       expect(c.to).toBe(Math.max(1, Math.floor(c.from / 2)));

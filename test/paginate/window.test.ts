@@ -123,7 +123,7 @@ function rateLimited(
     }
     refused++;
     p.retried = true;
-    w.throttled(p.sentAt, at, 'HTTP 429', retryAfter);
+    w.throttled(p.sentAt, at, 'HTTP 429', retryAfter, p.load);
     p.attemptAt = at + retryAfter;
   };
   fill();
@@ -145,7 +145,7 @@ function rateLimited(
     w.taken({ sentAt: head.sentAt, ms, firstByteMs: ms, retried: head.retried, load: head.load }, waited, now);
     fill();
   }
-  return { refused, most };
+  return { refused, most, ms: now };
 }
 
 describe('the window of --concurrency auto', () => {
@@ -172,9 +172,9 @@ describe('the window of --concurrency auto', () => {
     expect(t.pages(24)).toBe(16);
     const sent = t.at();
     t.tick(10);
-    t.w.throttled(sent, t.at(), 'HTTP 429', 1000);
+    t.w.throttled(sent, t.at(), 'HTTP 429', 1000, 16);
     // Other answers to requests sent before the cut do not cut again.
-    t.w.throttled(sent, t.at() + 5, 'HTTP 429', 1000);
+    t.w.throttled(sent, t.at() + 5, 'HTTP 429', 1000, 16);
     expect(t.w.allowed).toBe(8);
     expect(t.changes.at(-1)).toEqual({
       from: 16,
@@ -192,7 +192,7 @@ describe('the window of --concurrency auto', () => {
     expect(t.pages(8)).toBe(9);
     expect(t.pages(9)).toBe(10);
     // A 429 to a request sent after the cut cuts again.
-    t.w.throttled(t.at(), t.at() + 1, 'HTTP 503', 0);
+    t.w.throttled(t.at(), t.at() + 1, 'HTTP 503', 0, 10);
     expect(t.w.allowed).toBe(5);
     // With no Retry-After to wait for, the note says nothing of one.
     expect(t.changes.at(-1)).toEqual({ from: 10, to: 5, reason: 'the server answered HTTP 503' });
@@ -201,7 +201,7 @@ describe('the window of --concurrency auto', () => {
   it('halves the starting window on a 429 among the first pages, before it has grown', () => {
     const t = window(4);
     t.pages(1);
-    t.w.throttled(t.at(), t.at() + 1, 'HTTP 429', 0);
+    t.w.throttled(t.at(), t.at() + 1, 'HTTP 429', 0, 4);
     expect(t.w.allowed).toBe(2);
     expect(t.changes).toEqual([{ from: 4, to: 2, reason: 'the server answered HTTP 429' }]);
   });
@@ -223,6 +223,18 @@ describe('the window of --concurrency auto', () => {
         reason: 'the server answered HTTP 429; no new request for 1.0 s',
       });
     }
+  });
+
+  it('probes past a load that drew a 429 only after ten times its Retry-After: a probe costs that wait', () => {
+    // Pages come back in 2 ms and a 429 asks for 1 s: probing again every few round trips would spend the walk waiting.
+    const changes: WindowChange[] = [];
+    const w = new Window({ start: 4, adaptive: true, onChange: (c) => changes.push(c) });
+    const { refused, ms } = rateLimited(w, 3000, { latency: 2, max: 6, retryAfter: 1000 });
+    // 3000 pages at up to 6 in flight take a second, and each 429 a second more.
+    expect(refused).toBeGreaterThan(0);
+    expect(refused).toBeLessThanOrEqual(2);
+    expect(ms).toBeLessThan(1000 * (refused + 1) + 500);
+    expect(changes.some((c) => /^HTTP 429 came with 7 in flight; more is tried in \d+ s$/.test(c.reason))).toBe(true);
   });
 
   it('stops growing at twice the pages taken in the fastest round trip: past that, pages only queue', () => {
@@ -309,7 +321,7 @@ describe('the window of --concurrency auto', () => {
     const t = window(6, false);
     t.pages(50);
     t.pages(5, { ms: 5000, load: 6 });
-    t.w.throttled(t.at(), t.at(), 'HTTP 429', 5000);
+    t.w.throttled(t.at(), t.at(), 'HTTP 429', 5000, 6);
     expect(t.w.allowed).toBe(6);
     expect(t.w.delay(t.at())).toBe(0);
     expect(t.changes).toEqual([]);
