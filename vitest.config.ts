@@ -7,8 +7,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Says which test the suite's gnome-keyring died under, when it does (scripts/with-keyring.sh).
     setupFiles: ['test/support/keyring-watch.ts'],
-    // Integration tests spawn the CLI and servers; two cores are the norm here, so keep the fan-out modest.
+    // Integration tests mostly wait on the CLI, servers and signals they spawn: on two cores four forks keep both
+    // busy where two left one idle most of the time (the commit that set it has the figures).
     pool: 'forks',
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    poolOptions: { forks: { maxForks: 4, minForks: 1 } },
   },
 });

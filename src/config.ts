@@ -8,7 +8,7 @@ import { usageError } from './errors.js';
 import { clip, printable, quoted } from './printable.js';
 import { parseRedirectUri } from './redirect-uri.js';
 import { suggest } from './suggest.js';
-import { isJsonObject } from './shape.js';
+import { assertString, isJsonObject } from './shape.js';
 import { isTokenText } from './token-rules.js';
 
 type Env = Record<string, string | undefined>;
@@ -289,8 +289,9 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
     for (const [key, value] of Object.entries(entries)) {
       if (!isConfigKey(key))
         throw usageError('CONFIG_FILE_INVALID', `${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
-      if (typeof value !== 'string')
-        throw usageError('CONFIG_FILE_INVALID', `${path}: ${quoted(key)} in profile ${quoted(name)} must be a string`);
+      assertString(value, `${path}: ${quoted(key)} in profile ${quoted(name)}`, (what) =>
+        usageError('CONFIG_FILE_INVALID', `${what} must be a string`),
+      );
       profile[key] = value;
     }
     out.profiles[name] = profile;

@@ -10,6 +10,11 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Narrows `value` to a string, else throws the caller's own error for `what` (a field's or a setting's name). */
+export function assertString(value: unknown, what: string, fail: (what: string) => Error): asserts value is string {
+  if (typeof value !== 'string') throw fail(what);
+}
+
 /** The `code` of a system or library error (`ENOENT`, `UND_ERR_SOCKET`), when it carries one. */
 export function errCode(err: unknown): string | undefined {
   // An IdcliError's `code` (it has an `exitCode` too) is idcli's own word for the failure, not a system's.

@@ -9,7 +9,7 @@ import { printable } from '../printable.js';
 import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
 import { tokenEndpoint } from './authorize-url.js';
 import type { SessionContext } from './session.js';
-import { isJsonObject } from '../shape.js';
+import { assertString, isJsonObject } from '../shape.js';
 
 export interface TokenSet {
   accessToken: string;
@@ -204,7 +204,7 @@ function tokenText(o: Record<string, unknown>, name: string): string | undefined
 function optionalString(o: Record<string, unknown>, name: string): string | undefined {
   const v = o[name];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw invalid(name);
+  assertString(v, name, invalid);
   return v;
 }
 

@@ -1,7 +1,7 @@
 /** The stored credential record: ONE value, so a refresh token and its verifier (Serial PKCE) are never saved apart. */
 import { ExitCode, IdcliError } from '../errors.js';
 import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
-import { isJsonObject } from '../shape.js';
+import { assertString, isJsonObject } from '../shape.js';
 
 export interface CredentialKey {
   baseUrl: string;
@@ -83,8 +83,8 @@ export function validateRecord(data: unknown): CredentialRecord {
     );
   }
   for (const field of STRING_FIELDS) {
-    if (obj[field] !== undefined && typeof obj[field] !== 'string')
-      throw new CredentialRecordError(`${field} is not a string`);
+    if (obj[field] !== undefined)
+      assertString(obj[field], field, (what) => new CredentialRecordError(`${what} is not a string`));
   }
   // Tokens go into headers and request bodies as they are: visible ASCII only, as the token client demands of
   // what it receives. A damaged record is refused here, not sent in a request that can only fail.

@@ -15,7 +15,7 @@ import {
   outputError,
   usageError,
 } from '../../src/errors.js';
-import { errCode, errReason } from '../../src/shape.js';
+import { assertString, errCode, errReason } from '../../src/shape.js';
 import { CredentialRecordError } from '../../src/store/record.js';
 
 const SRC = join(import.meta.dirname, '../../src');
@@ -79,5 +79,19 @@ describe('IdcliError', () => {
     expect(errCode(err)).toBeUndefined();
     expect(errReason(err)).toBe('no path or URL to send the request to');
     expect(errCode(Object.assign(new Error('x'), { code: 'ENOENT' }))).toBe('ENOENT');
+  });
+});
+
+describe('assertString', () => {
+  it("lets a string through and throws the caller's own error, named, for anything else", () => {
+    const fail = (what: string) => new IdcliError('CONFIG_FILE_INVALID', `${what} must be a string`, ExitCode.USAGE);
+    const value: unknown = 'x';
+    assertString(value, 'scope', fail);
+    expect(value.length).toBe(1);
+    for (const bad of [1, null, undefined, {}, ['x']]) {
+      expect(() => assertString(bad, 'scope', fail)).toThrow(
+        expect.objectContaining({ code: 'CONFIG_FILE_INVALID', message: 'scope must be a string' }),
+      );
+    }
   });
 });
