@@ -1,11 +1,11 @@
 // One attempt's limits (limits.ts) for both transports: the first to trip ends the attempt, and its error is the one
 // the attempt fails with, whatever the transport makes of the connection it tears down.
 import type { Readable } from 'node:stream';
+import { DEFAULT_HTTP_TIMEOUT_MS } from '../config.js';
 import { type BodySink, createBodySink } from './body.js';
 import { acceptEncoding } from './content-coding.js';
 import {
   checkStatus,
-  DEFAULT_DEADLINE_MS,
   deadlineError,
   IDLE_TIMEOUT_MS,
   idleError,
@@ -18,7 +18,7 @@ import { type HttpHeaders, type HttpRequest, NetworkError } from './types.js';
 export interface LimitOptions {
   /** Per origin (per proxy when proxied); the page walker needs concurrency + 1. */
   maxSockets?: number;
-  /** From sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT). */
+  /** From sending the request to the answer's last byte (IDCLI_HTTP_TIMEOUT): every retry gets one of its own. */
   deadlineMs?: number;
   /** IDCLI_HTTP_COMPRESSION; default true. */
   compress?: boolean;
@@ -59,7 +59,7 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
   const listeners: ((reason: unknown) => void)[] = [];
   let ended: { reason: unknown } | undefined;
   const idleMs = req.timeoutMs ?? IDLE_TIMEOUT_MS;
-  const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+  const deadlineMs = options.deadlineMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const end = (reason: unknown): void => {
     if (ended) return;
     ended = { reason };

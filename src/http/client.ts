@@ -4,19 +4,14 @@ import { clip, printable } from '../printable.js';
 import { redactUrl } from '../redact.js';
 import type { Env } from './proxy-env.js';
 import { type BackoffPolicy, DEFAULT_BACKOFF, isRetried, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
-import { createTransport } from './transport.js';
+import { createTransport, type TransportOptions } from './transport.js';
 import { canResend, headerValue, type HttpRequest, type HttpResponse, NetworkError } from './types.js';
 
-export interface HttpClientOptions {
+export interface HttpClientOptions extends TransportOptions {
   /** Verbose tracing goes here; the URL is redacted and headers are never logged (they carry the token). */
   log?: Pick<Logger, 'verbose'> & Partial<Pick<Logger, 'isVerbose'>>;
   /** Its HTTPS_PROXY/HTTP_PROXY/NO_PROXY route every request; without it requests go direct. */
   env?: Env;
-  maxSockets?: number;
-  /** Each attempt's deadline (IDCLI_HTTP_TIMEOUT): every retry gets one of its own. */
-  deadlineMs?: number;
-  /** IDCLI_HTTP_COMPRESSION; default true. */
-  compress?: boolean;
   now?: () => number;
   random?: () => number;
 }

@@ -1,12 +1,9 @@
 // A broken or hostile server must end in a bounded time with a bounded amount of memory, never in a hang.
-import { DEFAULT_HTTP_TIMEOUT_MS } from '../config.js';
 import { seconds } from '../duration.js';
 import { NetworkError } from './types.js';
 
 /** No byte received for this long fails the attempt: a connection gone silent. */
 export const IDLE_TIMEOUT_MS = 30_000;
-/** The whole exchange when the caller gives no deadline (IDCLI_HTTP_TIMEOUT's default). */
-export const DEFAULT_DEADLINE_MS = DEFAULT_HTTP_TIMEOUT_MS;
 /** A page this big is a broken server; a compressed body is counted as received and as decoded (zip bombs). */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
 /** A read-once request body (stdin, a pipe) is kept in memory for a second attempt up to this size. */

@@ -1,21 +1,18 @@
 // NODE_EXTRA_CA_CERTS needs nothing here: Node reads it at start-up into the CA store both transports verify against.
 import type { Logger } from '../log.js';
+import type { LimitOptions } from './attempt.js';
 import { type Env, type ProxyEnv, readProxyEnv, showProxy, wantsProxy } from './proxy-env.js';
 import { createNodeTransport } from './node-transport.js';
 import { createProxyTransport } from './proxy-transport.js';
 import type { Transport } from './types.js';
 
-export interface TransportOptions {
-  maxSockets?: number;
-  deadlineMs?: number;
-  compress?: boolean;
+export interface TransportOptions extends LimitOptions {
   /** Told once which proxy is in effect. */
   log?: Pick<Logger, 'verbose'>;
 }
 
 export function createTransport(env: Env, options: TransportOptions = {}): Transport {
-  const limits = { maxSockets: options.maxSockets, deadlineMs: options.deadlineMs, compress: options.compress };
-  if (!wantsProxy(env)) return createNodeTransport(limits);
+  if (!wantsProxy(env)) return createNodeTransport(options);
   let proxy: ProxyEnv | undefined;
   try {
     proxy = readProxyEnv(env);
@@ -24,9 +21,9 @@ export function createTransport(env: Env, options: TransportOptions = {}): Trans
     // callers such as `doctor` report failed requests as findings instead of stopping.
     return { send: () => Promise.reject(err), close() {} };
   }
-  if (!proxy) return createNodeTransport(limits);
+  if (!proxy) return createNodeTransport(options);
   options.log?.verbose(describe(proxy));
-  return createProxyTransport(proxy, limits);
+  return createProxyTransport(proxy, options);
 }
 
 function describe(p: ProxyEnv): string {
