@@ -14,7 +14,7 @@ export function gzipHeaderLength(b: Buffer): number | undefined | false {
   if (b.length >= 2 && b[1] !== 0x8b) return false;
   if (b.length >= 3 && b[2] !== 8) return false;
   if (b.length < 4) return undefined;
-  const flags = b[3] as number; // length checked
+  const flags = b.readUInt8(3);
   if (flags & RESERVED) return false;
   let at = 10; // ID1 ID2 CM FLG MTIME(4) XFL OS
   if (flags & FEXTRA) {

@@ -70,8 +70,7 @@ function codeOf(err: Error): string {
   // undici's parser errors carry no code of their own (their code lookup misses); they are llhttp's all the same.
   if (own === undefined && err.name === 'HTTPParserError') return 'HPE_INVALID';
   // undici wraps the socket's error in some paths (e.g. a tunnel's TLS failure); the cause has the real code.
-  const cause = (err as { cause?: unknown }).cause;
-  const inner = cause instanceof Error ? errCode(cause) : undefined;
+  const inner = err.cause instanceof Error ? errCode(err.cause) : undefined;
   if (own === 'UND_ERR_PRX_TLS' && inner) return inner;
   if (own === 'UND_ERR_SOCKET' && inner && inner !== 'UND_ERR_SOCKET') return inner;
   return own ?? inner ?? 'ECONNRESET';

@@ -28,10 +28,9 @@ export function readProxyEnv(env: Env): ProxyEnv | undefined {
   const httpVar = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
   const httpsVar = firstSet(env, ['https_proxy', 'HTTPS_PROXY']);
   if (httpVar === undefined && httpsVar === undefined) return undefined;
-  // firstSet found it set.
-  const httpProxy = httpVar === undefined ? undefined : parseProxyUrl(httpVar, env[httpVar] as string);
+  const httpProxy = httpVar === undefined ? undefined : parseProxyUrl(httpVar, env);
   // undici's EnvHttpProxyAgent sends https:// targets through the http proxy when no https proxy is given.
-  const httpsProxy = httpsVar === undefined ? httpProxy : parseProxyUrl(httpsVar, env[httpsVar] as string);
+  const httpsProxy = httpsVar === undefined ? httpProxy : parseProxyUrl(httpsVar, env);
   return { httpProxy, httpsProxy, noProxy: noProxyValue(env), httpVar, httpsVar: httpsVar ?? httpVar };
 }
 
@@ -67,8 +66,8 @@ function bypassed(target: URL, noProxy: string): boolean {
 
 const PROXY_FORM = 'use http://[user:password@]host:port';
 
-function parseProxyUrl(variable: string, value: string): URL {
-  const trimmed = value.trim();
+function parseProxyUrl(variable: string, env: Env): URL {
+  const trimmed = (env[variable] ?? '').trim();
   // curl accepts a bare host:port and assumes http://; without a scheme, URL would read "host:" as the scheme.
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`;
   let url: URL;

@@ -2,7 +2,7 @@
 import { closeSync, linkSync, lstatSync, unlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { type IdcliError, usageError } from '../errors.js';
-import { errCode } from '../shape.js';
+import { errCode, isJsonObject } from '../shape.js';
 import { createPrivateFileSync, removeQuietly } from '../private-file.js';
 import { openNoFollow, readBounded, refuseOpenedFile } from '../private-path.js';
 import { processRunning } from '../store/pid.js';
@@ -114,8 +114,8 @@ function readClaim(path: string, shown: string): { text: string; holder: Holder 
 
 function holderIn(text: string): Holder | undefined {
   try {
-    const o = JSON.parse(text) as Partial<Holder> | null; // each field is checked below
-    if (typeof o?.pid === 'number' && typeof o.host === 'string' && typeof o.nonce === 'string')
+    const o: unknown = JSON.parse(text);
+    if (isJsonObject(o) && typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.nonce === 'string')
       return { pid: o.pid, host: o.host, nonce: o.nonce };
   } catch {
     // Not a claim of idcli's.

@@ -39,7 +39,7 @@ export function createPageWriter(
 ): PageWriter {
   const watch = watchStream(stream, onClosed);
   // A Socket may be a tty.WriteStream.
-  const inPieces = stream instanceof Socket && (stream as { isTTY?: boolean }).isTTY !== true;
+  const inPieces = stream instanceof Socket && !('isTTY' in stream && stream.isTTY === true);
   return {
     get closed() {
       return watch.closed;
@@ -93,8 +93,7 @@ function watchStream(stream: NodeJS.WritableStream, onClosed: () => void): Strea
   };
 }
 
-// NodeJS.WritableStream omits Writable's state.
-const destroyed = (stream: NodeJS.WritableStream): boolean => (stream as { destroyed?: boolean }).destroyed === true;
+const destroyed = (stream: NodeJS.WritableStream): boolean => 'destroyed' in stream && stream.destroyed === true;
 
 /** A chunk in one write, waiting for 'drain' when the stream is over its high-water mark. */
 async function writeWhole(
@@ -110,7 +109,7 @@ async function writeWhole(
   };
   const more = stream.write(chunk, done);
   // A synchronous stream (a file) that failed this write reports it only on the next tick: ask it now.
-  const errored = (stream as { errored?: Error | null }).errored;
+  const errored = (stream as { errored?: Error | null }).errored; // NodeJS.WritableStream omits Writable's state
   if (errored) onError(errored);
   if (!more && !destroyed(stream)) {
     await new Promise<void>((resolve) => {
