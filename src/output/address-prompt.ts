@@ -52,7 +52,7 @@ export function askForAddress(o: AddressPromptOptions): AddressPrompt {
   lines.on('line', (typed) => {
     if (stopped) return;
     open = false; // the Enter key moved the cursor to a new row
-    const line = withoutPasteMarkers(typed);
+    const line = typed.replace(PASTE_MARKERS, '');
     if (line.trim() === '') return ask();
     const refusal = o.take(line);
     if (refusal === undefined) return stop();
@@ -75,7 +75,3 @@ export function askForAddress(o: AddressPromptOptions): AddressPrompt {
 
 /** A terminal left in bracketed-paste mode wraps what is pasted in ESC[200~ … ESC[201~, which line mode keeps. */
 const PASTE_MARKERS = /\u001b\[20[01]~/g;
-
-export function withoutPasteMarkers(line: string): string {
-  return line.replace(PASTE_MARKERS, '');
-}

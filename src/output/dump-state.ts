@@ -33,8 +33,8 @@ export const TAIL_BYTES = 32;
 const FORMAT = 'idcli list -o state';
 const VERSION = 1;
 /** Far above any real state (a server's link is seldom more than a few MB), far below exhausting memory. */
-export const MAX_STATE_BYTES = 16 * 1024 * 1024;
-export const STATE_SUFFIX = '.idcli-state';
+const MAX_STATE_BYTES = 16 * 1024 * 1024;
+const STATE_SUFFIX = '.idcli-state';
 
 export const statePath = (file: string): string => `${file}${STATE_SUFFIX}`;
 const tempOf = (state: string): string => `${state}.tmp`;

@@ -106,8 +106,7 @@ export function createProgress(options: ProgressOptions): Progress {
   const line = createStatusLine({
     stream: options.stream,
     now,
-    // At most ten draws a second; the tick keeps the elapsed time and the rate moving while a page is slow.
-    intervalMs: 100,
+    // The tick keeps the elapsed time and the rate moving while a page is slow.
     tickMs: 500,
     render: (columns) => renderProgress({ ...state, elapsedMs: now() - started }, columns, paint),
     messages: options.messages,

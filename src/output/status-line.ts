@@ -20,7 +20,6 @@ export interface StatusLineOptions {
   stream: TerminalStream;
   /** The line for a terminal this many columns wide; it must be shorter than that, or it would wrap. */
   render: (columns: number) => string;
-  intervalMs?: number;
   /** Redraw this often even without news, for clocks on the line (elapsed time, a countdown). */
   tickMs?: number;
   now: () => number;
@@ -31,6 +30,7 @@ export interface StatusLineOptions {
 export const CLEAR = '\r\x1b[2K';
 const ERASE_TO_END = '\x1b[K';
 const DEFAULT_COLUMNS = 80;
+const MIN_INTERVAL_MS = 100;
 
 type Env = Record<string, string | undefined>;
 
@@ -47,7 +47,6 @@ export function liveLineWanted(stream: { isTTY?: boolean }, env: Env, quiet: boo
 
 export function createStatusLine(options: StatusLineOptions): StatusLine {
   const { stream, render, now } = options;
-  const interval = options.intervalMs ?? 100;
   let lastDraw = -Infinity;
   let shown: string | undefined;
   let trailing: NodeJS.Timeout | undefined;
@@ -69,7 +68,7 @@ export function createStatusLine(options: StatusLineOptions): StatusLine {
 
   function invalidate(): void {
     if (stopped) return;
-    const wait = lastDraw + interval - now();
+    const wait = lastDraw + MIN_INTERVAL_MS - now();
     if (wait <= 0) return draw();
     // A trailing draw, so the last change before a quiet spell is shown too.
     trailing ??= setTimeout(draw, wait).unref();
