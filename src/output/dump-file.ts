@@ -5,7 +5,7 @@
 import { closeSync, constants, fchmodSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, sep } from 'node:path';
 import { type ErrorCode, ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
-import { fsFault } from '../fs-faults.js';
+import { fsFault, type FsFaultAt } from '../fs-faults.js';
 import { errCode } from '../shape.js';
 import { PRIVATE_FILE_MODE, removeQuietly } from '../private-file.js';
 import {
@@ -81,9 +81,8 @@ export function openDump(opts: DumpOptions): DumpFile {
   try {
     release = claimDump(path, opts.file);
   } catch (err) {
-    if (err instanceof IdcliError) throw err;
     // The claim is the first file created beside FILE: what stops it would stop FILE (the same directory).
-    throw fsFault(err, { doing: 'create', path: opts.file, dir: path });
+    throw ownOrFault(err, { doing: 'create', path: opts.file, dir: path });
   }
   try {
     // The state goes first: FILE written anew under an old state could be taken for the old walk's pages.
@@ -91,8 +90,7 @@ export function openDump(opts: DumpOptions): DumpFile {
     try {
       probeState(state, ANOTHER_FILE);
     } catch (err) {
-      if (err instanceof IdcliError) throw err;
-      throw fsFault(err, { doing: 'create', path: state, dir: state });
+      throw ownOrFault(err, { doing: 'create', path: state, dir: state });
     }
     const saved = opts.restart ? undefined : loadState(opts, path, state);
     return new Dump(opts, path, state, saved, release);
@@ -155,25 +153,23 @@ function loadState(opts: DumpOptions, path: string, state: string): { state: Dum
   }
   if (saved === undefined) return undefined;
   const diff = identityDiff(saved.walk, opts.walk);
-  if (diff !== undefined) {
+  if (diff !== undefined)
     throw usageError(
       'RESUME_OTHER_WALK',
       `${opts.file} holds part of another walk: ${diff}`,
       `run that walk's command to continue it, or ${RESTART} with this one`,
     );
-  }
   if (!sameOrigin(saved.next, opts.apiOrigin))
     throw restartError(
       'RESUME_OTHER_ORIGIN',
       `cannot continue ${opts.file}: its state ${state} points to another origin`,
     );
-  if (opts.limit !== undefined && saved.items > opts.limit) {
+  if (opts.limit !== undefined && saved.items > opts.limit)
     throw usageError(
       'RESUME_OVER_LIMIT',
       `${opts.file} already holds ${saved.items} items, more than --limit ${opts.limit}`,
       `run with --limit ${saved.items} or more to continue it, or ${RESTART} with --limit ${opts.limit}`,
     );
-  }
   return { state: saved, fd: openForResume(opts.file, path, saved) };
 }
 
@@ -204,8 +200,7 @@ function openForResume(file: string, path: string, saved: DumpState): number {
     return fd;
   } catch (err) {
     closeSync(fd);
-    if (err instanceof IdcliError) throw err;
-    throw fsFault(err, { doing: 'read', path: file, dir: file, orElse: `or ${RESTART}` });
+    throw ownOrFault(err, { doing: 'read', path: file, dir: file, orElse: `or ${RESTART}` });
   }
 }
 
@@ -277,9 +272,8 @@ class Dump implements DumpFile {
       }
     } catch (err) {
       if (fd !== undefined) closeSync(fd);
-      if (err instanceof IdcliError) throw err;
       // Not yet an output that failed half-way: nothing is written, and the user mends the directory or FILE.
-      throw fsFault(err, { doing: 'create', path: this.opts.file, dir: this.path });
+      throw ownOrFault(err, { doing: 'create', path: this.opts.file, dir: this.path });
     }
     this.#fd = fd;
     return fd;
@@ -347,18 +341,19 @@ class Dump implements DumpFile {
     if (recorded !== undefined) this.#cutTo(recorded.bytes);
     this.#close();
     this.release();
+    // A broken answer (exit 5) meets the next run again; a failed way to it (exit 4) may not.
+    const contract = cause instanceof IdcliError && cause.exitCode === ExitCode.CONTRACT;
     // Before the first state there is nothing to continue: the next run starts over, as this one did.
-    if (recorded !== undefined) stderr.write(stoppedDumpMessage(recorded.items, this.opts.file, sameAnswer(cause)));
+    if (recorded !== undefined) stderr.write(stoppedDumpMessage(recorded.items, this.opts.file, contract));
     // A 4xx or a broken page on the very URL the state gave: the position may no longer be valid (an expired
     // cursor), and only starting over gets past it.
-    if (this.resumeUrl !== undefined && !this.#wroteThisRun && cause instanceof IdcliError) {
-      if (cause.exitCode === ExitCode.NETWORK || cause.exitCode === ExitCode.CONTRACT) {
-        const hint = `if the service no longer accepts where the last run stopped, ${RESTART}`;
-        return new IdcliError(cause.code, cause.message, cause.exitCode, {
-          hint: cause.hint ? `${cause.hint}; ${hint}` : hint,
-          cause,
-        });
-      }
+    const network = cause instanceof IdcliError && cause.exitCode === ExitCode.NETWORK;
+    if (this.resumeUrl !== undefined && !this.#wroteThisRun && (network || contract)) {
+      const hint = `if the service no longer accepts where the last run stopped, ${RESTART}`;
+      return new IdcliError(cause.code, cause.message, cause.exitCode, {
+        hint: cause.hint ? `${cause.hint}; ${hint}` : hint,
+        cause,
+      });
     }
     return cause instanceof OutputError || failure === undefined ? cause : failure;
   }
@@ -386,9 +381,9 @@ function overwrite(state: string, err: unknown, next: DumpState): boolean {
   }
 }
 
-/** A stop that the next run meets again: the service's answer broke the contract (exit 5), not the way to it. */
-function sameAnswer(cause: unknown): boolean {
-  return cause instanceof IdcliError && cause.exitCode === ExitCode.CONTRACT;
+/** idcli's own error as it is, any other read as the failed file operation `at`. */
+function ownOrFault(err: unknown, at: FsFaultAt): unknown {
+  return err instanceof IdcliError ? err : fsFault(err, at);
 }
 
 function sameOrigin(url: string, origin: string): boolean {
