@@ -6,14 +6,11 @@ export interface Bearer {
   token(): Promise<string>;
   /** The token token() would give, when settled: an await per page would delay the prefetch past the page's scan. */
   ready(): string | undefined;
-  /** The server answered 401 to `token`: get a fresh one (shared by concurrent callers). */
+  /** The server answered 401 to `token`: a fresh one, shared by concurrent callers (refresh tokens are single-use). */
   rejected(token: string): Promise<string>;
 }
 
-/**
- * Asks the source again at most every `recheckMs` (it may read the keychain), so a long walk refreshes ahead of
- * expiry; concurrent 401s for one token share one refresh (refresh tokens are single-use).
- */
+/** Asks the source again at most every `recheckMs` (it may read the keychain): a long walk refreshes before expiry. */
 export function createBearer(source: TokenSource, now: () => number, recheckMs = 30_000): Bearer {
   let current: Promise<string> | undefined;
   let checkedAt = 0;

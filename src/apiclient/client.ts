@@ -6,11 +6,9 @@ import { announceLongWaits } from '../http/retry.js';
 import { canResend, type HttpRequest } from '../http/types.js';
 import { createBearer } from './bearer.js';
 
-const API_HEADERS: Readonly<Record<string, string>> = { accept: 'application/json', 'user-agent': 'idcli' };
-
 /** The fields a request goes out with (but Authorization): the defaults, under the caller's own. */
 export function requestHeaders(own: Readonly<Record<string, string>> = {}): Record<string, string> {
-  return { ...API_HEADERS, ...own };
+  return { accept: 'application/json', 'user-agent': 'idcli', ...own };
 }
 
 export interface ApiClientOptions {

@@ -9,7 +9,14 @@ import type { ApiResponse } from './client.js';
 export function responseError(method: string, url: string, res: ApiResponse, bodyFrom = 'its source'): unknown {
   if (res.status >= 200 && res.status < 300) return undefined;
   if (res.unrepeated?.because === 'refresh') return res.unrepeated.error;
-  if (res.unrepeated?.because === 'body') return notRepeated(method, url, bodyFrom);
+  if (res.unrepeated?.because === 'body')
+    return new IdcliError(
+      'API_UNAUTHORIZED_UNREPEATED',
+      `${method} ${redactUrl(url)}: the access token was rejected (HTTP 401 Unauthorized), and the request was not ` +
+        `repeated: its body from ${bodyFrom} was sent as it was read and cannot be sent again`,
+      ExitCode.AUTH,
+      { hint: 'the token is refreshed now; run the command again' },
+    );
   return statusError(method, url, res);
 }
 
@@ -38,16 +45,6 @@ function statusError(method: string, url: string, res: HttpResponse & { retries?
     ...(res.status === 404 ? { hint: 'check the path and --api-base-url' } : {}),
     ...(res.status === 403 ? { hint: 'the signed-in user may lack access to this resource' } : {}),
   });
-}
-
-function notRepeated(method: string, url: string, bodyFrom: string): IdcliError {
-  return new IdcliError(
-    'API_UNAUTHORIZED_UNREPEATED',
-    `${method} ${redactUrl(url)}: the access token was rejected (HTTP 401 Unauthorized), and the request was not ` +
-      `repeated: its body from ${bodyFrom} was sent as it was read and cannot be sent again`,
-    ExitCode.AUTH,
-    { hint: 'the token is refreshed now; run the command again' },
-  );
 }
 
 /** Only the origin, as a query may carry anything; an opaque origin (file:, data:) is named whole, redacted. */
