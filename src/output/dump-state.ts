@@ -44,7 +44,6 @@ export class StateUnreadable extends Error {}
 
 /** Undefined when there is none; StateUnreadable for a file that is not a state this version wrote. */
 export function readState(path: string): DumpState | undefined {
-  let text: string;
   let fd: number;
   try {
     // Not followed, and a FIFO planted as the state is refused by the fstat below, not waited on.
@@ -60,14 +59,13 @@ export function readState(path: string): DumpState | undefined {
     if (!st.isFile()) throw new StateUnreadable('it is not a regular file');
     // Another user's state could steer the walk, and this user's token, anywhere on the API.
     if (!ownedByMe(st)) throw new StateUnreadable(`it belongs to another user (uid ${st.uid})`);
-    text = readBounded(fd, MAX_STATE_BYTES);
+    return parseState(readBounded(fd, MAX_STATE_BYTES));
   } catch (err) {
     if (err instanceof TooLarge) throw new StateUnreadable(err.message);
     throw err;
   } finally {
     closeSync(fd);
   }
-  return parseState(text);
 }
 
 /** A state's text, checked field by field: anything else is refused rather than guessed at. */
