@@ -47,9 +47,8 @@ export interface Attempt {
 /** The request's URL. Only http:// and https:// are spoken; anything else fails before a connection is made. */
 export function targetOf(req: HttpRequest): URL {
   const url = typeof req.url === 'string' ? new URL(req.url) : req.url;
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new NetworkError(`unsupported URL scheme ${url.protocol}`, 'EPROTO', { retriable: false });
-  }
   return url;
 }
 

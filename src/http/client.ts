@@ -52,16 +52,17 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   async function request(req: HttpRequest): Promise<HttpResponse> {
     if (!log) return transport.send(req);
     const started = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - started);
     const label = `${req.method} ${redactUrl(req.url)}`;
     try {
       const res = await transport.send(req);
       const coding = headerValue(res.headers, 'content-encoding');
       const wire = coding === undefined ? '' : `, ${clip(printable(coding), 20)}`;
-      log.verbose(`${label} -> ${res.status} (${elapsed(started)} ms, ${res.body.length} bytes${wire})`);
+      log.verbose(`${label} -> ${res.status} (${elapsed()} ms, ${res.body.length} bytes${wire})`);
       return res;
     } catch (err) {
       const what = err instanceof NetworkError ? err.code : err instanceof IdcliError ? 'refused' : 'aborted';
-      log.verbose(`${label} -> ${what} (${elapsed(started)} ms)`);
+      log.verbose(`${label} -> ${what} (${elapsed()} ms)`);
       throw err;
     }
   }
@@ -120,8 +121,4 @@ export async function request(
   } finally {
     client.close();
   }
-}
-
-function elapsed(started: number): number {
-  return Math.round(performance.now() - started);
 }

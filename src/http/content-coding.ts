@@ -51,13 +51,12 @@ export function decodersFor(contentEncoding: string | undefined, accepted: strin
       );
     return name as Decoding['coding']; // `known` checked it is one
   });
-  if (codings.length > MAX_CONTENT_CODINGS) {
+  if (codings.length > MAX_CONTENT_CODINGS)
     throw contractError(
       'CONTRACT_TOO_MANY_CODINGS',
       `the response is in ${codings.length} content codings one over the other ('${clip(printable(contentEncoding ?? ''), 60)}'); idcli decodes at most ${MAX_CONTENT_CODINGS}`,
       accepted,
     );
-  }
   const options = { chunkSize: DECODED_CHUNK, writableHighWaterMark: QUEUED_INPUT };
   return codings.reverse().map((coding) => ({
     coding,

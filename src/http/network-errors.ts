@@ -77,9 +77,8 @@ function codeOf(err: Error): string {
 }
 
 function describeTls(code: string, message: string): string | undefined {
-  if (UNTRUSTED_CODES.has(code)) {
+  if (UNTRUSTED_CODES.has(code))
     return `the server's TLS certificate is not trusted (${message}); if a private or corporate CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file`;
-  }
   if (code === 'CERT_HAS_EXPIRED') return "the server's TLS certificate has expired";
   if (code === 'CERT_NOT_YET_VALID') return "the server's TLS certificate is not valid yet; check this machine's clock";
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return "the server's TLS certificate is not issued for this host name";

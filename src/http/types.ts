@@ -78,9 +78,7 @@ export function canResend(body: HttpRequest['body']): boolean {
 /** What one attempt sends: bytes, or a freshly opened stream, and the length for Content-Length when known. */
 export function outgoingBody(body: HttpRequest['body']): { bytes?: Buffer; stream?: Readable; length?: number } {
   if (body === undefined) return {};
-  if (typeof body === 'string' || Buffer.isBuffer(body)) {
-    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    return { bytes, length: bytes.length };
-  }
+  if (typeof body === 'string') return outgoingBody(Buffer.from(body));
+  if (Buffer.isBuffer(body)) return { bytes: body, length: body.length };
   return { stream: body.open(), ...(body.length === undefined ? {} : { length: body.length }) };
 }
