@@ -50,11 +50,8 @@ function statusError(method: string, url: string, res: HttpResponse & { retries?
 /** Only the origin, as a query may carry anything; an opaque origin (file:, data:) is named whole, redacted. */
 function redirectTarget(res: HttpResponse, url: string): string {
   const location = headerValue(res.headers, 'location');
-  try {
-    if (!location) return '';
-    const target = new URL(location, url);
-    return ` to ${target.origin === 'null' ? redactUrl(target) : target.origin}`;
-  } catch {
-    return ''; // An unparseable Location is simply not named.
-  }
+  // An unparseable Location is simply not named.
+  if (!location || !URL.canParse(location, url)) return '';
+  const target = new URL(location, url);
+  return ` to ${target.origin === 'null' ? redactUrl(target) : target.origin}`;
 }

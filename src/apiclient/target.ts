@@ -17,12 +17,9 @@ export function apiOrigin(apiBaseUrl: string): string {
 }
 
 function parseApiBase(apiBaseUrl: string): URL {
-  let base: URL;
-  try {
-    base = new URL(apiBaseUrl);
-  } catch {
+  if (!URL.canParse(apiBaseUrl))
     throw usageError('API_BASE_URL_INVALID', `api-base-url is not a valid URL: ${clip(apiBaseUrl)}`);
-  }
+  const base = new URL(apiBaseUrl);
   if (base.protocol === 'http:' || base.protocol === 'https:') return base;
   throw usageError('API_BASE_URL_INVALID', `api-base-url must be an http or https URL: ${base.origin}`);
 }
@@ -69,14 +66,13 @@ export function setQueryParam(url: URL, name: string, value: string): void {
   out.splice(at < 0 ? out.length : at, 0, `${encodeURIComponent(name)}=${encodeURIComponent(value)}`);
   url.search = out.join('&');
 }
+
 function resolveTarget(target: string, base: URL): URL {
   const dir = new URL(base.href);
   if (!dir.pathname.endsWith('/')) dir.pathname += '/';
   dir.search = '';
   dir.hash = '';
-  try {
-    return new URL(target, dir);
-  } catch {
+  if (!URL.canParse(target, dir.href))
     throw usageError('TARGET_INVALID', `not a valid URL or path: ${clip(printable(target))}`);
-  }
+  return new URL(target, dir);
 }

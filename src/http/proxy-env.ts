@@ -70,12 +70,9 @@ function parseProxyUrl(variable: string, env: Env): URL {
   const trimmed = (env[variable] ?? '').trim();
   // curl accepts a bare host:port and assumes http://; without a scheme, URL would read "host:" as the scheme.
   const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `http://${trimmed}`;
-  let url: URL;
-  try {
-    url = new URL(withScheme);
-  } catch {
+  if (!URL.canParse(withScheme))
     throw usageError('PROXY_URL_INVALID', `${variable} is not a valid proxy URL`, PROXY_FORM);
-  }
+  const url = new URL(withScheme);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     const why = `uses ${url.protocol.slice(0, -1)}, but only http:// and https:// proxies are supported`;
     throw usageError('PROXY_URL_INVALID', `${variable} ${why}`, PROXY_FORM);

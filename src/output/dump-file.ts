@@ -387,9 +387,5 @@ function ownOrFault(err: unknown, at: FsFaultAt): unknown {
 }
 
 function sameOrigin(url: string, origin: string): boolean {
-  try {
-    return new URL(url).origin === origin;
-  } catch {
-    return false;
-  }
+  return URL.canParse(url) && new URL(url).origin === origin;
 }

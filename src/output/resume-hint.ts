@@ -28,12 +28,8 @@ export function stoppedMessage(
 
 /** The line that says what `[redacted]` in the resume URL stands for, or '' when nothing was. */
 function redactedNote(url: string, heldToken: boolean): string {
-  let query = '';
-  try {
-    query = new URL(url).search.slice(1);
-  } catch {
-    // Not a URL: redactSecrets showed none of it.
-  }
+  // Not a URL: redactSecrets showed none of it.
+  const query = URL.canParse(url) ? new URL(url).search.slice(1) : '';
   const names = new Set(
     query
       .split('&')
@@ -48,12 +44,8 @@ function redactedNote(url: string, heldToken: boolean): string {
 
 /** A resume URL too long to echo (a link can be megabytes), told by its page index, else its query, cut. */
 function whereToResume(url: string): string {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return `it starts ${clip(url)}`;
-  }
+  if (!URL.canParse(url)) return `it starts ${clip(url)}`;
+  const u = new URL(url);
   const index = u.searchParams.get('pageIndex');
   if (index !== null && /^\d{1,15}$/.test(index)) return `it continues at pageIndex ${index}`;
   return u.search === '' ? `it starts ${clip(url)}` : `its query, cut: ${clip(u.search)}`;
