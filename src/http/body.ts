@@ -68,7 +68,6 @@ class DecodingSink implements BodySink {
   // A page's objects can outlive the page until a full GC: once the decoders end, nothing here leads to them.
   #stages: Stage[] | undefined;
   readonly #chunks: Buffer[] = [];
-  #size = 0;
   #failed = false;
   #received = 0;
   readonly #done: Promise<Buffer>;
@@ -99,13 +98,13 @@ class DecodingSink implements BodySink {
 
   write(chunk: Buffer, resume: () => void): boolean {
     this.#received += chunk.length;
-    if (this.#failed || !this.#stages) return true;
+    const first = this.#stages?.[0];
+    if (this.#failed || !first) return true;
     // Counted as received too: a body that decodes to almost nothing would otherwise be read without end.
     if (this.#received > this.maxBody) {
       this.#tooLarge('received');
       return true;
     }
-    const first = this.#stages[0] as Stage; // a body has at least one coding
     if (this.#feed(first, chunk)) return true;
     waitFor(first, resume);
     return false;
@@ -134,7 +133,6 @@ class DecodingSink implements BodySink {
       if (produced > this.maxBody) return this.#tooLarge('decoded');
       if (!next) {
         this.#chunks.push(chunk);
-        this.#size = produced;
         // The decoded bytes are those held: while the caller says no more, the decoder waits, and the socket with it.
         if (this.o.onBytes?.(produced, () => decoder.resume()) === false) decoder.pause();
       } else if (!this.#feed(next, chunk)) {
@@ -146,7 +144,7 @@ class DecodingSink implements BodySink {
       stage.ended = true;
       if (this.#failed) return;
       if (next) next.decoder.end();
-      else this.#finish();
+      else this.#finish(produced);
     });
     decoder.on('error', (err: NodeJS.ErrnoException) => {
       // A stream that has ended is whole; what its decoder makes of bytes sent after it changes nothing.
@@ -165,9 +163,8 @@ class DecodingSink implements BodySink {
     return stage.ended || stage.decoder.write(chunk);
   }
 
-  #finish(): void {
+  #finish(size: number): void {
     this.#stages = undefined;
-    const size = this.#size;
     const whole = this.o.bodyBuffer ? this.o.bodyBuffer(size).subarray(0, size) : Buffer.allocUnsafeSlow(size);
     let at = 0;
     for (const c of this.#chunks) at += c.copy(whole, at);
