@@ -26,12 +26,10 @@ export interface LoginWaitOptions {
 export function showLoginWait(options: LoginWaitOptions): StatusLine {
   const { deadline, now } = options;
   const line = createStatusLine({
-    stream: options.stream,
-    now,
+    ...options,
     render: (columns) => renderLoginWait(deadline - now(), columns),
     // Faster than the display changes, so each second is shown close to when it starts; unchanged text is not redrawn.
     tickMs: 200,
-    messages: options.messages,
   });
   line.invalidate();
   return line;

@@ -104,12 +104,10 @@ export function createProgress(options: ProgressOptions): Progress {
   const started = now();
   const state: Omit<ProgressState, 'elapsedMs'> = { pages: 0, items: 0, limit };
   const line = createStatusLine({
-    stream: options.stream,
-    now,
+    ...options,
     // The tick keeps the elapsed time and the rate moving while a page is slow.
     tickMs: 500,
     render: (columns) => renderProgress({ ...state, elapsedMs: now() - started }, columns, paint),
-    messages: options.messages,
   });
   return {
     update(pages, items) {
