@@ -35,7 +35,7 @@ export function toNetworkError(err: unknown, { proxy }: ErrorContext = {}): Erro
   if (!(err instanceof Error)) return new NetworkError(String(err), 'ECONNRESET');
   if (err.name === 'AbortError') return err;
   const code = codeOf(err);
-  const first = firstLine(err.message) || code;
+  const first = (err.message.split('\n')[0] ?? '').trim() || code;
   const via = proxy ? ` (through the proxy ${proxy})` : '';
 
   const tls = describeTls(code, first);
@@ -112,7 +112,3 @@ const CODE_TEXT = new Map(
     EPIPE: 'connection closed by the server',
   }),
 );
-
-function firstLine(message: string): string {
-  return (message.split('\n')[0] ?? '').trim();
-}

@@ -45,8 +45,7 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   // An HTTP-date names a weekday and "GMT": a letter keeps Date.parse from reading "1.5" as a year.
   if (!/[a-z]/i.test(v)) return undefined;
   const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
 /** The larger of Retry-After (clamped) and the backoff floor, plus jitter so clients told the same do not collide. */
