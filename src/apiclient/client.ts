@@ -22,12 +22,9 @@ export interface SendOptions {
   onRetry?: (info: RetryInfo) => void;
 }
 
-/** Why a 401 was not tried again: the refresh failed, or the body went out as it was read. */
-export type Unrepeated = { because: 'refresh'; error: unknown } | { because: 'body' };
-
 export interface ApiResponse extends RetriedResponse {
-  /** Set on a 401 that was not repeated; see responseError for what the command says then. */
-  unrepeated?: Unrepeated;
+  /** A 401 not tried again: the refresh failed, or the body went out as it was read (see responseError). */
+  unrepeated?: { because: 'refresh'; error: unknown } | { because: 'body' };
 }
 
 export interface ApiClient {

@@ -59,14 +59,7 @@ export function createPageWriter(
 }
 
 /** What the stream has told: the reader gone (`closed`), or a failure the next write throws. */
-interface StreamWatch {
-  readonly closed: boolean;
-  onError(err: NodeJS.ErrnoException): void;
-  /** Throws the output error a write met; false once the reader has gone (`probe`: also when it left silently). */
-  check(probe: boolean): boolean;
-}
-
-function watchStream(stream: NodeJS.WritableStream, onClosed: () => void): StreamWatch {
+function watchStream(stream: NodeJS.WritableStream, onClosed: () => void) {
   let closed = false;
   let failure: NodeJS.ErrnoException | undefined;
   const onError = (err: NodeJS.ErrnoException): void => {
@@ -83,7 +76,8 @@ function watchStream(stream: NodeJS.WritableStream, onClosed: () => void): Strea
       return closed;
     },
     onError,
-    check(probe) {
+    /** Throws the output error a write met; false once the reader has gone (`probe`: also when it left silently). */
+    check(probe: boolean): boolean {
       if (failure) throw outputError(failure);
       // A stream destroyed without an error (e.g. a child's stdin after it exited) is a reader that left too.
       if (probe && !closed && destroyed(stream))
