@@ -19,6 +19,7 @@ import {
 } from '../private-path.js';
 import { claimDump, CLAIM_SUFFIX } from './dump-claim.js';
 import { createFileOutput } from './file-output.js';
+import { itemCount } from './human.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
 import { stoppedDumpMessage } from './resume-hint.js';
 import {
@@ -234,10 +235,7 @@ class Dump implements DumpFile {
     this.#bytes = saved?.state.bytes ?? 0;
     this.#tail = Buffer.from(saved?.state.tail ?? '', 'hex');
     this.#recorded = saved && { bytes: saved.state.bytes, items: saved.state.items };
-    if (saved) {
-      const n = saved.state.items;
-      opts.info(`idcli: resuming ${opts.file} after ${n} ${n === 1 ? 'item' : 'items'}`);
-    }
+    if (saved) opts.info(`idcli: resuming ${opts.file} after ${itemCount(saved.state.items)}`);
     this.writer = {
       closed: false,
       write: (chunk, onFlushed) => this.#write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, onFlushed),

@@ -3,6 +3,8 @@ export function group(n: number | bigint | string): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
+export const itemCount = (n: number): string => `${n} ${n === 1 ? 'item' : 'items'}`;
+
 /** 870, 8.7k, 87k, 1.2M: three significant figures at most, so the line does not jitter. */
 export function compact(n: number): string {
   const units: Array<[number, string]> = [

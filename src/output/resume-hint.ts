@@ -1,6 +1,7 @@
 import { clip, MAX_ECHO, printable } from '../printable.js';
 import { isSecretParam, paramName, redactSecrets } from '../redact.js';
 import { shellQuote } from '../shell-quote.js';
+import { itemCount } from './human.js';
 
 /**
  * The resume URL is the first page not written whole, so it, less `skip` items, gives exactly the rest. Secrets are
@@ -12,7 +13,7 @@ export function stoppedMessage(
   skip = 0,
   redact: (text: string) => string = (text) => text,
 ): string {
-  const items = `${itemsWritten} ${itemsWritten === 1 ? 'item' : 'items'}`;
+  const items = itemCount(itemsWritten);
   if (nextUrl === undefined) return `idcli: stopped after ${items}\n`;
   const byName = redactSecrets(nextUrl);
   const resumeUrl = redact(byName);
@@ -22,7 +23,7 @@ export function stoppedMessage(
     return `idcli: stopped after ${items}; resume with: idcli list ${shellQuote(resumeUrl)}${tail}\n${note}`;
   }
   const where = printable(whereToResume(resumeUrl));
-  const after = skip > 0 ? `, after its first ${skip} ${skip === 1 ? 'item' : 'items'}` : '';
+  const after = skip > 0 ? `, after its first ${itemCount(skip)}` : '';
   return `idcli: stopped after ${items}; the resume URL is too long to show (${resumeUrl.length} characters); ${where}${after}\n${note}`;
 }
 
@@ -52,10 +53,9 @@ function whereToResume(url: string): string {
 }
 
 /** After an answer that broke the contract (`sameAnswer`), running again would only meet that answer again. */
-export function stoppedDumpMessage(itemsInFile: number, file: string, sameAnswer = false): string {
-  const items = `${itemsInFile} ${itemsInFile === 1 ? 'item' : 'items'}`;
+export function stoppedDumpMessage(itemsInFile: number, file: string, sameAnswer: boolean): string {
   const next = sameAnswer
     ? 'running the same command again gets the same answer from the service until it changes'
     : 'run the same command again to continue';
-  return `idcli: stopped after ${items} in ${printable(file)}; ${next}\n`;
+  return `idcli: stopped after ${itemCount(itemsInFile)} in ${printable(file)}; ${next}\n`;
 }
