@@ -33,15 +33,13 @@ export interface HttpResponse {
   headers: HttpHeaders;
   body: Buffer;
   /** The head as the server sent it, for showing it (`api -i`); what a transport could not learn is absent. */
-  received?: ReceivedHead;
-}
-
-export interface ReceivedHead {
-  httpVersion?: string;
-  /** The reason phrase as sent, "" when none was. */
-  reason: string;
-  /** Names and values alternating, in the order and the case the server sent them. */
-  rawHeaders?: readonly string[];
+  received?: {
+    httpVersion?: string;
+    /** The reason phrase as sent, "" when none was. */
+    reason: string;
+    /** Names and values alternating, in the order and the case the server sent them. */
+    rawHeaders?: readonly string[];
+  };
 }
 
 export interface Transport {

@@ -95,16 +95,17 @@ function takeOver(path: string, stale: string): void {
 
 /** Undefined when there is no claim; `holder` undefined for one that is not a claim idcli wrote. */
 function readClaim(path: string, shown: string): { text: string; holder: Holder | undefined } | undefined {
+  const hint = `remove it, or name another file for -o than ${shown}`;
   let fd: number;
   try {
     fd = openNoFollow(path);
   } catch (err) {
     if (errCode(err) === 'ENOENT') return undefined;
-    if (errCode(err) === 'ELOOP') throw planted(path, shown);
+    if (errCode(err) === 'ELOOP') throw planted(path, hint);
     throw err;
   }
   try {
-    refuseOpenedFile(fd, path, `remove it, or name another file for -o than ${shown}`);
+    refuseOpenedFile(fd, path, hint);
     const text = readBounded(fd, 4096);
     return { text, holder: holderIn(text) };
   } finally {
@@ -123,14 +124,13 @@ function holderIn(text: string): Holder | undefined {
   return undefined;
 }
 
-function planted(path: string, shown: string): IdcliError {
+function planted(path: string, hint: string): IdcliError {
   let what = 'something else';
   try {
     what = `a symbolic link of uid ${lstatSync(path).uid}`;
   } catch {
     // Gone since: the message stays general.
   }
-  const hint = `remove it, or name another file for -o than ${shown}`;
   return usageError('OUTPUT_CLAIM_FOREIGN', `refusing to use ${path}: it is ${what}, not a claim of idcli`, hint);
 }
 
