@@ -2,7 +2,6 @@
 // are never followed, so the token never travels to wherever Location points.
 import type { CommandContext } from '../context.js';
 import { createHttpClient, type RetriedResponse, type RetryInfo } from '../http/client.js';
-import { announceLongWaits } from '../http/retry.js';
 import { canResend, type HttpRequest } from '../http/types.js';
 import { createBearer } from './bearer.js';
 
@@ -46,14 +45,17 @@ export async function openApiClient(ctx: CommandContext, options: ApiClientOptio
     maxSockets: options.maxSockets,
     now: () => deps.now(),
   });
-  const announce = announceLongWaits((m) => deps.log.info(m), options.maxRetries);
 
   const attempt = (req: HttpRequest, token: string, o: SendOptions): Promise<RetriedResponse> => {
     deps.log.addSecret(token);
     const headers = { ...requestHeaders(req.headers), authorization: `Bearer ${token}` };
     const onRetry = (info: RetryInfo): void => {
       o.onRetry?.(info);
-      announce(info);
+      // Waits long enough to look like a hang are told; short backoffs stay in --verbose.
+      if (info.delayMs >= 2000) {
+        const wait = Math.round(info.delayMs / 1000);
+        deps.log.info(`${info.reason}; retrying in ${wait} s (retry ${info.attempt} of ${options.maxRetries})`);
+      }
     };
     return http.requestWithRetry({ ...req, headers }, { maxRetries: options.maxRetries, onRetry });
   };

@@ -85,14 +85,3 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
-
-/** Tells the user about waits long enough to look like a hang; short backoffs stay in --verbose. */
-export function announceLongWaits(
-  info: (msg: string) => void,
-  maxRetries: number,
-): (r: { attempt: number; delayMs: number; reason: string }) => void {
-  return ({ delayMs, reason, attempt }) => {
-    if (delayMs >= 2000)
-      info(`${reason}; retrying in ${Math.round(delayMs / 1000)} s (retry ${attempt} of ${maxRetries})`);
-  };
-}
