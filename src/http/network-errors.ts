@@ -92,10 +92,8 @@ function describeTls(code: string, message: string): string | undefined {
 /** The status a proxy refused a request with: a CONNECT answered non-200, or a forwarded request answered 407. */
 function proxyRefusal(err: Error, message: string): number | undefined {
   const code = errCode(err);
-  if (code === 'UND_ERR_ABORTED') {
-    const m = /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling/.exec(message);
-    if (m?.[1]) return Number(m[1]);
-  }
+  const tunnel = code === 'UND_ERR_ABORTED' && /^Proxy response \((\d{3})\) !== 200 when HTTP Tunneling/.exec(message);
+  if (tunnel && tunnel[1]) return Number(tunnel[1]);
   if (code === 'UND_ERR_INVALID_ARG' && /Proxy Authentication Required \(407\)/.test(message)) return 407;
   return undefined;
 }

@@ -23,11 +23,6 @@ const PIPE_BUF = process.platform === 'linux' ? 4096 : 512;
 /** After a stop signal, a reader that keeps up still gets the page whole; one that stopped cannot hold the exit. */
 const STALLED_MS = 500;
 
-/** `| head` exiting is a normal end; ENOSPC, EIO and the like mean the output is lost, never a success. */
-function isReaderGone(err: NodeJS.ErrnoException): boolean {
-  return err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED';
-}
-
 /**
  * One write per page; `onClosed` fires when the reader goes. To a pipe or socket a chunk goes in pieces of at most
  * PIPE_BUF ending after a newline, each all or nothing, so the lines a WriteCut counts are whole.
@@ -64,7 +59,8 @@ function watchStream(stream: NodeJS.WritableStream, onClosed: () => void) {
   let failure: NodeJS.ErrnoException | undefined;
   const onError = (err: NodeJS.ErrnoException): void => {
     if (closed || failure) return;
-    if (isReaderGone(err)) {
+    // `| head` exiting is a normal end; ENOSPC, EIO and the like mean the output is lost, never a success.
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') {
       closed = true;
       onClosed();
     } else failure = err; // thrown by the next write(), which ends the walk with the resume hint
