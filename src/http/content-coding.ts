@@ -17,7 +17,7 @@ const DECODED_CHUNK = 256 * 1024;
 /** A few socket reads: the next is at hand while the socket waits, and a fast server fills no memory. */
 const QUEUED_INPUT = 256 * 1024;
 
-const zlib = (): ZstdZlib => process.getBuiltinModule('node:zlib') as ZstdZlib; // getBuiltinModule returns unknown
+const zlib = (): ZstdZlib => process.getBuiltinModule('node:zlib');
 
 export function acceptEncoding(compress: boolean): string {
   if (!compress) return 'identity';

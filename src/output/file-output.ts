@@ -14,8 +14,7 @@ export function createFileOutput(fd: number): Writable {
         while (done < chunk.length) done += writeSync(fd, chunk, done, chunk.length - done);
       } catch (err) {
         rollBack(fd, before, done);
-        callback(err as Error); // fs calls throw Errors
-        return;
+        return callback(err as Error); // fs calls throw Errors
       }
       callback();
     },
