@@ -175,15 +175,13 @@ export function resolveSetting<T>(row: Row<T>, from: Sources): T | undefined {
   return row.fallback ? row.fallback(from.env) : row.default;
 }
 
-const STORED: ReadonlySet<string> = new Set(
-  Object.keys(SETTINGS).filter((name) => 'stored' in SETTINGS[name as SettingName]), // Object.keys loses the key type
-);
+const NAMES = Object.keys(SETTINGS) as SettingName[]; // Object.keys loses the key type
 /** The config keys, in the table's order (`config set`, completion). */
-export const CONFIG_KEYS: readonly ConfigKey[] = [...STORED].filter(isConfigKey);
+export const CONFIG_KEYS: readonly ConfigKey[] = NAMES.filter((name): name is ConfigKey => 'stored' in SETTINGS[name]);
 const hasFlag = (name: SettingName): name is OptionKey => 'description' in SETTINGS[name];
 /** The settings with a flag, in the table's order. */
-// Object.keys loses the key type.
-export const OPTION_KEYS: readonly OptionKey[] = (Object.keys(SETTINGS) as SettingName[]).filter(hasFlag);
+export const OPTION_KEYS: readonly OptionKey[] = NAMES.filter(hasFlag);
+export const isConfigKey = (key: string): key is ConfigKey => CONFIG_KEYS.some((k) => k === key);
 
 /** The settings among parsed flags: only an option bound to a row by `option.setting` gives one, whatever its key. */
 export function settingFlags(
@@ -212,10 +210,6 @@ const PROFILE_RULE =
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CLIENT_NAME_RE = /^[\x21\x23-\x5B\x5D-\x7E]+$/; // a single scope-token (RFC 6749 §3.3): no spaces, quotes or backslashes
-
-export function isConfigKey(key: string): key is ConfigKey {
-  return STORED.has(key);
-}
 
 export function assertConfigKey(key: string): ConfigKey {
   if (isConfigKey(key)) return key;
@@ -331,10 +325,9 @@ export function resolveSettings(
   const fromFile: Partial<Record<string, string>> = file.profiles[source.profile()] ?? {};
   const given: Partial<Record<string, string>> = flags;
   const settings: Record<string, unknown> = { profile: source.profile(), configDir: source.configDir() };
-  // Object.entries loses the key type.
-  for (const [name, row] of Object.entries(SETTINGS) as [SettingName, Row<unknown>][]) {
+  for (const name of NAMES) {
+    const row: Row<unknown> = SETTINGS[name];
     if (row.field in settings) continue; // the two above, which `config` needs alone
-
     const read = () => resolveSetting(row, { flag: given[row.field], env, file: fromFile[name] });
     if (row.lazy) settings[row.field] = read;
     else if ((settings[row.field] = read()) === undefined) delete settings[row.field];
@@ -370,8 +363,6 @@ export function validateSetting(key: ConfigKey, raw: string): string {
   const value = row.parse(raw);
   return row.lazy ? raw.trim() : String(value);
 }
-
-// The rows' parsers. Each gets the text as given, never an empty variable (that counts as unset).
 
 function parseProfile(name: string): string {
   if (!PROFILE_RE.test(name)) throw usageError('SETTING_INVALID', `invalid profile name ${quoted(name)}`, PROFILE_RULE);
