@@ -49,9 +49,9 @@ async function statusOf(ctx: CommandContext): Promise<{ report: StatusReport; ex
   if (credentials.kind === 'env') {
     // A token from the environment is used without any sign-in setting, so status reports it without them too.
     const base = { profile: settings.profile, baseUrl: settings.baseUrl ?? null, clientId: settings.clientId ?? null };
-    const expiry = { ...empty(), ...expiryOf(credentials.expiresAt, deps.now()) };
+    const expiry = { ...SIGNED_OUT, ...expiryOf(credentials.expiresAt, deps.now()) };
     const report: StatusReport = { ...base, ...expiry, signedIn: true, store: 'IDCLI_ACCESS_TOKEN', storeKind: 'env' };
-    return { report, ...(credentials.expiryUnknown === undefined ? {} : { expiryUnknown: credentials.expiryUnknown }) };
+    return { report, expiryUnknown: credentials.expiryUnknown };
   }
   const baseUrl = requireSetting(settings, 'baseUrl');
   const clientId = requireSetting(settings, 'clientId');
@@ -65,20 +65,13 @@ async function statusOf(ctx: CommandContext): Promise<{ report: StatusReport; ex
   };
 }
 
-function empty(): Omit<StatusReport, 'profile' | 'baseUrl' | 'clientId' | 'store' | 'storeKind'> {
-  return {
-    signedIn: false,
-    user: null,
-    expiresAt: null,
-    expiresIn: null,
-    expired: null,
-    refreshToken: false,
-    scope: null,
-  };
-}
+type SignIn = Omit<StatusReport, 'profile' | 'baseUrl' | 'clientId' | 'store' | 'storeKind'>;
+type Expiry = Pick<StatusReport, 'expiresAt' | 'expiresIn' | 'expired'>;
+const NO_EXPIRY: Expiry = { expiresAt: null, expiresIn: null, expired: null };
+const SIGNED_OUT: SignIn = { signedIn: false, user: null, ...NO_EXPIRY, refreshToken: false, scope: null };
 
-function fromRecord(r: CredentialRecord | null, now: number): ReturnType<typeof empty> {
-  if (!r || (r.accessToken === undefined && r.refreshToken === undefined)) return empty();
+function fromRecord(r: CredentialRecord | null, now: number): SignIn {
+  if (!r || (r.accessToken === undefined && r.refreshToken === undefined)) return SIGNED_OUT;
   const id = identityFromIdToken(r.idToken);
   return {
     signedIn: true,
@@ -89,11 +82,8 @@ function fromRecord(r: CredentialRecord | null, now: number): ReturnType<typeof 
   };
 }
 
-function expiryOf(
-  expiresAt: number | undefined,
-  now: number,
-): Pick<StatusReport, 'expiresAt' | 'expiresIn' | 'expired'> {
-  if (expiresAt === undefined) return { expiresAt: null, expiresIn: null, expired: null };
+function expiryOf(expiresAt: number | undefined, now: number): Expiry {
+  if (expiresAt === undefined) return NO_EXPIRY;
   const iso = new Date(expiresAt).toISOString();
   return { expiresAt: iso, expiresIn: secondsLeft({ expiresAt }, now), expired: expiresAt <= now };
 }
