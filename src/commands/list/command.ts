@@ -132,9 +132,9 @@ function firstRequest(opts: ListOptions, apiBase: string, setting: PageSizeSetti
   const firstUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: size });
   const sizes = fallback === undefined ? [size!] : [size!, fallback];
   const chosen = setting === 'auto' && size !== undefined ? { asGiven, sizes } : undefined;
-  if (fallback === undefined) return { firstUrl, apiOrigin: origin, ...(chosen && { chosen }) };
-  const fallbackUrl = targetUrl(opts.target, apiBase, { ...target, pageSize: fallback });
-  return { firstUrl, fallbackUrl, apiOrigin: origin, ...(chosen && { chosen }) };
+  const fallbackUrl =
+    fallback === undefined ? undefined : targetUrl(opts.target, apiBase, { ...target, pageSize: fallback });
+  return { firstUrl, fallbackUrl, apiOrigin: origin, chosen };
 }
 
 interface FirstRequest {
@@ -230,9 +230,7 @@ async function walkToStdout(
     progress.stop();
     if (!(err instanceof WalkFailure)) throw dump ? dump.stopped(err, deps.stderr) : err;
     const cause = chosenSizeRefused(err, first);
-    const failure = new WalkFailure(cause, { items: err.written, pages: err.pages }, err.resumeUrl);
-    if (dump) throw dump.stopped(failure.cause, deps.stderr);
-    throw stopped(failure, deps);
+    throw dump ? dump.stopped(cause, deps.stderr) : stopped(err, cause, deps);
   }
 }
 
@@ -249,13 +247,13 @@ function startProgress(deps: Deps, limit: number | undefined): ReturnType<typeof
   });
 }
 
-/** Says how far a stopped walk got and how to resume it; returns the error the run ends with. */
-function stopped(err: WalkFailure, deps: Deps): unknown {
+/** Says how far a stopped walk got and how to resume it; returns `cause`, the error the run ends with. */
+function stopped(err: WalkFailure, cause: unknown, deps: Deps): unknown {
   // A stop signal while the reader took no more: the lines it did take of that page count (skipped on resuming).
-  const cut = err.cause instanceof WriteCut ? err.cause.lines : 0;
+  const cut = cause instanceof WriteCut ? cause.lines : 0;
   // Shown even with --quiet, so a partial dump is not taken for a complete one; before the first page only for a
   // lost output, which a script reading stderr must not mistake for an empty collection.
-  if (err.pages > 0 || cut > 0 || err.cause instanceof OutputError)
+  if (err.pages > 0 || cut > 0 || cause instanceof OutputError)
     deps.stderr.write(stoppedMessage(err.written + cut, err.resumeUrl, cut, deps.log.redact));
-  return err.cause;
+  return cause;
 }
