@@ -34,27 +34,22 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
   const path = configPath(configDir);
   if (!checkConfigDir(configDir, opts.warn, path)) return emptyConfigFile();
   const fix = 'remove it, or replace it with a file written by `idcli config set`';
-  let fd: number;
+  let fd: number | undefined;
   try {
     // O_NONBLOCK: a FIFO (or a device) put in the file's place must be refused, not wait forever for a writer.
     fd = openSync(resolveTrusted(path, fix), constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (err) {
-    if (err instanceof IdcliError) throw err;
-    if (errCode(err) === 'ENOENT') return emptyConfigFile();
-    if (errCode(err) === 'ELOOP')
-      throw usageError('SYMLINK_REFUSED', `refusing to follow the symbolic link ${path}`, fix);
-    throw configDirFault(configDir, path, err, 'read');
-  }
-  try {
     refuseOpenedFile(fd, path, fix, true);
     return parseConfigFile(readBounded(fd, MAX_CONFIG_BYTES), path);
   } catch (err) {
     if (err instanceof IdcliError) throw err;
     if (err instanceof TooLarge)
       throw usageError('CONFIG_FILE_TOO_LARGE', `${path} is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB`, fix);
+    if (fd === undefined && errCode(err) === 'ENOENT') return emptyConfigFile();
+    if (fd === undefined && errCode(err) === 'ELOOP')
+      throw usageError('SYMLINK_REFUSED', `refusing to follow the symbolic link ${path}`, fix);
     throw configDirFault(configDir, path, err, 'read');
   } finally {
-    closeSync(fd);
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
