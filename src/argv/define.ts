@@ -1,4 +1,5 @@
 /** A command's one table of options and arguments: the parser, help, completion and `run`'s type derive from it. */
+import type { Readable } from 'node:stream';
 import { type OptionKey, type Row, SETTINGS, type SettingsSource } from '../config.js';
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
@@ -120,7 +121,7 @@ export interface Invocation {
   context(): Promise<CommandContext>;
   /** Where the settings are, for the commands that work on the file itself. */
   settings: SettingsSource;
-  stdin(): NodeJS.ReadableStream & { isTTY?: boolean };
+  stdin(): Readable & { isTTY?: boolean };
   surface: Surface;
 }
 

@@ -23,12 +23,11 @@ export interface InputOptions {
   /** How long a body that can be read only once may take to arrive (IDCLI_HTTP_TIMEOUT). */
   deadlineMs: number;
   log: Pick<Logger, 'info'>;
-  stdin: () => NodeJS.ReadableStream & { isTTY?: boolean };
+  stdin: () => Readable & { isTTY?: boolean };
 }
 
 export async function openInput(path: string, o: InputOptions): Promise<InputBody> {
-  // The standard input is a Readable, typed as a ReadStream.
-  if (path === '-') return keepOrStream(o.stdin() as Readable, 'stdin', o);
+  if (path === '-') return keepOrStream(o.stdin(), 'stdin', o);
   const what = `--input ${path}`;
   let fd: number | undefined;
   let stats: Stats;
@@ -71,8 +70,9 @@ async function* exactly(bytes: Readable, size: number, what: string): AsyncGener
   let sent = 0;
   try {
     for await (const chunk of bytes) {
-      sent += (chunk as Buffer).length; // a byte stream (no encoding set) yields Buffers
-      yield chunk as Buffer; // as above
+      const buffer = toBuffer(chunk); // a byte stream (no encoding set) yields Buffers
+      sent += buffer.length;
+      yield buffer;
     }
   } catch (err) {
     throw cannotRead(what, err);
