@@ -1,6 +1,7 @@
 /** Completion scripts for bash, zsh and fish from the spec; profiles come from the hidden `idcli __profiles`. */
 import type { CommandSpec as Definition, OptionSpec } from '../../argv/define.js';
 import { CONFIG_KEYS } from '../../config.js';
+import { shellQuote } from '../../shell-quote.js';
 
 /** A command as the scripts complete it: its options, and what its positional arguments may be. */
 interface CommandSpec {
@@ -36,8 +37,7 @@ export function completionScript(
 
 const words = (list: readonly string[]) => list.join(' ');
 /** Words as arguments of a bash command: a word with anything but plain characters is quoted, so no glob expands it. */
-const bashWords = (list: readonly string[]) =>
-  list.map((w) => (/^[\w.,:=+-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`)).join(' ');
+const bashWords = (list: readonly string[]) => list.map((w) => (/^[\w.,:=+-]+$/.test(w) ? w : shellQuote(w))).join(' ');
 const names = (o: OptionSpec) => (o.short ? [o.flag, o.short] : [o.flag]);
 const takesValue = (o: OptionSpec) => o.type !== 'boolean';
 // Completion only offers values, so values that are suggested but not enforced complete the same way.

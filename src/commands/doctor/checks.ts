@@ -71,12 +71,8 @@ export async function checkReachable(
     });
     const date = headerValue(res.headers, 'date');
     const serverDate = date ? Date.parse(date) : Number.NaN;
-    const out: Reachability = {
-      result: reachable('pass', `${redactUrl(url)} answered HTTP ${res.status}`),
-      localDate: now(),
-    };
-    if (!Number.isNaN(serverDate)) out.serverDate = serverDate;
-    return out;
+    const result = reachable('pass', `${redactUrl(url)} answered HTTP ${res.status}`);
+    return { result, localDate: now(), ...(!Number.isNaN(serverDate) && { serverDate }) };
   } catch (err) {
     // node:http and dns reject with Errors.
     const why = deadline.aborted && !signal.aborted ? overDeadline() : (err as Error).message;
