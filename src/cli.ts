@@ -173,11 +173,7 @@ export function run(): void {
     },
     print(text) {
       if (stdout) return void stdout.write(text);
-      try {
-        printSync(text, () => proc.stdout);
-      } catch (err) {
-        writeFailure ??= err;
-      }
+      writeFailure ??= printSync(text, () => proc.stdout);
     },
     interrupt: stops.interrupt,
     flush() {
@@ -264,8 +260,8 @@ function stopSignals(say: (line: string) => void): Required<Pick<Process, 'inter
   };
 }
 
-/** Writes straight to fd 1; a full non-blocking pipe (EAGAIN) takes the rest through the stream, EPIPE is no error. */
-function printSync(text: string, stream: () => NodeJS.WritableStream): void {
+/** Writes straight to fd 1; returns the failure, EPIPE being none. A full pipe (EAGAIN) takes the rest as a stream. */
+function printSync(text: string, stream: () => NodeJS.WritableStream): unknown {
   const bytes = Buffer.from(text, 'utf8');
   let done = 0;
   try {
@@ -273,8 +269,9 @@ function printSync(text: string, stream: () => NodeJS.WritableStream): void {
   } catch (err) {
     const code = errCode(err);
     if (code === 'EAGAIN') stream().write(bytes.subarray(done));
-    else if (code !== 'EPIPE') throw err;
+    else if (code !== 'EPIPE') return err;
   }
+  return undefined;
 }
 
 function isRegularFile(fd: number): boolean {

@@ -332,7 +332,7 @@ export function resolveSettings(
     if (row.lazy) settings[row.field] = read;
     else if ((settings[row.field] = read()) === undefined) delete settings[row.field];
   }
-  // The loop above gives each row's field its row's value, which TypeScript cannot follow through Object.entries.
+  // The loop above gives each row's field its row's value, which TypeScript cannot follow.
   return settings as Settings;
 }
 

@@ -1,7 +1,6 @@
 /**
- * Colour for text meant for people, only when the stream it goes to is a terminal: messages on stderr, and
- * doctor's report, which is written to stdout. NO_COLOR turns it off, FORCE_COLOR on
- * (https://no-color.org). Plain ANSI codes keep the start-up path free of a colour library.
+ * Colour for text meant for people, only on a terminal: messages on stderr, and doctor's report on stdout. NO_COLOR
+ * turns it off, FORCE_COLOR on (https://no-color.org). Plain ANSI codes keep start-up free of a colour library.
  */
 export interface Style {
   error(s: string): string;

@@ -73,12 +73,10 @@ export function commandHelp(path: readonly CommandSpec[], globals: readonly Opti
   const cmd = path[path.length - 1]!;
   const name = path.map((c) => c.name).join(' ');
   let text = `Usage: idcli ${name}${cmd.options.length ? ' [options]' : ''}${operands(cmd)}\n\n${cmd.description}\n`;
-  if (cmd.subcommands) {
+  if (cmd.subcommands)
     text += `\nSubcommands:\n${table(cmd.subcommands.map((s) => [s.name + operands(s), s.summary]))}\n`;
-  }
-  if (cmd.args?.length) {
+  if (cmd.args?.length)
     text += `\nArguments:\n${table(cmd.args.map((a) => [`<${a.name}>`, a.choices ? `${a.description} (${a.choices.join('|')})` : a.description]))}\n`;
-  }
   const aligned = cmd.options.some((o) => o.short);
   text += `\nOptions:\n${table([...cmd.options.map((o) => optionRow(o, aligned)), HELP_ROW])}\n`;
   text += `\nGlobal options (before or after the command):\n${table(globals.map((o) => optionRow(o)))}`;

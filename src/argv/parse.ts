@@ -85,8 +85,7 @@ async function readOption(scan: Scan, argv: readonly string[], i: number): Promi
   const long = token.startsWith('--');
   const eq = long ? token.indexOf('=') : -1;
   const flag = long ? (eq === -1 ? token : token.slice(0, eq)) : token.slice(0, 2);
-  const stuck = long ? undefined : token.length > 2 ? token.slice(2) : undefined;
-  const inline = eq === -1 ? stuck : token.slice(eq + 1);
+  const inline = eq !== -1 ? token.slice(eq + 1) : !long && token.length > 2 ? token.slice(2) : undefined;
   const matches = (o: OptionSpec) => o.flag === flag || o.short === flag;
   const own = current(scan)?.options.find(matches);
   const spec = own ?? scan.surface.globals.find(matches);

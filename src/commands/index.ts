@@ -21,7 +21,6 @@ export const SURFACE: Surface = {
   get globals() {
     return (globals ??= globalOptions());
   },
-  // Each loaded when its name is read: a run compiles the code of its own command only.
   commands: [
     { name: 'login', load: async () => (await import('./login/command.js')).command },
     { name: 'token', load: async () => token },

@@ -85,10 +85,7 @@ async function* exactly(bytes: Readable, size: number, what: string): AsyncGener
     );
 }
 
-/**
- * Reads a once-only source to its end (kept) or past MAX_REPLAY_BYTES (sent once); the wait ends on a signal, or
- * after IDCLI_HTTP_TIMEOUT unless a person types at a terminal.
- */
+/** Reads a once-only source to its end (kept) or past MAX_REPLAY_BYTES (sent once), until a signal or the deadline. */
 async function keepOrStream(source: Readable & { isTTY?: boolean }, what: string, o: InputOptions): Promise<InputBody> {
   if (source.isTTY === true) o.log.info(`reading the request body from ${what}; end it with Ctrl-D`);
   const chunks = source[Symbol.asyncIterator]();

@@ -14,7 +14,6 @@ import { createPageWriter } from '../../output/page-writer.js';
 import { escapeControls } from '../../printable.js';
 import { redactUrl } from '../../redact.js';
 
-/** The body to send: --input's, or the -f fields as bytes. */
 type Body = Omit<InputBody, 'body'> & { body: Buffer | StreamedBody };
 
 const options = {
@@ -102,8 +101,7 @@ async function call(plan: ApiPlan, input: Body | undefined, opts: ApiOptions, ct
     deps.log.verbose(
       `${plan.method} ${redactUrl(plan.url)}: headers ${[...Object.keys(plan.headers), 'authorization'].join(', ')} (values not shown), ${describeBody(body)}`,
     );
-    const req = { method: plan.method, url: plan.url, headers: plan.headers, body, signal: deps.signal };
-    const res = await client.send(req);
+    const res = await client.send({ ...plan, body, signal: deps.signal });
     // Shown whatever its status, a 401 that could not be repeated too; the error comes after it.
     if (opts.include) await writer.write(shown(Buffer.from(responseHead(res))));
     await writer.write(shown(res.body));

@@ -21,10 +21,7 @@ export interface ApiPlan {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // A field value: no CR, LF or other controls but HTAB (RFC 9110 §5.5), which would let a value smuggle in a field.
 const BAD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
-/**
- * Methods that request no resource, refused: CONNECT makes a tunnel (RFC 9110 §9.3.6); TRACE echoes the request, and
- * must carry no credentials (§9.3.8).
- */
+// Refused (RFC 9110): CONNECT makes a tunnel (§9.3.6); TRACE echoes the request and must carry no credentials (§9.3.8).
 const REFUSED_METHODS: ReadonlyMap<string, string> = new Map([
   ['CONNECT', 'it opens a tunnel to another host instead of requesting a resource'],
   ['TRACE', 'the server would echo the request back, access token included'],
@@ -33,8 +30,7 @@ const REFUSED_METHODS: ReadonlyMap<string, string> = new Map([
 const OWN_FIELDS = new Set('host content-length transfer-encoding connection keep-alive upgrade te trailer'.split(' '));
 
 export function planRequest(flags: ApiFlags, apiBaseUrl: string): ApiPlan {
-  const plan = checkFlags(flags);
-  return { ...plan, url: targetUrl(flags.target, apiBaseUrl) };
+  return { ...checkFlags(flags), url: targetUrl(flags.target, apiBaseUrl) };
 }
 
 /** Every usage error the flags alone can give (`api`'s check), before any setting is read. */

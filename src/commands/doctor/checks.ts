@@ -136,14 +136,12 @@ function tryListen(host: string, port: number): Promise<string | undefined> {
 }
 
 /** RFC 8252 §8.3: `localhost` may resolve to either family; a listener on one lets another process take the other. */
-export async function checkLocalhost(
-  redirectUri: string | undefined,
-  resolve = (h: string) => lookup(h, { all: true }),
-): Promise<CheckResult> {
+export async function checkLocalhost(redirectUri: string | undefined): Promise<CheckResult> {
   const verdict = check('localhost', 'localhost resolution');
   let families: number[] = [];
   try {
-    families = [...new Set((await withinDeadline(resolve('localhost'))).map((a) => a.family))].sort();
+    const addresses = await withinDeadline(lookup('localhost', { all: true }));
+    families = [...new Set(addresses.map((a) => a.family))].sort();
   } catch (err) {
     return verdict(
       'warn',
@@ -163,7 +161,7 @@ export async function checkLocalhost(
 }
 
 /** `work`, or a failure once CHECK_DEADLINE_MS ran out, for a step that takes no signal (a name lookup). */
-export function withinDeadline<T>(work: Promise<T>): Promise<T> {
+function withinDeadline<T>(work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(overDeadline())), CHECK_DEADLINE_MS);

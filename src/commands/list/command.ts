@@ -84,7 +84,6 @@ export const command = defineCommand({
     // Everything that can be refused without the network is refused before any request (exit 2).
     const first = firstRequest(o, apiBase, ctx.settings.pageSize());
     const dump = openOutput(o, apiBase, first.apiOrigin, ctx);
-    // FILE's claim ends with the run, however it ends.
     await countOrWalk(o, ctx, first, dump).finally(() => dump?.release());
   },
 });
