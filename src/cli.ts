@@ -177,13 +177,12 @@ export function run(): void {
     },
     interrupt: stops.interrupt,
     flush() {
-      const out = stdout;
       const stop = stops.signal;
       return new Promise((resolve) => {
         // setImmediate: a failed synchronous write (a file on a full disk) reports its 'error' on the next tick.
         const done = (): void => void setImmediate(() => resolve(writeFailure));
-        if (!out || out.destroyed || out.writableLength === 0 || stop?.aborted) return done();
-        out.write('', done);
+        if (!stdout || stdout.destroyed || stdout.writableLength === 0 || stop?.aborted) return done();
+        stdout.write('', done);
         stop?.addEventListener('abort', done, { once: true });
       });
     },

@@ -65,17 +65,12 @@ const forCommand = (scan: Scan): string => (scan.path.length ? ` for '${scan.pat
 /** Takes the word at `i` (and the value after it, for an option that takes one); returns the index of the last taken. */
 async function readWord(scan: Scan, argv: readonly string[], i: number): Promise<number> {
   const token = argv[i]!;
-  if (scan.positionalOnly || token === '-' || !token.startsWith('-') || /^-\d/.test(token)) {
+  if (scan.positionalOnly || token === '-' || !token.startsWith('-') || /^-\d/.test(token))
     await positional(scan, token);
-  } else if (token === '--') {
-    scan.positionalOnly = true;
-  } else if (token === '-h' || token === '--help') {
-    scan.help = true;
-  } else if ((token === '-V' || token === '--version') && scan.path.length === 0) {
-    scan.version = true;
-  } else {
-    return readOption(scan, argv, i);
-  }
+  else if (token === '--') scan.positionalOnly = true;
+  else if (token === '-h' || token === '--help') scan.help = true;
+  else if ((token === '-V' || token === '--version') && scan.path.length === 0) scan.version = true;
+  else return readOption(scan, argv, i);
   return i;
 }
 

@@ -61,14 +61,9 @@ export async function checkReachable(
 ): Promise<Reachability> {
   const url = `${baseUrl}/oauth/authorize`;
   const deadline = AbortSignal.timeout(CHECK_DEADLINE_MS);
+  const request = { method: 'GET', url, timeoutMs: CHECK_DEADLINE_MS, headers: { accept: 'text/html' } };
   try {
-    const res = await http.request({
-      method: 'GET',
-      url,
-      timeoutMs: CHECK_DEADLINE_MS,
-      signal: AbortSignal.any([signal, deadline]),
-      headers: { accept: 'text/html' },
-    });
+    const res = await http.request({ ...request, signal: AbortSignal.any([signal, deadline]) });
     const date = headerValue(res.headers, 'date');
     const serverDate = date ? Date.parse(date) : Number.NaN;
     const result = reachable('pass', `${redactUrl(url)} answered HTTP ${res.status}`);

@@ -162,9 +162,8 @@ function chosenSizeRefused(err: WalkFailure, first: FirstRequest | undefined): u
 
 /** `-o FILE`: the dump and its state, checked before any request; undefined for stdout (`-o -` too). */
 function openOutput(opts: ListOptions, apiBase: string, origin: string, ctx: CommandContext): DumpFile | undefined {
-  const file = opts.output === '-' ? undefined : opts.output;
-  if (file === undefined) return undefined;
-  const { target, restart, limit } = opts;
+  const { output: file, target, restart, limit } = opts;
+  if (file === undefined || file === '-') return undefined;
   const [pageSize, pageIndex] = [opts.pageSize ?? null, opts.pageIndex ?? null];
   const walk = { target, apiBaseUrl: apiBase, profile: ctx.settings.profile, pageSize, pageIndex };
   const { deps } = ctx;
