@@ -251,6 +251,8 @@ function homeDir(env: Env): string {
   );
 }
 
+const invalidFile = (message: string, hint?: string) => usageError('CONFIG_FILE_INVALID', message, hint);
+
 /** config.json checked whole: a bad profile name is refused, not skipped (completion prints names to the shell). */
 export function parseConfigFile(text: string, path: string): ConfigFile {
   let data: unknown;
@@ -258,33 +260,22 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
     // A byte order mark, as some Windows editors write: not JSON, but not the user's content either.
     data = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch {
-    throw usageError(
-      'CONFIG_FILE_INVALID',
-      `${path} is not valid JSON`,
-      'fix it or remove it and use `idcli config set`',
-    );
+    throw invalidFile(`${path} is not valid JSON`, 'fix it or remove it and use `idcli config set`');
   }
   // A file without profiles is an empty one; a `profiles` of any other shape (null too) is refused.
   const profiles = isJsonObject(data) ? (data.profiles === undefined ? {} : data.profiles) : undefined;
-  if (!isJsonObject(profiles))
-    throw usageError('CONFIG_FILE_INVALID', `${path} must be an object with a "profiles" object`);
+  if (!isJsonObject(profiles)) throw invalidFile(`${path} must be an object with a "profiles" object`);
   const out = emptyConfigFile();
   for (const [name, entries] of Object.entries(profiles)) {
     if (!PROFILE_RE.test(name))
-      throw usageError(
-        'CONFIG_FILE_INVALID',
-        `${path}: ${quoted(name)} is not a valid profile name`,
-        `${PROFILE_RULE}; rename or remove it`,
-      );
-    if (!isJsonObject(entries))
-      throw usageError('CONFIG_FILE_INVALID', `${path}: profile ${quoted(name)} must be an object`);
+      throw invalidFile(`${path}: ${quoted(name)} is not a valid profile name`, `${PROFILE_RULE}; rename or remove it`);
+    if (!isJsonObject(entries)) throw invalidFile(`${path}: profile ${quoted(name)} must be an object`);
     // A prototype-free map: Object.create returns any.
     const profile = Object.create(null) as Partial<Record<ConfigKey, string>>;
     for (const [key, value] of Object.entries(entries)) {
-      if (!isConfigKey(key))
-        throw usageError('CONFIG_FILE_INVALID', `${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
+      if (!isConfigKey(key)) throw invalidFile(`${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
       assertString(value, `${path}: ${quoted(key)} in profile ${quoted(name)}`, (what) =>
-        usageError('CONFIG_FILE_INVALID', `${what} must be a string`),
+        invalidFile(`${what} must be a string`),
       );
       profile[key] = value;
     }
@@ -364,22 +355,23 @@ export function validateSetting(key: ConfigKey, raw: string): string {
   return row.lazy ? raw.trim() : String(value);
 }
 
+const invalidSetting = (message: string, hint?: string) => usageError('SETTING_INVALID', message, hint);
+
 function parseProfile(name: string): string {
-  if (!PROFILE_RE.test(name)) throw usageError('SETTING_INVALID', `invalid profile name ${quoted(name)}`, PROFILE_RULE);
+  if (!PROFILE_RE.test(name)) throw invalidSetting(`invalid profile name ${quoted(name)}`, PROFILE_RULE);
   return name;
 }
 
 function parseStore(raw: string): CredentialStoreMode {
   const mode = STORES.find((s) => s === raw);
   if (mode !== undefined) return mode;
-  throw usageError('SETTING_INVALID', `IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(raw)}`);
+  throw invalidSetting(`IDCLI_CREDENTIAL_STORE must be one of ${STORES.join(', ')}, not ${quoted(raw)}`);
 }
 
 /** Sent as is in a header: a control character (a CR from a Windows file, say) would only fail the request. */
 function parseAccessToken(raw: string): string {
   if (isTokenText(raw)) return raw;
-  throw usageError(
-    'SETTING_INVALID',
+  throw invalidSetting(
     'IDCLI_ACCESS_TOKEN holds characters no access token has (control characters, spaces or non-ASCII)',
     'set it to the token alone, without line breaks',
   );
@@ -394,8 +386,7 @@ function parseHttpTimeout(text: string): number {
   const sec = /^\d+(?:\.\d+)?$/.test(raw) ? Number(raw) : NaN;
   // Weeks are as good as forever here; clamped, not refused, so that a large value means what it says.
   if (sec > 0) return Math.min(Math.ceil(sec * 1000), MAX_TIMER_MS);
-  throw usageError(
-    'SETTING_INVALID',
+  throw invalidSetting(
     `IDCLI_HTTP_TIMEOUT must be a positive number of seconds, not '${clip(printable(raw), 40)}'`,
     `unset it for the default of ${DEFAULT_HTTP_TIMEOUT_MS / 1000} s`,
   );
@@ -406,8 +397,7 @@ function parseOnOff(text: string): boolean {
   const raw = text.trim();
   if (raw === '1') return true;
   if (raw === '0') return false;
-  throw usageError(
-    'SETTING_INVALID',
+  throw invalidSetting(
     `IDCLI_HTTP_COMPRESSION must be 0 or 1, not '${clip(printable(raw), 40)}'`,
     'set it to 0 for uncompressed bodies, or unset it',
   );
@@ -422,8 +412,7 @@ function parsePageSize(raw: string): PageSizeSetting {
   if (value === 'service') return 'service';
   const n = /^\d{1,15}$/.test(value) ? Number(value) : NaN;
   if (Number.isSafeInteger(n)) return n;
-  throw usageError(
-    'SETTING_INVALID',
+  throw invalidSetting(
     `page-size must be auto, service or a whole number, not '${clip(printable(value), 40)}'`,
     'auto asks for larger pages than the service default; service sends no pageSize',
   );
@@ -431,17 +420,14 @@ function parsePageSize(raw: string): PageSizeSetting {
 
 function parseClientId(raw: string): string {
   const value = raw.trim();
-  if (!UUID_RE.test(value)) throw usageError('SETTING_INVALID', `client-id must be a UUID, not ${quoted(value)}`);
+  if (!UUID_RE.test(value)) throw invalidSetting(`client-id must be a UUID, not ${quoted(value)}`);
   return value;
 }
 
 function parseClientName(raw: string): string {
   const value = raw.trim();
   if (CLIENT_NAME_RE.test(value)) return value;
-  throw usageError(
-    'SETTING_INVALID',
-    `client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`,
-  );
+  throw invalidSetting(`client-name must be one scope token (no spaces or quotes), not ${quoted(value)}`);
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
@@ -454,23 +440,19 @@ function serviceUrl(key: string, raw: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw usageError('SETTING_INVALID', `${key} must be an absolute URL, not ${quoted(value)}`);
+    throw invalidSetting(`${key} must be an absolute URL, not ${quoted(value)}`);
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
-    throw usageError(
-      'SETTING_INVALID',
-      `${key} must use https (http is allowed only for loopback hosts): ${quoted(value)}`,
-    );
+    throw invalidSetting(`${key} must use https (http is allowed only for loopback hosts): ${quoted(value)}`);
   if (url.username || url.password || url.search || url.hash)
-    throw usageError('SETTING_INVALID', `${key} must not contain credentials, a query or a fragment: ${quoted(value)}`);
+    throw invalidSetting(`${key} must not contain credentials, a query or a fragment: ${quoted(value)}`);
   // Keep the path (a service may live under a prefix) but without a trailing slash, so `${base}/oauth/token` is right.
   return value.replace(/\/+$/, '');
 }
 
 function validateRedirectUri(value: string): string {
   if (parseRedirectUri(value)) return value; // sent byte-for-byte, so never normalised
-  throw usageError(
-    'SETTING_INVALID',
+  throw invalidSetting(
     `redirect-uri must look like http://127.0.0.1:<port>/<path> (or [::1] or localhost; port 0 picks a free one), not ${quoted(value)}`,
   );
 }
