@@ -160,14 +160,17 @@ function checkArgs(cmd: LeafCommand, scan: Scan): void {
     );
   if (args.length > wanted.length)
     throw usageError('USAGE_UNEXPECTED_ARGUMENT', `unexpected argument ${quoted(args[wanted.length]!)}`);
-  wanted.forEach((a, j) => {
-    if (a.choices && !a.choices.includes(args[j]!))
-      throw usage(
-        'USAGE_INVALID_CHOICE',
-        `<${a.name}> must be one of ${a.choices.join(', ')}, not ${quoted(args[j]!)}`,
-        suggest(args[j]!, a.choices),
-      );
-  });
+  wanted.forEach((a, j) => checkChoice(`<${a.name}>`, a.choices, args[j]!));
+}
+
+/** `value` among the `choices` of an argument or option (`what`), if it has them. */
+function checkChoice(what: string, choices: readonly string[] | undefined, value: string): void {
+  if (choices && !choices.includes(value))
+    throw usage(
+      'USAGE_INVALID_CHOICE',
+      `${what} must be one of ${choices.join(', ')}, not ${quoted(value)}`,
+      suggest(value, choices),
+    );
 }
 
 /** An option's value, checked against its type, bounds and choices. */
@@ -188,11 +191,6 @@ function convert(spec: OptionSpec, value: string): string | number {
     if (n > Number.MAX_SAFE_INTEGER) throw range(`a whole number no larger than ${Number.MAX_SAFE_INTEGER}`);
     return n;
   }
-  if (spec.choices && !spec.choices.includes(value))
-    throw usage(
-      'USAGE_INVALID_CHOICE',
-      `${spec.flag} must be one of ${spec.choices.join(', ')}, not ${quoted(value)}`,
-      suggest(value, spec.choices),
-    );
+  checkChoice(spec.flag, spec.choices, value);
   return value;
 }
