@@ -58,6 +58,9 @@ export async function parseArgv(argv: readonly string[], surface: Surface): Prom
   return { kind: 'run', path: scan.path, command: cmd, args: scan.args, options: scan.options, globals: scan.globals };
 }
 
+/** The option `flag` names, by its long name or its one-letter alias. */
+const named = (flag: string) => (o: OptionSpec) => o.flag === flag || o.short === flag;
+
 const current = (scan: Scan): CommandSpec | undefined => scan.path[scan.path.length - 1];
 
 const forCommand = (scan: Scan): string => (scan.path.length ? ` for '${scan.path.map((c) => c.name).join(' ')}'` : '');
@@ -81,10 +84,10 @@ async function readOption(scan: Scan, argv: readonly string[], i: number): Promi
   const eq = long ? token.indexOf('=') : -1;
   const flag = long ? (eq === -1 ? token : token.slice(0, eq)) : token.slice(0, 2);
   const inline = eq !== -1 ? token.slice(eq + 1) : !long && token.length > 2 ? token.slice(2) : undefined;
-  const matches = (o: OptionSpec) => o.flag === flag || o.short === flag;
+  const matches = named(flag);
   const own = current(scan)?.options.find(matches);
   const spec = own ?? scan.surface.globals.find(matches);
-  if (!spec) throw await unknownOption(scan, flag, long ? flag : token, matches);
+  if (!spec) throw await unknownOption(scan, flag, long ? flag : token);
   const into = own ? scan.options : scan.globals;
   if (spec.type === 'boolean') {
     if (inline !== undefined) {
@@ -106,15 +109,10 @@ async function readOption(scan: Scan, argv: readonly string[], i: number): Promi
 }
 
 /** An option neither the command nor the globals know: said where it belongs, or what was meant. */
-async function unknownOption(
-  scan: Scan,
-  flag: string,
-  shown: string,
-  matches: (o: OptionSpec) => boolean,
-): Promise<Error> {
+async function unknownOption(scan: Scan, flag: string, shown: string): Promise<Error> {
   const known = [...(current(scan)?.options ?? []), ...scan.surface.globals].map((o) => o.flag);
   const elsewhere =
-    scan.path.length === 0 && (await loadAll(scan.surface, { hidden: true })).some((c) => c.options.some(matches));
+    scan.path.length === 0 && (await loadAll(scan.surface, { hidden: true })).some((c) => c.options.some(named(flag)));
   if (elsewhere)
     return usageError(
       'USAGE_OPTION_MISPLACED',
