@@ -57,18 +57,14 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
 export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
   // Imported here: every command reads the config file, only `config set` and `config unset` write it.
   const { mkdir } = await import('node:fs/promises');
-  try {
-    await mkdir(configDir, { recursive: true, mode: 0o700 });
-  } catch (err) {
+  await mkdir(configDir, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
     throw configDirFault(configDir, configDir, err, 'create');
-  }
+  });
   checkConfigDir(configDir, opts.warn);
   const path = configPath(configDir);
-  try {
-    await replacePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`);
-  } catch (err) {
+  await replacePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`).catch((err: unknown) => {
     throw configDirFault(configDir, path, err, 'write');
-  }
+  });
 }
 
 /** The config directory, which holds the file store, checked as private (false when it does not exist). */
