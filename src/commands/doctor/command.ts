@@ -64,12 +64,8 @@ async function runChecks({ deps, context, settings: source }: Invocation): Promi
 
   // Settings that could not be resolved are reported above; the store is still probed, with the defaults.
   const { credentialStore: mode, keychainService: service } = ok ?? STORE_DEFAULTS;
-  const probe = await openStore({
-    mode,
-    configDir: ok?.configDir ?? source.configDir(),
-    service,
-    warn: (msg) => deps.log.warn(msg),
-  })
+  const configDir = ok?.configDir ?? source.configDir();
+  const probe = await openStore({ mode, configDir, service, warn: (msg) => deps.log.warn(msg) })
     .then((store): StoreProbe => ({ kind: store.kind, description: store.describe(), warning: store.notice }))
     .catch(reported);
   checks.push(checkStore(mode, probe), checkProxy(deps.env), checkRuntime());
