@@ -6,9 +6,7 @@ export const command = defineCommand({
   name: 'completion',
   summary: 'print a shell completion script',
   description: 'Print a shell completion script.',
-  options: {
-    shell: argument({ name: 'shell', description: 'bash, zsh or fish', choices: ['bash', 'zsh', 'fish'] }),
-  },
+  options: { shell: argument({ name: 'shell', description: 'bash, zsh or fish', choices: ['bash', 'zsh', 'fish'] }) },
   examples: [
     'idcli completion bash > ~/.local/share/bash-completion/completions/idcli',
     'idcli completion zsh > "${fpath[1]}/_idcli"',

@@ -56,7 +56,6 @@ interface ValueWord {
 function valueWords(spec: ProgramSpec): ValueWord[] {
   const byLong = new Map<string, { option: OptionSpec; words: Set<string>; commands: Set<string> }>();
   const switches = new Set<string>();
-  const globals = new Set<string>(spec.globals.map((o) => o.flag));
   const add = (o: OptionSpec, command: string | undefined) => {
     const entry = byLong.get(o.flag) ?? { option: o, words: new Set<string>(), commands: new Set<string>() };
     names(o).forEach((w) => entry.words.add(w));
@@ -71,7 +70,7 @@ function valueWords(spec: ProgramSpec): ValueWord[] {
   return [...byLong.entries()].map(([long, e]) => ({
     words: [...e.words],
     option: e.option,
-    ...(switches.has(long) && !globals.has(long) ? { commands: [...e.commands] } : {}),
+    ...(switches.has(long) && !spec.globals.some((o) => o.flag === long) ? { commands: [...e.commands] } : {}),
   }));
 }
 
@@ -178,7 +177,6 @@ function zshCommand(c: CommandSpec, globals: readonly OptionSpec[]): string {
 }
 
 function zshScript(spec: ProgramSpec): string {
-  const commands = spec.commands.map((c) => `    '${c.name}:${c.description.replace(/'/g, '')}'`).join('\n');
   return `#compdef idcli
 # zsh completion for idcli — save as _idcli in a directory of your $fpath
 _idcli_profiles() {
@@ -190,7 +188,7 @@ _idcli_profiles() {
 _idcli() {
   local -a commands
   commands=(
-${commands}
+${spec.commands.map((c) => `    '${c.name}:${c.description.replace(/'/g, '')}'`).join('\n')}
   )
   local curcontext="$curcontext" state line
   _arguments -C \\
@@ -210,8 +208,7 @@ if [ "$funcstack[1]" = "_idcli" ]; then _idcli "$@"; else compdef _idcli idcli; 
 }
 
 function fishOption(o: OptionSpec, condition: string): string {
-  const name = o.flag.replace(/^--/, '');
-  const parts = [`complete -c idcli -n '${condition}' -l ${name}`];
+  const parts = [`complete -c idcli -n '${condition}' -l ${o.flag.replace(/^--/, '')}`];
   if (o.short) parts.push(`-s ${o.short.slice(1)}`);
   const values = choices(o);
   if (takesValue(o))
