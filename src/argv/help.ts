@@ -35,9 +35,8 @@ function operands(c: CommandSpec): string {
   return c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : '';
 }
 
-function examples(lines: readonly string[]): string {
-  return lines.length ? `\n\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}` : '';
-}
+const examples = (lines: readonly string[]) =>
+  lines.length ? `\n\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}` : '';
 
 /** The page of `idcli --help`: `listed` are the commands it lists, loaded (loadAll). */
 export function rootHelp(version: string, globals: readonly OptionSpec[], listed: readonly CommandSpec[]): string {

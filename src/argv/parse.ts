@@ -129,10 +129,7 @@ async function positional(scan: Scan, token: string): Promise<void> {
     scan.help = true;
     return;
   }
-  if (cmd && !cmd.subcommands) {
-    scan.args.push(token);
-    return;
-  }
+  if (cmd && !cmd.subcommands) return void scan.args.push(token);
   const among: readonly (CommandEntry | LeafCommand)[] = cmd ? cmd.subcommands : scan.surface.commands;
   // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
   const found = among.find((c) => c.name === token && !(scan.help && isHidden(c)));
