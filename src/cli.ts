@@ -105,8 +105,7 @@ export async function main(proc: Process): Promise<number> {
     if (proc.stopped?.()) throw interrupted();
     return ExitCode.OK;
   } catch (err) {
-    // Output that was lost outranks what the command said after writing it (`doctor` with failed checks, `status`
-    // when signed out): the reader of stdout must know it is not there.
+    // Lost output outranks what the command said after writing it (failed `doctor` checks): stdout's reader must know.
     const failure = err instanceof OutputError ? undefined : await proc.flush?.();
     return report(failure === undefined ? err : outputError(failure), proc, styled(), deps);
   }
