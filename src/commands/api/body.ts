@@ -133,12 +133,9 @@ async function* keptThenRest(kept: Buffer[], rest: AsyncIterator<unknown>, what:
   // Each kept chunk is let go once it is handed on, so memory falls back as the body goes out.
   for (let chunk = kept.shift(); chunk !== undefined; chunk = kept.shift()) yield chunk;
   for (;;) {
-    let next: IteratorResult<unknown>;
-    try {
-      next = await rest.next();
-    } catch (err) {
+    const next = await rest.next().catch((err: unknown) => {
       throw cannotRead(what, err);
-    }
+    });
     if (next.done) return;
     yield toBuffer(next.value);
   }
