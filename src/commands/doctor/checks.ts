@@ -47,7 +47,7 @@ export function reachableSkipped(): CheckResult {
 }
 
 /** The most a check waiting on the outside may take: a diagnosis must not stall on a silent or dribbling host. */
-export const CHECK_DEADLINE_MS = 5000;
+const CHECK_DEADLINE_MS = 5000;
 
 const overDeadline = () =>
   `no complete answer within ${CHECK_DEADLINE_MS / 1000} s, the most doctor waits for one check`;
@@ -193,8 +193,8 @@ export function checkProxy(env: Record<string, string | undefined>): CheckResult
 }
 
 /** Which Node runs idcli, and whether it is the single executable's: a report about a problem starts with that. */
-export function checkRuntime(executable = isSea(), version = process.version, path = process.execPath): CheckResult {
+export function checkRuntime(): CheckResult {
   const verdict = check('runtime', 'runtime');
-  if (executable) return verdict('pass', `single executable ${path}, carrying Node ${version}`);
-  return verdict('pass', `Node ${version} at ${path}, running the npm package`);
+  if (isSea()) return verdict('pass', `single executable ${process.execPath}, carrying Node ${process.version}`);
+  return verdict('pass', `Node ${process.version} at ${process.execPath}, running the npm package`);
 }
