@@ -15,7 +15,7 @@ import { printable } from './printable.js';
 import { redactLine } from './redact.js';
 import { stderrStyle, type Style } from './style.js';
 import { openTokenSource } from './oauth/credentials.js';
-import { errCode } from './shape.js';
+import { errCode, errMessage } from './shape.js';
 
 declare const IDCLI_VERSION: string;
 const VERSION = typeof IDCLI_VERSION === 'string' ? IDCLI_VERSION : '0.0.0-dev';
@@ -135,10 +135,9 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
     line(err.hint ? `${err.message}; ${err.hint}` : err.message);
     return err.exitCode;
   }
-  // Whatever was thrown; ?. and ?? cover a non-Error.
-  line(`unexpected internal error: ${(err as Error)?.message ?? String(err)}`);
+  line(`unexpected internal error: ${errMessage(err)}`);
   // The kind of error helps a bug report; a stack trace never reaches the user (docs/cli.md, "Streams"), not even here.
-  deps?.log.verbose(`(${(err as Error)?.name ?? typeof err})`);
+  deps?.log.verbose(`(${err instanceof Error ? err.name : typeof err})`);
   return ExitCode.INTERNAL;
 }
 

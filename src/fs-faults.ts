@@ -5,7 +5,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, parse, resolve, sep } from 'node:path';
 import { ExitCode, IdcliError } from './errors.js';
-import { errCode } from './shape.js';
+import { errCode, errMessage } from './shape.js';
 import { shellQuote } from './shell-quote.js';
 
 export interface FsFaultAt {
@@ -55,7 +55,7 @@ export function fsFault(err: unknown, at: FsFaultAt): IdcliError {
   const code = errCode(err);
   const mendable = code === undefined ? undefined : MENDABLE[code];
   if (mendable === undefined) {
-    const why = code ?? (err instanceof Error ? err.message : String(err));
+    const why = code ?? errMessage(err);
     return new IdcliError('FS_FAILED', `cannot ${at.doing} ${at.path} (${why})`, ExitCode.INTERNAL, { cause: err });
   }
   // Absolute: a relative name has no directory to name in the fix (`-o ro.ndjson`).

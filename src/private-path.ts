@@ -88,8 +88,8 @@ export function resolveTrusted(path: string, hint: string): string {
   // Not path.resolve: it takes `..` before the links, where the kernel takes it after them.
   let rest = (isAbsolute(path) ? path : `${process.cwd()}${sep}${path}`).split(sep).filter(Boolean);
   let at: string = sep;
-  for (let links = 0; rest.length > 0;) {
-    const name = rest.shift() as string; // the loop runs while rest has one
+  let links = 0;
+  for (let name = rest.shift(); name !== undefined; name = rest.shift()) {
     if (name === '.') continue;
     if (name === '..') {
       at = dirname(at);

@@ -23,10 +23,12 @@ export function errCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** What was thrown, as text: an Error's message, anything else as String() gives it. */
+export function errMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /** A failure in a word or a line: its code, else the first line of its message. */
 export function errReason(err: unknown): string {
-  const code = errCode(err);
-  if (code !== undefined) return code;
-  const message = err instanceof Error ? err.message : String(err);
-  return message.split('\n')[0] || 'unknown error';
+  return errCode(err) ?? (errMessage(err).split('\n')[0] || 'unknown error');
 }

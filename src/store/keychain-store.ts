@@ -4,8 +4,9 @@
  * then the previous chunks deleted. A crash before the head write leaves the old head and chunks intact.
  */
 import { usageError } from '../errors.js';
+import { errMessage } from '../shape.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
-import { type KeyringBackend, KeyringClient, type KeyringClientOptions, messageOf } from './keyring-client.js';
+import { type KeyringBackend, KeyringClient, type KeyringClientOptions } from './keyring-client.js';
 import type { CredentialKey, CredentialRecord } from './record.js';
 import {
   accountName,
@@ -62,7 +63,7 @@ export class KeychainStore implements CredentialStore {
       await this.backend.ready();
       return null;
     } catch (err) {
-      return messageOf(err);
+      return errMessage(err);
     }
   }
 
@@ -75,7 +76,7 @@ export class KeychainStore implements CredentialStore {
     try {
       await this.backend.writable();
     } catch (err) {
-      const message = `the ${this.describe()} cannot save credentials now: ${messageOf(err)}`;
+      const message = `the ${this.describe()} cannot save credentials now: ${errMessage(err)}`;
       throw usageError('KEYCHAIN_WRITE_FAILED', message, 'run the command again once it can');
     }
   }

@@ -3,6 +3,7 @@
  * Linux a bounded check (secret-service-check.ts) runs first, and every call is given up on after the timeout.
  */
 import { IdcliError, usageError } from '../errors.js';
+import { errMessage } from '../shape.js';
 import { checkSecretService, keychainTimeoutReason, sessionBusOf } from './secret-service-check.js';
 
 type KeyringModule = typeof import('@napi-rs/keyring');
@@ -148,7 +149,7 @@ async function loadKeyring(): Promise<KeyringModule> {
     // Outside the bundle (native); a missing prebuilt binary for this machine fails here, meaning "no keychain".
     return await import('@napi-rs/keyring');
   } catch (err) {
-    throw keychainError(`cannot load @napi-rs/keyring (${firstLine(messageOf(err))})`);
+    throw keychainError(`cannot load @napi-rs/keyring (${firstLine(errMessage(err))})`);
   }
 }
 
@@ -158,14 +159,10 @@ export function keychainError(message: string): IdcliError {
 }
 
 function libraryError(err: unknown): IdcliError {
-  const message = firstLine(messageOf(err));
+  const message = firstLine(errMessage(err));
   // libdbus's NoReply message goes on to list every possible cause; the gist is enough.
   if (message.includes('Did not receive a reply')) return keychainError('the Secret Service did not answer in time');
   return keychainError(message);
-}
-
-export function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function firstLine(text: string): string {

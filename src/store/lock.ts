@@ -14,7 +14,7 @@ import { CONFIG_DIR_ELSEWHERE, CONFIG_DIR_OWN } from '../config-file.js';
 import { checkPrivateDir } from '../private-path.js';
 import { ExitCode, IdcliError, interrupted, usageError } from '../errors.js';
 import { fsFault, type FsFaultAt } from '../fs-faults.js';
-import { errCode } from '../shape.js';
+import { errCode, isJsonObject } from '../shape.js';
 import { createPrivateFile, privateTempName } from '../private-file.js';
 import { processRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
@@ -199,9 +199,16 @@ function notALock(path: string): IdcliError {
 
 function parseOwner(text: string): Owner | null {
   try {
-    const o = JSON.parse(text) as Partial<Owner>; // each field's type is checked below
-    const types = [typeof o.pid, typeof o.host, typeof o.createdAt, typeof o.token].join();
-    if (types === 'number,string,number,string') return o as Owner; // each field's type checked
+    const o: unknown = JSON.parse(text);
+    if (!isJsonObject(o)) return null;
+    const { pid, host, createdAt, token } = o;
+    if (
+      typeof pid === 'number' &&
+      typeof host === 'string' &&
+      typeof createdAt === 'number' &&
+      typeof token === 'string'
+    )
+      return { pid, host, createdAt, token };
   } catch {
     // Not an owner record (written by something else, or damaged): only age can make it stale.
   }

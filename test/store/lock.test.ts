@@ -152,6 +152,21 @@ describe('lock', () => {
     expect(await withLock(lockPath, async () => 'mine', { timeoutMs: 10_000 })).toBe('mine');
   });
 
+  it('holds to a lock whose text names no owner while it is fresh, and takes it once older than staleMs', async () => {
+    await mkdir(dirname(lockPath), { recursive: true });
+    const dead = await deadPid();
+    const pidAsText = JSON.stringify({ pid: String(dead), host: hostname(), createdAt: Date.now(), token: 't' });
+    for (const text of ['not json', 'null', '[]', pidAsText]) {
+      await writeFile(lockPath, text);
+      const { err, ran } = await refused({ timeoutMs: 200 });
+      expect([ran, err.code, err.message.includes('held by')], text).toEqual([false, 'LOCK_TIMED_OUT', false]);
+      expect(await readFile(lockPath, 'utf8'), text).toBe(text);
+      const then = new Date(Date.now() - 120_000);
+      await utimes(lockPath, then, then);
+      expect(await withLock(lockPath, async () => 'mine', { timeoutMs: 10_000 }), text).toBe('mine');
+    }
+  });
+
   it('times out on a fresh lock of another host with exit 1 naming the lock path', async () => {
     await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
     const started = Date.now();

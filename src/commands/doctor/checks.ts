@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { isSea } from 'node:sea';
 import { howToSet, type ConfigKey, SETTINGS, type Settings } from '../../config.js';
 import { IdcliError } from '../../errors.js';
+import { errMessage } from '../../shape.js';
 import type { HttpClient } from '../../http/client.js';
 import { headerValue } from '../../http/types.js';
 import { redactUrl } from '../../redact.js';
@@ -70,7 +71,7 @@ export async function checkReachable(
     return { result, localDate: now(), ...(!Number.isNaN(serverDate) && { serverDate }) };
   } catch (err) {
     // node:http and dns reject with Errors.
-    const why = deadline.aborted && !signal.aborted ? overDeadline() : (err as Error).message;
+    const why = deadline.aborted && !signal.aborted ? overDeadline() : errMessage(err);
     return {
       result: reachable(
         'fail',
@@ -140,7 +141,7 @@ export async function checkLocalhost(redirectUri: string | undefined): Promise<C
   } catch (err) {
     return verdict(
       'warn',
-      `localhost does not resolve: ${(err as Error).message}`, // dns.lookup rejects with an Error
+      `localhost does not resolve: ${errMessage(err)}`,
       'use http://127.0.0.1:<port>/… as redirect URI',
     );
   }
