@@ -9,7 +9,6 @@ import { type TakenPage, Window, WINDOW_CEILING, type WindowChange } from './win
 /** A page request under way. */
 export interface Pending<T> {
   url: string;
-  index?: number;
   /** The page's number in the byte budget. */
   seq: number;
   promise: Promise<T>;
@@ -74,7 +73,7 @@ export class PageFetcher {
   }
 
   /** Starts fetching a page, not before a Retry-After still running; the window learns how the page came. */
-  start(url: string, index?: number): Pending<RawPage> {
+  start(url: string): Pending<RawPage> {
     const wait = this.window.delay(performance.now());
     const timing: Timing = { sentAt: 0, ms: 0, firstByteMs: -1, retried: false, load: 0, arrived: false };
     const seq = this.budget.start();
@@ -83,7 +82,7 @@ export class PageFetcher {
     );
     // Rejections are consumed where the page is awaited; this only keeps an abandoned prefetch quiet.
     promise.catch(() => {});
-    return index === undefined ? { url, seq, promise, timing } : { url, index, seq, promise, timing };
+    return { url, seq, promise, timing };
   }
 
   /** A page of the window has been awaited: the window is told whether the walk had to wait for it, and how it came. */

@@ -12,6 +12,8 @@ import type { WalkState } from './walk-state.js';
 
 export interface ParallelPlan {
   pageSize: number;
+  /** The first page's pageIndex, and the last page's the walk asks for. */
+  firstIndex: number;
   lastIndex: number;
 }
 
@@ -27,24 +29,25 @@ export function parallelPlan(w: WalkState, first: Page): ParallelPlan | string {
     return `links.next does not lead to the next pageIndex at the ${pageSize} items a page holds`;
   let lastIndex = first.pageIndex + Math.ceil(Math.max(0, total - (first.pageIndex + 1) * pageSize) / pageSize);
   if (Number.isFinite(w.limit)) lastIndex = Math.min(lastIndex, first.pageIndex + Math.ceil(w.limit / pageSize) - 1);
-  return { pageSize, lastIndex };
+  return { pageSize, firstIndex: first.pageIndex, lastIndex };
 }
 
 /**
  * Fetches pages by pageIndex, up to the window at a time, and writes them in order. Raw bodies wait in the window
  * and are parsed only when their turn to be written comes: a waiting page costs just its (recycled) bytes.
  */
-export async function parallelFrom(w: WalkState, first: Page, { pageSize, lastIndex }: ParallelPlan): Promise<void> {
+export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan): Promise<void> {
   const { fetcher } = w;
+  const { pageSize, firstIndex, lastIndex } = plan;
   const queue: Pending<RawPage>[] = [];
-  let nextIndex = (first.pageIndex as number) + 1; // parallelPlan needs a pageIndex
+  let nextIndex = firstIndex + 1;
   const urlOf = (index: number): string => indexUrl(w.firstUrl, index, pageSize);
   /** Requests up to the window, while a page as large as the largest so far fits in the byte budget. */
   const fill = (): void => {
     // Once the reader has gone or the walk is interrupted, no new request starts.
     const wanted = () => nextIndex <= lastIndex && queue.length < fetcher.window.allowed && !fetcher.signal.aborted;
     while (wanted() && fetcher.roomForOne) {
-      queue.push(fetcher.start(urlOf(nextIndex), nextIndex++));
+      queue.push(fetcher.start(urlOf(nextIndex++)));
     }
   };
   try {
@@ -54,14 +57,15 @@ export async function parallelFrom(w: WalkState, first: Page, { pageSize, lastIn
     // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
     await w.emit(first, linked.error === undefined ? (queue[0]?.url ?? urlOf(nextIndex)) : undefined);
     if (linked.error !== undefined) throw w.stopped(linked.error, undefined);
-    for (let p = queue.shift(); p; p = queue.shift()) {
+    // The queue holds consecutive pageIndexes from the front, so the page shifted is the one after the last.
+    for (let p = queue.shift(), index = firstIndex + 1; p; p = queue.shift(), index++) {
       const page = w.parse(await awaitWindow(w, p));
       const more = page.next !== undefined && w.wantsMoreAfter(page);
       // The page was asked for where the links led, so it is the page the walk by links writes. Where its own link
       // leads elsewhere than the next page planned (a collection that grew past the plan, a server that serves
       // more or fewer items than asked, or numbers its pages otherwise), the walk goes on by its links, checked
       // against every page written so far: the same pages, whatever the window.
-      if (more && (p.index === lastIndex || !linksTo(page.next, linked.url ?? p.url, urlOf((p.index as number) + 1)))) {
+      if (more && (index === lastIndex || !linksTo(page.next, linked.url ?? p.url, urlOf(index + 1)))) {
         fetcher.drop(queue);
         return await sequentialFrom(w, stepFrom(w, page, w.links.handOver(p.url, linked.url)));
       }

@@ -39,8 +39,7 @@ async function run(w: WalkState): Promise<void> {
   if (first.next !== undefined && first.itemCount > 0 && w.wantsMoreAfter(first)) {
     const plan = parallelPlan(w, first);
     if (typeof plan === 'string') w.ctx.onSequentialFallback?.(plan);
-    // A plan needs a pageIndex.
-    else if (plan.lastIndex > (first.pageIndex as number)) return parallelFrom(w, first, plan);
+    else if (plan.lastIndex > plan.firstIndex) return parallelFrom(w, first, plan);
   }
   return sequentialFrom(w, stepFrom(w, first, w.firstUrl));
 }
