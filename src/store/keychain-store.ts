@@ -4,7 +4,7 @@
  * then the previous chunks deleted. A crash before the head write leaves the old head and chunks intact.
  */
 import { usageError } from '../errors.js';
-import { errMessage } from '../shape.js';
+import { errMessage, isJsonObject } from '../shape.js';
 import type { CommitHooks, CredentialStore } from './interface.js';
 import { type KeyringBackend, KeyringClient, type KeyringClientOptions } from './keyring-client.js';
 import type { CredentialKey, CredentialRecord } from './record.js';
@@ -35,6 +35,7 @@ interface ChunkedHead {
 
 /** A small record is kept inline, in a head with the same format, v and generation (see write). */
 type InlineHead = { record: unknown };
+type ReadHead = Pick<ChunkedHead, 'write' | 'chunks' | 'bytes' | 'sha256'>;
 
 export interface KeychainStoreOptions extends KeyringClientOptions {
   hooks?: CommitHooks;
@@ -167,22 +168,23 @@ export class KeychainStore implements CredentialStore {
     await this.backend.set(account, head);
   }
 
-  #parseHead(raw: Buffer): InlineHead | ChunkedHead {
-    let h: Partial<ChunkedHead & InlineHead> | null;
+  /** The head's fields the read needs, each checked; a record kept inline is checked by the record's reader. */
+  #parseHead(raw: Buffer): InlineHead | ReadHead {
+    let h: unknown;
     try {
       h = JSON.parse(raw.toString('utf8'));
     } catch {
       throw new CredentialRecordError('not JSON', this.describe());
     }
-    if (typeof h !== 'object' || h === null || h.format !== HEAD_FORMAT || h.v !== 1) {
+    if (!isJsonObject(h) || h.format !== HEAD_FORMAT || h.v !== 1)
       throw new CredentialRecordError('unknown entry format', this.describe());
-    }
-    if ('record' in h) return h as InlineHead; // its fields are checked by the record's reader
+    if ('record' in h) return { record: h.record };
     const { write, chunks = 0, bytes, sha256: digest } = h;
-    const validChunked = typeof write === 'string' && /^[0-9]+-[0-9a-f]+$/.test(write) && typeof digest === 'string';
-    if (!validChunked || !Number.isSafeInteger(chunks) || chunks <= 0 || chunks > 1000 || !Number.isSafeInteger(bytes))
+    const validWrite = typeof write === 'string' && /^[0-9]+-[0-9a-f]+$/.test(write) && typeof digest === 'string';
+    const validCount = typeof chunks === 'number' && Number.isSafeInteger(chunks) && chunks > 0 && chunks <= 1000;
+    if (!validWrite || !validCount || typeof bytes !== 'number' || !Number.isSafeInteger(bytes))
       throw new CredentialRecordError('malformed head entry', this.describe());
-    return h as ChunkedHead; // every field checked above
+    return { write, chunks, bytes, sha256: digest };
   }
 
   /** The current head's chunks, for cleanup; a missing or unreadable head just means there is nothing to clean. */
@@ -218,7 +220,7 @@ export function chunkAccount(account: string, write: string, index: number): str
   return `${chunkPrefix(account)}${write}.${index}`;
 }
 
-function chunkNames(account: string, head: ChunkedHead): string[] {
+function chunkNames(account: string, head: Pick<ChunkedHead, 'write' | 'chunks'>): string[] {
   return Array.from({ length: head.chunks }, (_, i) => chunkAccount(account, head.write, i));
 }
 

@@ -179,6 +179,35 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
     expect(await store.read(KEY)).toEqual(sampleRecord());
   });
 
+  it('refuses a head of the wrong shape, field by field, with exit 3 and why', async () => {
+    await store.write(KEY, sampleRecord({ idToken: 'c'.repeat(5000) }));
+    const good = JSON.parse((await secretTool(service, account))!.toString('utf8')) as Record<string, unknown>;
+    const heads: [string, unknown][] = [
+      ['unknown entry format', []],
+      ['unknown entry format', { ...good, format: 'other' }],
+      ['unknown entry format', { ...good, v: 2 }],
+      ['malformed head entry', { ...good, write: undefined }],
+      ['malformed head entry', { ...good, write: '1-xyz' }],
+      ['malformed head entry', { ...good, sha256: 5 }],
+      ['malformed head entry', { ...good, chunks: undefined }],
+      ['malformed head entry', { ...good, chunks: '3' }],
+      ['malformed head entry', { ...good, chunks: 1001 }],
+      ['malformed head entry', { ...good, chunks: 1.5 }],
+      ['malformed head entry', { ...good, bytes: String(good.bytes) }],
+    ];
+    for (const [why, head] of heads) {
+      await store.backend.set(account, Buffer.from(JSON.stringify(head)));
+      const err = await rejection(store.read(KEY));
+      expect([err.exitCode, err.code, err.message.includes(why)], JSON.stringify(head)).toEqual([
+        ExitCode.AUTH,
+        'CREDENTIALS_UNREADABLE',
+        true,
+      ]);
+    }
+    await store.backend.set(account, Buffer.from(JSON.stringify(good)));
+    expect(await store.read(KEY)).toEqual(sampleRecord({ idToken: 'c'.repeat(5000) }));
+  });
+
   it('keeps the old record readable when a writer is killed before its head write (the commit point)', async () => {
     const child = runFixture('keychain-crash-writer', [service, String(TIMEOUT_MS)]);
     const exited = waitForExit(child);
