@@ -231,7 +231,7 @@ export class Session implements TokenSource {
       const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
       await this.store.write(this.key, saved);
       this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
-      return saved as UsableRecord; // just written with the new access token
+      return saved;
     });
   }
 
@@ -241,7 +241,7 @@ export class Session implements TokenSource {
     verifier: string,
     startedAt: number,
     previous: Partial<Pick<CredentialRecord, 'refreshToken' | 'idToken' | 'scope'>> & { generation: number },
-  ): CredentialRecord {
+  ): UsableRecord {
     return {
       version: 1,
       accessToken: tokens.accessToken,
