@@ -355,6 +355,7 @@ export function validateSetting(key: ConfigKey, raw: string): string {
   return row.lazy ? raw.trim() : String(value);
 }
 
+// The rows' parsers. Each gets the text as given, never an empty variable (that counts as unset).
 const invalidSetting = (message: string, hint?: string) => usageError('SETTING_INVALID', message, hint);
 
 function parseProfile(name: string): string {

@@ -21,6 +21,7 @@ export const SURFACE: Surface = {
   get globals() {
     return (globals ??= globalOptions());
   },
+  // The others are loaded when their name is read: a run compiles its own command's code only.
   commands: [
     { name: 'login', load: async () => (await import('./login/command.js')).command },
     { name: 'token', load: async () => token },
