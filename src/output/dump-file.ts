@@ -17,7 +17,7 @@ import {
   refuseOpenedFile,
   resolveTrusted,
 } from '../private-path.js';
-import { claimDump, CLAIM_SUFFIX } from './dump-claim.js';
+import { claimDump, CLAIM_TEMP_SUFFIX } from './dump-claim.js';
 import { createFileOutput } from './file-output.js';
 import { itemCount } from './human.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
@@ -69,8 +69,8 @@ const restartError = (code: ErrorCode, message: string): IdcliError => usageErro
 const ANOTHER_FILE = 'name another file for -o';
 const NAME_A_FILE = 'name a file for -o, e.g. users.ndjson';
 const OWN_FILE = 'name a file of your own for -o, in a directory only you may write';
-/** The longest name put beside FILE: the claim's temp, with a pid of up to 7 digits. */
-const LONGEST_SUFFIX = `${CLAIM_SUFFIX}.4194304.tmp`;
+/** The longest name put beside FILE: the claim's temp. */
+const LONGEST_SUFFIX = CLAIM_TEMP_SUFFIX;
 /** The state is replaced after a page at most this often (and when the walk stops): a rename costs more than a page. */
 export const STATE_INTERVAL_MS = 100;
 
