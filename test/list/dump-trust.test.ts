@@ -206,6 +206,16 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
     expect(slash.requests).toEqual([]);
   });
 
+  it('a FILE path over PATH_MAX: exit 2 saying so, the path shown by its start and its end, no request', async () => {
+    const file = join(env.configDir, `${'a/'.repeat(2500)}x.ndjson`);
+    const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^error: cannot create \S+…\S+x\.ndjson: it is too long \(\d+ bytes\) \(ENAMETOOLONG\)/);
+    expect(r.stderr).toContain(file.slice(0, 60));
+    expect(r.stderr.length).toBeLessThan(300);
+    expect(r.requests).toEqual([]);
+  });
+
   it('a FILE name too long for its state beside it: exit 2, FILE untouched, no request', async () => {
     const file = join(env.configDir, `${'x'.repeat(240)}.ndjson`);
     await writeFile(file, 'keep\n');
