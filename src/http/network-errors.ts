@@ -94,7 +94,7 @@ export class UntrustedCertificate extends NetworkError {
 }
 
 /** The ways to trust a CA, as docs/cli.md ("Certificates") lists them. */
-const HOW_TO_TRUST =
+export const HOW_TO_TRUST =
   "if that CA is your company's or your network's (TLS inspection), add it to the system's CA store (e.g. update-ca-certificates), or name its PEM file in SSL_CERT_FILE or NODE_EXTRA_CA_CERTS";
 
 function untrusted(reason: string, shown?: { subject: string; issuer: string }): string {

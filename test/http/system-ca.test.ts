@@ -74,10 +74,32 @@ describe('an intercepting proxy whose CA is not trusted', () => {
     );
     expect(r.stderr).not.toMatch(/use-system-ca/);
   });
+
+  it('doctor names mitmproxy as the issuer, likely TLS inspection, trusted by no store, with the fix', async () => {
+    const r = await h.run(['doctor', '--json'], viaMitm());
+    const checks = doctorChecks(r.stdout);
+    for (const id of ['tls', 'api-tls']) {
+      expect(checks[id]).toMatchObject({
+        status: 'fail',
+        detail: expect.stringMatching(/issued by "CN=mitmproxy, O=mitmproxy".*likely TLS inspection/),
+        fix: expect.stringMatching(/system's CA store.*SSL_CERT_FILE or NODE_EXTRA_CA_CERTS/),
+        certificate: { issuer: 'CN=mitmproxy, O=mitmproxy', ca: 'CN=mitmproxy, O=mitmproxy', publicRoot: false },
+      });
+      expect(checks[id]!.certificate).not.toHaveProperty('trustedBy');
+    }
+  });
 });
+
+/** doctor --json's checks by id. */
+function doctorChecks(stdout: string): Record<string, Record<string, unknown> & { certificate?: object }> {
+  const { checks } = JSON.parse(stdout) as { checks: { id: string }[] };
+  return Object.fromEntries(checks.map((c) => [c.id, c]));
+}
 
 interface Trust {
   name: string;
+  /** How doctor names the store the CA is trusted from. */
+  store: string;
   env: () => Record<string, string>;
   prefix: () => string[] | undefined;
 }
@@ -86,6 +108,7 @@ let bundle: string;
 const ways: Trust[] = [
   {
     name: "installed in the system's store",
+    store: "the system's CA store",
     env: () => ({}),
     // A private mount namespace: the bundle seen at the system's path is a copy with mitmproxy's CA appended.
     prefix: () => [
@@ -99,7 +122,12 @@ const ways: Trust[] = [
       bundle,
     ],
   },
-  { name: 'named by SSL_CERT_FILE', env: () => ({ SSL_CERT_FILE: mitm.caFile }), prefix: () => undefined },
+  {
+    name: 'named by SSL_CERT_FILE',
+    store: 'SSL_CERT_FILE',
+    env: () => ({ SSL_CERT_FILE: mitm.caFile }),
+    prefix: () => undefined,
+  },
 ];
 
 beforeAll(() => {
@@ -140,5 +168,30 @@ describe.each(ways)('an intercepting proxy whose CA is $name', (way) => {
     const flows = mitm.log().slice(seen);
     for (const flow of ['POST https://127.0.0.1', '/oauth/token', 'GET https://127.0.0.1', '/v1/items', '/v1/users/42'])
       expect(flows).toContain(flow);
+  });
+
+  it('doctor says mitmproxy issued what it was shown, likely TLS inspection, and which store trusts it', async () => {
+    const r = await run(['doctor', '--json']);
+    const checks = doctorChecks(r.stdout);
+    for (const id of ['tls', 'api-tls']) {
+      expect(checks[id], r.stdout).toMatchObject({
+        status: 'pass',
+        detail: expect.stringMatching(/issued by "CN=mitmproxy, O=mitmproxy", trusted through .*likely TLS inspection/),
+        certificate: { issuer: 'CN=mitmproxy, O=mitmproxy', trustedBy: way.store, publicRoot: false },
+      });
+    }
+  });
+});
+
+it('doctor, directly to the emulator, says its CA is trusted through NODE_EXTRA_CA_CERTS', async () => {
+  const r = await h.run(['doctor', '--json'], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` });
+  expect(doctorChecks(r.stdout).tls).toMatchObject({
+    status: 'pass',
+    certificate: {
+      issuer: 'CN=idcli test CA',
+      ca: 'CN=idcli test CA',
+      trustedBy: 'NODE_EXTRA_CA_CERTS',
+      publicRoot: false,
+    },
   });
 });
