@@ -1,7 +1,8 @@
 // Only the error's code and the first line of the runtime's message are used: those name hosts and ports, never
 // headers, bodies or proxy credentials.
 import { NetworkError } from './types.js';
-import { errCode } from '../shape.js';
+import { printable } from '../printable.js';
+import { errCode, withoutRuntimeHint } from '../shape.js';
 
 export interface ErrorContext {
   /** The proxy the request went through, as it may be shown (no credentials). */
@@ -35,9 +36,10 @@ export function toNetworkError(err: unknown, { proxy }: ErrorContext = {}): Erro
   if (!(err instanceof Error)) return new NetworkError(String(err), 'ECONNRESET');
   if (err.name === 'AbortError') return err;
   const code = codeOf(err);
-  const first = (err.message.split('\n')[0] ?? '').trim() || code;
+  const first = withoutRuntimeHint(err.message.split('\n')[0] ?? '').trim() || code;
   const via = proxy ? ` (through the proxy ${proxy})` : '';
 
+  if (UNTRUSTED_CODES.has(code)) return new UntrustedCertificate(first, code, err);
   const tls = describeTls(code, first);
   // A certificate that fails today fails on every retry too.
   if (tls) return new NetworkError(tls, code, { cause: err, retriable: false });
@@ -76,9 +78,31 @@ function codeOf(err: Error): string {
   return own ?? inner ?? 'ECONNRESET';
 }
 
+/** A certificate no trusted CA issued: the failure a look at the certificate can explain. */
+export class UntrustedCertificate extends NetworkError {
+  /** OpenSSL's reason, as Node words it. */
+  readonly reason: string;
+  constructor(reason: string, code: string, cause: unknown, shown?: { subject: string; issuer: string }) {
+    super(untrusted(reason, shown), code, { cause, retriable: false });
+    this.reason = reason;
+  }
+
+  /** The same failure, naming the certificate the server showed and who issued it. */
+  naming(shown: { subject: string; issuer: string }): UntrustedCertificate {
+    return new UntrustedCertificate(this.reason, this.code, this.cause, shown);
+  }
+}
+
+/** The ways to trust a CA, as docs/cli.md ("Certificates") lists them. */
+export const HOW_TO_TRUST =
+  "if that CA is your company's or your network's (TLS inspection), add it to the system's CA store (e.g. update-ca-certificates), or name its PEM file in SSL_CERT_FILE or NODE_EXTRA_CA_CERTS";
+
+function untrusted(reason: string, shown?: { subject: string; issuer: string }): string {
+  const named = shown ? `: "${printable(shown.subject)}" issued by "${printable(shown.issuer)}"` : '';
+  return `the server's TLS certificate is not trusted (${reason})${named}; ${HOW_TO_TRUST}`;
+}
+
 function describeTls(code: string, message: string): string | undefined {
-  if (UNTRUSTED_CODES.has(code))
-    return `the server's TLS certificate is not trusted (${message}); if a private or corporate CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file`;
   if (code === 'CERT_HAS_EXPIRED') return "the server's TLS certificate has expired";
   if (code === 'CERT_NOT_YET_VALID') return "the server's TLS certificate is not valid yet; check this machine's clock";
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return "the server's TLS certificate is not issued for this host name";

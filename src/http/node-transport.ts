@@ -1,5 +1,6 @@
 // Loaded on the first request, so a command that makes none (a cached `idcli token`) never pays for node:http(s).
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import type { SecureContext } from 'node:tls';
 import { type Attempt, connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
 import { IDLE_TIMEOUT_MS, idleError } from './limits.js';
 import { type HttpRequest, type HttpResponse, NetworkError, outgoingBody, type Transport } from './types.js';
@@ -11,19 +12,21 @@ interface Client {
 
 type Outgoing = ReturnType<typeof outgoingBody>;
 
-export function createNodeTransport(options: LimitOptions = {}): Transport {
+/** `trust` gives the TLS context every https:// connection verifies against (trust.ts), loaded with node:https. */
+export function createNodeTransport(options: LimitOptions, trust: () => Promise<SecureContext>): Transport {
   const maxSockets = connectionLimit(options);
   const clients = new Map<string, Client>();
 
   async function load(protocol: string): Promise<Client> {
     const mod = protocol === 'https:' ? await import('node:https') : await import('node:http');
+    const tls = protocol === 'https:' ? { secureContext: await trust() } : {};
     let client = clients.get(protocol);
     if (!client) {
       // The Agent's timeout applies to idle sockets; Node shortens it to a second before the server's announced
       // Keep-Alive timeout, so a request is not sent on a connection the server is about to close.
       client = {
         request: mod.request,
-        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: IDLE_TIMEOUT_MS }),
+        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: IDLE_TIMEOUT_MS, ...tls }),
       };
       clients.set(protocol, client);
     }
