@@ -33,10 +33,11 @@ export function buildTrustStore(env: Env): TrustStore {
   const seen = new Set<string>();
   const add = (source: TrustSource, pems: readonly string[]): void => {
     for (const pem of pems) {
-      const key = pem.trim();
+      // By the certificate's bytes: the same CA comes wrapped and commented differently from each store.
+      const key = pem.replace(/-----[A-Z ]+-----|\s+/g, '');
       if (seen.has(key)) continue;
       seen.add(key);
-      anchors.push({ pem: key, source });
+      anchors.push({ pem: pem.trim(), source });
     }
   };
   add('node', tls.rootCertificates);
