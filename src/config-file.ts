@@ -13,7 +13,7 @@ import {
   checkPrivateDir,
   O_NOFOLLOW,
   O_NONBLOCK,
-  readBounded,
+  readBoundedBytes,
   refuseOpenedFile,
   resolveTrusted,
   TooLarge,
@@ -39,7 +39,7 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
     // O_NONBLOCK: a FIFO (or a device) put in the file's place must be refused, not wait forever for a writer.
     fd = openSync(resolveTrusted(path, fix), constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     refuseOpenedFile(fd, path, fix, true);
-    return parseConfigFile(readBounded(fd, MAX_CONFIG_BYTES), path);
+    return parseConfigFile(readBoundedBytes(fd, MAX_CONFIG_BYTES), path);
   } catch (err) {
     if (err instanceof IdcliError) throw err;
     if (err instanceof TooLarge)
