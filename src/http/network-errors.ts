@@ -1,5 +1,6 @@
 // Only the error's code and the first line of the runtime's message are used: those name hosts and ports, never
 // headers, bodies or proxy credentials.
+import { protocolMismatch } from './protocol-mismatch.js';
 import { RETRYABLE_STATUSES } from './retry.js';
 import { withReason } from './status-text.js';
 import { NetworkError } from './types.js';
@@ -41,6 +42,9 @@ export function toNetworkError(err: unknown, { proxy }: ErrorContext = {}): Erro
   const proxyStatus = proxyRefusal(err, first);
   if (err.name === 'AbortError' && proxyStatus === undefined) return err;
   const via = proxy ? ` (through the proxy ${proxy})` : '';
+
+  const mismatch = protocolMismatch(err, code, first);
+  if (mismatch) return new NetworkError(mismatch, code, { cause: err, retriable: false });
 
   const tls = describeTls(code, first);
   // A certificate that fails today fails on every retry too.
