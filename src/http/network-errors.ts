@@ -1,5 +1,8 @@
 // Only the error's code and the first line of the runtime's message are used: those name hosts and ports, never
 // headers, bodies or proxy credentials.
+import { protocolMismatch } from './protocol-mismatch.js';
+import { RETRYABLE_STATUSES } from './retry.js';
+import { withReason } from './status-text.js';
 import { NetworkError } from './types.js';
 import { printable } from '../printable.js';
 import { errCode, withoutRuntimeHint } from '../shape.js';
@@ -34,26 +37,30 @@ const UNTRUSTED_CODES = new Set([
 export function toNetworkError(err: unknown, { proxy }: ErrorContext = {}): Error {
   if (err instanceof NetworkError) return err;
   if (!(err instanceof Error)) return new NetworkError(String(err), 'ECONNRESET');
-  if (err.name === 'AbortError') return err;
   const code = codeOf(err);
   const first = withoutRuntimeHint(err.message.split('\n')[0] ?? '').trim() || code;
+  // Before the abort pass-through: undici reports a refused CONNECT as an AbortError of its own.
+  const proxyStatus = proxyRefusal(err, first);
+  if (err.name === 'AbortError' && proxyStatus === undefined) return err;
   const via = proxy ? ` (through the proxy ${proxy})` : '';
 
   if (UNTRUSTED_CODES.has(code)) return new UntrustedCertificate(first, code, err);
+  const mismatch = protocolMismatch(err, code, first);
+  if (mismatch) return new NetworkError(mismatch, code, { cause: err, retriable: false });
+
   const tls = describeTls(code, first);
   // A certificate that fails today fails on every retry too.
   if (tls) return new NetworkError(tls, code, { cause: err, retriable: false });
 
-  const proxyStatus = proxyRefusal(err, first);
   if (proxyStatus !== undefined && proxy) {
     const why =
       proxyStatus === 407
         ? 'requires authentication (HTTP 407 Proxy Authentication Required)'
-        : `refused the connection (HTTP ${proxyStatus})`;
-    // 407 and 403 are answers about who is asking, not about load: asking again gets the same answer.
+        : `refused the tunnel with status ${withReason(proxyStatus)}`;
+    // Only a refusal for load passes; who is asking (407, 403) or a redirect gets the same answer when asked again.
     return new NetworkError(`the proxy ${proxy} ${why}`, 'EPROXY', {
       cause: err,
-      retriable: proxyStatus !== 407 && proxyStatus !== 403,
+      retriable: RETRYABLE_STATUSES.has(proxyStatus),
     });
   }
 

@@ -24,9 +24,12 @@ export function createNodeTransport(options: LimitOptions, trust: () => Promise<
     if (!client) {
       // The Agent's timeout applies to idle sockets; Node shortens it to a second before the server's announced
       // Keep-Alive timeout, so a request is not sent on a connection the server is about to close.
+      // ALPN offers HTTP/1.1 alone: a server that speaks only HTTP/2 then refuses in the handshake (see
+      // protocol-mismatch.ts) instead of answering a request it cannot read with a status of its own.
+      const alpn = protocol === 'https:' ? { ALPNProtocols: ['http/1.1'] } : {};
       client = {
         request: mod.request,
-        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: IDLE_TIMEOUT_MS, ...tls }),
+        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: IDLE_TIMEOUT_MS, ...tls, ...alpn }),
       };
       clients.set(protocol, client);
     }

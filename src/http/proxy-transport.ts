@@ -1,7 +1,7 @@
 import type { SecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
-import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
+import { noProxyForUndici, type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
 import { type HttpRequest, type HttpResponse, outgoingBody, type Transport } from './types.js';
 
 /** undici's EnvHttpProxyAgent (CONNECT, or absolute form for http://), imported only when a proxy is set. */
@@ -25,7 +25,7 @@ export function createProxyTransport(
         // Passed explicitly so undici never reads process.env itself, and both sides agree on what is proxied.
         httpProxy: proxy.httpProxy?.href ?? '',
         httpsProxy: proxy.httpsProxy?.href ?? '',
-        noProxy: proxy.noProxy,
+        noProxy: noProxyForUndici(proxy.noProxy),
         // http:// targets are forwarded in absolute form rather than tunnelled: many proxies allow CONNECT to
         // port 443 only, and a forwarding proxy is what http_proxy has always meant.
         proxyTunnel: false,
