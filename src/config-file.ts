@@ -57,10 +57,13 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
 export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
   // Imported here: every command reads the config file, only `config set` and `config unset` write it.
   const { mkdir } = await import('node:fs/promises');
-  await mkdir(configDir, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
-    throw configDirFault(configDir, configDir, err, 'create');
-  });
-  checkConfigDir(configDir, opts.warn);
+  // Checked before it is made too: nothing is created under a directory another user could swap.
+  if (!checkConfigDir(configDir, opts.warn)) {
+    await mkdir(configDir, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
+      throw configDirFault(configDir, configDir, err, 'create');
+    });
+    checkConfigDir(configDir, opts.warn);
+  }
   const path = configPath(configDir);
   await replacePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`).catch((err: unknown) => {
     throw configDirFault(configDir, path, err, 'write');
