@@ -1,7 +1,8 @@
 /**
  * The keychain addon of the single executable (src/exe/keyring.ts): written once to the user's private cache
  * directory under its SHA-256, loaded through the descriptor whose owner, mode and bytes checked out, written again
- * when they do not, and, where no private directory can hold it, no keychain, said on stderr with the reason. Only the
+ * when they do not, and, where no private directory can hold it, no keychain, said on stderr with the reason. The
+ * executable takes no Node options from NODE_OPTIONS. Only the
  * executable has this code, so these tests run when IDCLI_TEST_EXE names one (CI) and are skipped otherwise.
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
@@ -129,6 +130,15 @@ describe.runIf(EXE !== undefined && KEYCHAIN_TESTABLE)('the keychain addon of th
     expect(await storeCheck(cache)).toMatchObject({ status: 'pass' });
     expect(existsSync(dead)).toBe(false);
     expect(existsSync(running)).toBe(true);
+  });
+
+  it('takes no Node options from NODE_OPTIONS', async () => {
+    const marker = join(dir.path, 'required');
+    const script = join(dir.path, 'inject.cjs');
+    await writeFile(script, `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')\n`);
+    const r = await runCli(['--version'], { env: baseEnv({ NODE_OPTIONS: `--require ${script}` }) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it.runIf(CC !== undefined)(
