@@ -1,19 +1,11 @@
 /**
- * The one owner-and-mode rule for every private path (docs/cli.md, "Private files"), as ssh's: the path, its directory
- * and every link on the way are the user's or root's, and no one else may write them. A link in a directory others
- * may write is followed only if the user made it (protected_symlinks, kept by idcli where the kernel does not). A path
- * idcli names itself is never a link; one the user names may be a link of theirs. A FIFO or device is refused unopened.
+ * The one owner-and-mode rule for every private path (docs/cli.md, "Private files"), as ssh's StrictModes: the path,
+ * every directory above it up to `/` and every link on the way are the user's or root's, and no one else may write
+ * them. A link in a directory others may write is followed only if the user made it (protected_symlinks, kept by
+ * idcli where the kernel does not). A path idcli names itself is never a link; one the user names may be a link of
+ * theirs. A FIFO or device is refused unopened.
  */
-import {
-  chmodSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readlinkSync,
-  readSync,
-  type Stats,
-} from 'node:fs';
+import { chmodSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, sep } from 'node:path';
 import { type ErrorCode, ExitCode, IdcliError } from './errors.js';
 import { errCode } from './shape.js';
