@@ -81,6 +81,9 @@ try {
         executable: parts.node,
         disableExperimentalSEAWarning: true,
         useCodeCache: arch === host,
+        // NODE_OPTIONS (--require, --inspect) would let the environment run other code inside idcli or open a
+        // debugger on it; the executable takes no Node options from anywhere but here.
+        execArgvExtension: 'none',
         assets: { [ADDON_ASSET]: parts.addon },
       }),
     );

@@ -60,10 +60,13 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
 export async function prepareConfigDir(configDir: string, opts: ConfigFileOptions = {}): Promise<void> {
   // Imported here: every command reads the config file, only `config set` and `config unset` write it.
   const { access, mkdir } = await import('node:fs/promises');
-  await mkdir(configDir, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
-    throw configDirFault(configDir, configDir, err, 'create');
-  });
-  checkConfigDir(configDir, opts.warn);
+  // Checked before it is made too: nothing is created under a directory another user could swap.
+  if (!checkConfigDir(configDir, opts.warn)) {
+    await mkdir(configDir, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
+      throw configDirFault(configDir, configDir, err, 'create');
+    });
+    checkConfigDir(configDir, opts.warn);
+  }
   await access(configDir, constants.W_OK).catch((err: unknown) => {
     throw configDirFault(configDir, configPath(configDir), err, 'write');
   });

@@ -1,20 +1,11 @@
 /**
- * The one owner-and-mode rule for every private path (docs/cli.md, "Private files"), as ssh's: the path, its directory
- * and every link on the way are the user's or root's, and no one else may write them. A link in a directory others
- * may write is followed only if the user made it (protected_symlinks, kept by idcli where the kernel does not). A path
- * idcli names itself is never a link; one the user names may be a link of theirs. A FIFO or device is refused unopened.
+ * The one owner-and-mode rule for every private path (docs/cli.md, "Private files"), as ssh's StrictModes: the path,
+ * every directory above it up to `/` and every link on the way are the user's or root's, and no one else may write
+ * them. A link in a directory others may write is followed only if the user made it (protected_symlinks, kept by
+ * idcli where the kernel does not). A path idcli names itself is never a link; one the user names may be a link of
+ * theirs. A FIFO or device is refused unopened.
  */
-import {
-  chmodSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  openSync,
-  readlinkSync,
-  readSync,
-  statSync,
-  type Stats,
-} from 'node:fs';
+import { chmodSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync, type Stats } from 'node:fs';
 import { basename, dirname, isAbsolute, join, sep } from 'node:path';
 import { type ErrorCode, ExitCode, IdcliError } from './errors.js';
 import { errCode } from './shape.js';
@@ -53,6 +44,11 @@ function modeText(st: Stats): string {
   return `0${(st.mode & 0o7777).toString(8)}`;
 }
 
+/** "remove it, or <hint>", unless the hint already starts by removing it (config.json's does). */
+function orRemove(what: string, hint: string): string {
+  return hint.startsWith('remove ') ? hint : `remove ${what}, or ${hint}`;
+}
+
 function refused(code: ErrorCode, message: string, hint: string): IdcliError {
   return new IdcliError(code, message, ExitCode.USAGE, { hint });
 }
@@ -79,50 +75,73 @@ function refuseUnsafeDir(path: string, dir: string, st: Stats, hint: string): vo
   throw refused('PATH_UNSAFE_DIRECTORY', `refusing to use ${path}: it is in ${dir}, and ${who}`, hint);
 }
 
+/** Exit 2 unless `dir`, a directory above `path`'s own, lets no one else replace what is in it (ssh's StrictModes). */
+function refuseUnsafeAncestor(path: string, dir: string, st: Stats, hint: string): void {
+  if (safeDir(st)) return;
+  const who = trustedOwner(st) ? `other users may write it (mode ${modeText(st)})` : `it belongs to uid ${st.uid}`;
+  throw refused('PATH_UNSAFE_DIRECTORY', `refusing to use ${path}: ${dir} is on the way to it, and ${who}`, hint);
+}
+
+/** A link another user made, or one in a directory others may replace it in (protected_symlinks, as kept by idcli). */
+function unsafeLink(link: string, st: Stats, dir: string, dirSt: Stats, hint: string): IdcliError {
+  const why = !trustedOwner(st)
+    ? `it belongs to another user (uid ${st.uid})`
+    : `it is in ${dir}, which ${trustedOwner(dirSt) ? `other users may write (mode ${modeText(dirSt)})` : `belongs to uid ${dirSt.uid}`}`;
+  return refused(
+    'PATH_UNSAFE_LINK',
+    `refusing to follow the symbolic link ${link}: ${why}`,
+    orRemove('the link', hint),
+  );
+}
+
 /**
  * The path a path the user named stands for, each link on the way followed only as the rule allows (exit 2
- * otherwise); free of links up to the first component that does not exist.
+ * otherwise); free of links up to the first component that does not exist. Every directory a name is looked up in,
+ * from `/` down and along every link's target, is the user's or root's and closed to others' writes unless sticky:
+ * then no other user can rename anything on the way, and the path returned opens what was checked. With `followLast`
+ * false a link in the last component is returned as it is, for the caller to refuse.
  */
-export function resolveTrusted(path: string, hint: string): string {
+export function resolveTrusted(path: string, hint: string, followLast = true): string {
   if (!POSIX) return path;
   // Not path.resolve: it takes `..` before the links, where the kernel takes it after them.
   let rest = (isAbsolute(path) ? path : `${process.cwd()}${sep}${path}`).split(sep).filter(Boolean);
   let at: string = sep;
+  let atSt = lstatSync(sep);
   let links = 0;
   for (let name = rest.shift(); name !== undefined; name = rest.shift()) {
     if (name === '.') continue;
     if (name === '..') {
       at = dirname(at);
+      atSt = lstatSync(at);
       continue;
     }
+    const last = !rest.some((n) => n !== '.');
     const next = join(at, name);
-    let st: Stats;
+    let st: Stats | undefined;
     try {
       st = lstatSync(next);
     } catch {
       // Not there yet (or not reachable): the caller's own open or stat tells what is wrong.
-      return join(next, ...rest);
     }
-    if (!st.isSymbolicLink()) {
+    const follow = st?.isSymbolicLink() === true && (followLast || !last);
+    if (follow && (!trustedOwner(st!) || !safeDir(atSt))) throw unsafeLink(next, st!, at, atSt, hint);
+    if (last) refuseUnsafeDir(path, at, atSt, hint);
+    else refuseUnsafeAncestor(path, at, atSt, hint);
+    // A file where a directory should be: the caller's open tells ENOTDIR.
+    if (st === undefined || (!last && !st.isDirectory() && !st.isSymbolicLink())) return join(next, ...rest);
+    if (!follow) {
       at = next;
+      atSt = st;
       continue;
     }
     if (++links > MAX_LINKS)
       throw refused('PATH_TOO_MANY_LINKS', `refusing to use ${path}: too many symbolic links on the way`, hint);
-    const dirSt = lstatSync(at);
-    if (!trustedOwner(st) || !safeDir(dirSt)) {
-      const why = !trustedOwner(st)
-        ? `it belongs to another user (uid ${st.uid})`
-        : `it is in ${at}, which ${trustedOwner(dirSt) ? `other users may write (mode ${modeText(dirSt)})` : `belongs to uid ${dirSt.uid}`}`;
-      throw refused(
-        'PATH_UNSAFE_LINK',
-        `refusing to follow the symbolic link ${next}: ${why}`,
-        `remove the link, or ${hint}`,
-      );
-    }
     const target = readlinkSync(next);
     rest = [...target.split(sep).filter(Boolean), ...rest];
-    if (isAbsolute(target)) at = sep;
+    if (isAbsolute(target)) {
+      at = sep;
+      atSt = lstatSync(sep);
+    }
   }
   return at;
 }
@@ -139,21 +158,14 @@ export function inspectPrivateFile(path: string, hint: string): Stats | undefine
     if (errCode(err) !== 'ENOENT') throw err;
   }
   if (st?.isSymbolicLink())
-    throw refused('SYMLINK_REFUSED', `refusing to follow the symbolic link ${path}`, `remove the link, or ${hint}`);
+    throw refused('SYMLINK_REFUSED', `refusing to follow the symbolic link ${path}`, orRemove('the link', hint));
   if (st !== undefined && !st.isFile()) {
     const what = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : 'not a regular file';
     throw refused('PATH_NOT_REGULAR', `refusing to use ${path}: it is ${what}`, hint);
   }
-  if (st !== undefined) refuseForeignOwner(path, st, `remove it, or ${hint}`);
-  if (POSIX) {
-    let dirSt: Stats | undefined;
-    try {
-      dirSt = statSync(dirname(path));
-    } catch {
-      // A missing directory is told by the open that needs it.
-    }
-    if (dirSt !== undefined) refuseUnsafeDir(path, dirname(path), dirSt, hint);
-  }
+  if (st !== undefined) refuseForeignOwner(path, st, orRemove('it', hint));
+  // Every directory up to `/`; a missing one is told by the open that needs it.
+  resolveTrusted(path, hint, false);
   return st;
 }
 
@@ -161,7 +173,7 @@ export function inspectPrivateFile(path: string, hint: string): Stats | undefine
 export function refuseOpenedFile(fd: number, path: string, hint: string, readOnly = false): Stats {
   const st = fstatSync(fd);
   if (!st.isFile()) throw refused('PATH_NOT_REGULAR', `${path} is not a regular file`, hint);
-  if (!(readOnly && st.uid === 0)) refuseForeignOwner(path, st, `remove it, or ${hint}`);
+  if (!(readOnly && st.uid === 0)) refuseForeignOwner(path, st, orRemove('it', hint));
   return st;
 }
 
@@ -179,7 +191,7 @@ export interface DirCheck {
  * directory (ENOTDIR thrown for the fault mapper). Open to others it is tightened to 0700, or refused if writable.
  */
 export function checkPrivateDir(dir: string, opts: DirCheck): boolean {
-  const path = opts.follow ? resolveTrusted(dir, opts.hint) : dir;
+  const path = resolveTrusted(dir, opts.hint, opts.follow);
   let st: Stats;
   try {
     st = lstatSync(path);
@@ -195,7 +207,6 @@ export function checkPrivateDir(dir: string, opts: DirCheck): boolean {
     );
   if (!st.isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
   refuseForeignOwner(dir, st, opts.hint);
-  if (POSIX) refuseUnsafeDir(dir, dirname(path), statSync(dirname(path)), opts.hint);
   if (!POSIX || (st.mode & 0o077) === 0) return true;
   const told = tightenMode(dir, st, PRIVATE_DIR_MODE, 'accessible', () => chmodSync(path, PRIVATE_DIR_MODE));
   if (told.failed && (st.mode & OTHERS_WRITE) !== 0)

@@ -148,6 +148,8 @@ export class FileStore implements CredentialStore {
   }
 
   async #ensureDir(): Promise<void> {
+    // Checked before it is made too: nothing is created under a directory another user could swap.
+    if (this.#inspectDir('create')) return;
     try {
       await (await fsp()).mkdir(this.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     } catch (err) {

@@ -22,6 +22,8 @@ export interface KeyringClientOptions {
   timeoutMs?: number;
   /** Whose D-Bus session bus to check; one other than this process's (the library's only) is unavailable. */
   env?: Record<string, string | undefined>;
+  /** Told what loading the library had to say: the single executable's cache directory tightened, or refused. */
+  warn?: (msg: string) => void;
 }
 
 export interface KeyringBackend {
@@ -40,6 +42,7 @@ export class KeyringClient implements KeyringBackend {
   readonly service: string;
   readonly timeoutMs: number;
   readonly #env: Record<string, string | undefined>;
+  readonly #warn: (msg: string) => void;
   #ready: Promise<KeyringModule> | null = null;
   /** One entry per account: on Linux, constructing one costs a D-Bus connection and a key exchange. */
   readonly #entries = new Map<string, AsyncEntry>();
@@ -50,6 +53,7 @@ export class KeyringClient implements KeyringBackend {
     this.service = opts.service;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS;
     this.#env = opts.env ?? process.env;
+    this.#warn = opts.warn ?? (() => {});
   }
 
   async ready(): Promise<void> {
@@ -104,10 +108,10 @@ export class KeyringClient implements KeyringBackend {
           "the D-Bus session asked for is not this process's own, the only one the keychain library uses",
         );
       }
-      if (check.status === 'ready') return await loadKeyring();
+      if (check.status === 'ready') return await loadKeyring(this.#warn);
     }
     // Nothing checked (another OS, or a bus the check does not speak): a real read tells, e.g. over SSH on macOS.
-    const lib = await loadKeyring();
+    const lib = await loadKeyring(this.#warn);
     await this.#guard(this.#construct(lib, PROBE_ACCOUNT).getSecret());
     return lib;
   }
@@ -144,13 +148,19 @@ export class KeyringClient implements KeyringBackend {
   }
 }
 
-async function loadKeyring(): Promise<KeyringModule> {
+async function loadKeyring(warn: (msg: string) => void): Promise<KeyringModule> {
+  let lib: KeyringModule & { notices?: readonly string[] };
   try {
     // Outside the bundle (native); a missing prebuilt binary for this machine fails here, meaning "no keychain".
-    return await import('@napi-rs/keyring');
+    lib = await import('@napi-rs/keyring');
   } catch (err) {
+    // The single executable's cache directory refused by the private-path rule (src/exe/keyring.ts): the user can
+    // fix that, so it is said, where a fallback alone would leave a sign-in in the keychain unexplained.
+    if (err instanceof IdcliError) warn(`the keychain is not used: ${err.message}${err.hint ? `; ${err.hint}` : ''}`);
     throw keychainError(`cannot load @napi-rs/keyring (${firstLine(errMessage(err))})`);
   }
+  for (const notice of lib.notices ?? []) warn(notice);
+  return lib;
 }
 
 /** Keychain trouble is a configuration problem of this machine (exit 2). */

@@ -79,9 +79,13 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
   const staleMs = opts.staleMs ?? DEFAULT_LOCK_STALE_MS;
   const dir = dirname(lockPath);
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    // Another user's locks directory, or a link in its place, could hold a lock forever or see who signs in.
-    checkPrivateDir(dir, { warn: () => {}, hint: CONFIG_DIR_OWN, follow: false });
+    // Another user's locks directory, or a link in its place, could hold a lock forever or see who signs in; it is
+    // checked before it is made, so that nothing is created under a directory another user could swap.
+    const check = { warn: () => {}, hint: CONFIG_DIR_OWN, follow: false };
+    if (!checkPrivateDir(dir, check)) {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      checkPrivateDir(dir, check);
+    }
   } catch (err) {
     if (err instanceof IdcliError) throw err;
     // The locks directory not there yet stands for the nearest one above it (see fs-faults.ts).

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
+import { CONFIG_DIR_OWN } from '../../src/config-file.js';
 import { describeEachStore, type Harness, harness, login, type StoreKind } from './harness.js';
 
 const run = promisify(execFile);
@@ -69,6 +70,40 @@ describeEachStore('a config directory of another user', (store) => {
     expect(other.seen).toEqual([]);
     expect(h.emu.requests.slice(before)).toEqual([]);
   });
+});
+
+describeEachStore('a config directory under a directory of another user', (store) => {
+  it.runIf(ROOT_USER)(
+    'is exit 2 naming that directory and its owner, at any level above, and through a link of the user',
+    async () => {
+      const h = await newHarness(store);
+      await login(h);
+      const up = join(h.dir, 'up');
+      const levels = [join(up, 'a'), join(up, 'a', 'b'), join(up, 'a', 'b', 'c')];
+      const config = join(levels[2]!, 'config');
+      await mkdir(levels[2]!, { recursive: true });
+      await run('cp', ['-a', join(h.dir, 'config'), config]);
+      await run('ln', ['-s', config, join(h.dir, 'mine')]);
+      for (const foreign of levels) {
+        await chown(foreign, NOBODY, NOBODY);
+        const where = foreign === levels[2] ? `it is in ${foreign}` : `${foreign} is on the way to it`;
+        for (const [named, args] of [
+          [config, ['token']],
+          [join(h.dir, 'mine'), ['status']],
+          [config, ['config', 'set', 'scope', 'x']],
+        ] as const) {
+          const r = await h.run([...args], { IDCLI_CONFIG_DIR: named });
+          expect(r.code, r.stderr).toBe(2);
+          expect(r.stderr).toBe(
+            `error: refusing to use ${named}: ${where}, and it belongs to uid ${NOBODY}; ${CONFIG_DIR_OWN}\n`,
+          );
+        }
+        await chown(foreign, 0, 0);
+      }
+      const ok = await h.run(['token'], { IDCLI_CONFIG_DIR: join(h.dir, 'mine') });
+      expect(ok.code, ok.stderr).toBe(0);
+    },
+  );
 });
 
 describeEachStore('a link to the config directory', (store) => {

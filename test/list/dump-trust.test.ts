@@ -115,6 +115,49 @@ describe.runIf(ROOT_USER)('idcli list -o FILE meets what another user put there'
     expect(await exists(file)).toBe(false);
   });
 
+  it.each([1, 2, 3])(
+    'FILE under a directory of nobody %i levels above its own: exit 2 naming it and its owner, nothing written',
+    async (level) => {
+      // nobody may rename entries in its directory: it could swap the one below for a link between check and open.
+      const levels = ['a', 'b', 'c'].map((_, i) => join(env.configDir, 'up', ...['a', 'b', 'c'].slice(0, i + 1)));
+      await mkdir(levels[2]!, { recursive: true });
+      const foreign = levels[3 - level]!;
+      await run('chown', [`${NOBODY}:${NOBODY}`, foreign]);
+      const file = join(levels[2]!, 'out.ndjson');
+      const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+      expect(r.code, r.stderr).toBe(2);
+      const where = level === 1 ? `it is in ${foreign}` : `${foreign} is on the way to it`;
+      expect(r.stderr).toBe(
+        `error: refusing to use ${file}: ${where}, and it belongs to uid ${NOBODY}; name a file of your own for -o, in a directory only you may write\n`,
+      );
+      expect(r.requests).toEqual([]);
+      expect(await exists(file)).toBe(false);
+      expect(await exists(`${file}.idcli-state`)).toBe(false);
+    },
+  );
+
+  it("FILE reached through nobody's link above its directory, in a sticky shared directory: refused", async () => {
+    const shared = await sharedDir();
+    await mkdir(join(env.configDir, 'dumps'));
+    const planted = join(shared, 'dumps');
+    await asNobody('ln', '-s', join(env.configDir, 'dumps'), planted);
+    const r = await list(env, ['/v1/items', ...seq, '-o', join(planted, 'out.ndjson')]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(
+      `refusing to follow the symbolic link ${planted}: it belongs to another user (uid ${NOBODY})`,
+    );
+    expect(r.requests).toEqual([]);
+  });
+
+  it("FILE under a directory of the user's own in a sticky shared directory is written", async () => {
+    const shared = await sharedDir();
+    await mkdir(join(shared, 'mine', 'dumps'), { recursive: true, mode: 0o700 });
+    const file = join(shared, 'mine', 'dumps', 'out.ndjson');
+    const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(await readFile(file, 'utf8')).toBe(ndjson(ITEMS));
+  });
+
   it("the state's temp file planted by nobody is cleared; its state as a directory is exit 2 naming it, --restart too", async () => {
     const shared = await sharedDir();
     const file = join(shared, 'out.ndjson');

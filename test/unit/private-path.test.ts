@@ -2,14 +2,16 @@
  * The private-path rule on real files of this user: which links are followed on the way to a path, and what a
  * directory others may write does to a file in it. Another user's links and files: test/list/dump-trust.test.ts.
  */
-import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, lchown, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
-import { inspectPrivateFile, resolveTrusted } from '../../src/private-path.js';
+import { checkPrivateDir, inspectPrivateFile, resolveTrusted } from '../../src/private-path.js';
 
 const POSIX = process.platform !== 'win32';
+const ROOT_USER = process.getuid?.() === 0;
+const NOBODY = 65534;
 let dir: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'idcli-private-path-'));
@@ -83,5 +85,85 @@ describe.runIf(POSIX)('inspectPrivateFile', () => {
     await chmod(open, 0o700);
     await writeFile(file, '');
     expect(inspectPrivateFile(file, 'h')?.isFile()).toBe(true);
+  });
+});
+
+describe.runIf(ROOT_USER)('every directory on the way, up to `/`', () => {
+  /** dir/l1/l2/l3/file, all the user's, but for the one `level` up from file's directory that nobody owns. */
+  async function chain(level: number): Promise<{ file: string; foreign: string }> {
+    const levels = [join(dir, 'l1'), join(dir, 'l1', 'l2'), join(dir, 'l1', 'l2', 'l3')];
+    await mkdir(levels[2]!, { recursive: true });
+    const foreign = levels[2 - level]!;
+    await chown(foreign, NOBODY, NOBODY);
+    return { file: join(levels[2]!, 'out.ndjson'), foreign };
+  }
+
+  it.each([1, 2])('refuses a path with a directory of nobody %i levels above its own', async (level) => {
+    const { file, foreign } = await chain(level);
+    for (const check of [() => resolveTrusted(file, 'h'), () => inspectPrivateFile(file, 'h')]) {
+      const err = refusal(check);
+      expect(err.exitCode).toBe(ExitCode.USAGE);
+      expect(err.code).toBe('PATH_UNSAFE_DIRECTORY');
+      expect(err.message).toBe(
+        `refusing to use ${file}: ${foreign} is on the way to it, and it belongs to uid ${NOBODY}`,
+      );
+    }
+  });
+
+  it('refuses a directory of the user under one that others may write and that is not sticky', async () => {
+    await mkdir(join(dir, 'open', 'mine'), { recursive: true });
+    await chmod(join(dir, 'open'), 0o777);
+    const file = join(dir, 'open', 'mine', 'out.ndjson');
+    expect(refusal(() => resolveTrusted(file, 'h')).message).toBe(
+      `refusing to use ${file}: ${join(dir, 'open')} is on the way to it, and other users may write it (mode 0777)`,
+    );
+    // Sticky, as /tmp: no one but the user can rename what is the user's in it.
+    await chmod(join(dir, 'open'), 0o1777);
+    expect(resolveTrusted(file, 'h')).toBe(file);
+  });
+
+  it("walks along a link's target: the user's link to a place under nobody's directory is refused", async () => {
+    await mkdir(join(dir, 'theirs', 'sub'), { recursive: true });
+    await chown(join(dir, 'theirs'), NOBODY, NOBODY);
+    await symlink(join(dir, 'theirs', 'sub'), join(dir, 'link'));
+    const err = refusal(() => resolveTrusted(join(dir, 'link', 'out.ndjson'), 'h'));
+    expect(err.code).toBe('PATH_UNSAFE_DIRECTORY');
+    expect(err.message).toContain(`${join(dir, 'theirs')} is on the way to it, and it belongs to uid ${NOBODY}`);
+  });
+
+  it("refuses nobody's link above the path's directory, even in a sticky directory", async () => {
+    await mkdir(join(dir, 'shared'));
+    await chmod(join(dir, 'shared'), 0o1777);
+    await mkdir(join(dir, 'mine', 'sub'), { recursive: true });
+    const planted = join(dir, 'shared', 'd');
+    await symlink(join(dir, 'mine'), planted);
+    await lchown(planted, NOBODY, NOBODY);
+    const err = refusal(() => resolveTrusted(join(planted, 'sub', 'out.ndjson'), 'h'));
+    expect(err.code).toBe('PATH_UNSAFE_LINK');
+    expect(err.message).toBe(
+      `refusing to follow the symbolic link ${planted}: it belongs to another user (uid ${NOBODY})`,
+    );
+  });
+
+  it('refuses a private directory under one of nobody before it exists, and one that exists', async () => {
+    await mkdir(join(dir, 'theirs'));
+    await chown(join(dir, 'theirs'), NOBODY, NOBODY);
+    const config = join(dir, 'theirs', 'mine', 'config');
+    const opts = { warn: () => {}, hint: 'h', follow: true };
+    expect(refusal(() => checkPrivateDir(config, opts)).message).toBe(
+      `refusing to use ${config}: ${join(dir, 'theirs')} is on the way to it, and it belongs to uid ${NOBODY}`,
+    );
+    await mkdir(config, { recursive: true, mode: 0o700 });
+    expect(refusal(() => checkPrivateDir(config, opts)).code).toBe('PATH_UNSAFE_DIRECTORY');
+  });
+
+  it('does not say "remove it" twice when the hint already starts with it', async () => {
+    const file = join(dir, 'theirs.json');
+    await writeFile(file, '');
+    await chown(file, NOBODY, NOBODY);
+    expect(refusal(() => inspectPrivateFile(file, 'remove it, or name another')).hint).toBe(
+      'remove it, or name another',
+    );
+    expect(refusal(() => inspectPrivateFile(file, 'name another')).hint).toBe('remove it, or name another');
   });
 });
