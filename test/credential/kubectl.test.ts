@@ -4,14 +4,11 @@
  */
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
-import { createServer } from 'node:https';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachStore, expectNoSecrets, harness, type Harness } from '../auth/harness.js';
-import { makePki } from '../emulator/pki.js';
 import { expectOneErrorLine } from '../support/cli.js';
-import { listenLoopback } from '../support/listen.js';
-import { cliArgv, refreshes, seedSignIn } from './support.js';
+import { cliArgv, refreshes, seedSignIn, startKubeApi } from './support.js';
 
 const V1 = 'client.authentication.k8s.io/v1';
 const V1BETA1 = 'client.authentication.k8s.io/v1beta1';
@@ -130,18 +127,7 @@ describeEachStore('kubectl with idcli as its exec plugin', (store) => {
 
   it.each([V1, V1BETA1])('kubectl get --raw reaches an API server that checks the ID token (%s)', async (version) => {
     const t = await seedSignIn(h);
-    const pki = makePki(h.dir);
-    const seen: (string | undefined)[] = [];
-    const server = createServer({ key: pki.key, cert: pki.cert }, (req, res) => {
-      seen.push(req.headers.authorization);
-      const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
-      if (bearer === undefined || h.emu.verifyIdToken(bearer) === null) {
-        res.writeHead(401, { 'content-type': 'application/json' }).end('{"kind":"Status","code":401}');
-        return;
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"APIVersions","versions":["v1"]}');
-    });
-    const listening = await listenLoopback(server);
+    const api = await startKubeApi(h);
     try {
       const [command, ...args] = cliArgv();
       const kubeconfig = join(h.dir, 'kubeconfig');
@@ -153,7 +139,7 @@ describeEachStore('kubectl with idcli as its exec plugin', (store) => {
           clusters: [
             {
               name: 'loopback',
-              cluster: { server: `https://127.0.0.1:${listening.port}`, 'certificate-authority': pki.caFile },
+              cluster: { server: api.url, 'certificate-authority': api.caFile },
             },
           ],
           users: [
@@ -176,9 +162,9 @@ describeEachStore('kubectl with idcli as its exec plugin', (store) => {
       const r = await kubectl(['--kubeconfig', kubeconfig, 'get', '--raw', '/api'], h.env({ HOME: h.dir }));
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual({ kind: 'APIVersions', versions: ['v1'] });
-      expect(seen).toContain(`Bearer ${t.id_token}`);
+      expect(api.seen).toContain(`Bearer ${t.id_token}`);
     } finally {
-      await listening.close();
+      await api.close();
     }
   });
 
