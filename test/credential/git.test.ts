@@ -158,6 +158,28 @@ describeEachStore('credential git', (store) => {
   });
 });
 
+it('with IDCLI_ACCESS_TOKEN, get answers with it and no store is read; erase does nothing', async () => {
+  const h = await harness();
+  try {
+    const host = new URL(h.emu.baseUrl).host;
+    // A store setting that would fail (exit 2) if any store were opened.
+    const env = {
+      IDCLI_ACCESS_TOKEN: 'from-env',
+      IDCLI_CREDENTIAL_STORE: 'keychain',
+      DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
+    };
+    const r = await h.run(['credential', 'git', 'get'], env, { input: `protocol=http\nhost=${host}\n\n` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('username=oauth2\npassword=from-env\n');
+    const erased = await h.run(['credential', 'git', 'erase'], env, {
+      input: `protocol=http\nhost=${host}\npassword=from-env\n\n`,
+    });
+    expect(erased).toMatchObject({ code: 0, stdout: '', stderr: '' });
+  } finally {
+    await h.close();
+  }
+});
+
 describeEachStore('git clone with idcli as its credential helper', (store) => {
   let h: Harness;
   let server: GitServer;

@@ -103,6 +103,29 @@ describeEachStore('credential kubectl', (store) => {
   });
 });
 
+it('with IDCLI_ACCESS_TOKEN: access prints it with its JWT expiry, id is exit 3', async () => {
+  const h = await harness();
+  try {
+    const exp = Math.floor(Date.now() / 1000) + 900;
+    const jwt = `eyJhbGciOiJub25lIn0.${Buffer.from(JSON.stringify({ exp })).toString('base64url')}.sig`;
+    const access = await h.run(['credential', 'kubectl', '--token-type', 'access'], { IDCLI_ACCESS_TOKEN: jwt });
+    expect(access.code, access.stderr).toBe(0);
+    expect(JSON.parse(access.stdout)).toMatchObject({
+      status: { token: jwt, expirationTimestamp: new Date(exp * 1000).toISOString().replace('.000Z', 'Z') },
+    });
+    const short = await h.run(['credential', 'kubectl', '--token-type', 'access', '--min-ttl', '1800'], {
+      IDCLI_ACCESS_TOKEN: jwt,
+    });
+    expect(short.code).toBe(3);
+    expect(short.stdout).toBe('');
+    const id = await h.run(['credential', 'kubectl'], { IDCLI_ACCESS_TOKEN: jwt });
+    expect(id.code).toBe(3);
+    expectOneErrorLine(id, /no ID token to give kubectl: IDCLI_ACCESS_TOKEN holds an access token only/);
+  } finally {
+    await h.close();
+  }
+});
+
 it('refuses an API version it cannot write, naming the fix', async () => {
   const h = await harness();
   try {
