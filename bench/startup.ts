@@ -1,7 +1,8 @@
 /**
  * Start-up figures: whole-process wall time of `idcli --version`, `--help` and `idcli token` with a cached token
  * (file store and OS keychain), each as a median over interleaved runs next to an empty Node start (`node -e 0`)
- * measured in the same loop, plus the peak RSS of `idcli token`. The peer is `gh auth token` reading a hosts.yml
+ * measured in the same loop, plus the peak RSS of `idcli token`. kubectl and git run idcli on every operation, so
+ * `credential kubectl` and `credential git get` with a cached token (file store) are held to the budget of `token`. The peer is `gh auth token` reading a hosts.yml
  * written here (a config dir of its own, so the user's is never read): the file-store figure must not be slower.
  * Beside the keychain figure, the keychain library alone: `node -e` loading @napi-rs/keyring and reading one
  * secret of a record's size, which is what any keychain read through the library costs before idcli's own work.
@@ -34,11 +35,17 @@ interface Case {
   budget?: number;
   /** The case whose median the ratio is taken against; the first (`node -e 0`) unless given. */
   floor?: string;
+  /** Written to its stdin (git's attributes); none unless given. */
+  input?: string;
 }
 
 function once(c: Case): number {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(c.command ?? process.execPath, c.args, { env: c.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const r = spawnSync(c.command ?? process.execPath, c.args, {
+    env: c.env,
+    stdio: [c.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    ...(c.input === undefined ? {} : { input: c.input }),
+  });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0) throw new Error(`${c.name} exited ${r.status}: ${r.stderr}`);
   return ms;
@@ -137,6 +144,14 @@ export async function benchStartup(): Promise<void> {
       { name: 'idcli --version', args: [bin, '--version'], env: base, budget: 1.15 },
       { name: 'idcli --help', args: [bin, '--help'], env: base, budget: 1.15 },
       { name: 'idcli token (file store)', args: [bin, 'token'], env: fileEnv, budget: 1.3 },
+      { name: 'credential kubectl (file)', args: [bin, 'credential', 'kubectl'], env: fileEnv, budget: 1.3 },
+      {
+        name: 'credential git get (file)',
+        args: [bin, 'credential', 'git', 'get'],
+        env: fileEnv,
+        input: `protocol=http\nhost=${new URL(emulator.baseUrl).host}\n\n`,
+        budget: 1.3,
+      },
     ];
     // Another build of idcli (a checkout with its own dist/) reading the same record: is this one slower than it?
     const baseline = process.env.BENCH_BASELINE;

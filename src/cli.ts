@@ -9,7 +9,7 @@ import { SETTINGS, settingFlags, settingsSource } from './config.js';
 import { loadConfigFile } from './config-file.js';
 import type { CommandContext } from './context.js';
 import type { Deps, UnabandonableTask } from './deps.js';
-import { ExitCode, IdcliError, interrupted, OutputError, outputError, usageError } from './errors.js';
+import { ExitCode, ExitStatus, IdcliError, interrupted, OutputError, outputError, usageError } from './errors.js';
 import { createLogger } from './log.js';
 import { printable } from './printable.js';
 import { redactLine } from './redact.js';
@@ -34,6 +34,8 @@ export interface Process {
   stopped?(): boolean;
   /** Deps.mustFinish: `work` outlives the first stop signal, and a second one by FINISH_GRACE_MS at most. */
   mustFinish?<T>(task: UnabandonableTask, work: () => Promise<T>): Promise<T>;
+  /** Invocation.relaySignals: until the returned function is called, each stop signal goes to `to` instead. */
+  relaySignals?(to: (signal: StopSignal) => void): () => void;
 }
 
 /** How long a finished run may take to wind down by itself before it is made to exit. */
@@ -99,7 +101,15 @@ export async function main(proc: Process): Promise<number> {
       const base = { deps: d, settings: await settings.load({ warn: (msg) => log.warn(msg) }) };
       return { ...base, tokens: () => openTokenSource(base) };
     };
-    await command.run(parsed, { deps: d, context, settings, stdin: () => process.stdin, surface: SURFACE });
+    const relaySignals = (to: (signal: StopSignal) => void) => proc.relaySignals?.(to) ?? (() => {});
+    await command.run(parsed, {
+      deps: d,
+      context,
+      settings,
+      stdin: () => process.stdin,
+      surface: SURFACE,
+      relaySignals,
+    });
     await flushed(proc);
     // A stop signal that cut the last wait for the reader short left the output incomplete: not a success.
     if (proc.stopped?.()) throw interrupted();
@@ -128,6 +138,7 @@ function report(err: unknown, proc: Process, style: Style, deps: Deps | undefine
   const stop = proc.interrupt();
   // Aborted only by onSignal, with the signal's name.
   if (stop.aborted) return STOP_SIGNALS[stop.reason as StopSignal] ?? ExitCode.INTERRUPTED;
+  if (err instanceof ExitStatus) return err.status;
   // Redacted like the logger's lines: a URL in the message may carry the access token, a signature or a password.
   const shown = (msg: string) => printable(deps ? deps.log.redact(msg) : redactLine(msg));
   const line = (msg: string) => proc.stderr.write(`${style.error('error:')} ${shown(msg)}\n`);
@@ -186,6 +197,7 @@ export function run(): void {
     },
     stopped: stops.stopped,
     mustFinish: stops.mustFinish,
+    relaySignals: stops.relaySignals,
   };
   main(proc).then(async (code) => {
     process.exitCode = code;
@@ -199,17 +211,21 @@ export function run(): void {
 }
 
 /** The stop signals, taken over on the first `interrupt`, and the work that must finish before they stop the run. */
-function stopSignals(say: (line: string) => void): Required<Pick<Process, 'interrupt' | 'stopped' | 'mustFinish'>> & {
+function stopSignals(say: (line: string) => void): Required<
+  Pick<Process, 'interrupt' | 'stopped' | 'mustFinish' | 'relaySignals'>
+> & {
   readonly signal: AbortSignal | undefined;
 } {
   let controller: AbortController | undefined;
   const unfinished = new Set<UnabandonableTask>();
   let grace: NodeJS.Timeout | undefined;
+  let relay: ((signal: StopSignal) => void) | undefined;
   const interrupt = (): AbortSignal => {
     if (controller) return controller.signal;
     const c = (controller = new AbortController());
     // SIGTERM and SIGHUP end the run like Ctrl-C; a second leaves at once, or in a refresh waits FINISH_GRACE_MS.
     const onSignal = (name: StopSignal): void => {
+      if (relay) return relay(name);
       const [task] = unfinished;
       const key = name === 'SIGINT' ? 'Ctrl-C' : name;
       if (!c.signal.aborted) {
@@ -236,6 +252,13 @@ function stopSignals(say: (line: string) => void): Required<Pick<Process, 'inter
     },
     interrupt,
     stopped: () => controller?.signal.aborted === true,
+    relaySignals(to) {
+      interrupt();
+      relay = to;
+      return () => {
+        if (relay === to) relay = undefined;
+      };
+    },
     async mustFinish(task, work) {
       // Taken over now if not yet, so that no signal during the work finds Node's default (to die at once).
       const stop = interrupt();

@@ -10,6 +10,9 @@ export const ExitCode = {
   AUTH: 3,
   NETWORK: 4,
   CONTRACT: 5,
+  /** `exec`: the command cannot be run, or was not found (as shells report them, POSIX "Command Search"). */
+  COMMAND_NOT_RUNNABLE: 126,
+  COMMAND_NOT_FOUND: 127,
   /** SIGHUP, handled like SIGINT (128 + the signal's number, as shells report it). */
   HANGUP: 129,
   INTERRUPTED: 130,
@@ -52,6 +55,8 @@ export const ERROR_CODES = [
   ...['CONTRACT_TOKEN_FIELD_INVALID', 'CONTRACT_MALFORMED_PAGE', 'CONTRACT_NEXT_LINK_INVALID'],
   ...['CONTRACT_NEXT_LINK_CROSS_ORIGIN', 'CONTRACT_PAGINATION_LOOP', 'CONTRACT_NO_TOTAL_ITEMS'],
   ...['CONTRACT_CODING_UNASKED', 'CONTRACT_TOO_MANY_CODINGS', 'DOCTOR_CHECKS_FAILED', 'INTERRUPTED'],
+  ...['EXEC_ENV_NAME_INVALID', 'EXEC_COMMAND_NOT_FOUND', 'EXEC_COMMAND_NOT_RUNNABLE', 'KUBE_EXEC_INFO_INVALID'],
+  ...['ID_TOKEN_MISSING'],
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -109,4 +114,15 @@ export function outputError(cause: unknown): OutputError {
 /** The run was stopped by a signal (Ctrl-C, SIGTERM, SIGHUP) before it finished. */
 export function interrupted(): IdcliError {
   return new IdcliError('INTERRUPTED', 'interrupted', ExitCode.INTERRUPTED);
+}
+
+/**
+ * The run ends with this status and says nothing more: `idcli exec` hands on the exit status of the command it ran,
+ * which has spoken for itself on its own stderr.
+ */
+export class ExitStatus extends Error {
+  constructor(readonly status: number) {
+    super(`exit status ${status}`);
+    this.name = 'ExitStatus';
+  }
 }

@@ -16,6 +16,21 @@ export function apiOrigin(apiBaseUrl: string): string {
   return parseApiBase(apiBaseUrl).origin;
 }
 
+/**
+ * The one comparison of origins before a credential goes out: scheme, host and port, with a scheme's default port
+ * the same as no port (`https://h:443` is `https://h`), as WHATWG URL serialises an origin.
+ */
+export function sameOrigin(a: URL, b: URL): boolean {
+  return a.origin !== 'null' && a.origin === b.origin;
+}
+
+/** Whether `url` is on the origin of api-base-url or of base-url: the only places the access token is sent to. */
+export function onTokenOrigin(url: URL, settings: { apiBaseUrl?: string; baseUrl?: string }): boolean {
+  return [settings.apiBaseUrl, settings.baseUrl].some(
+    (base) => base !== undefined && URL.canParse(base) && sameOrigin(url, new URL(base)),
+  );
+}
+
 function parseApiBase(apiBaseUrl: string): URL {
   if (!URL.canParse(apiBaseUrl))
     throw usageError('API_BASE_URL_INVALID', `api-base-url is not a valid URL: ${clip(apiBaseUrl)}`);
@@ -42,7 +57,7 @@ export function targetUrl(target: string, apiBaseUrl: string, options: TargetOpt
   if (trimmed === '') throw usageError('TARGET_MISSING', 'no path or URL to send the request to');
 
   const url = resolveTarget(trimmed, base);
-  if (url.origin !== base.origin) {
+  if (!sameOrigin(url, base)) {
     // Shown as resolved (which explains a backslash or a tab) and redacted like every URL idcli prints.
     throw usageError(
       'TARGET_CROSS_ORIGIN',

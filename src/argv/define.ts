@@ -40,11 +40,17 @@ export interface OptionSpec {
   setting?: OptionKey;
 }
 
-export type ArgSpec = { name: string; description: string; choices?: readonly string[] };
+export type ArgSpec = {
+  name: string;
+  description: string;
+  choices?: readonly string[];
+  /** The last argument only: it takes every word left, one at least (`exec -- <command> [<arg>...]`). */
+  variadic?: boolean;
+};
 /** An option in a command's table: how it looks on the command line, and the typed value `run` gets. */
 export type Option<T> = Omit<OptionSpec, 'key'> & { kind: 'option'; read(value: Value): T };
-/** A positional argument in a command's table; arguments are taken in the table's order. */
-export type Argument<T> = ArgSpec & { kind: 'argument'; read(value: string | undefined): T };
+/** A positional argument in a command's table; arguments are taken in the table's order, each its words. */
+export type Argument<T> = ArgSpec & { kind: 'argument'; read(words: readonly string[]): T };
 
 type Table = Record<string, Option<unknown> | Argument<unknown>>;
 
@@ -99,13 +105,15 @@ export const option = {
   },
 };
 
-export function argument(spec: Omit<ArgSpec, 'choices'>): Argument<string>;
-export function argument<const C extends string>(spec: ArgSpec & { choices: readonly C[] }): Argument<C>;
-export function argument(spec: ArgSpec): Argument<string> {
+export function argument(spec: Omit<ArgSpec, 'choices' | 'variadic'>): Argument<string>;
+export function argument<const C extends string>(
+  spec: Omit<ArgSpec, 'variadic'> & { choices: readonly C[] },
+): Argument<C>;
+export function argument(spec: Omit<ArgSpec, 'variadic'>): Argument<string> {
   return {
     ...spec,
     kind: 'argument',
-    read: (v) => {
+    read: ([v]) => {
       const found = spec.choices ? spec.choices.find((c) => c === v) : v;
       // The parser has checked the count and the choices; a missing one here would be a parser bug, told the same way.
       if (found === undefined) throw usageError('USAGE_ARGUMENT_MISSING', `missing argument <${spec.name}>`);
@@ -123,6 +131,8 @@ export interface Invocation {
   settings: SettingsSource;
   stdin(): Readable & { isTTY?: boolean };
   surface: Surface;
+  /** Until the returned function is called, SIGINT, SIGTERM and SIGHUP go to `to` rather than stopping the run. */
+  relaySignals(to: (signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP') => void): () => void;
 }
 
 interface About {
@@ -198,11 +208,27 @@ export function defineGroup(def: About & { subcommands: readonly LeafCommand[] }
   return { ...def, options: [] };
 }
 
+/** The last argument of a table: every word left, one at least (the parser has checked there is one). */
+export function rest(spec: Omit<ArgSpec, 'choices' | 'variadic'>): Argument<[string, ...string[]]> {
+  return {
+    ...spec,
+    variadic: true,
+    kind: 'argument',
+    read: (words) => {
+      const [first, ...others] = words;
+      if (first === undefined) throw usageError('USAGE_ARGUMENT_MISSING', `missing argument <${spec.name}>`);
+      return [first, ...others];
+    },
+  };
+}
+
 export function readOptions<T extends Table>(table: T, parsed: Parsed): OptionsOf<T> {
   const out: Record<string, unknown> = {};
   let position = 0;
+  const wordsOf = (entry: Argument<unknown>): readonly string[] =>
+    entry.variadic ? parsed.args.slice(position) : parsed.args.slice(position, ++position);
   for (const [key, entry] of Object.entries(table))
-    out[key] = entry.kind === 'option' ? entry.read(parsed.options[key]) : entry.read(parsed.args[position++]);
+    out[key] = entry.kind === 'option' ? entry.read(parsed.options[key]) : entry.read(wordsOf(entry));
   // The one place TypeScript cannot follow: a loop over the table's keys. Each value is its own entry's `read`.
   return out as OptionsOf<T>;
 }

@@ -32,7 +32,8 @@ function table(rows: [string, string][]): string {
 
 /** What follows a command's name: its arguments, or its subcommand. */
 function operands(c: CommandSpec): string {
-  return c.args ? ` <${c.args.map((a) => a.name).join('> <')}>` : c.subcommands ? ' <subcommand>' : '';
+  if (c.subcommands) return ' <subcommand>';
+  return c.args ? c.args.map((a) => (a.variadic ? ` [--] <${a.name}>...` : ` <${a.name}>`)).join('') : '';
 }
 
 const examples = (lines: readonly string[]) =>

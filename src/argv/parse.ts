@@ -129,7 +129,12 @@ async function positional(scan: Scan, token: string): Promise<void> {
     scan.help = true;
     return;
   }
-  if (cmd && !cmd.subcommands) return void scan.args.push(token);
+  if (cmd && !cmd.subcommands) {
+    scan.args.push(token);
+    // The words after a command that idcli runs are its own, options or not (as for `env` or `sudo`).
+    if (cmd.args?.[scan.args.length - 1]?.variadic) scan.positionalOnly = true;
+    return;
+  }
   const among: readonly (CommandEntry | LeafCommand)[] = cmd ? cmd.subcommands : scan.surface.commands;
   // `idcli help <command> [<subcommand>]` finds only the commands that help lists.
   const found = among.find((c) => c.name === token && !(scan.help && isHidden(c)));
@@ -153,7 +158,7 @@ function checkArgs(cmd: LeafCommand, scan: Scan): void {
       `missing argument <${wanted[args.length]!.name}>`,
       `see \`idcli ${scan.path.map((c) => c.name).join(' ')} --help\``,
     );
-  if (args.length > wanted.length)
+  if (args.length > wanted.length && !wanted[wanted.length - 1]?.variadic)
     throw usageError('USAGE_UNEXPECTED_ARGUMENT', `unexpected argument ${quoted(args[wanted.length]!)}`);
   wanted.forEach((a, j) => checkChoice(`<${a.name}>`, a.choices, args[j]!));
 }

@@ -31,6 +31,8 @@ export const SURFACE: Surface = {
     { name: 'logout', load: async () => (await import('./logout/command.js')).command },
     { name: 'config', load: async () => (await import('./config/command.js')).command },
     { name: 'doctor', load: async () => (await import('./doctor/command.js')).command },
+    { name: 'credential', load: async () => (await import('./credential/command.js')).command },
+    { name: 'exec', load: async () => (await import('./exec/command.js')).command },
     { name: 'completion', load: async () => (await import('./completion/command.js')).command },
     { name: '__profiles', hidden: true, load: async () => (await import('./completion/profiles.js')).command },
   ] satisfies CommandEntry[],

@@ -133,6 +133,19 @@ export class Session implements TokenSource {
     return record;
   }
 
+  /**
+   * A client was refused with the stored access token (git's `erase`): it is marked expired, so the next run refreshes
+   * instead of serving it again; unless another process has stored a new one since (`rejected` is not stored).
+   */
+  async expire(rejected: string | undefined): Promise<void> {
+    await this.withLock(async () => {
+      const record = await this.read();
+      const now = this.ctx.deps.now();
+      if (!record || !this.fresh(record, 0) || (rejected !== undefined && record.accessToken !== rejected)) return;
+      await this.store.write(this.key, { ...record, expiresAt: now });
+    });
+  }
+
   /** Asked before the browser opens; the wait for the lock ends at `waitUntil` (deps.now() time). */
   async checkCanSave(waitUntil?: number): Promise<void> {
     const deadline = waitUntil === undefined ? undefined : { at: waitUntil, error: signInTimedOut };

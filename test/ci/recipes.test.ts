@@ -22,6 +22,8 @@ import { ndjson, plainItems } from '../list/helpers.js';
 import { BIN, ROOT } from '../support/cli.js';
 import { onTerminal } from '../support/pty.js';
 import { type CiRecipe, readRecipe } from './readme-recipes.js';
+import { gitEnv, makeRepo, startGitServer } from '../credential/git-server.js';
+import { accepted, KUBE_API_ANSWER, refreshes, seedSignIn, startKubeApi } from '../credential/support.js';
 
 const README = await readFile(join(ROOT, 'README.md'), 'utf8');
 const recipe = (name: string): CiRecipe => readRecipe(README, name);
@@ -131,12 +133,75 @@ async function signInOnceOverSsh(): Promise<void> {
 
 describe('README "Using idcli in CI": the recipes as written', () => {
   it('every shell recipe starts with `set -euo pipefail`, and none passes a token through a command line', () => {
-    for (const name of ['self-hosted-job', 'trusted-step', 'throwaway-job', 'retry']) {
+    for (const name of ['self-hosted-job', 'trusted-step', 'throwaway-job', 'retry', 'git-helper', 'exec-step']) {
       const r = recipe(name);
       expect(r.lang, name).toBe('sh');
       expect(r.text.split('\n')[0], name).toBe('set -euo pipefail');
       expect(r.text, name).not.toMatch(/\$\(idcli token/);
     }
+  });
+});
+
+// The store-dependent behaviour of these commands is tested with each store in test/credential/; here the README's
+// text is what is tested, with the file store.
+describe('README "Using the token with other tools": the snippets as written', () => {
+  it('kubectl, with the kubeconfig user of the README, reaches an API server that checks the ID token', async () => {
+    await setUp('file');
+    const t = await seedSignIn(h!);
+    const api = await startKubeApi(h!);
+    try {
+      const snippet = recipe('kubeconfig-user');
+      expect(snippet.lang).toBe('yaml');
+      const kubeconfig = join(h!.dir, 'kubeconfig');
+      const cluster = JSON.stringify({ server: api.url, 'certificate-authority': api.caFile });
+      await writeFile(
+        kubeconfig,
+        `apiVersion: v1\nkind: Config\nclusters:\n  - name: c\n    cluster: ${cluster}\ncontexts:\n  - name: c\n    context: {cluster: c, user: idcli}\ncurrent-context: c\n${snippet.text}`,
+      );
+      const r = await runScript(`kubectl --kubeconfig '${kubeconfig}' get --raw /api\n`, join(h!.dir, 'kube'), {
+        ...jobEnv({ HOME: h!.dir }),
+      });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toBe(KUBE_API_ANSWER);
+      expect(new Set(api.seen)).toEqual(new Set([`Bearer ${t.id_token}`]));
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('git clones with idcli as its credential helper, set as the README says', async () => {
+    await setUp('file');
+    await seedSignIn(h!);
+    const home = join(h!.dir, 'home');
+    const repos = join(h!.dir, 'repos');
+    await mkdir(join(repos, 'org'), { recursive: true });
+    await mkdir(home);
+    makeRepo(join(repos, 'org'), 'repo.git', home);
+    const server = await startGitServer(repos, home, (password) => accepted(h!.emu, password));
+    try {
+      const r = await runScript(
+        recipe('git-helper').text,
+        join(h!.dir, 'job'),
+        jobEnv({ ...gitEnv(home), IDCLI_API_BASE_URL: server.url }),
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(await readFile(join(r.dir, 'repo', 'README'), 'utf8')).toBe('hello\n');
+      expect(new Set(server.passwords)).toEqual(new Set([(await h!.record())!.accessToken]));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('idcli exec gives the step a token that curl reads from a pipe', async () => {
+    await setUp('file');
+    const t = await seedSignIn(h!, 300);
+    const r = await runScript(recipe('exec-step').text, join(h!.dir, 'exec'), jobEnv());
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(await file(r, 'user.json')).toBe(USER);
+    // --min-ttl 600 with 300 s left: refreshed first.
+    expect(refreshes(h!.emu)).toBe(1);
+    expect((await h!.record())!.accessToken).not.toBe(t.access_token);
   });
 });
 

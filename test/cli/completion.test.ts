@@ -92,6 +92,22 @@ describe('bash', () => {
     expect(await bashComplete('idcli completion ')).toEqual(['bash', 'fish', 'zsh']);
     expect(await bashComplete('idcli list users --page-size ')).toEqual(['auto', 'service']);
   });
+  it('completes credential and exec: subcommands, their options and values, and the command to run', async () => {
+    expect(await bashComplete('idcli cre')).toEqual(['credential']);
+    expect(await bashComplete('idcli credential ')).toEqual(['git', 'kubectl']);
+    expect(await bashComplete('idcli credential kubectl --')).toEqual(
+      expect.arrayContaining(['--token-type', '--min-ttl', '--profile']),
+    );
+    expect(await bashComplete('idcli credential git --')).not.toContain('--token-type');
+    expect(await bashComplete('idcli credential kubectl --token-type ')).toEqual(['access', 'id']);
+    expect(await bashComplete('idcli credential git ')).toEqual(['erase', 'get', 'store']);
+    expect(await bashComplete('idcli credential git get ')).toEqual([]);
+    expect(await bashComplete('idcli exec --')).toEqual(expect.arrayContaining(['--env', '--min-ttl']));
+    expect(await bashComplete('idcli exec kubect')).toContain('kubectl');
+    expect(await bashComplete('idcli exec --env X kubect')).toContain('kubectl');
+    expect(await bashComplete('idcli exec -- kubect')).toContain('kubectl');
+    expect(await bashComplete('idcli exec kubectl --')).toEqual([]);
+  });
   it('completes api: short and long flags, methods, and a header value is not taken for a command', async () => {
     expect(await bashComplete('idcli api users -')).toEqual(
       expect.arrayContaining(['-X', '--method', '-H', '--header', '-f', '--field', '--input', '-i', '--include']),
@@ -129,6 +145,14 @@ describe.runIf(hasFish)('fish', () => {
     expect(await fish('idcli api users -X ')).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
     expect(await fish('idcli api users -')).toEqual(expect.arrayContaining(['-X', '-H', '-f', '-i']));
   });
+  it('completes credential and exec', async () => {
+    expect(await fish('idcli credential ')).toEqual(['git', 'kubectl']);
+    expect(await fish('idcli credential kubectl --token-type ')).toEqual(['access', 'id']);
+    expect(await fish('idcli credential kubectl --')).toEqual(expect.arrayContaining(['--token-type', '--min-ttl']));
+    expect(await fish('idcli credential git ')).toEqual(['erase', 'get', 'store']);
+    expect(await fish('idcli exec --')).toEqual(expect.arrayContaining(['--env', '--min-ttl']));
+    expect(await fish('idcli exec kubect')).toContain('kubectl');
+  });
 });
 
 describe.runIf(hasZsh)('zsh', () => {
@@ -143,7 +167,19 @@ describe.runIf(hasZsh)('zsh', () => {
     expect(stdout.trim()).toBe('_idcli');
     const { readFile } = await import('node:fs/promises');
     const text = await readFile(file, 'utf8');
-    for (const c of ['login', 'token', 'api', 'list', 'status', 'logout', 'config', 'doctor', 'completion'])
+    for (const c of [
+      'login',
+      'token',
+      'api',
+      'list',
+      'status',
+      'logout',
+      'config',
+      'doctor',
+      'completion',
+      'credential',
+      'exec',
+    ])
       expect(text).toContain(`'${c}:`);
     expect(text).toContain('(none login create)');
     expect(text).toContain('idcli __profiles');
@@ -275,6 +311,16 @@ describe('profile names are data, never code', () => {
       await noMarks();
       expect((await zshTab('idcli --profile st', env, work)).line).toBe('idcli --profile staging');
       expect((await zshTab('idcli token --profile prod', env, work)).line).toBe('idcli token --profile prod-eu');
+    });
+    it('completes the subcommands of credential and config, their options and values', async () => {
+      expect((await zshTab('idcli credential ku', env, work)).line).toBe('idcli credential kubectl');
+      expect((await zshTab('idcli credential kubectl --token-type acc', env, work)).line).toBe(
+        'idcli credential kubectl --token-type access',
+      );
+      expect((await zshTab('idcli credential git er', env, work)).line).toBe('idcli credential git erase');
+      expect((await zshTab('idcli config set base-u', env, work)).line).toBe('idcli config set base-url');
+      expect((await zshTab('idcli exec --env X kubect', env, work)).line).toBe('idcli exec --env X kubectl');
+      expect((await zshTab('idcli exec -- kubect', env, work)).line).toBe('idcli exec -- kubectl');
     });
   });
 });

@@ -1,5 +1,5 @@
 /** Completion scripts for bash, zsh and fish from the spec; profiles come from the hidden `idcli __profiles`. */
-import type { CommandSpec as Definition, OptionSpec } from '../../argv/define.js';
+import type { CommandSpec as Definition, LeafCommand, OptionSpec } from '../../argv/define.js';
 import { CONFIG_KEYS } from '../../config.js';
 import { shellQuote } from '../../shell-quote.js';
 
@@ -10,10 +10,27 @@ interface CommandSpec {
   options: readonly OptionSpec[];
   /** Fixed values for the first positional argument (subcommands of `config`, shells of `completion`). */
   positional?: readonly string[];
-  /** Second positional: config keys after `config set|get|unset`. */
-  keys?: readonly string[];
+  /** A group's subcommands, each with its options and the values of its own first argument (config keys, actions). */
+  subs?: readonly SubSpec[];
+  /** The first argument is a command to run (`exec`): command names complete. */
+  runs?: boolean;
   /** Name of a free first positional argument (a path or URL), for shells that describe it. */
   argument?: string;
+}
+
+interface SubSpec {
+  name: string;
+  options: readonly OptionSpec[];
+  positional?: readonly string[];
+  /** It takes a free second argument (`config set <key> <value>`). */
+  second?: boolean;
+}
+
+/** A subcommand's first argument: its choices, or the config keys where it takes a key. */
+function subSpec(s: LeafCommand): SubSpec {
+  const first = s.args?.[0];
+  const positional = first?.choices ?? (first?.name === 'key' ? CONFIG_KEYS : undefined);
+  return { name: s.name, options: s.options, ...(positional ? { positional } : {}), second: (s.args?.length ?? 0) > 1 };
 }
 
 type ProgramSpec = { globals: readonly OptionSpec[]; commands: CommandSpec[] };
@@ -27,9 +44,11 @@ export function completionScript(
   const commands = listed.map((c): CommandSpec => {
     const first = c.args?.[0];
     const spec: CommandSpec = { name: c.name, description: c.summary, options: c.options };
-    if (c.subcommands) Object.assign(spec, { positional: c.subcommands.map((s) => s.name), keys: CONFIG_KEYS });
+    if (c.subcommands)
+      Object.assign(spec, { positional: c.subcommands.map((s) => s.name), subs: c.subcommands.map(subSpec) });
     if (first?.choices) spec.positional = first.choices;
     else if (first && !c.subcommands) spec.argument = first.name;
+    if (first?.variadic) spec.runs = true;
     return spec;
   });
   return { bash: bashScript, zsh: zshScript, fish: fishScript }[shell]({ globals, commands });
@@ -64,7 +83,7 @@ function valueWords(spec: ProgramSpec): ValueWord[] {
   };
   for (const o of spec.globals) if (takesValue(o)) add(o, undefined);
   for (const c of spec.commands)
-    for (const o of c.options)
+    for (const o of [...c.options, ...(c.subs ?? []).flatMap((s) => s.options)])
       if (takesValue(o)) add(o, c.name);
       else switches.add(o.flag);
   return [...byLong.entries()].map(([long, e]) => ({
@@ -83,6 +102,37 @@ function bashBranch(pattern: string[], action: string, commands?: string[]): str
 /** The words that take a value wherever they are accepted, for one branch of them all. */
 const unbound = (values: ValueWord[]) => values.filter((v) => !v.commands).flatMap((v) => v.words);
 
+/** The bash case branch of one command: its options, and its subcommands' or arguments' values. */
+function bashCommandCase(c: CommandSpec, globals: string): string {
+  const optionWords = (options: readonly OptionSpec[]) => bashWords([...options.flatMap(names), '--help']);
+  const opts = optionWords(c.options);
+  if (c.subs) {
+    const subOptions = c.subs.map((s) => `${s.name}) _idcli_offer "$cur" ${optionWords(s.options)} ${globals} ;;`);
+    const subValues = c.subs
+      .filter((s) => s.positional)
+      .map((s) => `${s.name}) _idcli_offer "$cur" ${bashWords(s.positional!)} ;;`);
+    return `    ${c.name})
+      if [[ "$cur" == -* ]]; then
+        case "$sub" in ${[...subOptions, `*) _idcli_offer "$cur" ${opts} ${globals} ;;`].join(' ')} esac
+        return
+      fi
+      if [ -n "$sub" ]; then [ -z "$extra" ] && case "$sub" in ${subValues.join(' ')} esac; return; fi
+      _idcli_offer "$cur" ${bashWords(c.positional ?? [])} ;;`;
+  }
+  if (c.positional) {
+    return `    ${c.name})
+      if [[ "$cur" == -* ]]; then _idcli_offer "$cur" ${opts} ${globals}; return; fi
+      [ -z "$sub" ] && _idcli_offer "$cur" ${bashWords(c.positional)} ;;`;
+  }
+  // The command to run completes as a command name, and what follows it is its own.
+  if (c.runs)
+    return `    ${c.name})
+      if [ -n "$sub" ]; then return; fi
+      if [[ "$cur" == -* ]]; then _idcli_offer "$cur" ${opts} ${globals}; return; fi
+      while IFS= read -r w; do COMPREPLY+=("$w"); done < <(compgen -c -- "$cur" | sort -u) ;;`;
+  return `    ${c.name}) _idcli_offer "$cur" ${opts} ${globals} ;;`;
+}
+
 function bashScript(spec: ProgramSpec): string {
   const values = valueWords(spec);
   const fixed = values.filter((v) => !isProfile(v.option) && !choices(v.option));
@@ -99,18 +149,7 @@ function bashScript(spec: ProgramSpec): string {
     ...values.filter((v) => v.commands).map((v) => bashBranch(v.words, 'skip=1', v.commands)),
   ].map((line) => `  ${line}`);
   const globals = bashWords(spec.globals.map((o) => o.flag));
-  const commandCases = spec.commands.map((c) => {
-    const opts = bashWords([...c.options.flatMap(names), '--help']);
-    if (c.positional) {
-      const keys = c.keys
-        ? `\n        if [ -n "$sub" ]; then [ -z "$extra" ] && [ "$sub" != list ] && _idcli_offer "$cur" ${bashWords(c.keys)}; return; fi`
-        : '';
-      return `    ${c.name})
-        if [[ "$cur" == -* ]]; then _idcli_offer "$cur" ${opts} ${globals}; return; fi${keys}
-        [ -z "$sub" ] && _idcli_offer "$cur" ${bashWords(c.positional)} ;;`;
-    }
-    return `    ${c.name}) _idcli_offer "$cur" ${opts} ${globals} ;;`;
-  });
+  const commandCases = spec.commands.map((c) => bashCommandCase(c, globals));
   // Words are filtered by prefix in a loop, never through compgen -W: it expands its word list like a command line,
   // so a profile name from config.json such as $(…) or * would run or glob.
   return `# bash completion for idcli — eval "$(idcli completion bash)" or save it under bash-completion/completions/idcli
@@ -169,11 +208,30 @@ function zshOption(o: OptionSpec): string {
 
 function zshCommand(c: CommandSpec, globals: readonly OptionSpec[]): string {
   const args = [...c.options, ...globals].map(zshOption);
-  if (c.positional && c.keys)
-    args.push(`'1:subcommand:(${words(c.positional)})'`, `'2:key:(${words(c.keys)})'`, "'3:value: '");
-  else if (c.positional) args.push(`'1:value:(${words(c.positional)})'`);
+  if (c.subs) return zshGroup(c, args, globals);
+  if (c.positional) args.push(`'1:value:(${words(c.positional)})'`);
+  else if (c.runs) args.push("'(-)1:command: _command_names -e'", "'*::arguments: _normal'");
   else if (c.argument) args.push(`'1:${c.argument}: '`);
-  return `    ${c.name}) _arguments -s \\\n      ${args.join(' \\\n      ')} ;;`;
+  // -S: a `--` ends idcli's options, and the command's words are its own.
+  return `    ${c.name}) _arguments -s${c.runs ? ' -S' : ''} \\\n      ${args.join(' \\\n      ')} ;;`;
+}
+
+/** A group: its subcommand first, then that subcommand's own options and argument, as git's completion nests them. */
+function zshGroup(c: CommandSpec, args: string[], globals: readonly OptionSpec[]): string {
+  const subs = c.subs!.map((s) => {
+    const own = [...s.options, ...globals].map(zshOption);
+    if (s.positional) own.push(`'1:value:(${words(s.positional)})'`);
+    if (s.second) own.push("'2:value: '");
+    return `          ${s.name}) _arguments -s \\\n            ${own.join(' \\\n            ')} ;;`;
+  });
+  return `    ${c.name})
+      _arguments -C -s \\\n        ${[...args, `'1:subcommand:(${words(c.positional ?? [])})'`, "'*::arg:->sub'"].join(' \\\n        ')}
+      case $state in
+        sub)
+          case $line[1] in
+${subs.join('\n')}
+          esac ;;
+      esac ;;`;
 }
 
 function zshScript(spec: ProgramSpec): string {
@@ -186,8 +244,9 @@ _idcli_profiles() {
   _wanted profiles expl profile compadd -a profiles
 }
 _idcli() {
-  local -a commands
-  commands=(
+  # Not \`commands\`: that would hide zsh's table of the commands on PATH, which \`exec\` completes from.
+  local -a idcli_commands
+  idcli_commands=(
 ${spec.commands.map((c) => `    '${c.name}:${c.description.replace(/'/g, '')}'`).join('\n')}
   )
   local curcontext="$curcontext" state line
@@ -196,7 +255,7 @@ ${spec.commands.map((c) => `    '${c.name}:${c.description.replace(/'/g, '')}'`)
     '--help[show help]' '--version[print the version]' \\
     '1:command:->command' '*::arg:->args'
   case $state in
-    command) _describe 'command' commands ;;
+    command) _describe 'command' idcli_commands ;;
     args)
       case $line[1] in
 ${spec.commands.map((c) => zshCommand(c, spec.globals)).join('\n')}
@@ -229,12 +288,17 @@ function fishScript(spec: ProgramSpec): string {
   for (const c of spec.commands) {
     const seen = `__fish_seen_subcommand_from ${c.name}`;
     for (const o of c.options) lines.push(fishOption(o, seen));
-    if (c.positional && c.keys)
+    if (c.subs) {
       lines.push(
-        `complete -c idcli -n '${seen}; and not __fish_seen_subcommand_from ${words(c.positional)}' -a '${words(c.positional)}'`,
-        `complete -c idcli -n '${seen}; and __fish_seen_subcommand_from set get unset' -a '${words(c.keys)}'`,
+        `complete -c idcli -n '${seen}; and not __fish_seen_subcommand_from ${words(c.positional ?? [])}' -a '${words(c.positional ?? [])}'`,
       );
-    else if (c.positional) lines.push(`complete -c idcli -n '${seen}' -a '${words(c.positional)}'`);
+      for (const s of c.subs) {
+        const inSub = `${seen}; and __fish_seen_subcommand_from ${s.name}`;
+        for (const o of s.options) lines.push(fishOption(o, inSub));
+        if (s.positional) lines.push(`complete -c idcli -n '${inSub}' -a '${words(s.positional)}'`);
+      }
+    } else if (c.positional) lines.push(`complete -c idcli -n '${seen}' -a '${words(c.positional)}'`);
+    else if (c.runs) lines.push(`complete -c idcli -n '${seen}' -a '(__fish_complete_subcommand --fcs-skip=2)'`);
   }
   return `${lines.join('\n')}\n`;
 }

@@ -1,0 +1,45 @@
+/** `credential git get|store|erase`: git's credential helper, answering only for the origins the token belongs to. */
+import type { Invocation } from '../../argv/define.js';
+import { onTokenOrigin } from '../../apiclient/target.js';
+import { openCredentials } from '../../oauth/credentials.js';
+import { MIN_TTL_SEC } from '../../token-rules.js';
+import { answer, parseAttributes, queryUrl } from './git-attributes.js';
+
+export async function gitCredential(action: 'get' | 'store' | 'erase', invocation: Invocation): Promise<void> {
+  // git keeps nothing of ours: the token lives in idcli's store, refreshed there.
+  if (action === 'store') return;
+  const query = parseAttributes(await readAttributes(invocation.stdin()));
+  const url = queryUrl(query);
+  const ctx = await invocation.context();
+  // Any other origin gets no answer, so git asks its next helper: the token never leaves its own origins.
+  if (url === undefined || !onTokenOrigin(url, ctx.settings)) return;
+  const credentials = await openCredentials(ctx);
+  if (action === 'erase') {
+    if (credentials.kind === 'stored') await credentials.session.expire(query.rejected);
+    return;
+  }
+  if (credentials.kind === 'env') return ctx.deps.print(answer(query, credentials.token, credentials.expiresAt));
+  const record = await credentials.session.valid(MIN_TTL_SEC);
+  ctx.deps.print(answer(query, record.accessToken, record.expiresAt));
+}
+
+/** git's attributes are a few short lines; more than this is not git talking. */
+const MAX_ATTRIBUTES_BYTES = 64 * 1024;
+
+/** stdin up to the first empty line, or its end: git may keep its end of the pipe open after the empty line. */
+function readAttributes(stdin: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    stdin.setEncoding('utf8');
+    const done = (): void => {
+      stdin.off('data', onData).off('end', done).off('error', reject);
+      stdin.pause();
+      resolve(text);
+    };
+    const onData = (chunk: Buffer | string): void => {
+      text += chunk.toString();
+      if (/(^|\n)\r?\n/.test(text) || text.length > MAX_ATTRIBUTES_BYTES) done();
+    };
+    stdin.on('data', onData).on('end', done).on('error', reject);
+  });
+}

@@ -1,0 +1,139 @@
+/**
+ * `idcli exec`: the command runs without a shell, the token in its environment and in no command line, its stdio
+ * its own, stop signals passed on, its exit status idcli's.
+ */
+import { chmod, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeEachStore, harness, type Harness } from '../auth/harness.js';
+import { expectOneErrorLine } from '../support/cli.js';
+import { until } from '../support/until.js';
+import { refreshes, seedSignIn } from './support.js';
+
+const CHILD = join(import.meta.dirname, 'fixtures', 'exec-child.mjs');
+type Report = { token?: string; self: string; parent: string };
+const reportIn = (stdout: string): Report => JSON.parse(stdout.split('\n')[0]!) as Report;
+
+describeEachStore('exec', (store) => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await harness({ store });
+  });
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it('gives the command the access token in its environment, in no command line', async () => {
+    const t = await seedSignIn(h);
+    const r = await h.run(['exec', '--', process.execPath, CHILD, 'IDCLI_ACCESS_TOKEN']);
+    expect(r.code, r.stderr).toBe(0);
+    const report = reportIn(r.stdout);
+    expect(report.token).toBe(t.access_token);
+    // Both processes: the command's own line, and idcli's (the command's parent).
+    expect(report.self).toContain(CHILD);
+    expect(report.parent).toContain('exec');
+    expect(report.self).not.toContain(t.access_token);
+    expect(report.parent).not.toContain(t.access_token);
+    expect(refreshes(h.emu)).toBe(0);
+  });
+
+  it('--env names the variable; a token under --min-ttl is refreshed first', async () => {
+    const t = await seedSignIn(h, 120);
+    const r = await h.run([
+      'exec',
+      '--env',
+      'API_TOKEN',
+      '--min-ttl',
+      '600',
+      '--',
+      process.execPath,
+      CHILD,
+      'API_TOKEN',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(refreshes(h.emu)).toBe(1);
+    const token = reportIn(r.stdout).token;
+    expect(token).not.toBe(t.access_token);
+    expect(token).toBe((await h.record())!.accessToken);
+  });
+
+  it('without a sign-in the command does not run: exit 3', async () => {
+    const r = await h.run(['exec', '--', process.execPath, CHILD, 'IDCLI_ACCESS_TOKEN']);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe('');
+    expectOneErrorLine(r, /not logged in/);
+  });
+});
+
+describe('exec: the command and its exit', () => {
+  let h: Harness;
+  beforeEach(async () => {
+    h = await harness();
+    await seedSignIn(h);
+  });
+  afterEach(async () => {
+    await h?.close();
+  });
+
+  it("its stdin, stdout and stderr are the command's; no shell reads its arguments", async () => {
+    const r = await h.run(['exec', '--', 'sh', '-c', 'cat; echo "$1" >&2', 'sh', '$HOME *'], {}, { input: 'hello\n' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('hello\n');
+    expect(r.stderr).toBe('$HOME *\n');
+  });
+
+  it('words after the command are its own, options or not', async () => {
+    const r = await h.run(['exec', 'sh', '-c', 'echo "$@"', 'sh', '--help', '--env', 'x']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('--help --env x\n');
+  });
+
+  it("exits with the command's status, 128 + n for signal n, 127 not found, 126 not runnable", async () => {
+    expect((await h.run(['exec', '--', 'sh', '-c', 'exit 7'])).code).toBe(7);
+    expect((await h.run(['exec', '--', 'sh', '-c', 'kill -TERM $$'])).code).toBe(143);
+    expect((await h.run(['exec', '--', 'sh', '-c', 'kill -KILL $$'])).code).toBe(137);
+    const missing = await h.run(['exec', '--', 'idcli-no-such-command']);
+    expect(missing.code).toBe(127);
+    expectOneErrorLine(missing, /command not found: idcli-no-such-command/);
+    const plain = join(h.dir, 'not-executable');
+    await writeFile(plain, '#!/bin/sh\nexit 0\n');
+    await chmod(plain, 0o644);
+    const refused = await h.run(['exec', '--', plain]);
+    expect(refused.code).toBe(126);
+    expectOneErrorLine(refused, /cannot run .*not-executable: permission denied/);
+  });
+
+  it.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)('passes %s on and exits as the command did', async (signal) => {
+    let stdout = '';
+    const r = await h.run(
+      ['exec', '--', process.execPath, CHILD, 'IDCLI_ACCESS_TOKEN', 'wait'],
+      {},
+      {
+        onSpawn: (idcli) => {
+          idcli.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
+          void until(() => (stdout.includes('ready\n') ? true : undefined), 20_000, 'the command to start').then(() =>
+            idcli.kill(signal),
+          );
+        },
+      },
+    );
+    const n = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 }[signal];
+    expect(r.stdout).toContain(`got ${signal}\n`);
+    expect(r.code, r.stderr).toBe(40 + n);
+  });
+
+  it('refuses an --env that is not a variable name, before anything runs', async () => {
+    for (const name of ['1X', 'A-B', 'A=B', '']) {
+      const r = await h.run(['exec', '--env', name, '--', 'sh', '-c', 'echo ran']);
+      expect(r.code, name).toBe(2);
+      expect(r.stdout).toBe('');
+      expectOneErrorLine(r, /--env must be an environment variable name/);
+    }
+  });
+
+  it('needs a command', async () => {
+    const r = await h.run(['exec', '--']);
+    expect(r.code).toBe(2);
+    expectOneErrorLine(r, /missing argument <command>/);
+  });
+});
