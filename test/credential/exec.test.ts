@@ -6,7 +6,8 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeEachStore, harness, type Harness } from '../auth/harness.js';
-import { expectOneErrorLine } from '../support/cli.js';
+import { expectOneErrorLine, IDCLI } from '../support/cli.js';
+import { onTerminal } from '../support/pty.js';
 import { until } from '../support/until.js';
 import { refreshes, seedSignIn } from './support.js';
 
@@ -67,6 +68,7 @@ describeEachStore('exec', (store) => {
 
 describe('exec: the command and its exit', () => {
   let h: Harness;
+  let watch: (raw: string) => void = () => {};
   beforeEach(async () => {
     h = await harness();
     await seedSignIn(h);
@@ -109,6 +111,8 @@ describe('exec: the command and its exit', () => {
       ['exec', '--', process.execPath, CHILD, 'IDCLI_ACCESS_TOKEN', 'wait'],
       {},
       {
+        // A session of its own: run from a terminal, the suite's foreground group would make SIGINT the terminal's.
+        prefix: ['setsid'],
         onSpawn: (idcli) => {
           idcli.stdout!.on('data', (b: Buffer) => (stdout += b.toString()));
           void until(() => (stdout.includes('ready\n') ? true : undefined), 20_000, 'the command to start').then(() =>
@@ -120,6 +124,35 @@ describe('exec: the command and its exit', () => {
     const n = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 }[signal];
     expect(r.stdout).toContain(`got ${signal}\n`);
     expect(r.code, r.stderr).toBe(40 + n);
+  });
+
+  it('a Ctrl-C typed at the terminal reaches the command once, not again through idcli', async () => {
+    let stage = 0;
+    // `exec`: a shell between the terminal and idcli would die of the Ctrl-C itself, and the terminal with it.
+    const r = await onTerminal(
+      `exec ${IDCLI} --verbose exec -- ${process.execPath} ${CHILD} IDCLI_ACCESS_TOKEN count`,
+      {
+        env: h.env(),
+        timeoutMs: 30_000,
+        keyboard: (type) => {
+          // Ctrl-C once the command runs; `q` once the command got it and idcli has said what it did with its own.
+          const step = (raw: string) => {
+            if (stage === 0 && raw.includes('ready')) {
+              stage = 1;
+              type('\x03');
+            } else if (stage === 1 && raw.includes('SIGINT 1') && /SIGINT (not )?passed on/.test(raw)) {
+              stage = 2;
+              type('q\n');
+            }
+          };
+          watch = step;
+        },
+        onOutput: (raw) => watch(raw),
+      },
+    );
+    expect(r.raw).toContain('SIGINT not passed on: the terminal sent it to the command too');
+    expect(r.raw, r.raw).toContain('count=1');
+    expect(r.code).toBe(130);
   });
 
   it('refuses an --env that is not a variable name, before anything runs', async () => {

@@ -1,5 +1,6 @@
 /** The command `idcli exec` runs: no shell, stdio its own, stop signals passed on, its exit status told as a shell does. */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 import type { Invocation } from '../../argv/define.js';
 import { ExitCode, IdcliError } from '../../errors.js';
@@ -10,14 +11,25 @@ export interface ChildSpec {
   argv: readonly [string, ...string[]];
   env: Record<string, string | undefined>;
   relaySignals: Invocation['relaySignals'];
+  /** Says, with --verbose, what became of a stop signal. */
+  verbose: (msg: string) => void;
 }
 
 /** Runs the command to its end; its exit status, 128 + n when signal n ended it. */
-export function runChild({ argv, env, relaySignals }: ChildSpec): Promise<number> {
+export function runChild({ argv, env, relaySignals, verbose }: ChildSpec): Promise<number> {
   const [file, ...args] = argv;
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio: 'inherit', env: definedOnly(env) });
-    const stopRelay = relaySignals((signal) => void child.kill(signal));
+    const stopRelay = relaySignals((signal) => {
+      // Ctrl-C at a terminal reaches every process of its foreground group, the command too: a second SIGINT from
+      // here would read as Ctrl-C pressed twice, which many programs take as "quit now" (sudo does the same).
+      if (signal === 'SIGINT' && inTerminalForeground()) {
+        verbose('SIGINT not passed on: the terminal sent it to the command too');
+        return;
+      }
+      verbose(`${signal} passed on to the command`);
+      child.kill(signal);
+    });
     child.once('error', (err) => {
       stopRelay();
       reject(startFailure(file, err));
@@ -45,6 +57,21 @@ function startFailure(file: string, err: unknown): unknown {
       },
     );
   return err;
+}
+
+/**
+ * Whether this process is in its terminal's foreground process group (Linux: /proc/self/stat's pgrp and tpgid), where
+ * the terminal's own SIGINT went to the command as well. Elsewhere false: a signal is then always passed on.
+ */
+function inTerminalForeground(): boolean {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'latin1');
+    // The fields after the command name, which may hold spaces and parentheses: state ppid pgrp session tty tpgid.
+    const [, , pgrp, , , tpgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return tpgid !== undefined && Number(tpgid) > 0 && tpgid === pgrp;
+  } catch {
+    return false;
+  }
 }
 
 function definedOnly(env: Record<string, string | undefined>): NodeJS.ProcessEnv {

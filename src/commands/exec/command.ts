@@ -9,7 +9,7 @@ const DEFAULT_ENV = 'IDCLI_ACCESS_TOKEN';
 export const command = defineCommand({
   name: 'exec',
   summary: 'run a command with the access token in its environment',
-  description: `Run a command (no shell) with a valid access token in its environment, as ${DEFAULT_ENV} or the --env name. Its stdin, stdout and stderr are its own, SIGINT, SIGTERM and SIGHUP are passed on, and idcli exits with its exit status (128 + n when signal n ended it; 127 when it is not found, 126 when it cannot be run).`,
+  description: `Run a command (no shell) with a valid access token in its environment, as ${DEFAULT_ENV} or the --env name. Its stdin, stdout and stderr are its own, SIGINT, SIGTERM and SIGHUP are passed on (a Ctrl-C typed at a terminal reaches it directly, once), and idcli exits with its exit status (128 + n when signal n ended it; 127 when it is not found, 126 when it cannot be run).`,
   options: {
     env: option.string({
       flag: '--env',
@@ -45,7 +45,12 @@ export const command = defineCommand({
     const token = await source.get(o.minTtl);
     const { runChild } = await import('./child.js');
     const env = { ...ctx.deps.env, [o.env ?? DEFAULT_ENV]: token };
-    const status = await runChild({ argv: o.command, env, relaySignals: invocation.relaySignals });
+    const status = await runChild({
+      argv: o.command,
+      env,
+      relaySignals: invocation.relaySignals,
+      verbose: (msg) => ctx.deps.log.verbose(msg),
+    });
     if (status !== 0) throw new ExitStatus(status);
   },
 });
