@@ -11,7 +11,14 @@ interface Client {
 
 type Outgoing = ReturnType<typeof outgoingBody>;
 
-export function createNodeTransport(options: LimitOptions = {}): Transport {
+/** PEM material for one peer's TLS: a private CA, a client certificate and its key (the etcd store's members). */
+export interface TlsMaterial {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+export function createNodeTransport(options: LimitOptions & { tls?: TlsMaterial } = {}): Transport {
   const maxSockets = connectionLimit(options);
   const clients = new Map<string, Client>();
 
@@ -23,7 +30,7 @@ export function createNodeTransport(options: LimitOptions = {}): Transport {
       // Keep-Alive timeout, so a request is not sent on a connection the server is about to close.
       client = {
         request: mod.request,
-        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: IDLE_TIMEOUT_MS }),
+        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: IDLE_TIMEOUT_MS, ...options.tls }),
       };
       clients.set(protocol, client);
     }

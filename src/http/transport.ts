@@ -2,13 +2,15 @@
 import type { Logger } from '../log.js';
 import type { LimitOptions } from './attempt.js';
 import { type Env, type ProxyEnv, readProxyEnv, showProxy, wantsProxy } from './proxy-env.js';
-import { createNodeTransport } from './node-transport.js';
+import { createNodeTransport, type TlsMaterial } from './node-transport.js';
 import { createProxyTransport } from './proxy-transport.js';
 import type { Transport } from './types.js';
 
 export interface TransportOptions extends LimitOptions {
   /** Told once which proxy is in effect. */
   log?: Pick<Logger, 'verbose'>;
+  /** Only for the direct transport: a caller with its own CA or client certificate talks to its peers directly. */
+  tls?: TlsMaterial;
 }
 
 export function createTransport(env: Env, options: TransportOptions = {}): Transport {

@@ -5,6 +5,7 @@ import { isSea } from 'node:sea';
 import { howToSet, type ConfigKey, SETTINGS, type Settings } from '../../config.js';
 import { IdcliError } from '../../errors.js';
 import { errMessage } from '../../shape.js';
+import type { CredentialStore } from '../../store/interface.js';
 import type { HttpClient } from '../../http/client.js';
 import { headerValue } from '../../http/types.js';
 import { redactUrl } from '../../redact.js';
@@ -165,7 +166,7 @@ function withinDeadline<T>(work: Promise<T>): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-export type StoreProbe = { kind: 'keychain' | 'file'; description: string; warning?: string };
+export type StoreProbe = { kind: CredentialStore['kind']; description: string; warning?: string };
 
 export function checkStore(mode: Settings['credentialStore'], probe: StoreProbe | IdcliError): CheckResult {
   const verdict = check('store', 'credential store');

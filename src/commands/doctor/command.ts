@@ -17,6 +17,7 @@ import {
 } from './checks.js';
 import { createHttpClient } from '../../http/client.js';
 import { printable } from '../../printable.js';
+import { storeOptions } from '../../oauth/session.js';
 import { openStore } from '../../store/select.js';
 import { stderrStyle } from '../../style.js';
 
@@ -65,7 +66,10 @@ async function runChecks({ deps, context, settings: source }: Invocation): Promi
   // Settings that could not be resolved are reported above; the store is still probed, with the defaults.
   const { credentialStore: mode, keychainService: service } = ok ?? STORE_DEFAULTS;
   const configDir = ok?.configDir ?? source.configDir();
-  const probe = await openStore({ mode, configDir, service, warn: (msg) => deps.log.warn(msg) })
+  const options = ok
+    ? storeOptions({ settings: ok, deps })
+    : { mode, configDir, service, warn: (msg: string) => deps.log.warn(msg) };
+  const probe = await openStore(options)
     .then((store): StoreProbe => ({ kind: store.kind, description: store.describe(), warning: store.notice }))
     .catch(reported);
   checks.push(checkStore(mode, probe), checkProxy(deps.env), checkRuntime());
