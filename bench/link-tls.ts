@@ -19,6 +19,8 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
+import { createSecureContext } from 'node:tls';
+import { buildTrustStore } from '../src/http/trust.js';
 import {
   BIN,
   cliEnv,
@@ -187,7 +189,7 @@ export async function benchLinkTls(h: Harness, runs: number, fetchLoop: string):
   const http2 = curlHasHttp2();
   if (http2) await writeCurlJqScript(curl2, '--compressed --http2');
   const idcli = (...args: string[]) => [process.execPath, BIN, 'list', '/v1/records', ...args];
-  const lines: string[] = [];
+  const lines: string[] = [...systemStoreCost(runs), ''];
   for (const link of LINKS) {
     let asIsMs = Number.NaN;
     const title = `link over TLS: ${link.bandwidthMbps} Mbit/s, ${link.latencyMs} ms round trip charged per round trip (TCP and TLS handshakes included); ${RECORDS.toLocaleString('en')} records, idcli with its defaults`;
@@ -223,6 +225,33 @@ export async function benchLinkTls(h: Harness, runs: number, fetchLoop: string):
     lines.push('');
   }
   return lines;
+}
+
+/**
+ * What trusting the system's CA store adds to the first HTTPS request of a process: building idcli's TLS context
+ * (src/http/trust.ts: Node's roots, the system's store, NODE_EXTRA_CA_CERTS) against building Node's default one,
+ * which a request made without it would have built. Later requests reuse the context.
+ */
+function systemStoreCost(runs: number): string[] {
+  const time = (fn: () => unknown): number => {
+    const started = performance.now();
+    fn();
+    return performance.now() - started;
+  };
+  const ours: number[] = [];
+  const nodes: number[] = [];
+  let count = 0;
+  for (let i = 0; i < Math.max(runs, 5); i++) {
+    ours.push(time(() => (count = buildTrustStore(process.env).anchors.length)));
+    nodes.push(time(() => createSecureContext()));
+  }
+  const cost = median(ours) - median(nodes);
+  const title = "system's CA store: what reading it adds to the first HTTPS request of a process";
+  log(title);
+  return [
+    title,
+    `  ${cost.toFixed(1)} ms (idcli's context of ${count} CAs ${median(ours).toFixed(1)} ms, Node's default ${median(nodes).toFixed(1)} ms; medians of ${ours.length}, Node ${process.version})`,
+  ];
 }
 
 /**

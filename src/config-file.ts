@@ -13,7 +13,7 @@ import {
   checkPrivateDir,
   O_NOFOLLOW,
   O_NONBLOCK,
-  readBounded,
+  readBoundedBytes,
   refuseOpenedFile,
   resolveTrusted,
   TooLarge,
@@ -39,7 +39,7 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
     // O_NONBLOCK: a FIFO (or a device) put in the file's place must be refused, not wait forever for a writer.
     fd = openSync(resolveTrusted(path, fix), constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     refuseOpenedFile(fd, path, fix, true);
-    return parseConfigFile(readBounded(fd, MAX_CONFIG_BYTES), path);
+    return parseConfigFile(readBoundedBytes(fd, MAX_CONFIG_BYTES), path);
   } catch (err) {
     if (err instanceof IdcliError) throw err;
     if (err instanceof TooLarge)
@@ -53,14 +53,25 @@ export async function loadConfigFile(configDir: string, opts: ConfigFileOptions 
   }
 }
 
-/** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
-export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
+/**
+ * The config directory made ready for a write of config.json: created when missing, checked, and writable. A fault is
+ * named here as the write would name it, before the lock that the writers take in it is created.
+ */
+export async function prepareConfigDir(configDir: string, opts: ConfigFileOptions = {}): Promise<void> {
   // Imported here: every command reads the config file, only `config set` and `config unset` write it.
-  const { mkdir } = await import('node:fs/promises');
+  const { access, mkdir } = await import('node:fs/promises');
   await mkdir(configDir, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
     throw configDirFault(configDir, configDir, err, 'create');
   });
   checkConfigDir(configDir, opts.warn);
+  await access(configDir, constants.W_OK).catch((err: unknown) => {
+    throw configDirFault(configDir, configPath(configDir), err, 'write');
+  });
+}
+
+/** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
+export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
+  await prepareConfigDir(configDir, opts);
   const path = configPath(configDir);
   await replacePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`).catch((err: unknown) => {
     throw configDirFault(configDir, path, err, 'write');

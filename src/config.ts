@@ -47,7 +47,6 @@ export const DEFAULT_HTTP_TIMEOUT_MS = 300_000;
 export const AUTO_PAGE_SIZE = 1000;
 
 const asIs = (raw: string): string => raw;
-const trimmed = (raw: string): string => raw.trim();
 
 /** Every setting; a row with a `description` has a flag of its name (`option.setting`, src/argv/define.ts). */
 export const SETTINGS = {
@@ -131,7 +130,7 @@ export const SETTINGS = {
     stored: true,
     value: '<scopes>',
     description: 'extra scopes after "openid <client-name>"',
-    parse: trimmed,
+    parse: (v: string) => plainText('scope', v),
   },
   'ui-locales': {
     field: 'uiLocales',
@@ -140,7 +139,7 @@ export const SETTINGS = {
     value: '<tags>',
     description: 'sign-in page language, e.g. "fr en"',
     defaultText: 'your locale',
-    parse: trimmed,
+    parse: (v: string) => plainText('ui-locales', v),
   },
   // Read by `list` alone (src/paginate/page-size.ts).
   'page-size': {
@@ -261,14 +260,19 @@ function homeDir(env: Env): string {
 const invalidFile = (message: string, hint?: string) => usageError('CONFIG_FILE_INVALID', message, hint);
 
 /** config.json checked whole: a bad profile name is refused, not skipped (completion prints names to the shell). */
-export function parseConfigFile(text: string, path: string): ConfigFile {
+export function parseConfigFile(content: string | Uint8Array, path: string): ConfigFile {
+  const text = typeof content === 'string' ? content : utf8Text(content, path);
+  // A byte order mark, as some Windows editors write: not JSON, but not the user's content either.
+  const json = text.startsWith('\uFEFF') ? text.slice(1) : text;
   let data: unknown;
   try {
-    // A byte order mark, as some Windows editors write: not JSON, but not the user's content either.
-    data = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
+    data = JSON.parse(json);
   } catch {
-    throw invalidFile(`${path} is not valid JSON`, 'fix it or remove it and use `idcli config set`');
+    throw invalidFile(`${path} is not valid JSON`, FILE_FIX);
   }
+  // JSON.parse keeps the last of two equal keys: which one the user meant is not for idcli to guess.
+  const twice = duplicateKey(json);
+  if (twice !== undefined) throw invalidFile(`${path} holds the key ${quoted(twice)} twice in one object`, FILE_FIX);
   // A file without profiles is an empty one; a `profiles` of any other shape (null too) is refused.
   const profiles = isJsonObject(data) ? (data.profiles === undefined ? {} : data.profiles) : undefined;
   if (!isJsonObject(profiles)) throw invalidFile(`${path} must be an object with a "profiles" object`);
@@ -281,15 +285,48 @@ export function parseConfigFile(text: string, path: string): ConfigFile {
     const profile = Object.create(null) as Partial<Record<ConfigKey, string>>;
     for (const [key, value] of Object.entries(entries)) {
       if (!isConfigKey(key)) throw invalidFile(`${path}: unknown key ${quoted(key)} in profile ${quoted(name)}`);
-      assertString(value, `${path}: ${quoted(key)} in profile ${quoted(name)}`, (what) =>
-        invalidFile(`${what} must be a string`),
-      );
+      const what = `${path}: ${quoted(key)} in profile ${quoted(name)}`;
+      assertString(value, what, (w) => invalidFile(`${w} must be a string`));
+      // A value is printed by `config list` and put into requests: an escape sequence in it is nobody's setting.
+      if (hasControls(value)) throw invalidFile(`${what} holds a control character`, FILE_FIX);
       profile[key] = value;
     }
     out.profiles[name] = profile;
   }
   return out;
 }
+
+const FILE_FIX = 'fix it or remove it and use `idcli config set`';
+
+function utf8Text(bytes: Uint8Array, path: string): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw invalidFile(`${path} is not valid UTF-8`, FILE_FIX);
+  }
+}
+
+/**
+ * The first key that one object of `json` holds twice. `json` has parsed, so its quoted runs are exactly its strings,
+ * and a string followed by `:` is a key: a scan of those and of the brackets, not a second JSON parser.
+ */
+function duplicateKey(json: string): string | undefined {
+  const objects: (Set<string> | undefined)[] = [];
+  for (const [token, quotedText, colon] of json.matchAll(/("(?:[^"\\]|\\.)*")(\s*:)?|[{}[\]]/g)) {
+    if (token === '{' || token === '[') objects.push(token === '{' ? new Set() : undefined);
+    else if (token === '}' || token === ']') objects.pop();
+    else if (colon !== undefined && quotedText !== undefined) {
+      const keys = objects.at(-1);
+      const key = JSON.parse(quotedText) as string;
+      if (keys?.has(key)) return key;
+      keys?.add(key);
+    }
+  }
+  return undefined;
+}
+
+/** C0, DEL and C1 control characters, as printable.ts escapes them. */
+const hasControls = (text: string): boolean => /[\u0000-\u001f\u007f-\u009f]/.test(text);
 
 /** Each resolved once, when asked: `config` and completion need the directory and profile alone. */
 export interface SettingsSource {
@@ -426,6 +463,14 @@ function parsePageSize(raw: string): PageSizeSetting {
   );
 }
 
+/** Text sent to the service and printed by `config list`: blanks around it dropped, a control character refused. */
+function plainText(key: string, raw: string): string {
+  const value = raw.trim();
+  if (hasControls(value))
+    throw invalidSetting(`${key} must not hold control characters`, 'set it to the text alone, as printed characters');
+  return value;
+}
+
 function parseClientId(raw: string): string {
   const value = raw.trim();
   if (!UUID_RE.test(value)) throw invalidSetting(`client-id must be a UUID, not ${quoted(value)}`);
@@ -443,7 +488,7 @@ const isLoopbackHost = (host: string) => LOOPBACK_HOSTS.has(host) || /^127(?:\.\
 
 /** HTTPS, except plain HTTP on loopback (local emulators and tests); credentials never cross the network in clear. */
 function serviceUrl(key: string, raw: string): string {
-  const value = raw.trim();
+  const value = plainText(key, raw);
   let url: URL;
   try {
     url = new URL(value);

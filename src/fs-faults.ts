@@ -5,6 +5,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, parse, resolve, sep } from 'node:path';
 import { ExitCode, IdcliError } from './errors.js';
+import { NAME_MAX } from './private-path.js';
 import { errCode, errMessage } from './shape.js';
 import { shellQuote } from './shell-quote.js';
 
@@ -48,7 +49,22 @@ const MENDABLE: Record<string, Fix> = {
   EEXIST: inTheWay,
   EISDIR: (_mend, at) => ({ reason: 'it is a directory', fix: `remove or rename the directory ${at.path}` }),
   ELOOP: (_mend, at) => ({ reason: 'it is a symbolic link', fix: `remove the link ${at.path}` }),
+  ENAMETOOLONG: (_mend, at) => {
+    const longName = at.path.split(sep).some((name) => Buffer.byteLength(name) > NAME_MAX);
+    return longName
+      ? { reason: `a name in it is longer than ${NAME_MAX} bytes`, fix: 'use a shorter name' }
+      : { reason: `it is too long (${Buffer.byteLength(at.path)} bytes)`, fix: 'use a shorter path' };
+  },
 };
+
+/** Characters of a path kept at each end when the path is too long to show whole in a one-line message. */
+const SHOWN_END = 60;
+
+/** `path` as a message shows it: one too long to read keeps its start and its end, which tell where it is. */
+export function shownPath(path: string): string {
+  if (path.length <= 2 * SHOWN_END + 20) return path;
+  return `${path.slice(0, SHOWN_END)}…${path.slice(-SHOWN_END)}`;
+}
 
 /** The error for `err`, met while doing `at.doing` to `at.path`: exit 2 with the fix when the user can mend it. */
 export function fsFault(err: unknown, at: FsFaultAt): IdcliError {
@@ -56,11 +72,13 @@ export function fsFault(err: unknown, at: FsFaultAt): IdcliError {
   const mendable = code === undefined ? undefined : MENDABLE[code];
   if (mendable === undefined) {
     const why = code ?? errMessage(err);
-    return new IdcliError('FS_FAILED', `cannot ${at.doing} ${at.path} (${why})`, ExitCode.INTERNAL, { cause: err });
+    const message = `cannot ${at.doing} ${shownPath(at.path)} (${why})`;
+    return new IdcliError('FS_FAILED', message, ExitCode.INTERNAL, { cause: err });
   }
   // Absolute: a relative name has no directory to name in the fix (`-o ro.ndjson`).
   const { reason, fix } = mendable(whereToMend(resolve(at.dir)), at);
-  return new IdcliError('FS_REFUSED', `cannot ${at.doing} ${at.path}: ${reason} (${code})`, ExitCode.USAGE, {
+  const message = `cannot ${at.doing} ${shownPath(at.path)}: ${reason} (${code})`;
+  return new IdcliError('FS_REFUSED', message, ExitCode.USAGE, {
     hint: at.orElse === undefined ? fix : `${fix}, ${at.orElse}`,
     cause: err,
   });

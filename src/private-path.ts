@@ -237,6 +237,11 @@ export class TooLarge extends Error {}
 
 /** The whole of the regular file at `fd`, refused unread over `max` bytes (a file that grew past it too). */
 export function readBounded(fd: number, max: number): string {
+  return readBoundedBytes(fd, max).toString('utf8');
+}
+
+/** readBounded's bytes as they are, for a reader that checks their encoding itself. */
+export function readBoundedBytes(fd: number, max: number): Buffer {
   const size = fstatSync(fd).size;
   if (size > max) throw new TooLarge(`it is larger than ${sizeText(max)}`);
   // One byte more than fstat said: a file that grew past the limit since is caught too.
@@ -244,7 +249,7 @@ export function readBounded(fd: number, max: number): string {
   let length = 0;
   for (let n = 1; n > 0 && length < buf.length; length += n) n = readSync(fd, buf, length, buf.length - length, null);
   if (length > max) throw new TooLarge(`it is larger than ${sizeText(max)}`);
-  return buf.toString('utf8', 0, length);
+  return buf.subarray(0, length);
 }
 
 function sizeText(bytes: number): string {

@@ -58,15 +58,37 @@ export function paramName(part: string): string {
   }
 }
 
-/** Every known secret value in `text`, as is and percent-encoded, replaced; under 8 characters they are words. */
+/**
+ * Every known secret value in `text` replaced, as is and with any of its characters percent-encoded (in either case
+ * of hex, as a server or a proxy may re-encode a URL); under 8 characters they are words.
+ */
 export function redactValues(text: string, secrets: Iterable<string>): string {
   let out = text;
+  // The pattern of a long token is built only for a line that holds the token once decoded (or cannot tell).
+  let decoded: string | undefined;
   for (const s of secrets) {
     if (s.length < 8) continue;
-    for (const form of new Set([s, encodeURIComponent(s)]))
-      if (out.includes(form)) out = out.split(form).join(REDACTED);
+    if (out.includes('%')) {
+      decoded ??= percentDecoded(text);
+      if (s.includes('%') || decoded.includes(s)) out = out.replace(encodedForms(s), REDACTED);
+    } else if (out.includes(s)) out = out.split(s).join(REDACTED);
   }
   return out;
+}
+
+/** Each run of `%XX` decoded as UTF-8; a copy of a secret, encoded in part or whole, becomes the secret. */
+function percentDecoded(text: string): string {
+  return text.replace(/(?:%[0-9a-f]{2})+/gi, (run) => Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'));
+}
+
+/** `secret` with each character as is or as its UTF-8 bytes in `%XX` form, whatever the case of the hex. */
+function encodedForms(secret: string): RegExp {
+  const anyCase = (hex: string) => [...hex].map((d) => (/[0-9]/.test(d) ? d : `[${d}${d.toLowerCase()}]`)).join('');
+  const char = (c: string) => {
+    const bytes = [...Buffer.from(c, 'utf8')].map((b) => `%${anyCase(b.toString(16).toUpperCase().padStart(2, '0'))}`);
+    return `(?:${c.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')}|${bytes.join('')})`;
+  };
+  return new RegExp([...secret].map(char).join(''), 'g');
 }
 
 /**

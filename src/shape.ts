@@ -25,7 +25,18 @@ export function errCode(err: unknown): string | undefined {
 
 /** What was thrown, as text: an Error's message, anything else as String() gives it. */
 export function errMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return withoutRuntimeHint(err instanceof Error ? err.message : String(err));
+}
+
+/**
+ * Node 23.8+ ends some certificate messages with advice to restart it with --use-system-ca: a flag the single
+ * executable's user cannot pass, and one idcli does not need, as it reads the system's store itself.
+ */
+export function withoutRuntimeHint(message: string): string {
+  return message.replace(
+    /;?\s*if the root CA is installed locally, try running Node\.js with --use-system-ca\.?/gi,
+    '',
+  );
 }
 
 /** A failure in a word or a line: its code, else the first line of its message. */

@@ -1,7 +1,11 @@
 // Only the error's code and the first line of the runtime's message are used: those name hosts and ports, never
 // headers, bodies or proxy credentials.
+import { protocolMismatch } from './protocol-mismatch.js';
+import { RETRYABLE_STATUSES } from './retry.js';
+import { withReason } from './status-text.js';
 import { NetworkError } from './types.js';
-import { errCode } from '../shape.js';
+import { printable } from '../printable.js';
+import { errCode, withoutRuntimeHint } from '../shape.js';
 
 export interface ErrorContext {
   /** The proxy the request went through, as it may be shown (no credentials). */
@@ -33,25 +37,30 @@ const UNTRUSTED_CODES = new Set([
 export function toNetworkError(err: unknown, { proxy }: ErrorContext = {}): Error {
   if (err instanceof NetworkError) return err;
   if (!(err instanceof Error)) return new NetworkError(String(err), 'ECONNRESET');
-  if (err.name === 'AbortError') return err;
   const code = codeOf(err);
-  const first = (err.message.split('\n')[0] ?? '').trim() || code;
+  const first = withoutRuntimeHint(err.message.split('\n')[0] ?? '').trim() || code;
+  // Before the abort pass-through: undici reports a refused CONNECT as an AbortError of its own.
+  const proxyStatus = proxyRefusal(err, first);
+  if (err.name === 'AbortError' && proxyStatus === undefined) return err;
   const via = proxy ? ` (through the proxy ${proxy})` : '';
+
+  if (UNTRUSTED_CODES.has(code)) return new UntrustedCertificate(first, code, err);
+  const mismatch = protocolMismatch(err, code, first);
+  if (mismatch) return new NetworkError(mismatch, code, { cause: err, retriable: false });
 
   const tls = describeTls(code, first);
   // A certificate that fails today fails on every retry too.
   if (tls) return new NetworkError(tls, code, { cause: err, retriable: false });
 
-  const proxyStatus = proxyRefusal(err, first);
   if (proxyStatus !== undefined && proxy) {
     const why =
       proxyStatus === 407
         ? 'requires authentication (HTTP 407 Proxy Authentication Required)'
-        : `refused the connection (HTTP ${proxyStatus})`;
-    // 407 and 403 are answers about who is asking, not about load: asking again gets the same answer.
+        : `refused the tunnel with status ${withReason(proxyStatus)}`;
+    // Only a refusal for load passes; who is asking (407, 403) or a redirect gets the same answer when asked again.
     return new NetworkError(`the proxy ${proxy} ${why}`, 'EPROXY', {
       cause: err,
-      retriable: proxyStatus !== 407 && proxyStatus !== 403,
+      retriable: RETRYABLE_STATUSES.has(proxyStatus),
     });
   }
 
@@ -76,9 +85,31 @@ function codeOf(err: Error): string {
   return own ?? inner ?? 'ECONNRESET';
 }
 
+/** A certificate no trusted CA issued: the failure a look at the certificate can explain. */
+export class UntrustedCertificate extends NetworkError {
+  /** OpenSSL's reason, as Node words it. */
+  readonly reason: string;
+  constructor(reason: string, code: string, cause: unknown, shown?: { subject: string; issuer: string }) {
+    super(untrusted(reason, shown), code, { cause, retriable: false });
+    this.reason = reason;
+  }
+
+  /** The same failure, naming the certificate the server showed and who issued it. */
+  naming(shown: { subject: string; issuer: string }): UntrustedCertificate {
+    return new UntrustedCertificate(this.reason, this.code, this.cause, shown);
+  }
+}
+
+/** The ways to trust a CA, as docs/cli.md ("Certificates") lists them. */
+export const HOW_TO_TRUST =
+  "if that CA is your company's or your network's (TLS inspection), add it to the system's CA store (e.g. update-ca-certificates), or name its PEM file in SSL_CERT_FILE or NODE_EXTRA_CA_CERTS";
+
+function untrusted(reason: string, shown?: { subject: string; issuer: string }): string {
+  const named = shown ? `: "${printable(shown.subject)}" issued by "${printable(shown.issuer)}"` : '';
+  return `the server's TLS certificate is not trusted (${reason})${named}; ${HOW_TO_TRUST}`;
+}
+
 function describeTls(code: string, message: string): string | undefined {
-  if (UNTRUSTED_CODES.has(code))
-    return `the server's TLS certificate is not trusted (${message}); if a private or corporate CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file`;
   if (code === 'CERT_HAS_EXPIRED') return "the server's TLS certificate has expired";
   if (code === 'CERT_NOT_YET_VALID') return "the server's TLS certificate is not valid yet; check this machine's clock";
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return "the server's TLS certificate is not issued for this host name";

@@ -1,5 +1,6 @@
 // Loaded on the first request, so a command that makes none (a cached `idcli token`) never pays for node:http(s).
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import type { SecureContext } from 'node:tls';
 import { type Attempt, connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
 import { IDLE_TIMEOUT_MS, idleError } from './limits.js';
 import { type HttpRequest, type HttpResponse, NetworkError, outgoingBody, type Transport } from './types.js';
@@ -11,26 +12,24 @@ interface Client {
 
 type Outgoing = ReturnType<typeof outgoingBody>;
 
-/** PEM material for one peer's TLS: a private CA, a client certificate and its key (the etcd store's members). */
-export interface TlsMaterial {
-  ca?: Buffer;
-  cert?: Buffer;
-  key?: Buffer;
-}
-
-export function createNodeTransport(options: LimitOptions & { tls?: TlsMaterial } = {}): Transport {
+/** `trust` gives the TLS context every https:// connection verifies against (trust.ts), loaded with node:https. */
+export function createNodeTransport(options: LimitOptions, trust: () => Promise<SecureContext>): Transport {
   const maxSockets = connectionLimit(options);
   const clients = new Map<string, Client>();
 
   async function load(protocol: string): Promise<Client> {
     const mod = protocol === 'https:' ? await import('node:https') : await import('node:http');
+    const tls = protocol === 'https:' ? { secureContext: await trust() } : {};
     let client = clients.get(protocol);
     if (!client) {
       // The Agent's timeout applies to idle sockets; Node shortens it to a second before the server's announced
       // Keep-Alive timeout, so a request is not sent on a connection the server is about to close.
+      // ALPN offers HTTP/1.1 alone: a server that speaks only HTTP/2 then refuses in the handshake (see
+      // protocol-mismatch.ts) instead of answering a request it cannot read with a status of its own.
+      const alpn = protocol === 'https:' ? { ALPNProtocols: ['http/1.1'] } : {};
       client = {
         request: mod.request,
-        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: IDLE_TIMEOUT_MS, ...options.tls }),
+        agent: new mod.Agent({ keepAlive: true, maxSockets, timeout: IDLE_TIMEOUT_MS, ...tls, ...alpn }),
       };
       clients.set(protocol, client);
     }

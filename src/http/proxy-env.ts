@@ -7,7 +7,7 @@ export interface ProxyEnv {
   httpProxy?: URL;
   /** https_proxy, else the http proxy. */
   httpsProxy?: URL;
-  /** The no_proxy list exactly as given ('' when unset), handed to undici unchanged so both read it alike. */
+  /** The no_proxy list exactly as given ('' when unset); undici gets it through noProxyForUndici, as proxyFor reads it. */
   noProxy: string;
   /** Which variable each proxy came from, for messages. */
   httpVar?: string;
@@ -47,14 +47,35 @@ export function showProxy(proxy: URL): string {
   return proxy.origin;
 }
 
+/**
+ * The no_proxy list in the form undici matches: an IPv6 address bracketed and in its shortest form, as a URL's host
+ * is. curl takes `::1` and `[::1]` alike; undici would read a bare `::1` as the host `:` on port 1.
+ */
+export function noProxyForUndici(noProxy: string): string {
+  if (noProxy.trim() === '*') return '*';
+  return noProxy
+    .split(/[,\s]/)
+    .filter((entry) => entry !== '')
+    .map(bracketIpv6)
+    .join(',');
+}
+
+function bracketIpv6(entry: string): string {
+  const bracketed = /^\[([^\]]*)\](:\d+)?$/.exec(entry);
+  // Unbracketed, two colons or more can only be an address (as curl reads it), never host:port.
+  const address = bracketed ? bracketed[1] : (entry.match(/:/g)?.length ?? 0) >= 2 ? entry : undefined;
+  if (address === undefined) return entry;
+  const url = `http://[${address}]/`;
+  return `${URL.canParse(url) ? new URL(url).hostname : `[${address}]`}${bracketed?.[2] ?? ''}`;
+}
+
 function bypassed(target: URL, noProxy: string): boolean {
-  const value = noProxy.trim();
+  const value = noProxyForUndici(noProxy);
   if (value === '') return false;
   if (value === '*') return true;
   const host = target.host.replace(/:\d*$/, '').toLowerCase();
   const port = Number.parseInt(target.port, 10) || (target.protocol === 'https:' ? 443 : 80);
-  for (const raw of value.split(/[,\s]/)) {
-    if (!raw) continue;
+  for (const raw of value.split(',')) {
     const m = /^(.+):(\d+)$/.exec(raw);
     const entryHost = (m?.[1] ?? raw).replace(/^\*?\./, '').toLowerCase();
     const entryPort = m?.[2] ? Number.parseInt(m[2], 10) : 0;

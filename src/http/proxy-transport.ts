@@ -1,21 +1,31 @@
+import type { SecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
-import { type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
+import { noProxyForUndici, type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
 import { type HttpRequest, type HttpResponse, outgoingBody, type Transport } from './types.js';
 
 /** undici's EnvHttpProxyAgent (CONNECT, or absolute form for http://), imported only when a proxy is set. */
-export function createProxyTransport(proxy: ProxyEnv, options: LimitOptions = {}): Transport {
+/** `trust` gives the TLS context for the proxy (an https:// one) and for the servers behind it (trust.ts). */
+export function createProxyTransport(
+  proxy: ProxyEnv,
+  options: LimitOptions,
+  trust: () => Promise<SecureContext>,
+): Transport {
   let agent: Dispatcher | undefined;
   let loading: Promise<Dispatcher> | undefined;
   let closed = false;
 
   function dispatcher(): Promise<Dispatcher> {
-    loading ??= import('undici').then(({ EnvHttpProxyAgent }) => {
+    loading ??= Promise.all([import('undici'), trust()]).then(([{ EnvHttpProxyAgent }, secureContext]) => {
       agent = new EnvHttpProxyAgent({
+        // One context for every TLS connection undici opens: direct, to an https:// proxy, and through a tunnel.
+        connect: { secureContext },
+        proxyTls: { secureContext },
+        requestTls: { secureContext },
         // Passed explicitly so undici never reads process.env itself, and both sides agree on what is proxied.
         httpProxy: proxy.httpProxy?.href ?? '',
         httpsProxy: proxy.httpsProxy?.href ?? '',
-        noProxy: proxy.noProxy,
+        noProxy: noProxyForUndici(proxy.noProxy),
         // http:// targets are forwarded in absolute form rather than tunnelled: many proxies allow CONNECT to
         // port 443 only, and a forwarding proxy is what http_proxy has always meant.
         proxyTunnel: false,

@@ -58,6 +58,7 @@ export function storeOptions({ settings, deps }: SessionContext): OpenStoreOptio
         cert: settings.etcdCert,
         key: settings.etcdKey,
         user,
+        env: deps.env,
         log: deps.log,
       };
     },

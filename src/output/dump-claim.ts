@@ -1,56 +1,68 @@
-/** `list -o FILE`'s one writer claims `FILE.idcli-run` (pid, host); a dead run's claim is taken over (docs/cli.md). */
-import { closeSync, linkSync, lstatSync, unlinkSync } from 'node:fs';
+/**
+ * `list -o FILE`'s one writer claims it with the directory `FILE.idcli-run`, holding one file named by a random tag
+ * that records the run (pid, host, start); a claim whose run is gone is taken over (docs/cli.md, "One writer").
+ *
+ * A directory, not a file: a stale holder is removed by its own name, which no later claim ever has, so of runs that
+ * take the same stale claim over none can remove a claim made since; and rename(2) puts a new claim only where there
+ * is none or an empty one, so one of them wins. No second file guards the takeover, so none can be left to block it.
+ */
+import {
+  closeSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmdirSync,
+  type Stats,
+  unlinkSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { type IdcliError, usageError } from '../errors.js';
+import { fsFault } from '../fs-faults.js';
 import { errCode, isJsonObject } from '../shape.js';
 import { createPrivateFileSync, removeQuietly } from '../private-file.js';
-import { openNoFollow, readBounded, refuseOpenedFile } from '../private-path.js';
-import { processRunning } from '../store/pid.js';
+import { openNoFollow, readBounded, refuseForeignOwner, refuseOpenedFile, TooLarge } from '../private-path.js';
+import { processStart, recordedProcessRunning } from '../store/pid.js';
 
 export const CLAIM_SUFFIX = '.idcli-run';
+/** The claim is made under this name first (`x` stands for a random character): the longest name beside FILE. */
+export const CLAIM_TEMP_SUFFIX = `${CLAIM_SUFFIX}.xxxxxxx.tmp`;
+/** A holder is a line of JSON; anything larger is not one idcli wrote. */
+const HOLDER_MAX_BYTES = 4096;
+/** Rounds of finding a stale claim gone or changed before the run gives up, saying another run is claiming FILE. */
+const ROUNDS = 20;
 
 interface Holder {
   pid: number;
   host: string;
-  /** Tells this claim from a later one of the same pid. */
-  nonce: string;
+  /** When the process started (processStart): tells the run from a later process given the same pid. */
+  start: string | undefined;
 }
+
+/** What a look at the claim found: a live run, or what was cleared (the next round tries again). */
+type Seen = { live: Holder } | { cleared: true };
 
 /** Claims `file` (resolved; `shown` as the user named it) and returns the release; exit 2 when a live run holds it. */
 export function claimDump(file: string, shown: string): () => void {
   const path = `${file}${CLAIM_SUFFIX}`;
-  const me: Holder = { pid: process.pid, host: hostname(), nonce: nonce() };
-  // Written whole under a temp name first and then linked in (link(2) never replaces a name), so a claim is never
-  // seen half written, and one without a pid never stands for a live run.
-  const tmp = `${path}.${process.pid}.tmp`;
-  removeQuietly(tmp);
-  createPrivateFileSync(tmp, `${JSON.stringify(me)}\n`);
+  const hint = `remove ${path} (rm -r) if no idcli run writes ${shown}, or name another file for -o`;
+  const tag = randomText(8);
+  const me: Holder = { pid: process.pid, host: hostname(), start: processStart(process.pid) };
+  const tmp = makeTempClaim(file, tag, me);
   try {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        linkSync(tmp, path);
-        let held = true;
-        return () => {
-          // Once only: a second removal could take away the claim of a run that started since.
-          if (held) removeQuietly(path);
-          held = false;
-        };
-      } catch (err) {
-        if (errCode(err) !== 'EEXIST') throw err;
-      }
-      const seen = readClaim(path, shown);
-      if (seen === undefined) continue; // let go of since
-      const { holder } = seen;
-      if (holder !== undefined && (holder.host !== me.host || processRunning(holder.pid))) {
-        const where = holder.host === me.host ? '' : ` on ${holder.host}`;
+    for (let round = 0; round < ROUNDS; round++) {
+      if (install(tmp, path)) return releaser(path, tag);
+      const seen = look(path, hint);
+      if ('live' in seen) {
+        const { pid, host } = seen.live;
+        const where = host === me.host ? '' : ` on ${host}`;
         throw usageError(
           'OUTPUT_CLAIMED',
-          `${shown} is being written by another idcli run (pid ${holder.pid}${where})`,
-          `wait for it to end, or stop it; if no run is left, remove ${path}`,
+          `${shown} is being written by another idcli run (pid ${pid}${where})`,
+          `wait for it to end, or stop it; if no run is left, remove ${path} (rm -r)`,
         );
       }
-      // Its run is gone: killed outright, it could not let go.
-      takeOver(path, seen.text);
     }
     throw usageError(
       'OUTPUT_CLAIMED',
@@ -58,56 +70,123 @@ export function claimDump(file: string, shown: string): () => void {
       'wait for it to end, or stop it',
     );
   } finally {
-    removeQuietly(tmp);
-  }
-}
-
-/** Removes the claim if it still reads `stale`, under an exclusive `<claim>.reap`: never a claim made since. */
-function takeOver(path: string, stale: string): void {
-  const reaper = `${path}.reap`;
-  try {
-    createPrivateFileSync(reaper, `${process.pid}\n`);
-  } catch (err) {
-    if (errCode(err) !== 'EEXIST') throw err;
-    // Another run takes it over now, or died doing so: its pid tells.
-    let pid = Number.NaN;
+    // Gone once installed; what a failed claim leaves is removed.
+    removeQuietly(`${tmp}/${tag}`);
     try {
-      const fd = openNoFollow(reaper);
-      try {
-        pid = Number(readBounded(fd, 64).trim());
-      } finally {
-        closeSync(fd);
-      }
+      rmdirSync(tmp);
     } catch {
-      // Gone since, or not a file to read: nothing is removed, and the next round looks again.
+      // Installed (renamed away), or never made.
     }
-    if (Number.isSafeInteger(pid) && pid > 0 && !processRunning(pid)) removeQuietly(reaper);
-    return;
-  }
-  try {
-    if (readClaim(path, path)?.text === stale) unlinkSync(path);
-  } catch (err) {
-    if (errCode(err) !== 'ENOENT') throw err;
-  } finally {
-    removeQuietly(reaper);
   }
 }
 
-/** Undefined when there is no claim; `holder` undefined for one that is not a claim idcli wrote. */
-function readClaim(path: string, shown: string): { text: string; holder: Holder | undefined } | undefined {
-  const hint = `remove it, or name another file for -o than ${shown}`;
+/** A fresh private directory under a name no one can guess, holding the holder: a planted name is never used. */
+function makeTempClaim(file: string, tag: string, me: Holder): string {
+  for (let attempt = 0; ; attempt++) {
+    const tmp = `${file}${CLAIM_TEMP_SUFFIX.replace('xxxxxxx', randomText(5))}`;
+    try {
+      mkdirSync(tmp, { mode: 0o700 });
+    } catch (err) {
+      if (errCode(err) === 'EEXIST' && attempt < 8) continue;
+      throw err;
+    }
+    createPrivateFileSync(`${tmp}/${tag}`, `${JSON.stringify(me)}\n`);
+    return tmp;
+  }
+}
+
+/** rename(2) replaces only an empty directory: false when a claim (or anything else) is in the way. */
+function install(tmp: string, path: string): boolean {
+  try {
+    renameSync(tmp, path);
+    return true;
+  } catch (err) {
+    const code = errCode(err);
+    if (code === 'EEXIST' || code === 'ENOTEMPTY' || code === 'ENOTDIR' || code === 'EISDIR') return false;
+    if (code === 'EPERM' || code === 'EACCES') return false; // another user's entry in a sticky directory: look says so
+    throw err;
+  }
+}
+
+function releaser(path: string, tag: string): () => void {
+  let held = true;
+  return () => {
+    // Once only, and by the holder's own name: what is removed is this run's claim, never one made since.
+    if (!held) return;
+    held = false;
+    removeQuietly(`${path}/${tag}`);
+    try {
+      rmdirSync(path);
+    } catch {
+      // Another run's claim already (it replaced the empty directory), or gone: either way not this run's.
+    }
+  };
+}
+
+/** What is at the claim: a live run's, or whatever stale thing was found is removed; exit 2 for what is not idcli's. */
+function look(path: string, hint: string): Seen {
+  let st: Stats;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    if (errCode(err) === 'ENOENT') return { cleared: true };
+    throw claimFault(err, path);
+  }
+  if (st.isSymbolicLink()) throw foreign(path, `a symbolic link of uid ${st.uid}`, hint);
+  refuseForeignOwner(path, st, hint);
+  // No idcli run makes a file here: a plain file is a stale claim, whatever it holds, and no run's claim can be
+  // removed with it (unlink(2) does not remove a directory).
+  if (st.isFile()) return clear(path);
+  if (!st.isDirectory()) throw foreign(path, 'neither a file nor a directory', hint);
+  let names: string[];
+  try {
+    names = readdirSync(path);
+  } catch (err) {
+    if (errCode(err) === 'ENOENT' || errCode(err) === 'ENOTDIR') return { cleared: true };
+    throw claimFault(err, path);
+  }
+  const [name] = names;
+  // Empty: a run between taking over and claiming, or one killed there; the next rename replaces it.
+  if (name === undefined) return { cleared: true };
+  if (names.length > 1) throw foreign(path, `a directory of ${names.length} entries`, hint);
+  const holderPath = `${path}/${name}`;
+  const holder = readHolder(holderPath, hint);
+  if (holder === null) return { cleared: true }; // gone since
+  if (holder !== undefined && (holder.host !== hostname() || recordedProcessRunning(holder.pid, holder.start)))
+    return { live: holder };
+  // Its run is gone (killed outright, it could not let go), or it is not a holder idcli wrote.
+  return clear(holderPath);
+}
+
+/** Removes a stale `path` by its name: a claim made since has another. */
+function clear(path: string): Seen {
+  try {
+    unlinkSync(path);
+  } catch (err) {
+    const code = errCode(err);
+    // Gone since, or replaced since by a run's claim (a directory), which is the next round's to see.
+    if (code !== 'ENOENT' && code !== 'EISDIR' && code !== 'EPERM') throw claimFault(err, path);
+  }
+  return { cleared: true };
+}
+
+/** Null when gone; undefined for one that is not a holder (empty, garbage, too large); exit 2 for a foreign one. */
+function readHolder(path: string, hint: string): Holder | undefined | null {
   let fd: number;
   try {
     fd = openNoFollow(path);
   } catch (err) {
-    if (errCode(err) === 'ENOENT') return undefined;
-    if (errCode(err) === 'ELOOP') throw planted(path, hint);
-    throw err;
+    if (errCode(err) === 'ENOENT') return null;
+    if (errCode(err) === 'ELOOP') throw foreign(path, 'a symbolic link', hint);
+    throw claimFault(err, path);
   }
   try {
+    if (!fstatSync(fd).isFile()) throw foreign(path, 'not a regular file', hint);
     refuseOpenedFile(fd, path, hint);
-    const text = readBounded(fd, 4096);
-    return { text, holder: holderIn(text) };
+    return holderIn(readBounded(fd, HOLDER_MAX_BYTES));
+  } catch (err) {
+    if (err instanceof TooLarge) return undefined;
+    throw err;
   } finally {
     closeSync(fd);
   }
@@ -116,23 +195,24 @@ function readClaim(path: string, shown: string): { text: string; holder: Holder 
 function holderIn(text: string): Holder | undefined {
   try {
     const o: unknown = JSON.parse(text);
-    if (isJsonObject(o) && typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.nonce === 'string')
-      return { pid: o.pid, host: o.host, nonce: o.nonce };
+    if (!isJsonObject(o) || typeof o.pid !== 'number' || typeof o.host !== 'string') return undefined;
+    const start = typeof o.start === 'string' ? o.start : undefined;
+    // Only a positive integer names a process; any other number is a record no run of idcli wrote.
+    return Number.isSafeInteger(o.pid) && o.pid > 0 ? { pid: o.pid, host: o.host, start } : undefined;
   } catch {
-    // Not a claim of idcli's.
+    return undefined; // not a holder of idcli's
   }
-  return undefined;
 }
 
-function planted(path: string, hint: string): IdcliError {
-  let what = 'something else';
-  try {
-    what = `a symbolic link of uid ${lstatSync(path).uid}`;
-  } catch {
-    // Gone since: the message stays general.
-  }
+function foreign(path: string, what: string, hint: string): IdcliError {
   return usageError('OUTPUT_CLAIM_FOREIGN', `refusing to use ${path}: it is ${what}, not a claim of idcli`, hint);
 }
 
+/** A failure on the claim names the claim, not FILE: it is the claim the user looks at. */
+function claimFault(err: unknown, path: string): IdcliError {
+  return fsFault(err, { doing: 'read', path, dir: path });
+}
+
 /** node:crypto loads here only, so a list to stdout does not pay for it at start-up. */
-const nonce = (): string => process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex');
+const randomText = (bytes: number): string =>
+  process.getBuiltinModule('node:crypto').randomBytes(bytes).toString('base64url');

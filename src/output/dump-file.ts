@@ -2,7 +2,7 @@
  * `idcli list -o FILE` (docs/cli.md, "list -o"). FILE's bytes are written before the state that counts them, so the
  * state never claims bytes not in FILE; a page half written when the process died lies beyond it and is cut.
  */
-import { closeSync, constants, fchmodSync, ftruncateSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, ftruncateSync, openSync, readSync, type Stats, statSync } from 'node:fs';
 import { basename, sep } from 'node:path';
 import { type ErrorCode, ExitCode, IdcliError, OutputError, usageError } from '../errors.js';
 import { fsFault, type FsFaultAt } from '../fs-faults.js';
@@ -17,7 +17,7 @@ import {
   refuseOpenedFile,
   resolveTrusted,
 } from '../private-path.js';
-import { claimDump, CLAIM_SUFFIX } from './dump-claim.js';
+import { claimDump, CLAIM_TEMP_SUFFIX } from './dump-claim.js';
 import { createFileOutput } from './file-output.js';
 import { itemCount } from './human.js';
 import { createPageWriter, type PageWriter } from './page-writer.js';
@@ -69,8 +69,8 @@ const restartError = (code: ErrorCode, message: string): IdcliError => usageErro
 const ANOTHER_FILE = 'name another file for -o';
 const NAME_A_FILE = 'name a file for -o, e.g. users.ndjson';
 const OWN_FILE = 'name a file of your own for -o, in a directory only you may write';
-/** The longest name put beside FILE: the claim's temp, with a pid of up to 7 digits. */
-const LONGEST_SUFFIX = `${CLAIM_SUFFIX}.4194304.tmp`;
+/** The longest name put beside FILE: the claim's temp. */
+const LONGEST_SUFFIX = CLAIM_TEMP_SUFFIX;
 /** The state is replaced after a page at most this often (and when the walk stops): a rename costs more than a page. */
 export const STATE_INTERVAL_MS = 100;
 
@@ -106,7 +106,7 @@ function checkFile(file: string): string {
   if (file === '') throw usageError('OUTPUT_NAME_MISSING', '-o needs a file name', `${NAME_A_FILE}, or - for stdout`);
   if (file.endsWith(sep) || file.endsWith('/'))
     throw usageError('OUTPUT_NAME_IS_DIRECTORY', `-o ${file} ends with ${sep}: it names a directory`, NAME_A_FILE);
-  let st: ReturnType<typeof statSync> | undefined;
+  let st: Stats | undefined;
   try {
     // Followed: stat never opens, so a FIFO or a device at the end of a link is told without waiting on it.
     // Not throwIfNoEntry: from Node 22 on it also hides ENOTDIR.
@@ -122,6 +122,7 @@ function checkFile(file: string): string {
       `refusing to use ${file}: it is not a regular file (a FIFO, a device or a socket)`,
       `${OWN_FILE}, or - for stdout`,
     );
+  if (st !== undefined) refuseHardLinked(file, st);
   const path = resolveTrusted(file, OWN_FILE);
   for (const name of new Set([file, path])) {
     if (!nameFits(name, LONGEST_SUFFIX)) {
@@ -135,6 +136,19 @@ function checkFile(file: string): string {
   }
   inspectPrivateFile(path, OWN_FILE);
   return path;
+}
+
+/**
+ * The claim and the state lie beside a name, so a FILE of several names (hard links) could get a writer and a state
+ * for each; a FILE of one name has one of each. One idcli creates has one name.
+ */
+function refuseHardLinked(file: string, st: Stats): void {
+  if (st.nlink > 1)
+    throw usageError(
+      'OUTPUT_HARD_LINKED',
+      `refusing to use ${file}: it has ${st.nlink} names (hard links), and a run on another of them would write it too`,
+      'remove its other names, or name another file for -o',
+    );
 }
 
 function loadState(opts: DumpOptions, path: string, state: string): { state: DumpState; fd: number } | undefined {
@@ -186,6 +200,7 @@ function openForResume(file: string, path: string, saved: DumpState): number {
   }
   try {
     const st = refuseOpenedFile(fd, file, RESTART);
+    refuseHardLinked(file, st);
     if (st.size < saved.bytes)
       throw restartError(
         'RESUME_FILE_CHANGED',
@@ -265,6 +280,7 @@ class Dump implements DumpFile {
         if (errCode(err) !== 'EEXIST') throw err;
         fd = openSync(this.path, flags);
         const st = refuseOpenedFile(fd, this.opts.file, OWN_FILE);
+        refuseHardLinked(this.opts.file, st);
         if ((st.mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_FILE_MODE);
         ftruncateSync(fd, 0);
       }

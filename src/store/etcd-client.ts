@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, IdcliError, usageError } from '../errors.js';
 import { createHttpClient, type HttpClient } from '../http/client.js';
-import type { TlsMaterial } from '../http/node-transport.js';
+import type { SecureContext } from 'node:tls';
 import { NetworkError } from '../http/types.js';
 import { isJsonObject, type JsonObject } from '../shape.js';
 
@@ -32,7 +32,8 @@ export interface EtcdUser {
 export interface EtcdClientOptions {
   endpoints: readonly string[];
   user?: EtcdUser;
-  tls?: TlsMaterial;
+  /** The TLS context https:// members are verified against (etcd-trust.ts). */
+  trust?: () => Promise<SecureContext>;
   log?: { verbose(msg: string): void; isVerbose?: boolean };
 }
 
@@ -69,7 +70,7 @@ export class EtcdClient {
     this.#http = createHttpClient({
       deadlineMs: MEMBER_DEADLINE_MS,
       compress: false,
-      ...(opts.tls && { tls: opts.tls }),
+      ...(opts.trust && { trust: opts.trust }),
       ...(opts.log && { log: opts.log }),
     });
   }

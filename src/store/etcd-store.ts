@@ -5,12 +5,12 @@
  * stores its successor: a holder that died in between leaves it for the next one to see. Profile names hold no
  * `/`, so no account's key is another's lock or marker.
  */
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { ExitCode, IdcliError, signInRejected, usageError } from '../errors.js';
-import type { TlsMaterial } from '../http/node-transport.js';
-import { errReason, isJsonObject, type JsonObject } from '../shape.js';
+import { ExitCode, IdcliError, signInRejected } from '../errors.js';
+import type { Env } from '../http/proxy-env.js';
+import { isJsonObject, type JsonObject } from '../shape.js';
 import { b64, EtcdClient, type EtcdKv, type EtcdUser, kvsOf } from './etcd-client.js';
+import { etcdTrust } from './etcd-trust.js';
 import { acquireEtcdLock, type HeldLock, LEASE_TTL_SEC } from './etcd-lock.js';
 import type { CredentialStore, SharedLockOptions, WriteOptions } from './interface.js';
 import { accountName, type CredentialKey, type CredentialRecord, decodeRecord, encodeRecord } from './record.js';
@@ -23,6 +23,8 @@ export interface EtcdStoreOptions {
   cert?: string | undefined;
   key?: string | undefined;
   user?: EtcdUser | undefined;
+  /** For the trust store's anchors when IDCLI_ETCD_CACERT is not given. */
+  env?: Env;
   log?: { verbose(msg: string): void; isVerbose?: boolean };
 }
 
@@ -45,7 +47,7 @@ export class EtcdStore implements CredentialStore {
     this.client = new EtcdClient({
       endpoints: opts.endpoints,
       user: opts.user,
-      tls: tlsMaterial(opts),
+      trust: etcdTrust(opts, opts.env ?? {}),
       ...(opts.log && { log: opts.log }),
     });
   }
@@ -183,23 +185,4 @@ function holderText(value: string): string {
     // Not idcli's marker: named vaguely.
   }
   return 'another idcli';
-}
-
-/** IDCLI_ETCD_CACERT, _CERT and _KEY read as etcdctl reads --cacert, --cert and --key: PEM files. */
-function tlsMaterial(opts: EtcdStoreOptions): TlsMaterial | undefined {
-  const files = { ca: opts.caCert, cert: opts.cert, key: opts.key } as const;
-  const tls: TlsMaterial = {};
-  const names = { ca: 'IDCLI_ETCD_CACERT', cert: 'IDCLI_ETCD_CERT', key: 'IDCLI_ETCD_KEY' } as const;
-  for (const field of ['ca', 'cert', 'key'] as const) {
-    const path = files[field];
-    if (path === undefined) continue;
-    try {
-      tls[field] = readFileSync(path);
-    } catch (err) {
-      throw usageError('ETCD_FILE_UNREADABLE', `cannot read ${names[field]} ${path} (${errReason(err)})`);
-    }
-  }
-  if ((tls.cert === undefined) !== (tls.key === undefined))
-    throw usageError('ETCD_FILE_UNREADABLE', 'IDCLI_ETCD_CERT and IDCLI_ETCD_KEY go together', 'set both, or neither');
-  return Object.keys(tls).length === 0 ? undefined : tls;
 }

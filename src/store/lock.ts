@@ -60,6 +60,11 @@ export function lockPathFor(configDir: string, key: CredentialKey): string {
   return join(configDir, 'locks', `${createHash('sha256').update(accountName(key)).digest('hex')}.lock`);
 }
 
+/** `config set` and `unset` take turns on this one (a name no credential's hash can take) while they change config.json. */
+export function configLockPath(configDir: string): string {
+  return join(configDir, 'locks', 'config.lock');
+}
+
 export async function withLock<T>(lockPath: string, fn: () => Promise<T>, opts: LockOptions = {}): Promise<T> {
   const release = await acquire(lockPath, opts);
   try {
@@ -259,7 +264,7 @@ function holderName(holder: Snapshot | null): string {
 
 function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
   const who = holder?.owner ? ` (held by ${holderName(holder)})` : '';
-  const hint = 'another idcli process is using these credentials; if none is running, delete the lock file';
+  const hint = 'another idcli process holds it; if none is running, delete the lock file';
   const message = `timed out after ${seconds(timeoutMs)} s waiting for the lock ${lockPath}${who}`;
   return new IdcliError('LOCK_TIMED_OUT', message, ExitCode.INTERNAL, { hint });
 }

@@ -61,6 +61,7 @@ describe('idcli doctor', () => {
         'config',
         'reachable',
         'clock',
+        'tls',
         'port',
         'localhost',
         'store',

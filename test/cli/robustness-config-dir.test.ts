@@ -185,6 +185,60 @@ describe('what config.json holds', () => {
     expect(await readFile(join(dir, 'config.json'), 'utf8')).toBe(text);
   });
 
+  it('invalid UTF-8, a key given twice or an escape sequence in a value: exit 2 naming the file, nothing raw printed', async () => {
+    const dir = await ownDir(join(tmp.path, 'idcli'));
+    const path = join(dir, 'config.json');
+    const files: [Buffer | string, string][] = [
+      [
+        Buffer.concat([
+          Buffer.from('{"profiles":{"default":{"scope":"'),
+          Buffer.from([0xc3, 0x28]),
+          Buffer.from('"}}}'),
+        ]),
+        `error: ${path} is not valid UTF-8`,
+      ],
+      [
+        '{"profiles":{"default":{"scope":"a"},"default":{"scope":"b"}}}',
+        `error: ${path} holds the key 'default' twice`,
+      ],
+      ['{"profiles":{"default":{"scope":"a","scope":"b"}}}', `error: ${path} holds the key 'scope' twice`],
+      [
+        JSON.stringify({ profiles: { default: { scope: 'a\u001b]0;owned\u0007\u001b[2J' } } }),
+        `error: ${path}: 'scope' in profile 'default' holds a control character`,
+      ],
+    ];
+    for (const [content, message] of files) {
+      await writeFile(path, content);
+      for (const args of [
+        ['config', 'list'],
+        ['config', 'get', 'scope'],
+        ['config', 'set', 'scope', 'y'],
+        ['status'],
+      ]) {
+        const r = await idcli(args, { IDCLI_CONFIG_DIR: dir });
+        expectConfigError(r, message);
+        expect(r.stdout + r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+      }
+      expect(await readFile(path)).toEqual(Buffer.from(content));
+    }
+  });
+
+  it('`config set` refuses a value holding a control character, and the file keeps what it had', async () => {
+    const dir = await ownDir(join(tmp.path, 'idcli'));
+    const env = { IDCLI_CONFIG_DIR: dir };
+    expect((await idcli(['config', 'set', 'scope', 'read'], env)).code).toBe(0);
+    for (const [key, value] of [
+      ['scope', 'read\u001b]0;owned\u0007'],
+      ['base-url', 'https://id.example.com/\u001b[2J'],
+    ]) {
+      const r = await idcli(['config', 'set', key!, value!], env);
+      expectConfigError(r, `error: ${key} must not hold control characters`);
+      expect(r.stderr).not.toContain('\u001b');
+    }
+    const list = await idcli(['config', 'list'], env);
+    expect([list.code, list.stdout]).toEqual([0, 'scope=read\n']);
+  });
+
   it('a profile named like an Object.prototype member reads as empty and is written as any other', async () => {
     const dir = await ownDir(join(tmp.path, 'idcli'));
     const env = { IDCLI_CONFIG_DIR: dir };

@@ -201,6 +201,38 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
     expect(authProxy.hits).toHaveLength(1);
   });
 
+  it('a CONNECT refused for its credentials: exit 4 at once with the message of a forwarded request', async () => {
+    // The tunnel is refused before any TLS, so nothing needs to listen at the https:// target.
+    const target = `https://127.0.0.1:${await closedPort()}`;
+    env.token = emu.mintTokens().access_token;
+    const r = await run(['api', `${target}/v1/users`, '--api-base-url', target], {
+      HTTPS_PROXY: `http://${USER}:wrong-${PASSWORD}@127.0.0.1:${authProxy.port}`,
+    });
+    expectClean(r);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toBe(
+      `error: GET ${target}/v1/users failed: the proxy http://127.0.0.1:${authProxy.port} requires authentication (HTTP 407 Proxy Authentication Required)\n`,
+    );
+    expect(authProxy.hits.map((h) => h.method)).toEqual(['CONNECT']);
+  });
+
+  it('a CONNECT refused with a redirect: exit 4 at once, naming the proxy and the status', async () => {
+    const refusing = await startForwardProxy({ refuseConnect: 302 });
+    try {
+      const target = `https://127.0.0.1:${await closedPort()}`;
+      env.token = emu.mintTokens().access_token;
+      const r = await run(['api', `${target}/v1/users`, '--api-base-url', target], { HTTPS_PROXY: refusing.url });
+      expectClean(r);
+      expect(r.code).toBe(4);
+      expect(r.stderr).toBe(
+        `error: GET ${target}/v1/users failed: the proxy ${refusing.url} refused the tunnel with status 302 Found\n`,
+      );
+      expect(refusing.hits.map((h) => h.method)).toEqual(['CONNECT']);
+    } finally {
+      await refusing.close();
+    }
+  });
+
   it('a malformed proxy variable: exit 2 naming the variable, not its value', async () => {
     env.token = emu.mintTokens().access_token;
     const r = await run(['list', '/v1/users'], {

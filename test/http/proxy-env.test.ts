@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IdcliError } from '../../src/errors.js';
-import { proxyFor, readProxyEnv, showProxy, wantsProxy } from '../../src/http/proxy-env.js';
+import { noProxyForUndici, proxyFor, readProxyEnv, showProxy, wantsProxy } from '../../src/http/proxy-env.js';
 
 const u = (s: string) => new URL(s);
 
@@ -92,8 +93,65 @@ describe('proxyFor: NO_PROXY matching (the rules of undici EnvHttpProxyAgent)', 
     ['*', 'https://anything.example/', false],
     ['EXAMPLE.com', 'https://Id.Example.COM/', false],
     ['[::1]', 'http://[::1]:8080/', false],
+    ['::1', 'http://[::1]:8080/', false],
+    ['localhost,127.0.0.1,::1', 'https://[::1]/', false],
+    ['[::1]:8080', 'http://[::1]:8080/', false],
+    ['[::1]:9000', 'http://[::1]:8080/', true],
+    ['::2', 'http://[::1]:8080/', true],
+    ['0:0:0:0:0:0:0:1', 'http://[::1]:8080/', false],
   ];
   it.each(cases)('NO_PROXY=%j, %s → proxied: %s', (noProxy, target, proxied) => {
     expect(proxyFor(u(target), p(noProxy)) !== undefined).toBe(proxied);
+  });
+});
+
+describe('NO_PROXY with IPv6 addresses, bare or bracketed, as curl reads them', () => {
+  const mixedCase = (address: string) =>
+    fc
+      .array(fc.boolean(), { minLength: address.length, maxLength: address.length })
+      .map((upper) => [...address].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''));
+  const others = fc.array(fc.oneof(fc.domain(), fc.ipV4(), fc.ipV6()), { maxLength: 4 });
+  const separator = fc.constantFrom(',', ' ', ', ', '\t');
+  const listWith = (entry: string, before: string[], after: string[], sep: string) =>
+    [...before, entry, ...after].join(sep);
+  const target = (address: string, port: number, scheme: string) => u(`${scheme}://[${address}]:${port}/`);
+  const proxy = (noProxy: string) =>
+    readProxyEnv({ HTTPS_PROXY: 'http://p:1', HTTP_PROXY: 'http://p:1', NO_PROXY: noProxy })!;
+
+  it('for any address and list, the bare and the bracketed entry give the same answer: direct', () => {
+    fc.assert(
+      fc.property(
+        fc.ipV6().chain((a) => fc.tuple(fc.constant(a), mixedCase(a))),
+        others,
+        others,
+        separator,
+        fc.integer({ min: 1, max: 65535 }),
+        fc.constantFrom('http', 'https'),
+        ([address, written], before, after, sep, port, scheme) => {
+          const to = target(address, port, scheme);
+          const bare = proxyFor(to, proxy(listWith(written, before, after, sep)));
+          const bracketed = proxyFor(to, proxy(listWith(`[${written}]`, before, after, sep)));
+          const withPort = proxyFor(to, proxy(listWith(`[${written}]:${port}`, before, after, sep)));
+          expect([bare, bracketed, withPort]).toEqual([undefined, undefined, undefined]);
+        },
+      ),
+    );
+  });
+
+  it('for any two addresses, the bare and the bracketed entry of one agree on the other', () => {
+    fc.assert(
+      fc.property(fc.ipV6(), fc.ipV6(), others, separator, (address, listed, before, sep) => {
+        const to = target(address, 443, 'https');
+        const bare = proxyFor(to, proxy(listWith(listed, before, [], sep)));
+        const bracketed = proxyFor(to, proxy(listWith(`[${listed}]`, before, [], sep)));
+        expect(bare).toEqual(bracketed);
+      }),
+    );
+  });
+
+  it('hands undici every address bracketed in its shortest form, and other entries as they were', () => {
+    expect(noProxyForUndici('localhost, 127.0.0.1 ::1')).toBe('localhost,127.0.0.1,[::1]');
+    expect(noProxyForUndici('[0:0::1]:8080,*.corp.example,host:3128')).toBe('[::1]:8080,*.corp.example,host:3128');
+    expect(noProxyForUndici(' * ')).toBe('*');
   });
 });

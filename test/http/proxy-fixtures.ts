@@ -39,7 +39,8 @@ const HOP_BY_HOP = new Set([
 ]);
 
 export async function startForwardProxy(
-  opts: { credentials?: { user: string; password: string } } = {},
+  /** refuseConnect: answer every CONNECT with this status (a redirect to a login page, say) and open no tunnel. */
+  opts: { credentials?: { user: string; password: string }; refuseConnect?: number } = {},
 ): Promise<ForwardProxy> {
   const hits: ProxyHit[] = [];
   const sockets = new Set<Socket>();
@@ -86,6 +87,12 @@ export async function startForwardProxy(
     if (!authorized(req)) {
       client.end(
         'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\nContent-Length: 0\r\n\r\n',
+      );
+      return;
+    }
+    if (opts.refuseConnect !== undefined) {
+      client.end(
+        `HTTP/1.1 ${opts.refuseConnect} Refused\r\nLocation: http://login.invalid/\r\nContent-Length: 0\r\n\r\n`,
       );
       return;
     }

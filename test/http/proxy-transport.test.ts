@@ -269,6 +269,21 @@ describe('the proxy-aware transport', () => {
     expect(p.hits).toEqual([]);
   });
 
+  it('goes direct to [::1] for NO_PROXY=::1, the bare form of the usual loopback list', async () => {
+    const p = await proxy();
+    const server = createServer((_req, res) => res.end('direct'));
+    const listening = await listenLoopback(server, '::1');
+    cleanups.push(() => listening.close());
+    for (const noProxy of ['localhost,127.0.0.1,::1', '[::1]', `::1 [::1]:${listening.port}`]) {
+      const res = await client({ HTTP_PROXY: p.url, NO_PROXY: noProxy }).request({
+        method: 'GET',
+        url: `http://[::1]:${listening.port}/x`,
+      });
+      expect(res.body.toString(), noProxy).toBe('direct');
+    }
+    expect(p.hits).toEqual([]);
+  });
+
   it('names the proxy, without its credentials, when it cannot be reached', async () => {
     const port = await closedPort();
     const s = await origin((_req, res) => res.end('never'));

@@ -7,7 +7,20 @@
  */
 import { type ChildProcess, execFile } from 'node:child_process';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, open, readFile, rm, stat, symlink, truncate, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  link,
+  lstat,
+  mkdir,
+  mkdtemp,
+  open,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  truncate,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -204,6 +217,34 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
     expect(slash.code).toBe(2);
     expect(slash.stderr).toContain('ends with /: it names a directory');
     expect(slash.requests).toEqual([]);
+  });
+
+  it('a FILE with a second name (a hard link): exit 2 on either name, naming it, FILE untouched, no request', async () => {
+    await writeFile(out, 'keep\n');
+    const other = join(env.configDir, 'other.ndjson');
+    await link(out, other);
+    for (const file of [out, other]) {
+      for (const extra of [[], ['--restart']]) {
+        const r = await list(env, ['/v1/items', ...seq, '-o', file, ...extra]);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toBe(
+          `error: refusing to use ${file}: it has 2 names (hard links), and a run on another of them would write it too; remove its other names, or name another file for -o\n`,
+        );
+        expect(r.requests).toEqual([]);
+      }
+    }
+    expect(await readFile(out, 'utf8')).toBe('keep\n');
+    expect(await exists(`${out}.idcli-run`)).toBe(false);
+  });
+
+  it('a FILE path over PATH_MAX: exit 2 saying so, the path shown by its start and its end, no request', async () => {
+    const file = join(env.configDir, `${'a/'.repeat(2500)}x.ndjson`);
+    const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^error: cannot create \S+…\S+x\.ndjson: it is too long \(\d+ bytes\) \(ENAMETOOLONG\)/);
+    expect(r.stderr).toContain(file.slice(0, 60));
+    expect(r.stderr.length).toBeLessThan(300);
+    expect(r.requests).toEqual([]);
   });
 
   it('a FILE name too long for its state beside it: exit 2, FILE untouched, no request', async () => {

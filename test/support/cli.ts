@@ -69,6 +69,8 @@ export interface CliOptions {
   onSpawn?: (child: ChildProcess) => void;
   /** A file descriptor the CLI gets as its stdout (a FIFO nobody reads, say); the result's stdout is then empty. */
   stdout?: number;
+  /** A command the CLI is run under, its own arguments first (e.g. `unshare -m …` for a private mount namespace). */
+  prefix?: string[];
   /** Run as this user and group (needs root), e.g. to meet a permission that root would pass. */
   uid?: number;
   gid?: number;
@@ -142,7 +144,7 @@ async function command(opts: CliOptions): Promise<string[]> {
 
 export async function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   const asOther = opts.uid !== undefined && opts.bin === undefined;
-  const [program, ...first] = await command(opts);
+  const [program, ...first] = [...(opts.prefix ?? []), ...(await command(opts))];
   const cwd = opts.cwd ?? (asOther ? tmpdir() : ROOT);
   return new Promise((resolve, reject) => {
     const env = Object.fromEntries(

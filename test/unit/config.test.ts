@@ -1,7 +1,9 @@
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  CONFIG_KEYS,
   configDirFor,
   parseConfigFile,
   resolveSettings,
@@ -151,6 +153,18 @@ describe('validation', () => {
       usage(() => validateSetting('redirect-uri', bad));
     }
   });
+  it('a text or URL setting holding a control character is refused from any source', () => {
+    for (const key of ['scope', 'ui-locales', 'base-url', 'api-base-url', 'issuer'] as const) {
+      const err = usage(() => validateSetting(key, 'https://id.example.com/\u001b[2J'));
+      expect(err.message).toBe(`${key} must not hold control characters`);
+    }
+    const env = { IDCLI_SCOPE: 'read\u0007' };
+    expect(usage(() => resolveSettings({}, env, parseConfigFile('{}', 'c.json'))).message).toBe(
+      'scope must not hold control characters',
+    );
+    // Blanks around a value (a newline from `$(cat file)`) are dropped, as before.
+    expect(validateSetting('scope', ' read:users\n')).toBe('read:users');
+  });
   it('requireSetting names every way to set a missing value', () => {
     const err = usage(() => requireSetting(resolveSettings({ profile: 'none' }, {}, file), 'clientId'));
     expect(err.code).toBe('SETTING_MISSING');
@@ -192,6 +206,83 @@ describe('config file', () => {
     expect(parsed.profiles.default?.scope).toBe('a');
     // Only at the start: anywhere else it is not JSON.
     usage(() => parseConfigFile('{"profiles":\uFEFF{}}', 'c.json'));
+  });
+  it('refuses a file that is not UTF-8, naming the file', () => {
+    const bytes = Buffer.concat([
+      Buffer.from('{"profiles":{"default":{"scope":"a'),
+      Buffer.from([0xff, 0xc3]),
+      Buffer.from('"}}}'),
+    ]);
+    const err = usage(() => parseConfigFile(bytes, '/home/u/.config/idcli/config.json'));
+    expect(err.code).toBe('CONFIG_FILE_INVALID');
+    expect(err.message).toBe('/home/u/.config/idcli/config.json is not valid UTF-8');
+    // The same text as valid UTF-8, with a byte order mark, is read.
+    const good = Buffer.from('\uFEFF{"profiles":{"default":{"scope":"\u00e9t\u00e9 \ufffd"}}}', 'utf8');
+    expect(parseConfigFile(good, 'c.json').profiles.default?.scope).toBe('\u00e9t\u00e9 \ufffd');
+  });
+  it('refuses a key given twice in one object, at any level, naming the file and the key', () => {
+    for (const [text, key] of [
+      ['{"profiles":{},"profiles":{"default":{"scope":"a"}}}', 'profiles'],
+      ['{"profiles":{"default":{"scope":"a"},"default":{}}}', 'default'],
+      ['{"profiles":{"default":{"scope":"a","scope":"b"}}}', 'scope'],
+      ['{"profiles":{"default":{"scope":"a","\\u0073cope":"b"}}}', 'scope'],
+    ]) {
+      const err = usage(() => parseConfigFile(text!, 'c.json'));
+      expect(err.code, text).toBe('CONFIG_FILE_INVALID');
+      expect(err.message, text).toBe(`c.json holds the key '${key}' twice in one object`);
+    }
+    // Equal keys in different objects, and key-like text inside values, are no duplicates.
+    const ok = '{"profiles":{"a":{"scope":"\\"scope\\": {x}"},"b":{"scope":"[\\"a\\":1]"}}}';
+    expect(parseConfigFile(ok, 'c.json').profiles.b?.scope).toBe('["a":1]');
+  });
+  it('for any config, its text is read; with any key repeated in one object, it is refused naming the key', () => {
+    const value = fc.string({ unit: 'grapheme', maxLength: 12 }).filter((v) => !/[\u0000-\u001f\u007f-\u009f]/.test(v));
+    const profile = fc.uniqueArray(fc.tuple(fc.constantFrom(...CONFIG_KEYS), value), {
+      selector: ([k]) => k,
+      maxLength: 4,
+    });
+    const profiles = fc.uniqueArray(fc.tuple(fc.stringMatching(/^[a-z][a-z0-9._-]{0,8}$/), profile), {
+      selector: ([n]) => n,
+      minLength: 1,
+      maxLength: 4,
+    });
+    const members = (pairs: [string, string][]) => `{${pairs.map(([k, v]) => `${k}:${v}`).join(',')}}`;
+    const text = (ps: [string, [string, string][]][]) =>
+      members([
+        [
+          '"profiles"',
+          members(
+            ps.map(([n, es]) => [
+              JSON.stringify(n),
+              members(es.map(([k, v]) => [JSON.stringify(k), JSON.stringify(v)])),
+            ]),
+          ),
+        ],
+      ]);
+    fc.assert(
+      fc.property(profiles, fc.nat(), fc.constantFrom('top', 'profile', 'key'), (ps, pick, level) => {
+        expect(() => parseConfigFile(text(ps), 'c.json')).not.toThrow();
+        const at = ps[pick % ps.length]!;
+        let bad: string;
+        let key: string;
+        if (level === 'top') [bad, key] = [text(ps).replace(/}$/, ',"profiles":{}}'), 'profiles'];
+        else if (level === 'profile') [bad, key] = [text([...ps, [at[0], []]]), at[0]];
+        else {
+          fc.pre(at[1].length > 0);
+          const [k, v] = at[1][pick % at[1].length]!;
+          [bad, key] = [text(ps.map((p) => (p === at ? [p[0], [...p[1], [k, v]]] : p))), k];
+        }
+        const err = usage(() => parseConfigFile(bad, 'c.json'));
+        expect(err.message).toBe(`c.json holds the key '${key}' twice in one object`);
+      }),
+    );
+  });
+  it('refuses a value holding a control character, naming the key, never printing it', () => {
+    for (const c of ['\u001b', '\u0007', '\n', '\t', '\u007f', '\u009b']) {
+      const text = JSON.stringify({ profiles: { default: { scope: `a${c}]0;pwned\u0007` } } });
+      const err = usage(() => parseConfigFile(text, 'c.json'));
+      expect(err.message).toBe(`c.json: 'scope' in profile 'default' holds a control character`);
+    }
   });
   it('lives in the platform config directory unless IDCLI_CONFIG_DIR says otherwise', () => {
     expect(configDirFor({ IDCLI_CONFIG_DIR: '/x' })).toBe('/x');

@@ -102,8 +102,35 @@ describe('a fault the user can mend: exit 2, the reason in words and the code, a
   });
 });
 
+describe('a path too long: exit 2, shown by its start and its end, saying what is too long', () => {
+  it('a path over PATH_MAX', () => {
+    const long = `${root}/${'a/'.repeat(2500)}x.ndjson`;
+    const err = fault('ENAMETOOLONG', { doing: 'create', path: long, dir: long });
+    expect(err.exitCode).toBe(ExitCode.USAGE);
+    expect(err.code).toBe('FS_REFUSED');
+    expect(line(err)).toMatch(
+      /^cannot create \/tmp\/\S+…[a/]+\/x\.ndjson: it is too long \(\d+ bytes\) \(ENAMETOOLONG\); use a shorter path$/,
+    );
+    expect(line(err).length).toBeLessThan(300);
+    expect(line(err)).toContain(long.slice(0, 60));
+    expect(line(err)).toContain(long.slice(-60));
+  });
+
+  it('a name over NAME_MAX', () => {
+    const long = join(dir, `${'n'.repeat(300)}.ndjson`);
+    const err = fault('ENAMETOOLONG', { doing: 'create', path: long, dir });
+    expect(err.exitCode).toBe(ExitCode.USAGE);
+    expect(line(err)).toContain(': a name in it is longer than 255 bytes (ENAMETOOLONG); use a shorter name');
+    expect(line(err).length).toBeLessThan(300);
+  });
+
+  it('a path of a usual length is shown whole', () => {
+    expect(fault('ENAMETOOLONG').message).toContain(`cannot write ${file}:`);
+  });
+});
+
 describe('any other fault: exit 1, what failed on which path and the code, no fix to offer', () => {
-  it.each(['EIO', 'ENAMETOOLONG', 'EMFILE'])('%s', (code) => {
+  it.each(['EIO', 'EBUSY', 'EMFILE'])('%s', (code) => {
     for (const doing of ['read', 'write', 'create', 'open', 'delete'] as const) {
       const err = fsFault(failed(code), { doing, path: file, dir, orElse: 'or set IDCLI_CONFIG_DIR' });
       expect(err.exitCode).toBe(ExitCode.INTERNAL);

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { redactLine, redactSecrets, redactUrl, redactValues } from '../../src/redact.js';
@@ -113,5 +114,61 @@ describe('colour', () => {
     expect(colourEnabled({ isTTY: false }, { FORCE_COLOR: '1' })).toBe(true);
     expect(stderrStyle({ isTTY: false }, {}).error('x')).toBe('x');
     expect(stderrStyle({ isTTY: true }, {}).error('x')).toBe('\u001b[31mx\u001b[39m');
+  });
+});
+
+describe('a known secret percent-encoded in part or whole', () => {
+  /** Each character as is, or as its UTF-8 bytes in %XX with each hex digit in either case. */
+  const encodedCopy = (secret: string) => {
+    const chars = [...secret];
+    return fc
+      .tuple(
+        fc.array(fc.boolean(), { minLength: chars.length, maxLength: chars.length }),
+        fc.array(fc.boolean(), { minLength: chars.length * 8, maxLength: chars.length * 8 }),
+      )
+      .map(([encode, lower]) => {
+        let digit = 0;
+        return chars
+          .map((c, i) => {
+            if (!encode[i]) return c;
+            const hex = [...Buffer.from(c, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`);
+            return [...hex.join('')].map((d) => (lower[digit++] ? d.toLowerCase() : d)).join('');
+          })
+          .join('');
+      });
+  };
+  // Tokens' own alphabet, the characters a URL must encode, and any other character (multi-byte in UTF-8).
+  const secretChar = fc.oneof(
+    fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~'),
+    fc.constantFrom(...'+/=%&?# "\\[]'),
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }),
+  );
+  const secret = fc.array(secretChar, { minLength: 8, maxLength: 40 }).map((cs) => cs.join(''));
+  const around = fc.constantFrom('', 'GET https://api.example.com/v1/x?t=', 'error: ', '/path/');
+
+  it('for any secret and any mix of encoded characters, neither the secret nor the copy is left', () => {
+    fc.assert(
+      fc.property(
+        secret.chain((s) => fc.tuple(fc.constant(s), encodedCopy(s))),
+        around,
+        around,
+        ([s, copy], before, after) => {
+          const line = `${before}${copy} and ${s}${after}`;
+          for (const out of [redactValues(line, [s]), redactLine(line, [s])]) {
+            expect(out).not.toContain(s);
+            expect(out).not.toContain(copy);
+          }
+        },
+      ),
+    );
+  });
+
+  it('the copies a probe printed: fully encoded in upper or lower case hex, or in part', () => {
+    const token = 'AT-0123456789abcdef';
+    const full = [...token].map((c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).join('');
+    for (const copy of [full, full.toLowerCase(), `%41%54-0123456789%61bcdef`])
+      expect(redactLine(`GET https://api.example.com/v1/${copy}/x`, [token])).toBe(
+        'GET https://api.example.com/v1/[redacted]/x',
+      );
   });
 });

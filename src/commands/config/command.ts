@@ -1,17 +1,36 @@
 /** `idcli config`: read and write the settings of a profile in config.json. */
 import { argument, defineCommand, defineGroup, type Invocation } from '../../argv/define.js';
 import { assertConfigKey, type ConfigFile, validateSetting } from '../../config.js';
-import { loadConfigFile, saveConfigFile } from '../../config-file.js';
+import { loadConfigFile, prepareConfigDir, saveConfigFile } from '../../config-file.js';
 
 const key = argument({ name: 'key', description: 'setting name' });
 
 /** The config file and the profile, and nothing else resolved: a bad setting elsewhere can be fixed here. */
 function target({ deps, settings }: Invocation) {
   const io = { warn: (msg: string) => deps.log.warn(msg) };
+  const load = () => loadConfigFile(settings.configDir(), io);
   return {
     profile: () => settings.profile(),
-    load: () => loadConfigFile(settings.configDir(), io),
-    save: (file: ConfigFile) => saveConfigFile(settings.configDir(), file, io),
+    load,
+    /**
+     * Runs that change the file at once take turns, and each reads the file only once it holds the lock: a file read
+     * before would be saved over another run's change. `edit` returns false when it changed nothing.
+     */
+    change: async (edit: (file: ConfigFile) => boolean) => {
+      const { configLockPath, withLock } = await import('../../store/lock.js');
+      const configDir = settings.configDir();
+      // Read first only for its faults, named as every command names them; the copy changed is the one read below.
+      await load();
+      await prepareConfigDir(configDir, io);
+      await withLock(
+        configLockPath(configDir),
+        async () => {
+          const file = await load();
+          if (edit(file)) await saveConfigFile(configDir, file, io);
+        },
+        { signal: deps.signal },
+      );
+    },
   };
 }
 
@@ -31,9 +50,10 @@ export const command = defineGroup({
         const checked = validateSetting(k, o.value);
         const t = target(invocation);
         const profile = t.profile();
-        const file = await t.load();
-        file.profiles[profile] = { ...file.profiles[profile], [k]: checked };
-        await t.save(file);
+        await t.change((file) => {
+          file.profiles[profile] = { ...file.profiles[profile], [k]: checked };
+          return true;
+        });
       },
     }),
     defineCommand({
@@ -60,12 +80,13 @@ export const command = defineGroup({
         const k = assertConfigKey(o.key);
         const t = target(invocation);
         const profile = t.profile();
-        const file = await t.load();
-        const entries = file.profiles[profile];
-        if (!entries || entries[k] === undefined) return;
-        delete entries[k];
-        if (Object.keys(entries).length === 0) delete file.profiles[profile];
-        await t.save(file);
+        await t.change((file) => {
+          const entries = file.profiles[profile];
+          if (!entries || entries[k] === undefined) return false;
+          delete entries[k];
+          if (Object.keys(entries).length === 0) delete file.profiles[profile];
+          return true;
+        });
       },
     }),
     defineCommand({

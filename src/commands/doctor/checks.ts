@@ -8,12 +8,33 @@ import { errMessage } from '../../shape.js';
 import type { CredentialStore } from '../../store/interface.js';
 import type { HttpClient } from '../../http/client.js';
 import { headerValue } from '../../http/types.js';
+import type { Env } from '../../http/proxy-env.js';
+import { HOW_TO_TRUST } from '../../http/network-errors.js';
 import { redactUrl } from '../../redact.js';
 import { bindAddresses, parseRedirectUri } from '../../redirect-uri.js';
 
 export type Verdict = 'pass' | 'warn' | 'fail';
 
-export type CheckResult = { id: string; title: string; status: Verdict; detail: string; fix?: string };
+export type CheckResult = {
+  id: string;
+  title: string;
+  status: Verdict;
+  detail: string;
+  fix?: string;
+  /** The TLS checks': what the server showed, and where idcli's trust in it comes from. */
+  certificate?: CertificateFinding;
+};
+
+export type CertificateFinding = {
+  subject: string;
+  issuer: string;
+  /** The CA the chain ends at. */
+  ca: string;
+  /** Which store idcli trusts that CA from; absent when none does. */
+  trustedBy?: string;
+  /** Whether the CA is one of Node's bundled public roots; when not, most often a network inspecting TLS. */
+  publicRoot: boolean;
+};
 
 /** The verdicts of one check, each built with the fields in the order `doctor --json` prints them. */
 function check(id: string, title: string) {
@@ -199,4 +220,57 @@ export function checkRuntime(): CheckResult {
   const verdict = check('runtime', 'runtime');
   if (isSea()) return verdict('pass', `single executable ${process.execPath}, carrying Node ${process.version}`);
   return verdict('pass', `Node ${process.version} at ${process.execPath}, running the npm package`);
+}
+
+const STORE_NAMES = { node: "Node's bundled roots", extra: 'NODE_EXTRA_CA_CERTS' } as const;
+
+/** Where a CA of the system's store came from: the variables that replace OpenSSL's default paths, when set. */
+function storeName(source: 'node' | 'system' | 'extra', env: Env): string {
+  if (source !== 'system') return STORE_NAMES[source];
+  const set = ['SSL_CERT_FILE', 'SSL_CERT_DIR'].filter((v) => env[v]);
+  return set.length > 0 ? set.join(' / ') : "the system's CA store";
+}
+
+/**
+ * Which CA issued what `url` shows idcli (through the proxy when one applies) and which store idcli trusts it from.
+ * A CA outside Node's bundled public roots is most often a company network inspecting TLS, which is fine when it
+ * is trusted on purpose; one that no store holds fails every request, and the fix says how to trust it.
+ */
+export async function checkCertificate(
+  id: string,
+  what: string,
+  url: string,
+  env: Env,
+  signal: AbortSignal,
+): Promise<CheckResult> {
+  const verdict = check(id, `${what} TLS certificate`);
+  const target = new URL(url);
+  if (target.protocol !== 'https:') return verdict('pass', `${redactUrl(url)} is not HTTPS: no certificate to check`);
+  const { inspectServerCertificate } = await import('../../http/server-certificate.js');
+  let shown;
+  try {
+    shown = await inspectServerCertificate(
+      target,
+      env,
+      AbortSignal.any([signal, AbortSignal.timeout(CHECK_DEADLINE_MS)]),
+    );
+  } catch (err) {
+    return verdict('fail', `${target.host}: could not read its certificate: ${errMessage(err)}`);
+  }
+  const trustedBy = shown.trustedBy && storeName(shown.trustedBy, env);
+  const certificate: CertificateFinding = {
+    subject: shown.subject,
+    issuer: shown.issuer,
+    ca: shown.ca,
+    ...(trustedBy ? { trustedBy } : {}),
+    publicRoot: shown.publicRoot,
+  };
+  const seen = `${target.host} shows "${shown.subject}" issued by "${shown.issuer}"`;
+  const inspection = shown.publicRoot
+    ? ''
+    : `; "${shown.ca}" is not one of Node's bundled public roots: likely TLS inspection by your network (or a private CA)`;
+  const result = trustedBy
+    ? verdict('pass', `${seen}, trusted through ${trustedBy} (CA "${shown.ca}")${inspection}`)
+    : verdict('fail', `${seen}, a CA no trusted store holds${inspection}`, HOW_TO_TRUST);
+  return { ...result, certificate };
 }

@@ -4,6 +4,7 @@ import { STORE_DEFAULTS } from '../../config.js';
 import { ExitCode, IdcliError } from '../../errors.js';
 import {
   type CheckResult,
+  checkCertificate,
   checkClockSkew,
   checkConfig,
   checkLocalhost,
@@ -55,6 +56,8 @@ async function runChecks({ deps, context, settings: source }: Invocation): Promi
     try {
       const reach = await checkReachable(ok.baseUrl, http, deps.now, deps.signal);
       checks.push(reach.result, checkClockSkew(reach.serverDate, reach.localDate));
+      checks.push(await checkCertificate('tls', 'service', ok.baseUrl, env, deps.signal));
+      if (ok.apiBaseUrl) checks.push(await checkCertificate('api-tls', 'API', ok.apiBaseUrl, env, deps.signal));
     } finally {
       http.close();
     }
