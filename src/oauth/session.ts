@@ -154,16 +154,29 @@ export class Session implements TokenSource {
       if (!record) throw notLoggedIn();
       if (this.fresh(record, minTtlSec)) return record as UsableRecord; // fresh() checked the token is there
     }
-    const { startedAt } = this.ctx.deps;
-    const record = await this.locked((r) =>
-      force ? r.updatedAt > startedAt && this.fresh(r, 0) : this.fresh(r, minTtlSec),
-    );
+    const changed = force ? await this.changedFromNow() : undefined;
+    const record = await this.locked((r) => (changed ? changed(r) && this.fresh(r, 0) : this.fresh(r, minTtlSec)));
     if (!this.fresh(record, minTtlSec)) {
       this.ctx.deps.log.warn(
         `the new access token expires in ${secondsLeft(record, this.ctx.deps.now())} s, sooner than ${minTtlSec} s`,
       );
     }
     return record;
+  }
+
+  /**
+   * Whether a record was written by another process after this point. A store with revisions compares the one read
+   * now: machines' clocks differ, and a writer whose clock runs ahead would pass for a refresh made after this run
+   * started. The processes of one machine share its clock, so the local stores compare `updatedAt` with the start.
+   */
+  private async changedFromNow(): Promise<(r: CredentialRecord) => boolean> {
+    if (!this.store.revisioned) {
+      const { startedAt } = this.ctx.deps;
+      return (r) => r.updatedAt > startedAt;
+    }
+    const before = await this.read();
+    if (!before) throw notLoggedIn();
+    return (r) => r.revision !== before.revision;
   }
 
   /** Asked before the browser opens; the wait for the lock ends at `waitUntil` (deps.now() time). */

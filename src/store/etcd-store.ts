@@ -33,6 +33,7 @@ const REJECTED = 'rejected';
 
 export class EtcdStore implements CredentialStore {
   readonly kind = 'etcd' as const;
+  readonly revisioned = true as const;
   readonly client: EtcdClient;
   readonly prefix: string;
   readonly #log: EtcdStoreOptions['log'];
@@ -85,7 +86,8 @@ export class EtcdStore implements CredentialStore {
     }
     if (!record) return null;
     if (record.value === REJECTED) throw signInRejected();
-    return recordFrom(this.recordKey(key), () => decodeRecord(record.value));
+    const decoded = recordFrom(this.recordKey(key), () => decodeRecord(record.value));
+    return { ...decoded, revision: record.modRevision };
   }
 
   /** Under the lock, that it is still this run's: a write after a lapsed lease would be refused anyway. */

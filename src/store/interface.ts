@@ -3,6 +3,11 @@ import type { CredentialKey, CredentialRecord } from './record.js';
 /** Where credential records live. Implementations: the OS keychain, the file store, etcd; `select.ts` picks one. */
 export interface CredentialStore {
   readonly kind: 'keychain' | 'file' | 'etcd';
+  /**
+   * Records read carry `revision`, which orders every write to the store whatever the writer's clock: a store
+   * shared by machines whose clocks differ tells a newer record by it, not by `updatedAt`.
+   */
+  readonly revisioned?: true;
   /** For status/doctor and messages, e.g. `OS keychain (service "idcli")` or `file /home/me/.config/idcli/credentials/…`. */
   describe(): string;
   /** null when nothing is stored; unreadable data is an IdcliError exit 3 telling to `idcli login`, never a crash. */

@@ -97,6 +97,63 @@ describe('a sign-in shared through etcd', () => {
     expectNoSecrets(h, [other.stdout.trim(), refreshed.stdout.trim()]);
   }, 120_000);
 
+  it('`token --refresh` refreshes even when the record was written by a machine whose clock runs ahead', async () => {
+    h = await harness();
+    const f = fleet(h, cluster!);
+    await login(h, [], f.machine(0));
+    const stored = (await f.record())!;
+    // The machine that wrote it believes it is an hour later than this one does.
+    const s = f.store();
+    try {
+      await s.write(h.key(), { ...stored, updatedAt: Date.now() + 3_600_000, generation: stored.generation + 1 });
+    } finally {
+      s.close();
+    }
+    const r = await h.run(['token', '--refresh'], f.machine(1));
+    expect(r.code, r.stderr).toBe(0);
+    expect(refreshGrants(h)).toHaveLength(1);
+    expect(r.stdout).not.toBe(`${stored.accessToken}\n`);
+    expect(r.stdout).toBe(`${(await f.record())?.accessToken}\n`);
+  }, 60_000);
+
+  it('a refresh stored while this machine waited is taken, whatever the clock of the machine that stored it', async () => {
+    h = await harness();
+    const f = fleet(h, cluster!);
+    await login(h, [], f.machine(0));
+    const leases = () =>
+      cluster!
+        .ctl(['lease', 'list'])
+        .split('\n')
+        .filter((l) => /^[0-9a-f]+$/.test(l.trim()));
+    const s = f.store();
+    let waiting: Promise<CliResult> | undefined;
+    try {
+      // Another machine holds the lock and stores a record stamped an hour before this machine's clock.
+      await s.withLock(
+        h.key(),
+        async () => {
+          const held = leases().length;
+          waiting = h!.run(['token', '--refresh', '--verbose'], f.machine(1), { timeoutMs: 60_000 });
+          // The waiter has read the record and asked for its own lease: it is at the lock.
+          await until(() => (leases().length > held ? true : undefined), 30_000, 'the waiter at the lock');
+          const current = (await s.read(h!.key()))!;
+          await s.write(h!.key(), {
+            ...current,
+            updatedAt: Date.now() - 3_600_000,
+            generation: current.generation + 1,
+          });
+        },
+        {},
+      );
+    } finally {
+      s.close();
+    }
+    const r = await waiting!;
+    expect(r.code, r.stderr).toBe(0);
+    expect(refreshGrants(h)).toHaveLength(0);
+    expect(r.stdout).toBe(`${(await f.record())?.accessToken}\n`);
+  }, 60_000);
+
   it('40 machines running `token --refresh` at once take turns: no refresh token sent twice', async () => {
     h = await harness();
     const f = fleet(h, cluster!);
