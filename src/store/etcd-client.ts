@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, IdcliError, usageError } from '../errors.js';
 import { createHttpClient, type HttpClient } from '../http/client.js';
 import type { SecureContext } from 'node:tls';
+import { HOW_TO_TRUST, UntrustedCertificate } from '../http/network-errors.js';
 import { NetworkError } from '../http/types.js';
 import { isJsonObject, type JsonObject } from '../shape.js';
 
@@ -50,6 +51,9 @@ class MemberFailure {
   constructor(
     readonly endpoint: string,
     readonly reason: string,
+    /** Asking again cannot help (a certificate refused either way): a pass of such failures ends the call. */
+    readonly lasting = false,
+    readonly untrusted = false,
   ) {}
 }
 
@@ -101,6 +105,7 @@ export class EtcdClient {
         this.#preferred = index;
         return answer;
       }
+      if (failures.every((f) => f.lasting)) throw unreachable(failures);
       if (Date.now() + PASS_PAUSE_MS * pass >= giveUpAt) throw unavailable(failures);
       await sleep(PASS_PAUSE_MS * pass);
     }
@@ -133,6 +138,7 @@ export class EtcdClient {
         'grant its role readwrite on IDCLI_ETCD_PREFIX (see `idcli doctor`), or set IDCLI_ETCD_USER',
       );
     }
+    if (!this.#user && status === INVALID_ARGUMENT && /user name is empty/i.test(message)) throw authRequired(endpoint);
     if (status === UNAUTHENTICATED || (status === INVALID_ARGUMENT && /auth/i.test(message)))
       throw authFailed(endpoint);
     throw new IdcliError('ETCD_REFUSED', `etcd at ${endpoint} refused a request (${message})`, ExitCode.NETWORK, {
@@ -180,8 +186,11 @@ export class EtcdClient {
       });
     } catch (err) {
       // The HTTP layer's advice about IDCLI_HTTP_TIMEOUT does not apply: a member's deadline is the store's own.
-      if (err instanceof NetworkError)
-        return new MemberFailure(endpoint, err.message.replace(/ \(IDCLI_HTTP_TIMEOUT.*$/, ''));
+      if (err instanceof NetworkError) {
+        // Nor does its advice on trusting a CA for every connection: the members' CA is IDCLI_ETCD_CACERT's.
+        const reason = err.message.replace(/ \(IDCLI_HTTP_TIMEOUT.*$/, '').replace(`; ${HOW_TO_TRUST}`, '');
+        return new MemberFailure(endpoint, reason, !err.retriable, err instanceof UntrustedCertificate);
+      }
       throw err;
     }
     let json: unknown;
@@ -206,6 +215,36 @@ function unavailable(failures: readonly MemberFailure[]): IdcliError {
   return new IdcliError('ETCD_UNAVAILABLE', `no etcd member answered with a quorum: ${tried}`, ExitCode.NETWORK, {
     hint: 'check the cluster (etcdctl endpoint health) and IDCLI_ETCD_ENDPOINTS; no refresh was sent',
   });
+}
+
+/** Every member refused in a way that asking again cannot mend: TLS, most often, which is the user's to set. */
+function unreachable(failures: readonly MemberFailure[]): IdcliError {
+  // Members set up alike fail alike: each reason is told once, after the members that gave it.
+  const reasons = [...new Set(failures.map((f) => f.reason))];
+  const tried = reasons
+    .map(
+      (r) =>
+        `${failures
+          .filter((f) => f.reason === r)
+          .map((f) => f.endpoint)
+          .join(', ')}: ${r}`,
+    )
+    .join('; ');
+  const hint = failures.some((f) => f.untrusted)
+    ? "set IDCLI_ETCD_CACERT to the CA that signed the members' certificates (etcdctl --cacert)"
+    : 'members started with --client-cert-auth need IDCLI_ETCD_CERT and IDCLI_ETCD_KEY (etcdctl --cert, --key)';
+  return new IdcliError('ETCD_TLS_FAILED', `no etcd member could be reached: ${tried}`, ExitCode.NETWORK, {
+    hint: `${hint}; no refresh was sent`,
+  });
+}
+
+/** etcd with authentication on, asked without a user. */
+function authRequired(endpoint: string): IdcliError {
+  return usageError(
+    'ETCD_AUTH_FAILED',
+    `etcd at ${endpoint} requires authentication and IDCLI_ETCD_USER is not set`,
+    'set IDCLI_ETCD_USER to name:password of an etcd user (as etcdctl --user)',
+  );
 }
 
 function authFailed(endpoint: string): IdcliError {
