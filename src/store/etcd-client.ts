@@ -8,7 +8,7 @@ import { ExitCode, IdcliError, usageError } from '../errors.js';
 import { createHttpClient, type HttpClient } from '../http/client.js';
 import type { SecureContext } from 'node:tls';
 import { HOW_TO_TRUST, UntrustedCertificate } from '../http/network-errors.js';
-import { NetworkError } from '../http/types.js';
+import { headerValue, type HttpHeaders, NetworkError } from '../http/types.js';
 import { isJsonObject, type JsonObject } from '../shape.js';
 
 /** One member's answer must come within this; a member cut off from the others would otherwise hold the run. */
@@ -44,6 +44,12 @@ export interface EtcdKv {
   value: string;
   modRevision: number;
   lease: string;
+}
+
+/** A member's answer, and its clock when it answered (the Date header; undefined without one). */
+export interface MemberAnswer {
+  json: JsonObject;
+  date: number | undefined;
 }
 
 /** Why one member gave no answer: the call goes on to the next member. */
@@ -103,7 +109,7 @@ export class EtcdClient {
           continue;
         }
         this.#preferred = index;
-        return answer;
+        return answer.json;
       }
       if (failures.every((f) => f.lasting)) throw unreachable(failures);
       if (Date.now() + PASS_PAUSE_MS * pass >= giveUpAt) throw unavailable(failures);
@@ -111,7 +117,16 @@ export class EtcdClient {
     }
   }
 
-  async #callMember(endpoint: string, path: string, body: JsonObject): Promise<JsonObject | MemberFailure> {
+  /**
+   * One call on one member and no other, for `doctor`: its answer and the time its Date header gives, or why it
+   * gave none. A refusal of who we are is thrown, as by `call`.
+   */
+  async ask(endpoint: string, path: string, body: JsonObject): Promise<MemberAnswer | { failure: string }> {
+    const answer = await this.#callMember(endpoint, path, body);
+    return answer instanceof MemberFailure ? { failure: answer.reason } : answer;
+  }
+
+  async #callMember(endpoint: string, path: string, body: JsonObject): Promise<MemberAnswer | MemberFailure> {
     const token = await this.#token(endpoint);
     if (token instanceof MemberFailure) return token;
     let reply = await this.#post(endpoint, path, body, token);
@@ -123,7 +138,7 @@ export class EtcdClient {
       reply = await this.#post(endpoint, path, body, again);
     }
     if (reply instanceof MemberFailure) return reply;
-    if (reply.status === 0) return reply.json;
+    if (reply.status === 0) return { json: reply.json, date: reply.date };
     return this.#failure(endpoint, reply.status, reply.message);
   }
 
@@ -173,7 +188,7 @@ export class EtcdClient {
     path: string,
     body: JsonObject,
     token: string | undefined,
-  ): Promise<{ status: number; message: string; json: JsonObject } | MemberFailure> {
+  ): Promise<{ status: number; message: string; json: JsonObject; date: number | undefined } | MemberFailure> {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (token) headers.authorization = token;
     let res;
@@ -203,11 +218,17 @@ export class EtcdClient {
     // Streamed calls (lease keep-alive) wrap their one answer in `result`.
     const answer = isJsonObject(json.result) ? json.result : json;
     if (res.status >= 200 && res.status < 300 && json.error === undefined)
-      return { status: 0, message: '', json: answer };
+      return { status: 0, message: '', json: answer, date: dateOf(res.headers) };
     const code = typeof json.code === 'number' ? json.code : UNAVAILABLE;
     const message = typeof json.message === 'string' ? json.message : `HTTP ${res.status}`;
-    return { status: code, message: message.slice(0, 200), json: answer };
+    return { status: code, message: message.slice(0, 200), json: answer, date: dateOf(res.headers) };
   }
+}
+
+function dateOf(headers: HttpHeaders): number | undefined {
+  const date = headerValue(headers, 'date');
+  const ms = date === undefined ? NaN : Date.parse(date);
+  return Number.isNaN(ms) ? undefined : ms;
 }
 
 function unavailable(failures: readonly MemberFailure[]): IdcliError {

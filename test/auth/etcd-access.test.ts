@@ -95,6 +95,37 @@ describe('etcd with authentication enabled', () => {
     expect(r.stderr).not.toContain(OTHER_PASSWORD);
   }, 60_000);
 
+  it('doctor: a refused user fails the members and permissions checks, the password never shown', async () => {
+    h = await harness();
+    const run = (user: string) =>
+      h!.run(['doctor', '--json', '--verbose'], machine(h!, c!, 0, prefix, { IDCLI_ETCD_USER: user }));
+    const refused = await run(`ci:${WRONG_PASSWORD}`);
+    expect(refused.code, refused.stderr).toBe(2);
+    const checks = new Map(
+      (JSON.parse(refused.stdout) as { checks: { id: string; status: string; detail: string }[] }).checks.map((x) => [
+        x.id,
+        x,
+      ]),
+    );
+    expect(checks.get('etcd-members')?.status).toBe('fail');
+    expect(checks.get('etcd-members')?.detail).toContain('refused the user and password of IDCLI_ETCD_USER');
+    expect(checks.get('etcd-access')?.status).toBe('fail');
+    expect(refused.stdout + refused.stderr).not.toContain(WRONG_PASSWORD);
+
+    const denied = await run(`other:${OTHER_PASSWORD}`);
+    const access = (
+      JSON.parse(denied.stdout) as { checks: { id: string; status: string; detail: string }[] }
+    ).checks.find((x) => x.id === 'etcd-access');
+    expect(access?.status).toBe('fail');
+    expect(access?.detail).toContain('denied the etcd user other access');
+    expect(denied.stdout + denied.stderr).not.toContain(OTHER_PASSWORD);
+
+    const allowed = await run(`ci:${CI_PASSWORD}`);
+    const ok = (JSON.parse(allowed.stdout) as { checks: { id: string; status: string }[] }).checks;
+    expect(ok.filter((x) => x.id.startsWith('etcd-')).map((x) => x.status)).toEqual(['pass', 'pass', 'pass', 'pass']);
+    expect(allowed.stdout + allowed.stderr).not.toContain(CI_PASSWORD);
+  }, 60_000);
+
   it('no IDCLI_ETCD_USER at all is exit 2 naming IDCLI_ETCD_USER', async () => {
     h = await harness();
     const r = await h.run(['token'], machine(h, c!, 0, prefix));

@@ -37,7 +37,7 @@ export type CertificateFinding = {
 };
 
 /** The verdicts of one check, each built with the fields in the order `doctor --json` prints them. */
-function check(id: string, title: string) {
+export function check(id: string, title: string) {
   return (status: Verdict, detail: string, fix?: string): CheckResult =>
     fix === undefined ? { id, title, status, detail } : { id, title, status, detail, fix };
 }

@@ -19,6 +19,7 @@ import {
 import { createHttpClient } from '../../http/client.js';
 import { printable } from '../../printable.js';
 import { storeOptions } from '../../oauth/session.js';
+import type { EtcdStore } from '../../store/etcd-store.js';
 import { openStore } from '../../store/select.js';
 import { stderrStyle } from '../../style.js';
 
@@ -72,10 +73,21 @@ async function runChecks({ deps, context, settings: source }: Invocation): Promi
   const options = ok
     ? storeOptions({ settings: ok, deps })
     : { mode, configDir, service, warn: (msg: string) => deps.log.warn(msg) };
-  const probe = await openStore(options)
-    .then((store): StoreProbe => ({ kind: store.kind, description: store.describe(), warning: store.notice }))
-    .catch(reported);
-  checks.push(checkStore(mode, probe), checkProxy(deps.env), checkRuntime());
+  const store = await openStore(options).catch(reported);
+  const probe: StoreProbe | IdcliError =
+    store instanceof IdcliError ? store : { kind: store.kind, description: store.describe(), warning: store.notice };
+  checks.push(checkStore(mode, probe));
+  if (!(store instanceof IdcliError) && store.kind === 'etcd') {
+    // A shared sign-in depends on the cluster as a local one on its keychain: its members, quorum and permissions.
+    const { checkEtcd } = await import('./etcd.js');
+    const etcd = store as EtcdStore; // its kind says so
+    try {
+      checks.push(...(await checkEtcd(etcd, deps.now)));
+    } finally {
+      etcd.close();
+    }
+  }
+  checks.push(checkProxy(deps.env), checkRuntime());
   return checks;
 }
 
