@@ -3,10 +3,10 @@
 // first: after the multi-million-item walks the machine is still settling, Node's own start is slower, and every
 // start-up ratio then reads lower than it is. Run inside scripts/with-keyring.sh (npm run bench does that) so the
 // keychain figure reads a real Secret Service.
-// `--only startup|list|dump|link|window` runs one section (see bench/harness.ts for every flag).
+// `--only startup|list|dump|link|window|etcd` runs one section (see bench/harness.ts for every flag).
 import { benchFlags } from './harness.js';
 
-const SECTIONS = ['startup', 'list', 'dump', 'link', 'window'] as const;
+const SECTIONS = ['startup', 'list', 'dump', 'link', 'window', 'etcd'] as const;
 const { only } = benchFlags();
 if (only !== undefined && !(SECTIONS as readonly string[]).includes(only)) {
   throw new Error(`--only takes one of ${SECTIONS.join(', ')}`);
@@ -31,4 +31,8 @@ if (runs('link')) {
 if (runs('window')) {
   const { benchWindow } = await import('./window.js');
   await benchWindow();
+}
+if (runs('etcd')) {
+  const { benchEtcd } = await import('./etcd.js');
+  await benchEtcd();
 }

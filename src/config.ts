@@ -37,7 +37,7 @@ export interface Row<T> {
   lazy?: true;
 }
 
-const STORES = ['auto', 'keychain', 'file'] as const;
+const STORES = ['auto', 'keychain', 'file', 'etcd'] as const;
 export type CredentialStoreMode = (typeof STORES)[number];
 
 /** The whole exchange, from sending the request to the answer's last byte: IDCLI_HTTP_TIMEOUT's default. */
@@ -62,6 +62,13 @@ export const SETTINGS = {
   'config-dir': { field: 'configDir', env: 'IDCLI_CONFIG_DIR', fallback: platformConfigDir, parse: asIs },
   'credential-store': { field: 'credentialStore', env: 'IDCLI_CREDENTIAL_STORE', default: 'auto', parse: parseStore },
   'keychain-service': { field: 'keychainService', env: 'IDCLI_KEYCHAIN_SERVICE', default: 'idcli', parse: asIs },
+  // The etcd store's settings are read only when that store is chosen, so a bad one fails no other run.
+  'etcd-endpoints': { field: 'etcdEndpoints', env: 'IDCLI_ETCD_ENDPOINTS', lazy: true, parse: parseEtcdEndpoints },
+  'etcd-prefix': { field: 'etcdPrefix', env: 'IDCLI_ETCD_PREFIX', default: '/idcli/', parse: asIs },
+  'etcd-cacert': { field: 'etcdCaCert', env: 'IDCLI_ETCD_CACERT', parse: asIs },
+  'etcd-cert': { field: 'etcdCert', env: 'IDCLI_ETCD_CERT', parse: asIs },
+  'etcd-key': { field: 'etcdKey', env: 'IDCLI_ETCD_KEY', parse: asIs },
+  'etcd-user': { field: 'etcdUser', env: 'IDCLI_ETCD_USER', lazy: true, parse: parseEtcdUser },
   'access-token': { field: 'accessToken', env: 'IDCLI_ACCESS_TOKEN', parse: parseAccessToken },
   'http-timeout': {
     field: 'httpTimeoutMs',
@@ -494,6 +501,40 @@ function serviceUrl(key: string, raw: string): string {
     throw invalidSetting(`${key} must not contain credentials, a query or a fragment: ${quoted(value)}`);
   // Keep the path (a service may live under a prefix) but without a trailing slash, so `${base}/oauth/token` is right.
   return value.replace(/\/+$/, '');
+}
+
+/** IDCLI_ETCD_ENDPOINTS: etcd members, as etcdctl's --endpoints; the refresh token never crosses a network in clear. */
+function parseEtcdEndpoints(raw: string): string[] {
+  const endpoints = raw
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
+  if (endpoints.length === 0) throw invalidSetting('IDCLI_ETCD_ENDPOINTS names no endpoint');
+  return endpoints.map((value) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw invalidSetting(`IDCLI_ETCD_ENDPOINTS holds ${quoted(value)}, which is not a URL`, 'give https://host:2379');
+    }
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
+      throw invalidSetting(
+        `IDCLI_ETCD_ENDPOINTS: the etcd endpoint ${quoted(url.origin)} must use https (http only on loopback)`,
+        'give its https:// address, with IDCLI_ETCD_CACERT when its CA is not trusted by the system',
+      );
+    if (url.username || url.password || url.search || url.hash || url.pathname !== '/')
+      throw invalidSetting(
+        `IDCLI_ETCD_ENDPOINTS: the etcd endpoint ${quoted(url.origin)} must be scheme, host and port only`,
+      );
+    return url.origin;
+  });
+}
+
+/** IDCLI_ETCD_USER: `name:password`, as etcdctl's --user; the password is never shown, even in this message. */
+function parseEtcdUser(raw: string): { name: string; password: string } {
+  const at = raw.indexOf(':');
+  if (at <= 0) throw invalidSetting('IDCLI_ETCD_USER must be name:password', 'as etcdctl --user takes it');
+  return { name: raw.slice(0, at), password: raw.slice(at + 1) };
 }
 
 function validateRedirectUri(value: string): string {

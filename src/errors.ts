@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   ...['SYMLINK_REFUSED', 'PATH_NOT_REGULAR', 'PATH_FOREIGN_OWNER', 'PATH_UNSAFE_DIRECTORY', 'PATH_UNSAFE_LINK'],
   ...['PATH_TOO_MANY_LINKS', 'PATH_IN_THE_WAY', 'FS_REFUSED', 'FS_FAILED', 'LOCK_TIMED_OUT'],
   ...['KEYCHAIN_UNAVAILABLE', 'KEYCHAIN_WRITE_FAILED', 'CREDENTIALS_UNREADABLE'],
+  ...['ETCD_UNAVAILABLE', 'ETCD_AUTH_FAILED', 'ETCD_PERMISSION_DENIED', 'ETCD_REFUSED', 'ETCD_FILE_UNREADABLE'],
+  ...['ETCD_LOCK_TIMED_OUT', 'ETCD_LOCK_LOST', 'ETCD_TLS_FAILED'],
   ...['NOT_LOGGED_IN', 'SIGN_IN_REJECTED', 'REFRESH_TOKEN_MISSING', 'PKCE_VERIFIER_MISSING'],
   ...['SIGN_IN_CALLBACK_INVALID', 'SIGN_IN_NO_SESSION', 'SIGN_IN_DENIED', 'SIGN_IN_REFUSED', 'SIGN_IN_TIMED_OUT'],
   ...['SIGN_IN_LOCK_TIMED_OUT', 'CALLBACK_NO_LOOPBACK', 'CALLBACK_PORT_IN_USE', 'CALLBACK_PORT_FORBIDDEN'],
@@ -94,6 +96,11 @@ export function usageError(code: ErrorCode, message: string, hint?: string): Idc
 
 export function notLoggedIn(code: ErrorCode = 'NOT_LOGGED_IN', detail = 'not logged in'): IdcliError {
   return new IdcliError(code, detail, ExitCode.AUTH, { hint: 'run `idcli login`' });
+}
+
+/** The server refused the stored refresh token: every run that meets this sign-in says so in the same words. */
+export function signInRejected(): IdcliError {
+  return notLoggedIn('SIGN_IN_REJECTED', 'the stored sign-in was rejected by the server (invalid_grant)');
 }
 
 /** stdout could not be written (a full disk): a failure, unlike a reader gone (EPIPE, exit 0; docs/cli.md, "Streams"). */

@@ -12,10 +12,16 @@ import type { HttpRequest, Transport } from './types.js';
 export interface TransportOptions extends LimitOptions {
   /** Told once which proxy is in effect. */
   log?: Pick<Logger, 'verbose'>;
+  /**
+   * The TLS context to verify against instead of the trust store: for peers with a CA of their own, and a client
+   * certificate (the etcd store's members). Whatever gives it, every https:// connection gets its trust here.
+   */
+  trust?: () => Promise<SecureContext>;
 }
 
 export function createTransport(env: Env, options: TransportOptions = {}): Transport {
-  const trust = (): Promise<SecureContext> => import('./trust.js').then((m) => m.trustStore(env).secureContext);
+  const trust =
+    options.trust ?? ((): Promise<SecureContext> => import('./trust.js').then((m) => m.trustStore(env).secureContext));
   if (!wantsProxy(env)) return explaining(createNodeTransport(options, trust), trust);
   let proxy: ProxyEnv | undefined;
   try {

@@ -4,7 +4,7 @@
  */
 import type { CommandContext } from '../context.js';
 import type { TokenSource } from '../deps.js';
-import { ExitCode, IdcliError, notLoggedIn } from '../errors.js';
+import { ExitCode, IdcliError, notLoggedIn, signInRejected } from '../errors.js';
 import { requireSetting } from '../config.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialKey, CredentialRecord } from '../store/record.js';
@@ -33,20 +33,35 @@ export async function forgetSignIn(ctx: SessionContext): Promise<string[]> {
   const key = credentialKey(ctx);
   const stores = await allStores(storeOptions(ctx));
   // Under the refresh lock, so a refresh finishing right now cannot write the record back after we removed it.
-  return underLock(ctx, key, async () => {
+  const removeAll = async () => {
     const removed: string[] = [];
     for (const store of stores) if (await store.delete(key)) removed.push(store.describe());
     return removed;
-  });
+  };
+  return underLock(ctx, key, removeAll, { store: stores.find((s) => s.withLock) });
 }
 
-function storeOptions({ settings, deps }: SessionContext): OpenStoreOptions {
+export function storeOptions({ settings, deps }: SessionContext): OpenStoreOptions {
   return {
     mode: settings.credentialStore,
     configDir: settings.configDir,
     service: settings.keychainService,
     warn: (msg) => deps.log.warn(msg),
     env: deps.env,
+    etcd: () => {
+      const user = settings.etcdUser?.();
+      if (user) deps.log.addSecret(user.password);
+      return {
+        endpoints: settings.etcdEndpoints?.() ?? [],
+        prefix: settings.etcdPrefix,
+        caCert: settings.etcdCaCert,
+        cert: settings.etcdCert,
+        key: settings.etcdKey,
+        user,
+        env: deps.env,
+        log: deps.log,
+      };
+    },
   };
 }
 
@@ -58,14 +73,32 @@ function credentialKey({ settings }: SessionContext): CredentialKey {
   };
 }
 
+interface UnderLockOptions<T> {
+  /** A store that takes turns itself (etcd) holds the lock; else the lock file in the config directory. */
+  store?: CredentialStore | undefined;
+  onWait?: (lockPath: string) => void;
+  deadline?: WaitDeadline | undefined;
+  /** For a store's own lock: asked while waiting, a value ends the wait (what the holder stored). */
+  whileWaiting?: () => Promise<T | undefined>;
+}
+
 /** The lock loads only when a refresh, a save or a logout needs it, not for a cached token. */
 async function underLock<T>(
   ctx: SessionContext,
   key: CredentialKey,
   fn: () => Promise<T>,
-  onWait?: (lockPath: string) => void,
-  deadline?: WaitDeadline,
+  { store, onWait, deadline, whileWaiting }: UnderLockOptions<T> = {},
 ): Promise<T> {
+  if (store?.withLock) {
+    return store.withLock(key, fn, {
+      signal: ctx.deps.signal,
+      ...(onWait && { onWait }),
+      ...(whileWaiting && { whileWaiting }),
+      ...(deadline && {
+        waitLimit: { at: Date.now() + (deadline.at - ctx.deps.now()), error: deadline.error },
+      }),
+    });
+  }
   const { lockPathFor, withLock } = await import('../store/lock.js');
   const lockPath = lockPathFor(ctx.settings.configDir, key);
   return withLock(lockPath, fn, {
@@ -121,10 +154,8 @@ export class Session implements TokenSource {
       if (!record) throw notLoggedIn();
       if (this.fresh(record, minTtlSec)) return record as UsableRecord; // fresh() checked the token is there
     }
-    const { startedAt } = this.ctx.deps;
-    const record = await this.locked((r) =>
-      force ? r.updatedAt > startedAt && this.fresh(r, 0) : this.fresh(r, minTtlSec),
-    );
+    const changed = force ? await this.changedFromNow() : undefined;
+    const record = await this.locked((r) => (changed ? changed(r) && this.fresh(r, 0) : this.fresh(r, minTtlSec)));
     if (!this.fresh(record, minTtlSec)) {
       this.ctx.deps.log.warn(
         `the new access token expires in ${secondsLeft(record, this.ctx.deps.now())} s, sooner than ${minTtlSec} s`,
@@ -146,6 +177,21 @@ export class Session implements TokenSource {
     });
   }
 
+  /**
+   * Whether a record was written by another process after this point. A store with revisions compares the one read
+   * now: machines' clocks differ, and a writer whose clock runs ahead would pass for a refresh made after this run
+   * started. The processes of one machine share its clock, so the local stores compare `updatedAt` with the start.
+   */
+  private async changedFromNow(): Promise<(r: CredentialRecord) => boolean> {
+    if (!this.store.revisioned) {
+      const { startedAt } = this.ctx.deps;
+      return (r) => r.updatedAt > startedAt;
+    }
+    const before = await this.read();
+    if (!before) throw notLoggedIn();
+    return (r) => r.revision !== before.revision;
+  }
+
   /** Asked before the browser opens; the wait for the lock ends at `waitUntil` (deps.now() time). */
   async checkCanSave(waitUntil?: number): Promise<void> {
     const deadline = waitUntil === undefined ? undefined : { at: waitUntil, error: signInTimedOut };
@@ -162,7 +208,7 @@ export class Session implements TokenSource {
     remember(this.ctx, tokens);
     return this.withLock(async () => {
       const previous = await this.store.read(this.key).catch(() => null);
-      const record = this.recordFrom(tokens, verifier, startedAt, {
+      const record = nextRecord(this.ctx.deps.now(), tokens, verifier, startedAt, {
         scope: requestedScope,
         generation: previous?.generation ?? 0,
       });
@@ -178,43 +224,63 @@ export class Session implements TokenSource {
   }
 
   /** Run `fn` under this sign-in's lock, saying so under --verbose when another idcli holds it. */
-  private async withLock<T>(fn: () => Promise<T>, deadline?: WaitDeadline): Promise<T> {
+  private async withLock<T>(
+    fn: () => Promise<T>,
+    deadline?: WaitDeadline,
+    whileWaiting?: () => Promise<T | undefined>,
+  ): Promise<T> {
     const onWait = (lockPath: string) =>
       this.ctx.deps.log.verbose(`waiting for another idcli to finish with these credentials (${lockPath})`);
-    return underLock(this.ctx, this.key, fn, onWait, deadline);
+    return underLock(this.ctx, this.key, fn, {
+      store: this.store,
+      onWait,
+      deadline,
+      ...(whileWaiting && { whileWaiting }),
+    });
   }
 
   /** Take the lock, re-read, and refresh unless `usable` accepts what another process stored meanwhile. */
   private async locked(usable: (r: CredentialRecord) => boolean): Promise<UsableRecord> {
     const { OAuthError } = await import('./token-client.js');
-    return this.withLock(async () => {
-      let record = await this.read();
-      if (!record) throw notLoggedIn();
-      if (usable(record)) {
-        this.ctx.deps.log.verbose('another idcli refreshed the token meanwhile; using its token');
-        return record as UsableRecord; // usable() checked it
-      }
-      // The refresh token is spent once sent: a store that cannot take its successor must be found now.
-      await this.store.checkWritable(this.key);
-      // One retry: a record replaced between our read and the server's refusal deserves a try with its own token.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await this.refreshWith(record);
-        } catch (err) {
-          if (!(err instanceof OAuthError && err.oauthError === 'invalid_grant')) throw err;
-          const now = await this.read();
-          if (now && now.generation !== record.generation && attempt < 2) {
-            this.ctx.deps.log.verbose('refresh refused, but the stored sign-in changed meanwhile; using the new one');
-            if (usable(now)) return now as UsableRecord; // usable() checked it
-            record = now;
-            continue;
-          }
-          // The refresh token is dead: keeping it would only make every later run fail the same way.
-          if (now && now.generation === record.generation) await this.store.delete(this.key);
-          throw notLoggedIn('SIGN_IN_REJECTED', 'the stored sign-in was rejected by the server (invalid_grant)');
+    // A fleet's waiters take what the holder stored as soon as it is there, without a turn of their own.
+    const stored = async () => {
+      const r = await this.read();
+      return r && usable(r) ? (r as UsableRecord) : undefined; // usable() checked it
+    };
+    return this.withLock(
+      async () => {
+        let record = await this.read();
+        if (!record) throw notLoggedIn();
+        if (usable(record)) {
+          this.ctx.deps.log.verbose('another idcli refreshed the token meanwhile; using its token');
+          return record as UsableRecord; // usable() checked it
         }
-      }
-    });
+        // The refresh token is spent once sent: a store that cannot take its successor must be found now.
+        await this.store.checkWritable(this.key);
+        await this.store.beforeRefresh?.(this.key);
+        // One retry: a record replaced between our read and the server's refusal deserves a try with its own token.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await this.refreshWith(record);
+          } catch (err) {
+            if (!(err instanceof OAuthError && err.oauthError === 'invalid_grant')) throw err;
+            const now = await this.read();
+            if (now && now.generation !== record.generation && attempt < 2) {
+              this.ctx.deps.log.verbose('refresh refused, but the stored sign-in changed meanwhile; using the new one');
+              if (usable(now)) return now as UsableRecord; // usable() checked it
+              record = now;
+              continue;
+            }
+            // The refresh token is dead: keeping it would only make every later run fail the same way.
+            if (now && now.generation === record.generation)
+              await (this.store.reject ? this.store.reject(this.key) : this.store.delete(this.key));
+            throw signInRejected();
+          }
+        }
+      },
+      undefined,
+      stored,
+    );
   }
 
   private async refreshWith(record: CredentialRecord): Promise<UsableRecord> {
@@ -241,36 +307,37 @@ export class Session implements TokenSource {
     return this.ctx.deps.mustFinish(REFRESH_TASK, async () => {
       const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
       remember(this.ctx, tokens);
-      const saved = this.recordFrom(tokens, next.verifier, startedAt, record);
+      const saved = nextRecord(this.ctx.deps.now(), tokens, next.verifier, startedAt, record);
       await this.store.write(this.key, saved);
       this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
       return saved;
     });
   }
+}
 
-  /** The next record, with the verifier of the challenge just sent even when the old refresh token is kept. */
-  private recordFrom(
-    tokens: TokenSet,
-    verifier: string,
-    startedAt: number,
-    previous: Partial<Pick<CredentialRecord, 'refreshToken' | 'idToken' | 'scope'>> & { generation: number },
-  ): UsableRecord {
-    return {
-      version: 1,
-      accessToken: tokens.accessToken,
-      tokenType: tokens.tokenType,
-      // expires_in counts from when the server answered (RFC 6749 §5.1); counting from when we asked errs early.
-      expiresAt: startedAt + tokens.expiresIn * 1000,
-      codeVerifier: verifier,
-      refreshToken: tokens.refreshToken ?? previous.refreshToken,
-      // OIDC Core §12.2: a refresh response may omit the ID token; the last one still names the user.
-      idToken: tokens.idToken ?? previous.idToken,
-      // RFC 6749 §5.1: scope is omitted when it equals the one requested.
-      scope: tokens.scope ?? previous.scope,
-      updatedAt: this.ctx.deps.now(),
-      generation: previous.generation + 1,
-    };
-  }
+/** The next record, with the verifier of the challenge just sent even when the old refresh token is kept. */
+function nextRecord(
+  now: number,
+  tokens: TokenSet,
+  verifier: string,
+  startedAt: number,
+  previous: Partial<Pick<CredentialRecord, 'refreshToken' | 'idToken' | 'scope'>> & { generation: number },
+): UsableRecord {
+  return {
+    version: 1,
+    accessToken: tokens.accessToken,
+    tokenType: tokens.tokenType,
+    // expires_in counts from when the server answered (RFC 6749 §5.1); counting from when we asked errs early.
+    expiresAt: startedAt + tokens.expiresIn * 1000,
+    codeVerifier: verifier,
+    refreshToken: tokens.refreshToken ?? previous.refreshToken,
+    // OIDC Core §12.2: a refresh response may omit the ID token; the last one still names the user.
+    idToken: tokens.idToken ?? previous.idToken,
+    // RFC 6749 §5.1: scope is omitted when it equals the one requested.
+    scope: tokens.scope ?? previous.scope,
+    updatedAt: now,
+    generation: previous.generation + 1,
+  };
 }
 
 /** Keep the secrets of a record or a token response out of every log line. */

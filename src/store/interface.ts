@@ -1,8 +1,13 @@
 import type { CredentialKey, CredentialRecord } from './record.js';
 
-/** Where credential records live. Implementations: the OS keychain and the file store; `select.ts` picks one. */
+/** Where credential records live. Implementations: the OS keychain, the file store, etcd; `select.ts` picks one. */
 export interface CredentialStore {
-  readonly kind: 'keychain' | 'file';
+  readonly kind: 'keychain' | 'file' | 'etcd';
+  /**
+   * Records read carry `revision`, which orders every write to the store whatever the writer's clock: a store
+   * shared by machines whose clocks differ tells a newer record by it, not by `updatedAt`.
+   */
+  readonly revisioned?: true;
   /** For status/doctor and messages, e.g. `OS keychain (service "idcli")` or `file /home/me/.config/idcli/credentials/…`. */
   describe(): string;
   /** null when nothing is stored; unreadable data is an IdcliError exit 3 telling to `idcli login`, never a crash. */
@@ -14,6 +19,25 @@ export interface CredentialStore {
   /** Atomic: a crash at any point leaves either the old or the new record readable. */
   write(key: CredentialKey, record: CredentialRecord, opts?: WriteOptions): Promise<void>;
   delete(key: CredentialKey): Promise<boolean>;
+  /**
+   * A store shared by several machines takes turns itself (etcd): the lock file of one machine cannot. Its writes
+   * under the lock commit only while the lock is still this run's and the record is the one last read.
+   */
+  withLock?<T>(key: CredentialKey, fn: () => Promise<T>, opts: SharedLockOptions<T>): Promise<T>;
+  /** Called under the lock right before a refresh token is sent, so a holder that dies leaves that fact behind. */
+  beforeRefresh?(key: CredentialKey): Promise<void>;
+  /** The server refused the sign-in: remove it so that every other reader learns the same (else `delete`). */
+  reject?(key: CredentialKey): Promise<void>;
+}
+
+export interface SharedLockOptions<T> {
+  signal?: AbortSignal;
+  /** Called once, when another holder is found and this run starts to wait; `where` names the lock. */
+  onWait?: (where: string) => void;
+  /** A limit on the whole wait (Date.now() time): past `at` it ends with `error(holder, where)`. */
+  waitLimit?: { at: number; error: (holder: string, where: string) => Error };
+  /** Asked between looks at the lock: a value ends the wait without it (the holder stored what this run needs). */
+  whileWaiting?: () => Promise<T | undefined>;
 }
 
 export interface WriteOptions {

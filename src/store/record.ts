@@ -22,6 +22,8 @@ export interface CredentialRecord {
   updatedAt: number; // epoch ms
   /** +1 on every write (set by the writer), so a refresher can see that another process changed the record. */
   generation: number;
+  /** The store's own revision of the record, set on read where it keeps one (etcd's mod_revision); never stored. */
+  revision?: number;
 }
 
 /** Stored data that cannot be trusted (exit 3): signing in again overwrites it. The reason never names values. */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { CredentialStoreMode } from '../config.js';
 import { usageError } from '../errors.js';
 import type { FileStore, FileStoreOptions } from './file-store.js';
+import type { EtcdStore, EtcdStoreOptions } from './etcd-store.js';
 import type { CredentialStore } from './interface.js';
 import type { KeychainStore, KeychainStoreOptions } from './keychain-store.js';
 import type { KeyringClientOptions } from './keyring-client.js';
@@ -11,10 +12,13 @@ export interface OpenStoreOptions extends KeyringClientOptions {
   mode: CredentialStoreMode;
   configDir: string;
   warn: (msg: string) => void;
+  /** The etcd store's settings, read only when that store is chosen. */
+  etcd?: () => EtcdStoreOptions;
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore> {
   if (opts.mode === 'file') return newFileStore(opts);
+  if (opts.mode === 'etcd') return newEtcdStore(opts);
   const keychain = await newKeychain(opts);
   const problem = await keychain.probe();
   if (problem === null) return keychain;
@@ -31,6 +35,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<CredentialStore
 export async function allStores(
   opts: Omit<OpenStoreOptions, 'mode' | 'warn'> & Partial<Pick<OpenStoreOptions, 'mode' | 'warn'>>,
 ): Promise<CredentialStore[]> {
+  // A shared sign-in lives in etcd alone: this machine's stores hold none of it.
+  if (opts.mode === 'etcd') return [await newEtcdStore(opts)];
   const stores: CredentialStore[] = [];
   const keychain = await newKeychain(opts);
   if ((await keychain.probe()) === null) stores.push(keychain);
@@ -48,4 +54,10 @@ async function newFileStore(opts: FileStoreOptions): Promise<FileStore> {
 async function newKeychain(opts: KeychainStoreOptions): Promise<KeychainStore> {
   const { KeychainStore } = await import('./keychain-store.js');
   return new KeychainStore(opts);
+}
+
+async function newEtcdStore(opts: Pick<OpenStoreOptions, 'etcd'>): Promise<EtcdStore> {
+  const { EtcdStore } = await import('./etcd-store.js');
+  if (!opts.etcd) throw new Error('the etcd store was chosen without its settings');
+  return new EtcdStore(opts.etcd());
 }

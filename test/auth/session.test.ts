@@ -55,6 +55,7 @@ beforeEach(async () => {
     httpCompression: true,
     credentialStore: 'file',
     keychainService: 'unused',
+    etcdPrefix: '/idcli/',
     pageSize: () => 'auto',
   };
   session = await openSession({ deps, settings });
@@ -149,6 +150,7 @@ describe('openSession', () => {
       configDir: join(dir.path, 'x'),
       credentialStore: 'file',
       keychainService: 's',
+      etcdPrefix: '/idcli/',
       httpTimeoutMs: 300_000,
       httpCompression: true,
       pageSize: () => 'auto',

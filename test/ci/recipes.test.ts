@@ -431,3 +431,88 @@ async function stoppedAtThirdPage(command: string, dir: string): Promise<ScriptR
 function escape(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+// The fleet recipe against a real three-member etcd cluster: the administrator's role commands, the sign-in from a
+// laptop, and jobs on several runners at once, each a machine of its own (HOME and config directory).
+describe('a fleet that shares one sign-in through etcd', () => {
+  it('the role recipe, a sign-in from the laptop, then jobs on four runners at once: one refresh, no reuse', async () => {
+    const { startEtcdCluster } = await import('../support/etcd-cluster.js');
+    const cluster = await startEtcdCluster();
+    try {
+      await setUp('file');
+      const secrets = { ETCD_ROOT_PASSWORD: 'root-pw-31c8e2', IDCLI_FLEET_PASSWORD: 'fleet-pw-90be47' };
+      const admin = await runScript(recipe('fleet-role').text, join(h!.dir, 'admin'), {
+        PATH: process.env.PATH,
+        ETCDCTL_API: '3',
+        ETCDCTL_ENDPOINTS: cluster.endpoints,
+        ...secrets,
+      });
+      expect(admin.code, admin.stderr).toBe(0);
+      expect(cluster.ctl(['--user', `root:${secrets.ETCD_ROOT_PASSWORD}`, 'auth', 'status'])).toContain('true');
+
+      const machine = async (name: string, extra: Record<string, string | undefined> = {}) => {
+        const home = join(h!.dir, name);
+        await mkdir(join(home, 'config'), { recursive: true, mode: 0o700 });
+        return jobEnv({
+          HOME: home,
+          IDCLI_CONFIG_DIR: join(home, 'config'),
+          IDCLI_ETCD_ENDPOINTS: cluster.endpoints,
+          IDCLI_ETCD_USER: `idcli-fleet:${secrets.IDCLI_FLEET_PASSWORD}`,
+          ...extra,
+        });
+      };
+      const laptop = await runScript(recipe('fleet-sign-in').text, join(h!.dir, 'laptop'), await machine('laptop'));
+      expect(laptop.code, laptop.stderr).toBe(0);
+      expect(laptop.stderr).toContain('Signed in');
+      expect(laptop.stdout).toContain('etcd');
+      // The record is under /idcli/, readable by the fleet's user; the laptop keeps nothing of it.
+      const keys = cluster.ctl([
+        '--user',
+        `root:${secrets.ETCD_ROOT_PASSWORD}`,
+        'get',
+        '--prefix',
+        '--keys-only',
+        '/idcli/',
+      ]);
+      expect(keys).toContain(`/idcli/default|${h!.emu.client.id}|`);
+      expect(await readdir(join(h!.dir, 'laptop', 'config'))).not.toContain('credentials');
+
+      const job = recipe('fleet-job').text;
+      const first = await Promise.all(
+        [1, 2, 3, 4].map(async (n) => runScript(job, join(h!.dir, `runner-${n}`), await machine(`runner-${n}`))),
+      );
+      for (const r of first) {
+        expect(r.code, r.stderr).toBe(0);
+        expect(await file(r, 'user.json')).toBe(USER);
+        expect(await file(r, 'users.ndjson')).toBe(ndjson(USERS));
+      }
+      expect(refreshEvents()).toHaveLength(0);
+
+      // The next jobs start after the access token expired: the fleet takes turns on the refresh.
+      const { EtcdStore } = await import('../../src/store/etcd-store.js');
+      const store = new EtcdStore({
+        endpoints: cluster.endpoints.split(','),
+        prefix: '/idcli/',
+        user: { name: 'idcli-fleet', password: secrets.IDCLI_FLEET_PASSWORD },
+      });
+      try {
+        const record = (await store.read(h!.key()))!;
+        await store.write(h!.key(), { ...record, expiresAt: Date.now() - 1000 });
+      } finally {
+        store.close();
+      }
+      const again = await Promise.all(
+        [5, 6, 7, 8].map(async (n) => runScript(job, join(h!.dir, `runner-${n}`), await machine(`runner-${n}`))),
+      );
+      for (const r of again) expect(r.code, r.stderr).toBe(0);
+      // One runner refreshed; the others waited for the lock and took its token.
+      expect(refreshEvents()).toHaveLength(1);
+      expect(refreshEvents().filter((e) => !e.ok || e.reuse)).toEqual([]);
+      for (const r of [laptop, ...first, ...again]) {
+        expect(r.stdout + r.stderr).not.toContain(secrets.IDCLI_FLEET_PASSWORD);
+      }
+    } finally {
+      await cluster.close();
+    }
+  }, 180_000);
+});

@@ -84,5 +84,9 @@ describeEachStore('idcli token with a cached token', (store) => {
     expect(chunks).toContain('cli.cjs');
     const allowed = ['cli.cjs', `${store}-store`, 'record', ...(store === 'file' ? ['pid'] : [])];
     expect(chunks.filter((c) => !allowed.includes(c))).toEqual([]);
+    // The etcd store and its client are their own chunk, which the same probe sees where that store is chosen.
+    const etcdChunks = readdirSync(DIST).filter((f) => f.startsWith('etcd-'));
+    expect(etcdChunks.length).toBeGreaterThan(0);
+    expect(token.files.filter((f) => etcdChunks.includes(basename(f)))).toEqual([]);
   }, 60_000);
 });

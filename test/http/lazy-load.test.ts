@@ -3,8 +3,8 @@
  * pay for them, while a refresh does load node:http. Checked on the BUILT CLI with the preloaded hook that records
  * which modules the process loaded.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { cliEnv, eachTest, type ListEnv } from '../list/helpers.js';
@@ -27,18 +27,24 @@ eachTest(
   'stored',
 );
 
-/** Runs `idcli token` and returns which of node:http and node:https it loaded. */
-async function tokenLoads(): Promise<string[]> {
+/** Runs idcli (`token` unless told) and returns every file and Node builtin it loaded. */
+async function loads(args: string[] = ['token'], extra: Record<string, string> = {}, code = 0): Promise<string[]> {
   const out = join(env.configDir, 'loads.txt');
   const hook = join(ROOT, 'test', 'support', 'loaded-modules.cjs');
-  const r = await runCli(['token'], {
-    env: cliEnv(env, { NODE_OPTIONS: `--require=${hook}`, LOADED_MODULES_FILE: out }),
+  const r = await runCli(args, {
+    env: cliEnv(env, { NODE_OPTIONS: `--require=${hook}`, LOADED_MODULES_FILE: out, ...extra }),
   });
-  expect(r.code, r.stderr).toBe(0);
-  return readFileSync(out, 'utf8')
-    .split('\n')
-    .filter((m) => m === 'node:http' || m === 'node:https');
+  expect(r.code, r.stderr).toBe(code);
+  return readFileSync(out, 'utf8').split('\n');
 }
+
+/** Which of node:http and node:https `idcli token` loaded. */
+async function tokenLoads(): Promise<string[]> {
+  return (await loads()).filter((m) => m === 'node:http' || m === 'node:https');
+}
+
+/** The etcd store's chunks (its client, lock, trust, doctor's checks) among the files loaded. */
+const etcdFiles = (files: string[]) => files.filter((f) => /^etcd[-.]/.test(basename(f)));
 
 describe('node:http stays off the cached-token path', () => {
   it('a cached token loads neither node:http nor node:https; a refresh loads node:http', async () => {
@@ -49,5 +55,23 @@ describe('node:http stays off the cached-token path', () => {
     await storeExpiredSignIn({ emu, configDir: env.configDir });
     expect(await tokenLoads()).toContain('node:http');
     expect(emu.tokenEvents.length).toBeGreaterThan(0);
+  });
+});
+
+describe("the etcd store stays off the other stores' runs", () => {
+  it('a cached token, a refresh, status and doctor with the file store load no etcd chunk', async () => {
+    const built = readdirSync(join(ROOT, 'dist')).filter((f) => /^etcd[-.]/.test(f));
+    expect(built.length).toBeGreaterThan(0); // the probe below would see them
+    await storeSignIn({ emu, configDir: env.configDir, ttlSec: 3600 });
+    expect(etcdFiles(await loads())).toEqual([]);
+    expect(etcdFiles(await loads(['status']))).toEqual([]);
+    await storeExpiredSignIn({ emu, configDir: env.configDir });
+    const refresh = await loads();
+    expect(refresh).toContain('node:http');
+    expect(etcdFiles(refresh)).toEqual([]);
+    expect(etcdFiles(await loads(['doctor', '--json']))).toEqual([]);
+    // The probe sees them where the etcd store is chosen (here with an endpoint it refuses before any request).
+    const etcd = { IDCLI_CREDENTIAL_STORE: 'etcd', IDCLI_ETCD_ENDPOINTS: 'http://192.0.2.1:2379' };
+    expect(etcdFiles(await loads(['status'], etcd, 2))).not.toEqual([]);
   });
 });

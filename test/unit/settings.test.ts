@@ -31,10 +31,40 @@ const ROWS: {
       ['auto', 'auto'],
       ['keychain', 'keychain'],
       ['file', 'file'],
+      ['etcd', 'etcd'],
     ],
-    bad: ['vault', 'File', ' file', ' '],
+    bad: ['vault', 'File', ' file', ' ', 'ETCD'],
   },
   'keychain-service': { unset: 'idcli', good: [['svc', 'svc']], bad: [] },
+  'etcd-endpoints': {
+    unset: undefined,
+    good: [
+      ['https://etcd-1:2379', ['https://etcd-1:2379']],
+      [' https://a:2379/, https://b:2379 ,', ['https://a:2379', 'https://b:2379']],
+      ['http://127.0.0.1:2379,http://[::1]:2379', ['http://127.0.0.1:2379', 'http://[::1]:2379']],
+      ['http://localhost:2379', ['http://localhost:2379']],
+    ],
+    bad: [
+      'http://etcd-1:2379',
+      'https://a:2379,http://10.0.0.1:2379',
+      'etcd-1:2379',
+      ',',
+      'https://u:p@a:2379',
+      'https://a:2379/v3',
+    ],
+  },
+  'etcd-prefix': { unset: '/idcli/', good: [['/ci/', '/ci/']], bad: [] },
+  'etcd-cacert': { unset: undefined, good: [['/ca.pem', '/ca.pem']], bad: [] },
+  'etcd-cert': { unset: undefined, good: [['/c.pem', '/c.pem']], bad: [] },
+  'etcd-key': { unset: undefined, good: [['/k.pem', '/k.pem']], bad: [] },
+  'etcd-user': {
+    unset: undefined,
+    good: [
+      ['ci:s3cret', { name: 'ci', password: 's3cret' }],
+      ['ci:a:b', { name: 'ci', password: 'a:b' }],
+    ],
+    bad: ['ci', ':pw'],
+  },
   'access-token': { unset: undefined, good: [['tok.en-1', 'tok.en-1']], bad: ['a b', 'tok\r', 'tök', ' '] },
   'http-timeout': {
     unset: 300_000,
@@ -148,7 +178,7 @@ describe('resolveSetting', () => {
 describe('Settings', () => {
   it('is derived from the table: each field of its row, with the type its parser gives', () => {
     expectTypeOf<Settings['httpTimeoutMs']>().toEqualTypeOf<number>();
-    expectTypeOf<Settings['credentialStore']>().toEqualTypeOf<'auto' | 'keychain' | 'file'>();
+    expectTypeOf<Settings['credentialStore']>().toEqualTypeOf<'auto' | 'keychain' | 'file' | 'etcd'>();
     expectTypeOf<Settings['baseUrl']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<Settings['accessToken']>().toEqualTypeOf<string | undefined>();
     expectTypeOf<Settings['pageSize']>().toEqualTypeOf<() => PageSizeSetting>();

@@ -5,6 +5,7 @@ import { isSea } from 'node:sea';
 import { howToSet, type ConfigKey, SETTINGS, type Settings } from '../../config.js';
 import { IdcliError } from '../../errors.js';
 import { errMessage } from '../../shape.js';
+import type { CredentialStore } from '../../store/interface.js';
 import type { HttpClient } from '../../http/client.js';
 import { headerValue } from '../../http/types.js';
 import type { Env } from '../../http/proxy-env.js';
@@ -36,7 +37,7 @@ export type CertificateFinding = {
 };
 
 /** The verdicts of one check, each built with the fields in the order `doctor --json` prints them. */
-function check(id: string, title: string) {
+export function check(id: string, title: string) {
   return (status: Verdict, detail: string, fix?: string): CheckResult =>
     fix === undefined ? { id, title, status, detail } : { id, title, status, detail, fix };
 }
@@ -186,7 +187,7 @@ function withinDeadline<T>(work: Promise<T>): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-export type StoreProbe = { kind: 'keychain' | 'file'; description: string; warning?: string };
+export type StoreProbe = { kind: CredentialStore['kind']; description: string; warning?: string };
 
 export function checkStore(mode: Settings['credentialStore'], probe: StoreProbe | IdcliError): CheckResult {
   const verdict = check('store', 'credential store');

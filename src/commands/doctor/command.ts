@@ -18,6 +18,8 @@ import {
 } from './checks.js';
 import { createHttpClient } from '../../http/client.js';
 import { printable } from '../../printable.js';
+import { storeOptions } from '../../oauth/session.js';
+import type { EtcdStore } from '../../store/etcd-store.js';
 import { openStore } from '../../store/select.js';
 import { stderrStyle } from '../../style.js';
 
@@ -68,10 +70,24 @@ async function runChecks({ deps, context, settings: source }: Invocation): Promi
   // Settings that could not be resolved are reported above; the store is still probed, with the defaults.
   const { credentialStore: mode, keychainService: service } = ok ?? STORE_DEFAULTS;
   const configDir = ok?.configDir ?? source.configDir();
-  const probe = await openStore({ mode, configDir, service, warn: (msg) => deps.log.warn(msg) })
-    .then((store): StoreProbe => ({ kind: store.kind, description: store.describe(), warning: store.notice }))
-    .catch(reported);
-  checks.push(checkStore(mode, probe), checkProxy(deps.env), checkRuntime());
+  const options = ok
+    ? storeOptions({ settings: ok, deps })
+    : { mode, configDir, service, warn: (msg: string) => deps.log.warn(msg) };
+  const store = await openStore(options).catch(reported);
+  const probe: StoreProbe | IdcliError =
+    store instanceof IdcliError ? store : { kind: store.kind, description: store.describe(), warning: store.notice };
+  checks.push(checkStore(mode, probe));
+  if (!(store instanceof IdcliError) && store.kind === 'etcd') {
+    // A shared sign-in depends on the cluster as a local one on its keychain: its members, quorum and permissions.
+    const { checkEtcd } = await import('./etcd.js');
+    const etcd = store as EtcdStore; // its kind says so
+    try {
+      checks.push(...(await checkEtcd(etcd, deps.now)));
+    } finally {
+      etcd.close();
+    }
+  }
+  checks.push(checkProxy(deps.env), checkRuntime());
   return checks;
 }
 

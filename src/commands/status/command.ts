@@ -8,6 +8,7 @@ import { describeIdentity, type Identity, identityFromIdToken } from '../../oaut
 import { secondsLeft } from '../../oauth/session.js';
 import { duration } from '../../duration.js';
 import { printable } from '../../printable.js';
+import type { CredentialStore } from '../../store/interface.js';
 import type { CredentialRecord } from '../../store/record.js';
 
 export interface StatusReport {
@@ -25,7 +26,7 @@ export interface StatusReport {
   scope: string | null;
   /** Where the record lives, or "IDCLI_ACCESS_TOKEN" when that overrides the store. */
   store: string;
-  storeKind: 'keychain' | 'file' | 'env';
+  storeKind: CredentialStore['kind'] | 'env';
 }
 
 export const command = defineCommand({
