@@ -64,6 +64,16 @@ export class FakeClock implements Clock {
     this.advance(t.at - this.#now);
   }
 
+  /**
+   * Waits (on real time, with a deadline) for a pending timer whose delay `which` picks, then moves time on to when it
+   * fires; resolves with that delay. E.g. a retry's wait, told from the HTTP deadline pending during a request.
+   */
+  async elapseFirst(which: (ms: number) => boolean, what = 'a timer'): Promise<number> {
+    const t = await until(() => this.#sorted().find((p) => which(p.ms)), 20_000, what);
+    this.advance(t.at - this.#now);
+    return t.ms;
+  }
+
   #sorted(): Pending[] {
     return [...this.#timers].sort((a, b) => a.at - b.at || a.seq - b.seq);
   }
