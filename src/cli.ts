@@ -1,6 +1,7 @@
 /** The entry point: argv → command, the one place where errors become exit codes, the only module touching `process`. */
 import { fstatSync, writeSync } from 'node:fs';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
+import { type Clock, systemClock } from './clock.js';
 import { createFileOutput } from './output/file-output.js';
 import { parseArgv } from './argv/parse.js';
 import { type CommandSpec, loadAll } from './argv/define.js';
@@ -26,6 +27,12 @@ export interface Process {
   env: Record<string, string | undefined>;
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Created on first use, like the other streams: a command that reads no input never touches it. */
+  stdin(): Readable & { isTTY?: boolean };
+  /** The clock of every rule about time in the run. */
+  clock: Clock;
+  /** When the process started (epoch ms, on `clock`): what a concurrent run did while this one was loading counts too. */
+  startedAt: number;
   print(text: string): void;
   /** Takes over SIGINT, SIGTERM and SIGHUP (on the first call); the signal's `reason` is the one that came. */
   interrupt(): AbortSignal;
@@ -84,9 +91,9 @@ export async function main(proc: Process): Promise<number> {
       },
       print: (text) => proc.print(text),
       log,
-      now: Date.now,
-      // The process's start, not this line's: what a concurrent run did while this one was loading counts too.
-      startedAt: Date.now() - Math.round(process.uptime() * 1000),
+      now: () => proc.clock.now(),
+      clock: proc.clock,
+      startedAt: proc.startedAt,
       get signal() {
         return proc.interrupt();
       },
@@ -106,7 +113,7 @@ export async function main(proc: Process): Promise<number> {
       deps: d,
       context,
       settings,
-      stdin: () => process.stdin,
+      stdin: () => proc.stdin(),
       surface: SURFACE,
       relaySignals,
     });
@@ -160,6 +167,10 @@ export function run(): void {
   const proc: Process = {
     argv: process.argv,
     env: process.env,
+    stdin: () => process.stdin,
+    clock: systemClock,
+    // The process's start, not main()'s: what a concurrent run did while this one was loading counts too.
+    startedAt: Date.now() - Math.round(process.uptime() * 1000),
     get stdout() {
       if (stdout) return stdout;
       stdout = isRegularFile(1) ? createFileOutput(1) : process.stdout;

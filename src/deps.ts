@@ -1,3 +1,4 @@
+import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
 
 /** Every edge the logic touches (streams, environment, clock, cancellation), built once in cli.ts. */
@@ -9,6 +10,11 @@ export interface Deps {
   print(text: string): void;
   log: Logger;
   now(): number;
+  /**
+   * The timers of the rules about time (retries, deadlines, the sign-in's timeout), on the clock of now(); the
+   * machine's when absent (clockOf).
+   */
+  clock?: Clock;
   /** When this run started (epoch ms, the clock of now()): a refresh completed after it is as new as its own. */
   startedAt: number;
   signal: AbortSignal;

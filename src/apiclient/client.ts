@@ -4,6 +4,7 @@ import type { CommandContext } from '../context.js';
 import { createHttpClient, type RetriedResponse, type RetryInfo } from '../http/client.js';
 import { canResend, type HttpRequest } from '../http/types.js';
 import { createBearer } from './bearer.js';
+import { clockOf } from '../clock.js';
 
 /** The fields a request goes out with (but Authorization): the defaults, under the caller's own. */
 export function requestHeaders(own: Readonly<Record<string, string>> = {}): Record<string, string> {
@@ -43,7 +44,7 @@ export async function openApiClient(ctx: CommandContext, options: ApiClientOptio
     deadlineMs: ctx.settings.httpTimeoutMs,
     compress: ctx.settings.httpCompression,
     maxSockets: options.maxSockets,
-    now: () => deps.now(),
+    clock: clockOf(deps),
   });
 
   const attempt = (req: HttpRequest, token: string, o: SendOptions): Promise<RetriedResponse> => {

@@ -1,6 +1,7 @@
 // One attempt's limits (limits.ts) for both transports: the first to trip ends the attempt, and its error is the one
 // the attempt fails with, whatever the transport makes of the connection it tears down.
 import type { Readable } from 'node:stream';
+import { type Clock, systemClock } from '../clock.js';
 import { DEFAULT_HTTP_TIMEOUT_MS } from '../config.js';
 import { type BodySink, createBodySink } from './body.js';
 import { acceptEncoding } from './content-coding.js';
@@ -22,6 +23,8 @@ export interface LimitOptions {
   deadlineMs?: number;
   /** IDCLI_HTTP_COMPRESSION; default true. */
   compress?: boolean;
+  /** The clock of the deadline and the idle timer; the machine's by default. */
+  clock?: Clock;
 }
 
 export const connectionLimit = (o: LimitOptions): number => Math.max(1, o.maxSockets ?? 4);
@@ -65,9 +68,10 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
     for (const listener of listeners) listener(reason);
   };
   // Every byte restarts the idle timer, so one byte a second never trips it; nothing restarts the deadline.
-  const deadline = setTimeout(() => end(deadlineError(deadlineMs)), deadlineMs);
+  const clock = options.clock ?? systemClock;
+  const deadline = clock.setTimeout(() => end(deadlineError(deadlineMs)), deadlineMs);
   const idle = idleTimer
-    ? setTimeout(() => (attempt.held ? idle?.refresh() : end(idleError(idleMs))), idleMs)
+    ? clock.setTimeout(() => (attempt.held ? idle?.refresh() : end(idleError(idleMs))), idleMs)
     : undefined;
   const onAbort = (): void => end(req.signal?.reason ?? new DOMException('aborted', 'AbortError'));
   req.signal?.addEventListener('abort', onAbort, { once: true });
@@ -105,8 +109,8 @@ export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer:
     },
     failure: (err, context) => (ended ? ended.reason : toNetworkError(err, context)),
     close() {
-      clearTimeout(deadline);
-      clearTimeout(idle);
+      deadline.clear();
+      idle?.clear();
       req.signal?.removeEventListener('abort', onAbort);
     },
   };

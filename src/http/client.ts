@@ -3,7 +3,8 @@ import type { Logger } from '../log.js';
 import { clip, printable } from '../printable.js';
 import { redactUrl } from '../redact.js';
 import type { Env } from './proxy-env.js';
-import { type BackoffPolicy, DEFAULT_BACKOFF, isRetried, RETRYABLE_STATUSES, retryDelay, sleep } from './retry.js';
+import { type BackoffPolicy, DEFAULT_BACKOFF, isRetried, RETRYABLE_STATUSES, retryDelay } from './retry.js';
+import { sleep, systemClock } from '../clock.js';
 import { createTransport, type TransportOptions } from './transport.js';
 import { canResend, headerValue, type HttpRequest, type HttpResponse, NetworkError } from './types.js';
 
@@ -12,6 +13,7 @@ export interface HttpClientOptions extends TransportOptions {
   log?: Pick<Logger, 'verbose'> & Partial<Pick<Logger, 'isVerbose'>>;
   /** Its HTTPS_PROXY/HTTP_PROXY/NO_PROXY route every request; without it requests go direct. */
   env?: Env;
+  /** Overrides the clock's now() for Retry-After dates. */
   now?: () => number;
   random?: () => number;
 }
@@ -44,7 +46,8 @@ export interface HttpClient {
 
 export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
   const transport = createTransport(options.env ?? {}, options);
-  const now = options.now ?? Date.now;
+  const clock = options.clock ?? systemClock;
+  const now = options.now ?? (() => clock.now());
   const random = options.random ?? Math.random;
   // Tracing is skipped entirely when nobody reads it: redacting a URL per page is measurable on long walks.
   const log = options.log?.isVerbose === false ? undefined : options.log;
@@ -103,7 +106,7 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
       log?.verbose(
         `retrying ${req.method} ${redactUrl(req.url)} in ${delayMs} ms (${reason}, retry ${attempt + 1} of ${policy.maxRetries})`,
       );
-      await sleep(delayMs, req.signal);
+      await sleep(clock, delayMs, req.signal);
     }
   }
 
@@ -112,10 +115,10 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
 
 /** A one-off request on its own short-lived client (no retries), for callers that make a single call. */
 export async function request(
-  req: HttpRequest & Pick<HttpClientOptions, 'log' | 'env' | 'deadlineMs' | 'compress'>,
+  req: HttpRequest & Pick<HttpClientOptions, 'log' | 'env' | 'deadlineMs' | 'compress' | 'clock'>,
 ): Promise<HttpResponse> {
-  const { log, env, deadlineMs, compress } = req;
-  const client = createHttpClient({ log, env, deadlineMs, compress, maxSockets: 1 });
+  const { log, env, deadlineMs, compress, clock } = req;
+  const client = createHttpClient({ log, env, deadlineMs, compress, maxSockets: 1, ...(clock && { clock }) });
   try {
     return await client.request(req);
   } finally {

@@ -1,3 +1,4 @@
+import { sleep as sleepOn, systemClock } from '../clock.js';
 import { headerValue, type HttpResponse } from './types.js';
 
 /** 429 (RFC 6585 §4) and RFC 9110 §15.6.3–15.6.5; a plain 500 is usually a bug that a retry only repeats. */
@@ -70,18 +71,7 @@ export function isRetried(method: string): boolean {
   return ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
 }
 
-/** Resolves after ms, or rejects with the signal's reason as soon as it aborts. */
+/** Resolves after ms of the machine's clock, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+  return sleepOn(systemClock, ms, signal);
 }

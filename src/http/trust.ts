@@ -19,12 +19,15 @@ export interface TrustStore {
 }
 
 // Per process, not per transport: doctor, a walk and a refresh each build their own transport, and the store is
-// the same for all of them.
-let loaded: TrustStore | undefined;
+// the same for all of them. Kept by the settings that choose the stores, which a process's runs share, so that runs
+// in one process with different environments (the tests') each trust their own.
+const loaded = new Map<string, TrustStore>();
 
 export function trustStore(env: Env): TrustStore {
-  loaded ??= buildTrustStore(env);
-  return loaded;
+  const key = JSON.stringify([env.SSL_CERT_FILE, env.SSL_CERT_DIR, env.NODE_EXTRA_CA_CERTS]);
+  let store = loaded.get(key);
+  if (!store) loaded.set(key, (store = buildTrustStore(env)));
+  return store;
 }
 
 /** Always reads the stores afresh (the bench measures this; everything else goes through trustStore). */

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import { bindAddresses, type LoopbackRedirect, parseRedirectUri } from '../redirect-uri.js';
 import { type CallbackExpectation, type CallbackOutcome, validateCallback } from './callback.js';
 import { errCode } from '../shape.js';
+import { type Clock, systemClock, type Timer } from '../clock.js';
 
 export type CallbackResult = Exclude<CallbackOutcome, { kind: 'ignore' }>;
 
@@ -36,6 +37,8 @@ export interface CallbackServerOptions {
   redirectUri: string;
   expectation: CallbackExpectation;
   log: Logger;
+  /** The clock of wait()'s timeout; the machine's by default. */
+  clock?: Clock;
   /** How long after the 303 close() waits for the browser to follow it before shutting anyway. */
   graceMs?: number;
 }
@@ -186,10 +189,10 @@ class Listener implements CallbackServer {
     const message = `sign-in timed out after ${Math.round(totalMs / 1000)} s`;
     const timedOut = () =>
       new IdcliError('SIGN_IN_TIMED_OUT', message, ExitCode.AUTH, { hint: 'run `idcli login` again' });
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Timer | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(timedOut()), timeoutMs);
+      timer = (this.opts.clock ?? systemClock).setTimeout(() => reject(timedOut()), timeoutMs);
       onAbort = () => reject(interrupted());
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
@@ -197,7 +200,7 @@ class Listener implements CallbackServer {
     try {
       return await Promise.race([this.delivered, stop]);
     } finally {
-      clearTimeout(timer);
+      timer?.clear();
       if (onAbort) signal.removeEventListener('abort', onAbort);
     }
   }

@@ -10,6 +10,7 @@ import { uiLocalesFromEnv } from './locale.js';
 import { createPkcePair, createState, type PkcePair } from './pkce.js';
 import { openSession, type Session, type SessionContext } from './session.js';
 import { codeGrantForm, postTokenRequest } from './token-client.js';
+import { clockOf } from '../clock.js';
 
 export interface LoginRequest {
   prompt?: Prompt;
@@ -52,6 +53,7 @@ export async function signIn(ctx: SessionContext, request: LoginRequest, view: L
     redirectUri: required.redirectUri,
     expectation: { state, issuer: settings.issuer ?? required.baseUrl },
     log: deps.log,
+    clock: clockOf(deps),
   });
   try {
     const scope = buildScope(required.clientName, settings.scope);

@@ -10,6 +10,7 @@ import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
 import { tokenEndpoint } from './authorize-url.js';
 import type { SessionContext } from './session.js';
 import { assertString, isJsonObject } from '../shape.js';
+import { clockOf } from '../clock.js';
 
 export interface TokenSet {
   accessToken: string;
@@ -89,6 +90,7 @@ export async function postTokenRequest(
       compress: settings.httpCompression,
       log: deps.log,
       env: deps.env,
+      clock: clockOf(deps),
     });
   } catch (err) {
     if (!(err instanceof NetworkError)) throw err;

@@ -1,5 +1,5 @@
 /**
- * `idcli api` and `idcli token --header` through the BUILT CLI against the emulator's resource API, with a stored
+ * `idcli api` and `idcli token --header` in process (the built CLI where a process is the point) against the emulator's resource API, with a stored
  * sign-in in the file store (so the token is in no environment variable or argument of any process).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -7,6 +7,8 @@ import { readdir, readFile, readlink, truncate, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectNoSecrets, type Harness, harness } from '../auth/harness.js';
+import type { Clock } from '../../src/clock.js';
+import { FakeClock } from '../support/clock.js';
 import { until } from '../support/until.js';
 import { shell } from '../list/helpers.js';
 import { baseEnv, type CliOptions, type CliResult, IDCLI } from '../support/cli.js';
@@ -42,9 +44,14 @@ function eachTest(scheme: Scheme = 'http'): void {
 function api(
   args: string[],
   extra: Record<string, string | undefined> = {},
-  opts: Omit<CliOptions, 'env'> = {},
+  opts: Omit<CliOptions, 'env'> & { clock?: Clock } = {},
 ): Promise<CliResult> {
-  return h.run(['api', ...args], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra }, opts);
+  const env = { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra };
+  // A process only where the test needs one: to signal it, or to hand it a file descriptor.
+  const { input, onSpawn, stdout, prefix, uid, gid, cwd, bin, clock } = opts;
+  if ([onSpawn, stdout, prefix, uid, gid, cwd, bin].some((o) => o !== undefined))
+    return h.run(['api', ...args], env, opts);
+  return h.command(['api', ...args], env, { ...(input !== undefined && { stdin: input }), ...(clock && { clock }) });
 }
 
 /** Requests the emulator saw outside /oauth/. */
@@ -244,12 +251,20 @@ describe.each(SCHEMES)('idcli api: retries and the token, over %s', (scheme) => 
   it('a GET answered 503 twice then 200 succeeds, waiting as Retry-After says', async () => {
     h.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 503, retryAfter: '1' } });
     h.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 503 } });
-    const r = await api(['users/42', '--verbose']);
+    const clock = new FakeClock();
+    const running = api(['users/42', '--verbose'], {}, { clock });
+    // The waits between the attempts, told from the HTTP deadline (IDCLI_HTTP_TIMEOUT's 30 s) pending meanwhile.
+    const retryWait = (ms: number) => ms < 30_000;
+    const first = await clock.elapseFirst(retryWait, 'the wait Retry-After asked for');
+    const second = await clock.elapseFirst(retryWait, 'the backoff after the second 503');
+    const r = await running;
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ITEM);
     const seen = calls('/v1/users/42');
     expect(seen.map((c) => c.status)).toEqual([503, 503, 200]);
-    expect(seen[1]!.wallTime - seen[0]!.wallTime).toBeGreaterThanOrEqual(950);
+    expect(first).toBeGreaterThanOrEqual(1000);
+    expect(r.stderr).toContain(`in ${first} ms`);
+    expect(r.stderr).toContain(`in ${second} ms`);
     expect(r.stderr).toContain('retry 1 of 5');
   });
 
@@ -556,17 +571,19 @@ describe('idcli token --header', () => {
   it('prints exactly "Authorization: Bearer <token>" and a newline', async () => {
     const token = await accessToken();
     printed.push(token);
-    const r = await h.run(['token', '--header']);
+    const r = await h.command(['token', '--header']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`Authorization: Bearer ${token}\n`);
     expect(r.stderr).toBe('');
     const t = h.emu.mintTokens().access_token;
     printed.push(t);
-    expect((await h.run(['token', '--header'], { IDCLI_ACCESS_TOKEN: t })).stdout).toBe(`Authorization: Bearer ${t}\n`);
+    expect((await h.command(['token', '--header'], { IDCLI_ACCESS_TOKEN: t })).stdout).toBe(
+      `Authorization: Bearer ${t}\n`,
+    );
   });
 
   it('--header with --json is a usage error', async () => {
-    const r = await h.run(['token', '--header', '--json']);
+    const r = await h.command(['token', '--header', '--json']);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('--json and --header cannot be used together');

@@ -1,7 +1,8 @@
 /**
  * IDCLI_ACCESS_TOKEN: `status` reports it, and its expiry when it is a JWT with `exp`, without any sign-in setting;
  * `token --min-ttl n` holds it to that expiry (exit 3 when it is too close, expired or unknown), never printing it.
- * Each store holds a valid sign-in meanwhile, which the variable overrides without reading or touching it.
+ * Each store holds a valid sign-in meanwhile, which the variable overrides without reading or touching it. Each
+ * command runs in process.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -35,7 +36,7 @@ describeEachStore('IDCLI_ACCESS_TOKEN', (store) => {
   let stored: CredentialRecord;
   beforeEach(async () => {
     h = await harness({ store });
-    await login(h);
+    await login(h, [], {}, 'command');
     stored = (await h.record())!;
   });
   afterEach(async () => {
@@ -46,7 +47,7 @@ describeEachStore('IDCLI_ACCESS_TOKEN', (store) => {
   });
 
   async function token(value: string, args: string[] = []) {
-    const r = await h.run(['token', ...args], { IDCLI_ACCESS_TOKEN: value });
+    const r = await h.command(['token', ...args], { IDCLI_ACCESS_TOKEN: value });
     // A refused token is never printed, in the error or anywhere else.
     if (r.code !== 0) expect(r.stdout + r.stderr).not.toContain(value);
     return r;
@@ -112,11 +113,11 @@ describeEachStore('IDCLI_ACCESS_TOKEN', (store) => {
       expect(r.stderr).toBe(
         `error: the expiry of the access token in IDCLI_ACCESS_TOKEN cannot be known (${why}), so --min-ttl 600 cannot be met; leave out --min-ttl to use it without the check\n`,
       );
-      const status = await h.run(['status'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
+      const status = await h.command(['status'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
       expect(status.code, status.stderr).toBe(0);
       expect(status.stdout).toContain(`\nAccess token: expiry unknown (${why})\n`);
       expect(status.stdout).not.toMatch(/valid for/);
-      const json = await h.run(['status', '--json'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
+      const json = await h.command(['status', '--json'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
       expect(JSON.parse(json.stdout)).toMatchObject({ expiresAt: null, expiresIn: null, expired: null });
       const tokenJson = JSON.parse((await token(t, ['--json'])).stdout) as Record<string, unknown>;
       expect(tokenJson).toMatchObject({ access_token: t, expires_at: null, expires_in: null });
@@ -133,13 +134,13 @@ describeEachStore('IDCLI_ACCESS_TOKEN', (store) => {
   describe('status', () => {
     it('reports where the token comes from and when a JWT expires, without any sign-in setting', async () => {
       const t = TOKENS.longLived();
-      const r = await h.run(['status'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
+      const r = await h.command(['status'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toBe('');
       expect(r.stdout).toMatch(
         /^Profile: +default\nSigned in: +using IDCLI_ACCESS_TOKEN \(the stored sign-in is not used\)\nAccess token: +valid for \d+ min \(until \S+Z\)\nCredentials: +IDCLI_ACCESS_TOKEN\n$/,
       );
-      const json = await h.run(['status', '--json'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
+      const json = await h.command(['status', '--json'], { IDCLI_ACCESS_TOKEN: t, ...NO_SETTINGS });
       expect(json.code, json.stderr).toBe(0);
       const report = JSON.parse(json.stdout) as Record<string, unknown>;
       expect(report).toMatchObject({
@@ -158,27 +159,27 @@ describeEachStore('IDCLI_ACCESS_TOKEN', (store) => {
     });
 
     it('an expired JWT is reported expired; an opaque token with its expiry unknown', async () => {
-      const expired = await h.run(['status', '--json'], { IDCLI_ACCESS_TOKEN: TOKENS.expired(), ...NO_SETTINGS });
+      const expired = await h.command(['status', '--json'], { IDCLI_ACCESS_TOKEN: TOKENS.expired(), ...NO_SETTINGS });
       expect(expired.code, expired.stderr).toBe(0);
       expect(JSON.parse(expired.stdout)).toMatchObject({
         expiresAt: '2001-09-09T01:46:40.000Z',
         expiresIn: 0,
         expired: true,
       });
-      const human = await h.run(['status'], { IDCLI_ACCESS_TOKEN: TOKENS.expired(), ...NO_SETTINGS });
+      const human = await h.command(['status'], { IDCLI_ACCESS_TOKEN: TOKENS.expired(), ...NO_SETTINGS });
       expect(human.stdout).toMatch(/\nAccess token: +expired at 2001-09-09T01:46:40\.000Z\n/);
 
-      const opaque = await h.run(['status', '--json'], { IDCLI_ACCESS_TOKEN: TOKENS.opaque(), ...NO_SETTINGS });
+      const opaque = await h.command(['status', '--json'], { IDCLI_ACCESS_TOKEN: TOKENS.opaque(), ...NO_SETTINGS });
       expect(opaque.code, opaque.stderr).toBe(0);
       expect(JSON.parse(opaque.stdout)).toMatchObject({ expiresAt: null, expiresIn: null, expired: null });
-      const plain = await h.run(['status'], { IDCLI_ACCESS_TOKEN: TOKENS.opaque(), ...NO_SETTINGS });
+      const plain = await h.command(['status'], { IDCLI_ACCESS_TOKEN: TOKENS.opaque(), ...NO_SETTINGS });
       expect(plain.stdout).toMatch(/\nAccess token: +expiry unknown \(not a JWT with an exp claim\)\n/);
       expect(plain.stdout).not.toContain(TOKENS.opaque());
     });
 
     it('names the settings it has, and creates nothing in an unused config directory', async () => {
       const empty = join(h.dir, 'never-used');
-      const r = await h.run(['status'], { IDCLI_ACCESS_TOKEN: TOKENS.opaque(), IDCLI_CONFIG_DIR: empty });
+      const r = await h.command(['status'], { IDCLI_ACCESS_TOKEN: TOKENS.opaque(), IDCLI_CONFIG_DIR: empty });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toContain(`Base URL:     ${h.emu.baseUrl}\n`);
       expect(await readdir(empty).catch(() => [])).toEqual([]);

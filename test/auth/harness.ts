@@ -1,6 +1,7 @@
 /**
  * Shared set-up of the sign-in integration tests: a strict emulator on port 0, a fresh config directory, the
- * HTTP "browser" as $BROWSER, and helpers to run the BUILT CLI and to look for leaked secrets in its output.
+ * HTTP "browser" as $BROWSER, and helpers to run a command (in this process, or the BUILT CLI as a child process)
+ * and to look for leaked secrets in its output.
  */
 import { execFile, spawn } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { KeychainStore } from '../../src/store/keychain-store.js';
 import { accountName, type CredentialKey, type CredentialRecord } from '../../src/store/record.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliOptions, type CliResult, nodeScript, ROOT, runCli, tempDir } from '../support/cli.js';
+import { type CommandOptions, runCommand } from '../support/run-command.js';
 import { type Scheme, schemeSetup } from '../support/scheme.js';
 
 export const HTTP_BROWSER = join(ROOT, 'test', 'support', 'http-browser.mjs');
@@ -43,6 +45,12 @@ export interface Harness {
   /** The CLI's environment: emulator settings, file store, the HTTP browser; `extra` overrides (undefined removes). */
   env(extra?: Record<string, string | undefined>): Record<string, string | undefined>;
   run(args: string[], extra?: Record<string, string | undefined>, opts?: Omit<CliOptions, 'env'>): Promise<CliResult>;
+  /** As run(), but in this process (test/support/run-command.ts): for what a command does, not what a process does. */
+  command(
+    args: string[],
+    extra?: Record<string, string | undefined>,
+    opts?: Omit<CommandOptions, 'env' | 'configDir'>,
+  ): Promise<CliResult>;
   /** Every run's output so far, for the leak check. */
   outputs: string[];
   record(profile?: string): Promise<CredentialRecord | null>;
@@ -109,6 +117,11 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
       outputs.push(r.stdout, r.stderr);
       return r;
     },
+    async command(args, extra = {}, commandOpts = {}) {
+      const r = await runCommand(args, { ...commandOpts, env: env(extra) });
+      outputs.push(r.stdout, r.stderr);
+      return r;
+    },
     record: (profile) => records.read(key(profile)),
     writeRecord: (record, profile) => records.write(key(profile), record),
     async damageRecord() {
@@ -145,13 +158,14 @@ export function expectNoSecrets(h: Harness, allowed: readonly string[] = []): vo
   }
 }
 
-/** Sign in through the HTTP browser; fails the test when it does not work. */
+/** Sign in through the HTTP browser, by `how` (the built CLI by default); fails the test when it does not work. */
 export async function login(
   h: Harness,
   args: string[] = [],
   extra: Record<string, string | undefined> = {},
+  how: 'run' | 'command' = 'run',
 ): Promise<CliResult> {
-  const r = await h.run(['login', '--timeout', '30', ...args], extra);
+  const r = await h[how](['login', '--timeout', '30', ...args], extra);
   expect(r.stderr).toContain('Signed in');
   expect(r.code).toBe(0);
   return r;

@@ -151,10 +151,26 @@ async function deliver(url) {
     const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
     await response.arrayBuffer().catch(() => undefined);
     log(`GET ${redact(url)} -> ${response.status} (callback)`);
+    // A browser follows the 303 to the page that shows the outcome; idcli waits a moment for it before closing.
+    const location = response.status === 303 ? response.headers.get('location') : null;
+    if (location) await showDone(new URL(location, url).href);
     return true;
   } catch (err) {
     log(`GET ${redact(url)} failed (callback): ${err?.cause?.code ?? err?.name ?? 'error'}`);
     return false;
+  }
+}
+
+/**
+ * The done page, answered once idcli knows the outcome. Nothing is written after it (no log line): idcli may have
+ * ended, and the test removed this browser's directory, by the time the answer is read.
+ */
+async function showDone(url) {
+  try {
+    const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS) });
+    await response.arrayBuffer();
+  } catch {
+    // Failing to get it is not the callback's failure.
   }
 }
 

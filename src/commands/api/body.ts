@@ -10,6 +10,7 @@ import { MAX_REPLAY_BYTES } from '../../http/limits.js';
 import type { StreamedBody } from '../../http/types.js';
 import type { Logger } from '../../log.js';
 import { errReason } from '../../shape.js';
+import { type Clock, systemClock } from '../../clock.js';
 
 export interface InputBody {
   body: StreamedBody;
@@ -23,6 +24,8 @@ export interface InputOptions {
   /** How long a body that can be read only once may take to arrive (IDCLI_HTTP_TIMEOUT). */
   deadlineMs: number;
   log: Pick<Logger, 'info'>;
+  /** The clock of the deadline; the machine's by default. */
+  clock?: Clock;
   stdin: () => Readable & { isTTY?: boolean };
 }
 
@@ -149,13 +152,16 @@ function stopOnSignalOrDeadline(source: Readable & { isTTY?: boolean }, what: st
   };
   const onAbort = (): void => stop(interrupted());
   // A person typing the body ends it with Ctrl-D or gives up with Ctrl-C; no timer hurries them.
-  const timer = source.isTTY === true ? undefined : setTimeout(() => stop(timedOut(what, o.deadlineMs)), o.deadlineMs);
+  const timer =
+    source.isTTY === true
+      ? undefined
+      : (o.clock ?? systemClock).setTimeout(() => stop(timedOut(what, o.deadlineMs)), o.deadlineMs);
   if (o.signal.aborted) onAbort();
   else o.signal.addEventListener('abort', onAbort, { once: true });
   return {
     reason: () => reason,
     clear() {
-      clearTimeout(timer);
+      timer?.clear();
       o.signal.removeEventListener('abort', onAbort);
     },
   };

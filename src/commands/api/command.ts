@@ -13,6 +13,7 @@ import type { HttpResponse, StreamedBody } from '../../http/types.js';
 import { createPageWriter } from '../../output/page-writer.js';
 import { escapeControls } from '../../printable.js';
 import { redactUrl } from '../../redact.js';
+import { clockOf } from '../../clock.js';
 
 type Body = Omit<InputBody, 'body'> & { body: Buffer | StreamedBody };
 
@@ -126,7 +127,13 @@ async function requestBody(
 ): Promise<Body | undefined> {
   if (source.kind === 'none') return undefined;
   if (source.kind === 'text') return { body: Buffer.from(source.text, 'utf8'), what: '-f', close() {} };
-  return openInput(source.path, { signal: deps.signal, deadlineMs: settings.httpTimeoutMs, log: deps.log, stdin });
+  return openInput(source.path, {
+    signal: deps.signal,
+    deadlineMs: settings.httpTimeoutMs,
+    log: deps.log,
+    clock: clockOf(deps),
+    stdin,
+  });
 }
 
 /** The status line and header fields as they came, names in their case and order, CRLF-terminated (`curl -i`). */

@@ -12,6 +12,7 @@ import type { Env } from '../../http/proxy-env.js';
 import { HOW_TO_TRUST } from '../../http/network-errors.js';
 import { redactUrl } from '../../redact.js';
 import { bindAddresses, parseRedirectUri } from '../../redirect-uri.js';
+import { type Clock, type Timer, timeoutSignal } from '../../clock.js';
 
 export type Verdict = 'pass' | 'warn' | 'fail';
 
@@ -79,18 +80,19 @@ const overDeadline = () =>
 export async function checkReachable(
   baseUrl: string,
   http: HttpClient,
-  now: () => number,
+  clock: Clock,
   signal: AbortSignal,
 ): Promise<Reachability> {
   const url = `${baseUrl}/oauth/authorize`;
-  const deadline = AbortSignal.timeout(CHECK_DEADLINE_MS);
+  const timeout = timeoutSignal(clock, CHECK_DEADLINE_MS);
+  const deadline = timeout.signal;
   const request = { method: 'GET', url, timeoutMs: CHECK_DEADLINE_MS, headers: { accept: 'text/html' } };
   try {
     const res = await http.request({ ...request, signal: AbortSignal.any([signal, deadline]) });
     const date = headerValue(res.headers, 'date');
     const serverDate = date ? Date.parse(date) : Number.NaN;
     const result = reachable('pass', `${redactUrl(url)} answered HTTP ${res.status}`);
-    return { result, localDate: now(), ...(!Number.isNaN(serverDate) && { serverDate }) };
+    return { result, localDate: clock.now(), ...(!Number.isNaN(serverDate) && { serverDate }) };
   } catch (err) {
     // node:http and dns reject with Errors.
     const why = deadline.aborted && !signal.aborted ? overDeadline() : errMessage(err);
@@ -101,6 +103,8 @@ export async function checkReachable(
         'check base-url, your network, and HTTPS_PROXY/NO_PROXY if you are behind a proxy',
       ),
     };
+  } finally {
+    timeout.clear();
   }
 }
 
@@ -154,11 +158,11 @@ function tryListen(host: string, port: number): Promise<string | undefined> {
 }
 
 /** RFC 8252 §8.3: `localhost` may resolve to either family; a listener on one lets another process take the other. */
-export async function checkLocalhost(redirectUri: string | undefined): Promise<CheckResult> {
+export async function checkLocalhost(redirectUri: string | undefined, clock: Clock): Promise<CheckResult> {
   const verdict = check('localhost', 'localhost resolution');
   let families: number[] = [];
   try {
-    const addresses = await withinDeadline(lookup('localhost', { all: true }));
+    const addresses = await withinDeadline(lookup('localhost', { all: true }), clock);
     families = [...new Set(addresses.map((a) => a.family))].sort();
   } catch (err) {
     return verdict(
@@ -179,12 +183,12 @@ export async function checkLocalhost(redirectUri: string | undefined): Promise<C
 }
 
 /** `work`, or a failure once CHECK_DEADLINE_MS ran out, for a step that takes no signal (a name lookup). */
-function withinDeadline<T>(work: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
+function withinDeadline<T>(work: Promise<T>, clock: Clock): Promise<T> {
+  let timer: Timer | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(overDeadline())), CHECK_DEADLINE_MS);
+    timer = clock.setTimeout(() => reject(new Error(overDeadline())), CHECK_DEADLINE_MS);
   });
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+  return Promise.race([work, late]).finally(() => timer?.clear());
 }
 
 export type StoreProbe = { kind: CredentialStore['kind']; description: string; warning?: string };
@@ -242,20 +246,20 @@ export async function checkCertificate(
   url: string,
   env: Env,
   signal: AbortSignal,
+  clock: Clock,
 ): Promise<CheckResult> {
   const verdict = check(id, `${what} TLS certificate`);
   const target = new URL(url);
   if (target.protocol !== 'https:') return verdict('pass', `${redactUrl(url)} is not HTTPS: no certificate to check`);
   const { inspectServerCertificate } = await import('../../http/server-certificate.js');
   let shown;
+  const timeout = timeoutSignal(clock, CHECK_DEADLINE_MS);
   try {
-    shown = await inspectServerCertificate(
-      target,
-      env,
-      AbortSignal.any([signal, AbortSignal.timeout(CHECK_DEADLINE_MS)]),
-    );
+    shown = await inspectServerCertificate(target, env, AbortSignal.any([signal, timeout.signal]));
   } catch (err) {
     return verdict('fail', `${target.host}: could not read its certificate: ${errMessage(err)}`);
+  } finally {
+    timeout.clear();
   }
   const trustedBy = shown.trustedBy && storeName(shown.trustedBy, env);
   const certificate: CertificateFinding = {

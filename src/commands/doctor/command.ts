@@ -22,6 +22,7 @@ import { storeOptions } from '../../oauth/session.js';
 import type { EtcdStore } from '../../store/etcd-store.js';
 import { openStore } from '../../store/select.js';
 import { stderrStyle } from '../../style.js';
+import { clockOf } from '../../clock.js';
 
 export const command = defineCommand({
   name: 'doctor',
@@ -53,19 +54,20 @@ async function runChecks({ deps, context, settings: source }: Invocation): Promi
 
   if (ok?.baseUrl) {
     const { log, env } = deps;
-    const http = createHttpClient({ log, env, deadlineMs: ok.httpTimeoutMs, compress: ok.httpCompression });
+    const clock = clockOf(deps);
+    const http = createHttpClient({ log, env, deadlineMs: ok.httpTimeoutMs, compress: ok.httpCompression, clock });
     try {
-      const reach = await checkReachable(ok.baseUrl, http, deps.now, deps.signal);
+      const reach = await checkReachable(ok.baseUrl, http, clock, deps.signal);
       checks.push(reach.result, checkClockSkew(reach.serverDate, reach.localDate));
-      checks.push(await checkCertificate('tls', 'service', ok.baseUrl, env, deps.signal));
-      if (ok.apiBaseUrl) checks.push(await checkCertificate('api-tls', 'API', ok.apiBaseUrl, env, deps.signal));
+      checks.push(await checkCertificate('tls', 'service', ok.baseUrl, env, deps.signal, clock));
+      if (ok.apiBaseUrl) checks.push(await checkCertificate('api-tls', 'API', ok.apiBaseUrl, env, deps.signal, clock));
     } finally {
       http.close();
     }
   } else {
     checks.push(reachableSkipped());
   }
-  checks.push(await checkRedirectPort(ok?.redirectUri), await checkLocalhost(ok?.redirectUri));
+  checks.push(await checkRedirectPort(ok?.redirectUri), await checkLocalhost(ok?.redirectUri, clockOf(deps)));
 
   // Settings that could not be resolved are reported above; the store is still probed, with the defaults.
   const { credentialStore: mode, keychainService: service } = ok ?? STORE_DEFAULTS;
