@@ -10,11 +10,11 @@ import type { CredentialStore } from '../store/interface.js';
 import type { CredentialKey, CredentialRecord } from '../store/record.js';
 import { allStores, openStore, type OpenStoreOptions } from '../store/select.js';
 import { MIN_TTL_SEC } from '../token-rules.js';
+import { refreshProof, usable, type UsableRecord, writtenSince } from './freshness.js';
 import type { TokenSet } from './token-client.js';
 
 export type SessionContext = Pick<CommandContext, 'deps' | 'settings'>;
-
-export type UsableRecord = CredentialRecord & { accessToken: string };
+export type { UsableRecord } from './freshness.js';
 
 /** How a stop signal speaks of a refresh in flight (Deps.mustFinish). */
 const REFRESH_TASK = {
@@ -143,7 +143,7 @@ export class Session implements TokenSource {
 
   async refresh(rejected: string): Promise<string> {
     // Another process may have refreshed since `rejected` was handed out; then its token is the answer.
-    return (await this.locked((r) => r.accessToken !== rejected && this.fresh(r, 0))).accessToken;
+    return (await this.locked((r): r is UsableRecord => r.accessToken !== rejected && this.fresh(r, 0))).accessToken;
   }
 
   /** `force` refreshes even a valid token, unless another process refreshed since this run started. */
@@ -152,10 +152,12 @@ export class Session implements TokenSource {
       // The common case takes no lock: reading is atomic, and a valid token needs no writer.
       const record = await this.read();
       if (!record) throw notLoggedIn();
-      if (this.fresh(record, minTtlSec)) return record as UsableRecord; // fresh() checked the token is there
+      if (this.fresh(record, minTtlSec)) return record;
     }
     const changed = force ? await this.changedFromNow() : undefined;
-    const record = await this.locked((r) => (changed ? changed(r) && this.fresh(r, 0) : this.fresh(r, minTtlSec)));
+    const record = await this.locked((r): r is UsableRecord =>
+      changed ? changed(r) && this.fresh(r, 0) : this.fresh(r, minTtlSec),
+    );
     if (!this.fresh(record, minTtlSec)) {
       this.ctx.deps.log.warn(
         `the new access token expires in ${secondsLeft(record, this.ctx.deps.now())} s, sooner than ${minTtlSec} s`,
@@ -177,19 +179,12 @@ export class Session implements TokenSource {
     });
   }
 
-  /**
-   * Whether a record was written by another process after this point. A store with revisions compares the one read
-   * now: machines' clocks differ, and a writer whose clock runs ahead would pass for a refresh made after this run
-   * started. The processes of one machine share its clock, so the local stores compare `updatedAt` with the start.
-   */
+  /** What tells a record another process wrote from now on (freshness.ts: a revision where the store has them). */
   private async changedFromNow(): Promise<(r: CredentialRecord) => boolean> {
-    if (!this.store.revisioned) {
-      const { startedAt } = this.ctx.deps;
-      return (r) => r.updatedAt > startedAt;
-    }
+    if (!this.store.revisioned) return writtenSince({ startedAt: this.ctx.deps.startedAt });
     const before = await this.read();
     if (!before) throw notLoggedIn();
-    return (r) => r.revision !== before.revision;
+    return writtenSince({ before });
   }
 
   /** Asked before the browser opens; the wait for the lock ends at `waitUntil` (deps.now() time). */
@@ -217,10 +212,8 @@ export class Session implements TokenSource {
     });
   }
 
-  private fresh(r: CredentialRecord, minTtlSec: number): boolean {
-    return (
-      r.accessToken !== undefined && r.expiresAt !== undefined && r.expiresAt - this.ctx.deps.now() > minTtlSec * 1000
-    );
+  private fresh(r: CredentialRecord, minTtlSec: number): r is UsableRecord {
+    return usable(r, this.ctx.deps.now(), minTtlSec);
   }
 
   /** Run `fn` under this sign-in's lock, saying so under --verbose when another idcli holds it. */
@@ -240,12 +233,12 @@ export class Session implements TokenSource {
   }
 
   /** Take the lock, re-read, and refresh unless `usable` accepts what another process stored meanwhile. */
-  private async locked(usable: (r: CredentialRecord) => boolean): Promise<UsableRecord> {
+  private async locked(usable: (r: CredentialRecord) => r is UsableRecord): Promise<UsableRecord> {
     const { OAuthError } = await import('./token-client.js');
     // A fleet's waiters take what the holder stored as soon as it is there, without a turn of their own.
     const stored = async () => {
       const r = await this.read();
-      return r && usable(r) ? (r as UsableRecord) : undefined; // usable() checked it
+      return r && usable(r) ? r : undefined;
     };
     return this.withLock(
       async () => {
@@ -253,7 +246,7 @@ export class Session implements TokenSource {
         if (!record) throw notLoggedIn();
         if (usable(record)) {
           this.ctx.deps.log.verbose('another idcli refreshed the token meanwhile; using its token');
-          return record as UsableRecord; // usable() checked it
+          return record;
         }
         // The refresh token is spent once sent: a store that cannot take its successor must be found now.
         await this.store.checkWritable(this.key);
@@ -267,7 +260,7 @@ export class Session implements TokenSource {
             const now = await this.read();
             if (now && now.generation !== record.generation && attempt < 2) {
               this.ctx.deps.log.verbose('refresh refused, but the stored sign-in changed meanwhile; using the new one');
-              if (usable(now)) return now as UsableRecord; // usable() checked it
+              if (usable(now)) return now;
               record = now;
               continue;
             }
@@ -284,12 +277,7 @@ export class Session implements TokenSource {
   }
 
   private async refreshWith(record: CredentialRecord): Promise<UsableRecord> {
-    if (record.refreshToken === undefined) {
-      throw notLoggedIn('REFRESH_TOKEN_MISSING', 'the access token has expired and no refresh token is stored');
-    }
-    if (record.codeVerifier === undefined) {
-      throw notLoggedIn('PKCE_VERIFIER_MISSING', 'the stored sign-in has no PKCE verifier, so it cannot be refreshed');
-    }
+    const { refreshToken, codeVerifier } = refreshProof(record);
     const [{ postTokenRequest, refreshGrantForm }, { createPkcePair }] = await Promise.all([
       import('./token-client.js'),
       import('./pkce.js'),
@@ -298,9 +286,9 @@ export class Session implements TokenSource {
     this.ctx.deps.log.addSecret(next.verifier);
     const startedAt = this.ctx.deps.now();
     const form = refreshGrantForm({
-      refreshToken: record.refreshToken,
+      refreshToken,
       clientId: this.key.clientId,
-      codeVerifier: record.codeVerifier,
+      codeVerifier,
       nextChallenge: next.challenge,
     });
     // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer would lose the sign-in.
