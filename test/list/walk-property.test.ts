@@ -19,11 +19,15 @@ import { type Emulator, type FaultSpec, startEmulator } from '../emulator/index.
 import { tempDir } from '../support/cli.js';
 import { cliEnv } from './helpers.js';
 
-const RUNS = Number(process.env.IDCLI_PROPERTY_RUNS ?? 30);
+const RUNS = Number(process.env.IDCLI_PROPERTY_RUNS ?? 20);
 const SEED = process.env.IDCLI_PROPERTY_SEED === undefined ? undefined : Number(process.env.IDCLI_PROPERTY_SEED);
 const MB = 1024 * 1024;
 const WINDOWS = ['1', '4', '32', 'auto'] as const;
 const PATH = '/v1/items';
+
+/** `arbitrary` in `percent` of the cases, else null. */
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>, percent: number): fc.Arbitrary<T | null> =>
+  fc.oneof({ weight: 100 - percent, arbitrary: fc.constant(null) }, { weight: percent, arbitrary });
 
 /** An item's size: mostly a few bytes, sometimes up to 2 MB, rarely tens of MB. */
 const itemBytes = fc.oneof(
@@ -42,7 +46,7 @@ const pageFault = fc.record({
       arbitrary: fc.record({
         kind: fc.constant('status' as const),
         status: fc.constant(429),
-        retryAfter: fc.oneof({ weight: 6, arbitrary: fc.constant('0') }, { weight: 1, arbitrary: fc.constant('1') }),
+        retryAfter: fc.oneof({ weight: 15, arbitrary: fc.constant('0') }, { weight: 1, arbitrary: fc.constant('1') }),
       }),
     },
     {
@@ -60,29 +64,32 @@ const pageFault = fc.record({
   ),
 });
 
-const server = fc.record({
-  total: fc.integer({ min: 0, max: 400 }),
-  /** The sizes of some items, placed at `at` modulo the total; the rest are a few bytes each. */
-  sized: fc.array(fc.record({ at: fc.nat(), bytes: itemBytes }), { maxLength: 4 }),
-  pageSize: fc.oneof(
-    { weight: 8, arbitrary: fc.integer({ min: 1, max: 120 }) },
-    { weight: 1, arbitrary: fc.constantFrom('service' as const, 'auto' as const) },
-  ),
-  serves: fc.option(
-    fc.record({
-      times: fc.constantFrom(0.5, 0.8, 1.5, 2),
-      links: fc.constantFrom('asked' as const, 'served' as const),
-    }),
-    { freq: 3 },
-  ),
-  faults: fc.array(pageFault, { maxLength: 4 }),
-  latencyMs: fc.integer({ min: 0, max: 15 }),
-  /** A server that refuses more than this many requests at once with 429 (Retry-After: 0). */
-  maxInFlight: fc.option(fc.integer({ min: 2, max: 6 }), { freq: 6 }),
-  maxRetries: fc.option(fc.constantFrom(0, 1), { freq: 4 }),
-  limit: fc.option(fc.nat({ max: 450 }), { freq: 6 }),
-  toFile: fc.boolean(),
-});
+const server = fc
+  .record({
+    total: fc.integer({ min: 0, max: 400 }),
+    /** The sizes of some items, placed at `at` modulo the total; the rest are a few bytes each. */
+    sized: fc.array(fc.record({ at: fc.nat(), bytes: itemBytes }), { maxLength: 4 }),
+    pageSize: fc.oneof(
+      { weight: 8, arbitrary: fc.integer({ min: 1, max: 120 }) },
+      { weight: 1, arbitrary: fc.constantFrom('service' as const, 'auto' as const) },
+    ),
+    serves: sometimes(
+      fc.record({
+        times: fc.constantFrom(0.5, 0.8, 1.5, 2),
+        links: fc.constantFrom('asked' as const, 'served' as const),
+      }),
+      30,
+    ),
+    faults: fc.array(pageFault, { maxLength: 4 }),
+    latencyMs: fc.integer({ min: 0, max: 15 }),
+    /** A server that refuses more than this many requests at once with 429 (Retry-After: 0). */
+    maxInFlight: sometimes(fc.integer({ min: 2, max: 6 }), 20),
+    maxRetries: sometimes(fc.constantFrom(0, 1), 40),
+    limit: sometimes(fc.nat({ max: 450 }), 20),
+    toFile: fc.boolean(),
+  })
+  // At most 40 pages: a walk's cost is its pages, and what the windows do differently shows in far fewer.
+  .map((s) => (typeof s.pageSize === 'number' ? { ...s, pageSize: Math.max(s.pageSize, Math.ceil(s.total / 40)) } : s));
 type Server = typeof server extends fc.Arbitrary<infer T> ? T : never;
 /** A server without faults, limits or odd page sizes, for the regression cases to start from. */
 const CLEAN: Server = {
