@@ -10,6 +10,7 @@
  * BENCH_TLS=1 serves HTTPS with a CA made for this run, whose PEM file the ready line names as `caFile`.
  * BENCH_GROWING (pages of this many items in /v1/growing, growing from 1 KB to 30 MB; default none), BENCH_LOAD_ABOVE
  * and BENCH_LOAD_MS_PER_SQUARE (a server that slows with load, see EmulatorOptions.loadLatency; default none).
+ * BENCH_LARGE (pages of one 40 MB item each in /v1/large, after 300 of 1 KB, at --page-size 1; default none).
  * A `stats` line is answered with `{ "wireBytes": n, "throttled": n, "pages": n, "tcp": n, "tls": n, "resumed": n }`:
  * 429s and 200s of collections, connections accepted and TLS handshakes completed (resumed ones among them).
  */
@@ -35,6 +36,7 @@ const pki = pkiDir === undefined ? undefined : makePki(pkiDir);
 const maxInFlight = process.env['BENCH_MAX_IN_FLIGHT'];
 const loadAbove = process.env['BENCH_LOAD_ABOVE'];
 const growing = process.env['BENCH_GROWING'];
+const large = process.env['BENCH_LARGE'];
 const emu = await startEmulator({
   latencyMs,
   link,
@@ -56,6 +58,12 @@ emu.setCollection('/v1/empty', { type: 'offset', items: [], public: true });
 if (growing !== undefined) {
   const items = growingItems(Number(growing), 30 * 1024 * 1024);
   emu.setCollection('/v1/growing', { type: 'offset', items, public: true });
+}
+if (large !== undefined) {
+  const small = `{"pad":"${'x'.repeat(1000)}"}`;
+  const big = `{"pad":"${'x'.repeat(40 * 1024 * 1024)}"}`;
+  const items = [...Array.from({ length: 300 }, () => small), ...Array.from({ length: Number(large) }, () => big)];
+  emu.setCollection('/v1/large', { type: 'offset', items, public: true });
 }
 if (records > 0) {
   const items = generateRecords(records);

@@ -79,6 +79,8 @@ export interface EmulatorSetup {
   maxInFlight?: number;
   /** Pages of this many items in /v1/growing, from 1 KB to 30 MB (growingItems). */
   growing?: number;
+  /** This many pages of 40 MB in /v1/large, after 300 of 1 KB, at --page-size 1. */
+  large?: number;
   /** A server that slows with load (EmulatorOptions.loadLatency). */
   loadLatency?: { above: number; msPerSquare: number };
 }
@@ -93,6 +95,7 @@ export async function startEmu(setup: EmulatorSetup): Promise<EmulatorChild> {
   };
   if (setup.maxInFlight !== undefined) env['BENCH_MAX_IN_FLIGHT'] = String(setup.maxInFlight);
   if (setup.growing !== undefined) env['BENCH_GROWING'] = String(setup.growing);
+  if (setup.large !== undefined) env['BENCH_LARGE'] = String(setup.large);
   if (setup.loadLatency) {
     env['BENCH_LOAD_ABOVE'] = String(setup.loadLatency.above);
     env['BENCH_LOAD_MS_PER_SQUARE'] = String(setup.loadLatency.msPerSquare);

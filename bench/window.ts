@@ -5,14 +5,20 @@
  *   growing pages   300 pages of 1 KB (the window grows to 32 on them), then each page 4 times the one before, up to
  *                   12 pages of 30 MB: peak RSS at each window, against 64 MB + one page + the baseline (the peak
  *                   RSS of a walk of 1 KB pages, measured in the same run)
+ *   large pages     300 pages of 1 KB, then 8 pages of 40 MB, at auto: peak RSS against 64 MB + two pages + the
+ *                   baseline (a page larger than half the cap comes alone, held back until the one before is written)
  *   slowing server  20 ms a page, 20·n² ms above 6 in flight: the time of `auto` against `-c 4` and `-c 1`
  *
  * The emulator runs in a child process of its own. Prints a table; asserts nothing.
  */
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { BIN, benchFlags, cliEnv, createHarness, median, type Sample, startEmu } from './harness.js';
 
 const log = (msg: string) => process.stderr.write(`bench: ${msg}\n`);
 const PAGE_MB = 30;
+const LARGE_MB = 40;
+const LARGE_PAGES = 8;
 const CAP_MB = 64;
 const BASELINE_MB = 80;
 const SLOWING_ITEMS = 30_000;
@@ -58,6 +64,35 @@ export async function benchWindow(): Promise<void> {
       }
     } finally {
       await growing.stop();
+    }
+
+    log('large pages: starting the emulator');
+    const large = await startEmu({ items: 3000, large: LARGE_PAGES });
+    try {
+      const env = cliEnv(h.work, large.baseUrl);
+      const out = join(h.work, 'large.ndjson');
+      const measure = async (cmd: string[]) => {
+        const samples: Sample[] = [];
+        for (let i = 0; i < runs; i++) samples.push(await h.measure(cmd, env, out));
+        return samples;
+      };
+      const baseline = rssMb(await measure(idcli('/v1/bench', '--page-size', '10')));
+      const budget = CAP_MB + 2 * LARGE_MB + baseline;
+      const one = rssMb(await measure(idcli('/v1/large', '--page-size', '1', '--concurrency', '1')));
+      const samples = await measure(idcli('/v1/large', '--page-size', '1', '--concurrency', 'auto'));
+      const rss = rssMb(samples);
+      // Each item is {"pad":"…"} and a newline: a walk that ended early would be cheap, not good.
+      const whole = 300 * (1000 + 11) + LARGE_PAGES * (LARGE_MB * 1024 * 1024 + 11);
+      const written = (await stat(out)).size;
+      lines.push(
+        `window: ${LARGE_PAGES} pages of ${LARGE_MB} MB after 300 of 1 KB, --page-size 1 at auto; ${runs} runs`,
+        `  baseline ${baseline.toFixed(1)} MB; budget ${CAP_MB} MB + two pages + the baseline = ${budget.toFixed(1)} MB`,
+        `  -c auto  ${seconds(samples).toFixed(2)} s  peak RSS ${rss.toFixed(1)} MB (${(rss - baseline).toFixed(1)} MB over the baseline)  ${rss <= budget ? 'ok' : 'OVER'}`,
+        `  written ${written} of ${whole} bytes  ${written === whole ? 'ok' : 'INCOMPLETE'}`,
+        `  -c 1 for comparison: peak RSS ${one.toFixed(1)} MB (${(one - baseline).toFixed(1)} MB over the baseline)`,
+      );
+    } finally {
+      await large.stop();
     }
 
     log('slowing server: starting the emulator');

@@ -1,7 +1,8 @@
 /**
  * The bytes a walk holds, counted as they arrive (a Content-Length from the first byte): past the cap a page waits,
  * its socket paused, until a page is written; the oldest always goes on, being written next. So the walk holds at most
- * the cap plus one page, and a request starts only while a page of the largest size so far fits. Pure.
+ * the cap plus one page, and a request starts only while a page of the largest size so far fits, or when no other is
+ * in flight (a page larger than the cap still comes, alone). Pure.
  */
 
 /** The bytes of the pages a walk holds at once, besides the next to be written (see docs/cli.md, Concurrency). */

@@ -3,6 +3,7 @@
  * window of pages in flight, written strictly in order, handing over to the walk by links where the links lead
  * elsewhere than the plan.
  */
+import { interrupted } from '../errors.js';
 import type { Page } from './envelope.js';
 import type { RawPage } from './fetch-page.js';
 import { indexUrl, linksTo } from './link-book.js';
@@ -42,13 +43,27 @@ export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan
   const queue: Pending<RawPage>[] = [];
   let nextIndex = firstIndex + 1;
   const urlOf = (index: number): string => indexUrl(w.firstUrl, index, pageSize);
-  /** Requests up to the window, while a page as large as the largest so far fits in the byte budget. */
+  /**
+   * Requests up to the window while a page as large as the largest so far fits in the byte budget. An empty window
+   * always admits one, however large the pages: the budget holds its bytes back until the page before it is written.
+   */
   const fill = (): void => {
     // Once the reader has gone or the walk is interrupted, no new request starts.
     const wanted = () => nextIndex <= lastIndex && queue.length < fetcher.window.allowed && !fetcher.signal.aborted;
-    while (wanted() && fetcher.roomForOne) {
+    while (wanted() && (queue.length === 0 || fetcher.roomForOne)) {
       queue.push(fetcher.start(urlOf(nextIndex++)));
     }
+  };
+  /**
+   * The page `index`, next to be written: the window's oldest, or asked for now. The walk ends where a page says so,
+   * never because the window ran dry; a window left empty by a stop resumes at this page.
+   */
+  const take = (index: number): Pending<RawPage> => {
+    const p = queue.shift();
+    if (p !== undefined) return p;
+    if (fetcher.signal.aborted) throw w.failure(interrupted(), urlOf(index));
+    nextIndex = index + 1;
+    return fetcher.start(urlOf(index));
   };
   try {
     // The first page's link is checked like every other's: against the pages written before it.
@@ -57,8 +72,10 @@ export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan
     // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
     await w.emit(first, linked.error === undefined ? (queue[0]?.url ?? urlOf(nextIndex)) : undefined);
     if (linked.error !== undefined) throw w.stopped(linked.error, undefined);
+    fill();
     // The queue holds consecutive pageIndexes from the front, so the page shifted is the one after the last.
-    for (let p = queue.shift(), index = firstIndex + 1; p; p = queue.shift(), index++) {
+    for (let index = firstIndex + 1; ; index++) {
+      const p = take(index);
       const page = w.parse(await awaitWindow(w, p));
       const more = page.next !== undefined && w.wantsMoreAfter(page);
       // The page was asked for where the links led, so it is the page the walk by links writes. Where its own link
@@ -80,6 +97,8 @@ export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan
       await w.emit(page, queue[0]?.url ?? (more && linkError === undefined ? urlOf(nextIndex) : undefined));
       if (linkError !== undefined) throw w.stopped(linkError, undefined);
       if (!more) return;
+      // The page written has given its bytes back: the window may now hold what did not fit beside it.
+      fill();
     }
   } finally {
     // Pages dropped here are cancelled when the walk ends (see PageFetcher.finished).

@@ -1,0 +1,84 @@
+/**
+ * A page of any size never ends a walk early (docs/cli.md, "Concurrency"): one page of tens of MB among small ones,
+ * through the BUILT CLI against the emulator, gives every item at every window, and `-o` keeps its state until then.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { sha256 } from '../support/hash.js';
+import { list, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
+
+const MB = 1024 * 1024;
+const PAGE = 50;
+
+/** 1000 small items with one of `mb` MB at `at`: with pages of 50, the page holding it is about that large. */
+function withLargeItem(mb: number, at: number): string[] {
+  const items = plainItems(1000);
+  items[at] = `{"id":"large","pad":"${'x'.repeat(mb * MB)}"}`;
+  return items;
+}
+
+let emu: Emulator;
+let env: ListEnv & { cleanup: () => Promise<void> };
+
+beforeEach(async () => {
+  emu = await startEmulator();
+  env = await listEnv(emu, emu.mintTokens().access_token);
+});
+afterEach(async () => {
+  await emu.close();
+  await env.cleanup();
+});
+
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
+describe('idcli list: a large page among small ones', () => {
+  const items = withLargeItem(40, 420);
+  const expected = sha256(ndjson(items));
+
+  it.each([['1'], ['4'], ['auto']])(
+    'a page of 40 MB mid-walk at -c %s: every item, exit 0',
+    async (window) => {
+      emu.setCollection('/v1/items', { type: 'offset', items });
+      const r = await list(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdoutBytes.length).toBe(Buffer.byteLength(ndjson(items)));
+      expect(sha256(r.stdoutBytes)).toBe(expected);
+    },
+    120_000,
+  );
+
+  it('with -o FILE: FILE holds every item, and only then is its state removed', async () => {
+    emu.setCollection('/v1/items', { type: 'offset', items });
+    const out = join(env.configDir, 'items.ndjson');
+    const r = await list(env, ['/v1/items', '--page-size', String(PAGE), '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(sha256(await readFile(out))).toBe(expected);
+    expect(await exists(`${out}.idcli-state`)).toBe(false);
+  }, 120_000);
+
+  it.each([
+    [16, 420],
+    [21, 420],
+    [31, 420],
+    [33, 420],
+    [33, 10],
+  ])(
+    'a page of %d MB (the item at %d) at auto and -c 4: every item',
+    async (mb, at) => {
+      const these = withLargeItem(mb, at);
+      emu.setCollection('/v1/items', { type: 'offset', items: these });
+      for (const window of ['4', 'auto']) {
+        const r = await list(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(sha256(r.stdoutBytes), `-c ${window}`).toBe(sha256(ndjson(these)));
+      }
+    },
+    120_000,
+  );
+});
