@@ -11,10 +11,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main, type Process } from '../../src/cli.js';
+import { runCommand } from '../support/run-command.js';
 import { type Emulator, type FaultSpec, startEmulator } from '../emulator/index.js';
 import { tempDir } from '../support/cli.js';
 import { cliEnv } from './helpers.js';
@@ -123,33 +122,12 @@ interface Run {
   stateItems?: number | undefined;
 }
 
-/** `idcli list ARGS` in this process, through the CLI's entry, with stdout and stderr collected. */
+/** `idcli list ARGS` in this process, through the CLI's entry (runCommand), with stdout and stderr collected. */
 async function idcli(env: Record<string, string | undefined>, args: string[], file?: string): Promise<Run> {
-  const chunks: Buffer[] = [];
-  let stderr = '';
-  const stdout = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(Buffer.from(chunk));
-      done();
-    },
-  });
-  const err = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      stderr += chunk.toString();
-      done();
-    },
-  });
-  const stop = new AbortController();
-  const proc: Process = {
-    argv: ['node', 'idcli', 'list', ...args],
-    env,
-    stdout,
-    stderr: err,
-    print: (text) => void stdout.write(text),
-    interrupt: () => stop.signal,
-  };
-  const code = await main(proc);
-  if (file === undefined) return { code, out: Buffer.concat(chunks), stderr };
+  const r = await runCommand(['list', ...args], { env });
+  const code = r.code ?? -1;
+  const stderr = r.stderr;
+  if (file === undefined) return { code, out: r.stdoutBytes, stderr };
   const out = await readFile(file).catch(() => Buffer.alloc(0));
   const state = await readFile(`${file}.idcli-state`, 'utf8').then(
     (text) => (JSON.parse(text) as { items: number }).items,

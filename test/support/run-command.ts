@@ -42,7 +42,8 @@ class Captured extends Writable {
   }
 
   override _write(chunk: Buffer | string, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
-    this.chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+    // A copy: the walk writes from buffers it recycles once the write is done (paginate/buffer-pool.ts).
+    this.chunks.push(Buffer.from(chunk));
     done();
   }
 
