@@ -97,6 +97,43 @@ describe('a sign-in shared through etcd', () => {
     expectNoSecrets(h, [other.stdout.trim(), refreshed.stdout.trim()]);
   }, 120_000);
 
+  it('api, list, credential and exec on another machine use the sign-in stored in etcd', async () => {
+    h = await harness();
+    const f = fleet(h, cluster!);
+    await login(h, [], f.machine(0));
+    const stored = (await f.record())!;
+    const m = f.machine(1);
+
+    const api = await h.run(['api', '/v1/users?pageSize=2'], m);
+    expect(api.code, api.stderr).toBe(0);
+    expect(JSON.parse(api.stdout)).toHaveProperty('items');
+    const list = await h.run(['list', '/v1/users', '--limit', '3'], m);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout.trim().split('\n')).toHaveLength(3);
+
+    const kube = await h.run(['credential', 'kubectl'], m);
+    expect(kube.code, kube.stderr).toBe(0);
+    expect((JSON.parse(kube.stdout) as { status: { token: string } }).status.token).toBe(stored.idToken);
+    const host = new URL(h.emu.baseUrl).host;
+    const git = await h.run(['credential', 'git', 'get'], m, { input: `protocol=http\nhost=${host}\n\n` });
+    expect(git.code, git.stderr).toBe(0);
+    expect(git.stdout).toContain(`password=${stored.accessToken}\n`);
+    const exec = await h.run(['exec', '--', 'sh', '-c', 'printf %s "$IDCLI_ACCESS_TOKEN"'], m);
+    expect(exec.code, exec.stderr).toBe(0);
+    expect(exec.stdout).toBe(stored.accessToken);
+
+    // git's erase makes the next use refresh, for the whole fleet.
+    const erase = await h.run(['credential', 'git', 'erase'], m, {
+      input: `protocol=http\nhost=${host}\npassword=${stored.accessToken}\n\n`,
+    });
+    expect(erase.code, erase.stderr).toBe(0);
+    const next = await h.run(['token'], f.machine(2));
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).not.toBe(`${stored.accessToken}\n`);
+    expect(refreshGrants(h)).toHaveLength(1);
+    for (const r of [api, list, kube, git, exec, erase, next]) expect(r.stderr).not.toContain(stored.accessToken!);
+  }, 120_000);
+
   it('`token --refresh` refreshes even when the record was written by a machine whose clock runs ahead', async () => {
     h = await harness();
     const f = fleet(h, cluster!);
