@@ -208,6 +208,14 @@ export function checkPrivateDir(dir: string, opts: DirCheck): boolean {
   if (!st.isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
   refuseForeignOwner(dir, st, opts.hint);
   if (!POSIX || (st.mode & 0o077) === 0) return true;
+  // A sticky directory open to all (/tmp, as root's own) is shared by design: taking it from the others would break
+  // their programs, so it is refused, never tightened.
+  if ((st.mode & STICKY) !== 0 && (st.mode & OTHERS_WRITE) !== 0)
+    throw refused(
+      'PATH_UNSAFE_DIRECTORY',
+      `refusing to use ${dir}: it is a directory shared by all users (mode ${modeText(st)})`,
+      opts.hint,
+    );
   const told = tightenMode(dir, st, PRIVATE_DIR_MODE, 'accessible', () => chmodSync(path, PRIVATE_DIR_MODE));
   if (told.failed && (st.mode & OTHERS_WRITE) !== 0)
     throw refused(

@@ -2,7 +2,7 @@
  * The private-path rule on real files of this user: which links are followed on the way to a path, and what a
  * directory others may write does to a file in it. Another user's links and files: test/list/dump-trust.test.ts.
  */
-import { chmod, chown, lchown, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, lchown, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -155,6 +155,19 @@ describe.runIf(ROOT_USER)('every directory on the way, up to `/`', () => {
     );
     await mkdir(config, { recursive: true, mode: 0o700 });
     expect(refusal(() => checkPrivateDir(config, opts)).code).toBe('PATH_UNSAFE_DIRECTORY');
+  });
+
+  it('refuses a sticky directory open to all as a private one, and leaves its mode alone', async () => {
+    // As /tmp is for root: the user's own, yet shared by every user.
+    const shared = join(dir, 'shared');
+    await mkdir(shared);
+    await chmod(shared, 0o1777);
+    const warned: string[] = [];
+    const err = refusal(() => checkPrivateDir(shared, { warn: (m) => warned.push(m), hint: 'h', follow: true }));
+    expect(err.code).toBe('PATH_UNSAFE_DIRECTORY');
+    expect(err.message).toBe(`refusing to use ${shared}: it is a directory shared by all users (mode 01777)`);
+    expect((await stat(shared)).mode & 0o7777).toBe(0o1777);
+    expect(warned).toEqual([]);
   });
 
   it('does not say "remove it" twice when the hint already starts with it', async () => {
