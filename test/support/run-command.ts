@@ -47,7 +47,8 @@ class Captured extends Writable {
   }
 
   override _write(chunk: Buffer | string, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
-    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk);
+    // A copy: once told it is written, the writer may reuse its buffer (list's pages come from a pool).
+    const bytes = Buffer.from(chunk);
     this.chunks.push(bytes);
     this.onWrite?.(bytes.toString('utf8'));
     done();
