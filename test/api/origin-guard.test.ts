@@ -1,7 +1,7 @@
 /**
  * The access token never travels to another origin, whatever the target looks like: every spelling that the WHATWG
- * URL parser reads as scheme-relative (`//host`, backslashes, tabs, leading blanks, extra slashes), through the BUILT
- * CLI, for `list`, `list --count`, `list --concurrency` and `api`, against a foreign server that records every
+ * URL parser reads as scheme-relative (`//host`, backslashes, tabs, leading blanks, extra slashes), each run in
+ * process, for `list`, `list --count`, `list --concurrency` and `api`, against a foreign server that records every
  * connection and every byte it is sent.
  */
 import { createServer, type Server, type Socket } from 'node:net';
@@ -96,7 +96,7 @@ async function runAll(apiBaseUrl: string): Promise<string[]> {
   for (let i = 0; i < cases.length; i += 4) {
     await Promise.all(
       cases.slice(i, i + 4).map(async ({ c, v }) => {
-        const r = await h.run(c.args(v), { IDCLI_API_BASE_URL: apiBaseUrl });
+        const r = await h.command(c.args(v), { IDCLI_API_BASE_URL: apiBaseUrl });
         if (r.code !== 2 || !/not the API origin/.test(r.stderr) || r.stdout !== '') {
           wrong.push(`${c.name} ${JSON.stringify(v)}: exit ${r.code}, stderr ${JSON.stringify(r.stderr)}`);
         }
@@ -124,7 +124,7 @@ describe('a target on another origin is refused before any request (exit 2)', ()
 
   it('the guard is not a false alarm: a path on the API origin goes through', async () => {
     h.emu.setResource('/v1/users/42', '{"id":42}');
-    const r = await h.run(['api', '/v1/users/42'], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` });
+    const r = await h.command(['api', '/v1/users/42'], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('{"id":42}');
   });

@@ -1,10 +1,11 @@
 /**
- * `idcli login`, `token`, `status` and `logout` through the built CLI against the strict emulator, with the HTTP
- * "browser" following the emulator's real redirects and forms.
+ * `idcli login`, `token`, `status` and `logout` against the strict emulator, with the HTTP "browser" following the
+ * emulator's real redirects and forms. Each command runs in process, its timeouts on a clock the test moves; under
+ * IDCLI_TEST_EXE each runs the single executable instead (test/support/cli.ts), on the machine's clock. What only a
+ * process shows (Ctrl-C) is in login-process.test.ts.
  */
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   authorizeQueries,
@@ -16,6 +17,8 @@ import {
   login,
   tokenForms,
 } from './harness.js';
+import { type CliResult, EXE } from '../support/cli.js';
+import { FakeClock } from '../support/clock.js';
 import { until } from '../support/until.js';
 
 let h: Harness | undefined;
@@ -24,10 +27,40 @@ afterEach(async () => {
   h = undefined;
 });
 
+/** The single executable is tested by running it; otherwise a command runs in process. */
+const HOW = EXE === undefined ? 'command' : 'run';
+
+function run(args: string[], extra?: Record<string, string | undefined>): Promise<CliResult> {
+  return h![HOW](args, extra);
+}
+
+/**
+ * `login` with the browser `extra` names and `--timeout <seconds>`, which must run out: in process the test moves the
+ * run's clock to it and the result says how far the clock went; the executable waits it out on the machine's clock.
+ */
+async function loginTimingOut(
+  seconds: number,
+  extra: Record<string, string | undefined>,
+): Promise<CliResult & { elapsedMs: number }> {
+  const args = ['login', '--timeout', String(seconds)];
+  if (HOW === 'run') {
+    const started = Date.now();
+    const r = await h!.run(args, extra);
+    return { ...r, elapsedMs: Date.now() - started };
+  }
+  const clock = new FakeClock();
+  const started = clock.now();
+  const [r] = await Promise.all([
+    h!.command(args, extra, { clock }),
+    clock.elapse(seconds * 1000, 'the sign-in timeout'),
+  ]);
+  return { ...r, elapsedMs: clock.now() - started };
+}
+
 describe('login → token → refresh', () => {
   it('signs in through the browser, then serves and refreshes tokens with Serial PKCE', async () => {
     h = await harness();
-    const r = await login(h);
+    const r = await login(h, [], {}, HOW);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(
       /Signed in as Alice Example <alice@example\.com> \(profile default; credentials in file .+\)/,
@@ -62,7 +95,7 @@ describe('login → token → refresh', () => {
     expect(stored?.codeVerifier).toMatch(/^[A-Za-z0-9_-]{43,128}$/);
 
     // A cached token: no request.
-    const cached = await h.run(['token']);
+    const cached = await run(['token']);
     expect(cached.code).toBe(0);
     expect(cached.stdout).toBe(`${stored?.accessToken}\n`);
     expect(h.emu.tokenEvents).toHaveLength(1);
@@ -70,7 +103,7 @@ describe('login → token → refresh', () => {
     // Three forced refreshes in a row, each accepted by the strict emulator.
     const printed = new Set<string>([cached.stdout.trim()]);
     for (let i = 1; i <= 3; i++) {
-      const rr = await h.run(['token', '--refresh']);
+      const rr = await run(['token', '--refresh']);
       expect(rr.code, rr.stderr).toBe(0);
       expect(rr.stderr).toBe('');
       printed.add(rr.stdout.trim());
@@ -99,7 +132,7 @@ describe('login → token → refresh', () => {
     }
     expect(new Set(forms.map((f) => f.code_challenge)).size).toBe(4);
 
-    const json = await h.run(['token', '--json']);
+    const json = await run(['token', '--json']);
     const body = JSON.parse(json.stdout) as Record<string, unknown>;
     const last = await h.record();
     expect(Object.keys(body).sort()).toEqual([
@@ -127,26 +160,26 @@ describe('login → token → refresh', () => {
 
   it('keeps every secret out of --verbose output', async () => {
     h = await harness();
-    const r = await login(h, ['--verbose']);
+    const r = await login(h, ['--verbose'], {}, HOW);
     expect(r.stderr).toContain('* POST');
     expect(r.stderr).toContain('/oauth/token -> 200');
-    const t = await h.run(['token', '--refresh', '--verbose']);
+    const t = await run(['token', '--refresh', '--verbose']);
     expect(t.code).toBe(0);
     expect(t.stderr).toContain('refreshed the access token');
-    const s = await h.run(['status', '--verbose']);
+    const s = await run(['status', '--verbose']);
     expect(s.code).toBe(0);
     expectNoSecrets(h, [t.stdout.trim()]);
   });
 
   it('refreshes a token that expires within --min-ttl and serves it otherwise', async () => {
     h = await harness({ accessTokenTtl: 120 });
-    await login(h);
+    await login(h, [], {}, HOW);
     const first = (await h.record())?.accessToken;
-    const cached = await h.run(['token', '--min-ttl', '60']);
+    const cached = await run(['token', '--min-ttl', '60']);
     expect(cached.stdout.trim()).toBe(first);
-    const refreshed = await h.run(['token']); // default --min-ttl 60 < 120: still cached
+    const refreshed = await run(['token']); // default --min-ttl 60 < 120: still cached
     expect(refreshed.stdout.trim()).toBe(first);
-    const longer = await h.run(['token', '--min-ttl', '300']);
+    const longer = await run(['token', '--min-ttl', '300']);
     expect(longer.code).toBe(0);
     expect(longer.stdout.trim()).not.toBe(first);
     expect(longer.stderr).toContain('sooner than 300 s');
@@ -157,9 +190,9 @@ describe('login → token → refresh', () => {
 describe('login options', () => {
   it('sends login_hint and ui_locales (flag, setting, or the locale)', async () => {
     h = await harness();
-    await login(h, ['--login-hint', 'alice@example.com', '--ui-locales', 'de en']);
-    await login(h, [], { LANG: 'fr_FR.UTF-8' });
-    await login(h, [], { LANG: 'fr_FR.UTF-8', IDCLI_UI_LOCALES: 'es' });
+    await login(h, ['--login-hint', 'alice@example.com', '--ui-locales', 'de en'], {}, HOW);
+    await login(h, [], { LANG: 'fr_FR.UTF-8' }, HOW);
+    await login(h, [], { LANG: 'fr_FR.UTF-8', IDCLI_UI_LOCALES: 'es' }, HOW);
     const qs = authorizeQueries(h.emu);
     expect(qs[0]?.get('login_hint')).toBe('alice@example.com');
     expect(qs[0]?.get('ui_locales')).toBe('de en');
@@ -170,7 +203,7 @@ describe('login options', () => {
 
   it('adds --scope after openid and the client name', async () => {
     h = await harness();
-    const r = await h.run(['login', '--scope', 'extra', '--timeout', '30']);
+    const r = await run(['login', '--scope', 'extra', '--timeout', '30']);
     // The emulator grants what was asked for as long as openid and the client name are present.
     expect(r.code, r.stderr).toBe(0);
     expect(authorizeQueries(h.emu)[0]?.get('scope')).toBe(`openid ${h.emu.client.name} extra`);
@@ -178,14 +211,14 @@ describe('login options', () => {
 
   it('uses an existing session with --prompt none, and says so when there is none', async () => {
     h = await harness();
-    const none = await h.run(['login', '--prompt', 'none', '--timeout', '30']);
+    const none = await run(['login', '--prompt', 'none', '--timeout', '30']);
     expect(none.code).toBe(3);
     expect(none.stderr).toContain('login_required');
     expect(none.stderr).toContain('without --prompt none');
     expect(await h.record()).toBeNull();
 
-    await login(h); // creates the SSO session in the browser's cookie jar
-    const silent = await h.run(['login', '--prompt', 'none', '--timeout', '30']);
+    await login(h, [], {}, HOW); // creates the SSO session in the browser's cookie jar
+    const silent = await run(['login', '--prompt', 'none', '--timeout', '30']);
     expect(silent.code, silent.stderr).toBe(0);
     expect(authorizeQueries(h.emu)[2]?.get('prompt')).toBe('none');
     // No form was submitted the second time: the emulator redirected straight back.
@@ -195,7 +228,7 @@ describe('login options', () => {
 
   it('signs up with --prompt create', async () => {
     h = await harness();
-    const r = await h.run(['login', '--prompt', 'create', '--login-hint', 'bob@example.com', '--timeout', '30'], {
+    const r = await run(['login', '--prompt', 'create', '--login-hint', 'bob@example.com', '--timeout', '30'], {
       HTTP_BROWSER_ACTION: 'signup',
       HTTP_BROWSER_NAME: 'Bob Builder',
       HTTP_BROWSER_PASSWORD: 'a-long-password',
@@ -207,7 +240,7 @@ describe('login options', () => {
 
   it('reports access_denied with exit 3', async () => {
     h = await harness();
-    const r = await h.run(['login', '--timeout', '30'], { HTTP_BROWSER_ACTION: 'cancel' });
+    const r = await run(['login', '--timeout', '30'], { HTTP_BROWSER_ACTION: 'cancel' });
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/error: sign-in was denied or cancelled \(access_denied/);
     expect(await h.record()).toBeNull();
@@ -216,16 +249,15 @@ describe('login options', () => {
 
   it('times out with exit 3', async () => {
     h = await harness();
-    const started = Date.now();
-    const r = await h.run(['login', '--timeout', '2'], { HTTP_BROWSER_ACTION: 'none' });
+    const r = await loginTimingOut(2, { HTTP_BROWSER_ACTION: 'none' });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('sign-in timed out after 2 s');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    expect(r.elapsedMs).toBeGreaterThanOrEqual(2000);
   });
 
   it('refuses a callback with the wrong state and keeps waiting for the right one', async () => {
     h = await harness();
-    const r = await h.run(['login', '--timeout', '30', '--verbose'], { HTTP_BROWSER_ACTION: 'wrong-state' });
+    const r = await run(['login', '--timeout', '30', '--verbose'], { HTTP_BROWSER_ACTION: 'wrong-state' });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('refused a callback (state does not match)');
     const log = await readFile(`${h.dir}/browser.log`, 'utf8');
@@ -237,16 +269,17 @@ describe('login options', () => {
     h = await harness();
     const env = h.env({ BROWSER: '/nonexistent/should-not-run' });
     let stderr = '';
-    const running = h.run(
-      ['login', '--no-browser', '--timeout', '30'],
-      { BROWSER: '/nonexistent/should-not-run' },
-      {
-        onSpawn: (child) =>
-          child.stderr?.on('data', (b: Buffer) => {
-            stderr += b.toString();
-          }),
-      },
-    );
+    const args = ['login', '--no-browser', '--timeout', '30'];
+    const extra = { BROWSER: '/nonexistent/should-not-run' };
+    const running =
+      HOW === 'command'
+        ? h.command(args, extra, { onStderr: (text) => void (stderr += text) })
+        : h.run(args, extra, {
+            onSpawn: (child) =>
+              child.stderr?.on('data', (b: Buffer) => {
+                stderr += b.toString();
+              }),
+          });
     const url = await until(() => authorizeUrlIn(stderr), 20_000, 'the sign-in URL');
     expect(stderr).toContain('Open this URL in a browser');
     const redirect = new URL(String(url.searchParams.get('redirect_uri')));
@@ -270,7 +303,7 @@ describe('login options', () => {
     const port = (blocker.address() as { port: number }).port;
     try {
       h = await harness({ redirectUri: `http://127.0.0.1:${port}/callback` });
-      const r = await h.run(['login', '--timeout', '30']);
+      const r = await run(['login', '--timeout', '30']);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`port ${port} is already in use`);
       expect(authorizeQueries(h.emu)).toHaveLength(0);
@@ -287,14 +320,14 @@ describe('login options', () => {
     await new Promise((r) => probe.close(r));
     h = await harness({ redirectUri: `http://localhost:${port}/cb`, loopbackAnyPort: false });
     expect(h.emu.client.callbackUrl).toBe(`http://localhost:${port}/cb`);
-    await login(h);
+    await login(h, [], {}, HOW);
     expect(tokenForms(h.emu)[0]?.redirect_uri).toBe(`http://localhost:${port}/cb`);
   });
 
   it('checks iss when the server sends one (RFC 9207)', async () => {
     h = await harness({ sendIss: true });
-    await login(h);
-    const r = await h.run(['login', '--timeout', '30'], { IDCLI_ISSUER: 'https://issuer.example' });
+    await login(h, [], {}, HOW);
+    const r = await run(['login', '--timeout', '30'], { IDCLI_ISSUER: 'https://issuer.example' });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('unexpected issuer');
     expect(h.emu.tokenEvents).toHaveLength(1); // the code of the second sign-in was never redeemed
@@ -302,45 +335,20 @@ describe('login options', () => {
 
   it('warns when $BROWSER fails and keeps waiting', async () => {
     h = await harness();
-    const r = await h.run(['login', '--timeout', '1'], { BROWSER: '/nonexistent/browser' });
+    const r = await loginTimingOut(1, { BROWSER: '/nonexistent/browser' });
     expect(r.stderr).toContain('warning: could not start $BROWSER (ENOENT)');
     expect(r.stderr).toContain('/oauth/authorize?');
     expect(r.stderr).toContain('sign-in timed out after 1 s');
     expect(r.code).toBe(3);
   });
 
-  it('stops with exit 130 on Ctrl-C while waiting', async () => {
-    h = await harness();
-    let stderr = '';
-    const r = await h.run(
-      ['login', '--timeout', '60'],
-      { HTTP_BROWSER_ACTION: 'none' },
-      {
-        onSpawn: (child) => {
-          child.stderr?.on('data', (b: Buffer) => {
-            stderr += b.toString();
-            if (stderr.includes('Waiting for the sign-in')) child.kill('SIGINT');
-          });
-        },
-      },
-    );
-    expect(r.code).toBe(130);
-    // The browser outlives idcli (it is detached); its one write must be done before the test's directory goes.
-    const browserLog = join(h.dir, 'browser.log');
-    await until(
-      async () => ((await readFile(browserLog, 'utf8').catch(() => '')).includes('(action none)') ? true : undefined),
-      20_000,
-      'the browser to write its log',
-    );
-  });
-
   it('needs its settings, and says how to set them', async () => {
     h = await harness();
-    const r = await h.run(['login'], { IDCLI_CLIENT_NAME: undefined });
+    const r = await run(['login'], { IDCLI_CLIENT_NAME: undefined });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('client-name is not set');
     expect(r.stderr).toContain('IDCLI_CLIENT_NAME');
-    const t = await h.run(['token'], { IDCLI_BASE_URL: undefined });
+    const t = await run(['token'], { IDCLI_BASE_URL: undefined });
     expect(t.code).toBe(2);
     expect(t.stderr).toContain('base-url is not set');
   });
@@ -349,19 +357,19 @@ describe('login options', () => {
 describe('status and logout', () => {
   it('reports the sign-in, then forgets it', async () => {
     h = await harness();
-    const before = await h.run(['status']);
+    const before = await run(['status']);
     expect(before.code).toBe(3);
     expect(before.stdout).toContain('Signed in:');
     expect(before.stderr).toContain('run `idcli login`');
 
-    await login(h);
-    const human = await h.run(['status']);
+    await login(h, [], {}, HOW);
+    const human = await run(['status']);
     expect(human.code).toBe(0);
     expect(human.stdout).toContain('Signed in as:  Alice Example <alice@example.com>');
     expect(human.stdout).toContain('Refresh token: held');
     expect(human.stdout).toMatch(/Access token:\s+valid for 59 min/);
     expect(human.stdout).toContain(`Client id:     ${h.emu.client.id}`);
-    const json = JSON.parse((await h.run(['status', '--json'])).stdout) as Record<string, unknown>;
+    const json = JSON.parse((await run(['status', '--json'])).stdout) as Record<string, unknown>;
     expect(json).toMatchObject({
       profile: 'default',
       baseUrl: h.emu.baseUrl,
@@ -374,14 +382,14 @@ describe('status and logout', () => {
     });
     expect(String(json.store)).toContain(h.dir);
 
-    const out = await h.run(['logout']);
+    const out = await run(['logout']);
     expect(out.code).toBe(0);
     expect(out.stderr).toContain('Signed out of profile default');
     expect(await h.record()).toBeNull();
-    const again = await h.run(['logout']);
+    const again = await run(['logout']);
     expect(again.code).toBe(0);
     expect(again.stderr).toContain('nothing to remove');
-    const token = await h.run(['token']);
+    const token = await run(['token']);
     expect(token.code).toBe(3);
     expect(token.stderr).toContain('run `idcli login`');
     expectNoSecrets(h);
@@ -389,22 +397,22 @@ describe('status and logout', () => {
 
   it('keeps profiles apart', async () => {
     h = await harness();
-    await login(h, ['--profile', 'work']);
+    await login(h, ['--profile', 'work'], {}, HOW);
     expect(await h.record('work')).not.toBeNull();
     expect(await h.record('default')).toBeNull();
-    expect((await h.run(['token'])).code).toBe(3);
-    expect((await h.run(['token', '--profile', 'work'])).code).toBe(0);
+    expect((await run(['token'])).code).toBe(3);
+    expect((await run(['token', '--profile', 'work'])).code).toBe(0);
   });
 
   it('uses IDCLI_ACCESS_TOKEN as is, without touching the store', async () => {
     h = await harness();
-    const r = await h.run(['token'], { IDCLI_ACCESS_TOKEN: 'given-token-value' });
+    const r = await run(['token'], { IDCLI_ACCESS_TOKEN: 'given-token-value' });
     expect(r).toMatchObject({ code: 0, stdout: 'given-token-value\n', stderr: '' });
     const j = JSON.parse(
-      (await h.run(['token', '--json'], { IDCLI_ACCESS_TOKEN: 'given-token-value' })).stdout,
+      (await run(['token', '--json'], { IDCLI_ACCESS_TOKEN: 'given-token-value' })).stdout,
     ) as Record<string, unknown>;
     expect(j.access_token).toBe('given-token-value');
-    const s = await h.run(['status', '--json'], { IDCLI_ACCESS_TOKEN: 'given-token-value' });
+    const s = await run(['status', '--json'], { IDCLI_ACCESS_TOKEN: 'given-token-value' });
     expect(JSON.parse(s.stdout)).toMatchObject({ storeKind: 'env', signedIn: true });
     expect(s.stdout).not.toContain('given-token-value');
     expect(h.emu.requests).toHaveLength(0);

@@ -1,7 +1,7 @@
 /**
  * Something other than a regular file where the refresh lock or the file store's record goes (a dangling symbolic
  * link, a directory, a FIFO) is exit 2, found before any browser opens or any request is sent: a refresh token or
- * an authorization code spent into a save that must fail would lose the sign-in.
+ * an authorization code spent into a save that must fail would lose the sign-in. Each command runs in process.
  */
 import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, rm, symlink } from 'node:fs/promises';
@@ -27,7 +27,7 @@ afterEach(async () => {
 /** Signed in, with an access token that has expired, so the next `token` must refresh. */
 async function signedInAndExpired(store: StoreKind): Promise<Harness> {
   h = await harness({ store });
-  await login(h);
+  await login(h, [], {}, 'command');
   const record = (await h.record())!;
   await h.writeRecord({ ...record, expiresAt: Date.now() - 1000 });
   return h;
@@ -55,9 +55,7 @@ function expectOneError(r: CliResult, pattern: RegExp): void {
   expect(lines[0]).toMatch(pattern);
 }
 
-// The run's own deadline (30 s) is well under the lock's 60 s: a run that waits on the odd lock is killed and fails.
-const QUICK = { timeoutMs: 30_000 };
-
+// Each command runs in process; the test's own timeout (60 s) is what a run waiting on the odd lock would fail on.
 describeEachStore('something other than a regular file at the lock path', (store) => {
   describe.each(Object.keys(ODD_THINGS) as (keyof typeof ODD_THINGS)[])('%s', (thing) => {
     it('`token` needing a refresh: exit 2 before the refresh is sent; the sign-in works once it is removed', async () => {
@@ -65,11 +63,11 @@ describeEachStore('something other than a regular file at the lock path', (store
       const lock = lockPathFor(join(h.dir, 'config'), h.key());
       await plant(lock, thing);
       const before = h.emu.requests.length;
-      const r = await h.run(['token'], {}, QUICK);
+      const r = await h.command(['token']);
       expectOneError(r, /\.lock is not a regular file, so it cannot serve as a lock; remove it/);
       expectNothingSent(h, before);
       await rm(lock, { recursive: true, force: true });
-      const again = await h.run(['token'], {}, QUICK);
+      const again = await h.command(['token']);
       expect(again.code, again.stderr).toBe(0);
     });
 
@@ -77,7 +75,7 @@ describeEachStore('something other than a regular file at the lock path', (store
       const h = await signedInAndExpired(store);
       await plant(lockPathFor(join(h.dir, 'config'), h.key()), thing);
       const before = h.emu.requests.length;
-      const r = await h.run(['login', '--timeout', '20'], {}, QUICK);
+      const r = await h.command(['login', '--timeout', '20']);
       expectOneError(r, /\.lock is not a regular file, so it cannot serve as a lock; remove it/);
       expectNothingSent(h, before);
     });
@@ -98,8 +96,8 @@ describe('something other than a regular file at the record path (file store)', 
       const h = await signedInAndExpired('file');
       await plant(await record(h), thing);
       const before = h.emu.requests.length;
-      expectOneError(await h.run(['token'], {}, QUICK), refusal[thing]);
-      expectOneError(await h.run(['status'], {}, QUICK), refusal[thing]);
+      expectOneError(await h.command(['token']), refusal[thing]);
+      expectOneError(await h.command(['status']), refusal[thing]);
       expectNothingSent(h, before);
     });
 
@@ -107,7 +105,7 @@ describe('something other than a regular file at the record path (file store)', 
       const h = await signedInAndExpired('file');
       const path = await record(h);
       await plant(path, thing);
-      const r = await h.run(['logout'], {}, QUICK);
+      const r = await h.command(['logout']);
       if (thing === 'a directory') {
         expectOneError(r, refusal[thing]);
         expect((await lstat(path)).isDirectory()).toBe(true);
@@ -121,11 +119,11 @@ describe('something other than a regular file at the record path (file store)', 
       const h = await signedInAndExpired('file');
       await plant(await record(h), thing);
       const before = h.emu.requests.length;
-      expectOneError(await h.run(['login', '--timeout', '20'], {}, QUICK), refusal[thing]);
+      expectOneError(await h.command(['login', '--timeout', '20']), refusal[thing]);
       expectNothingSent(h, before);
       // Once it is removed, the sign-in goes through and is saved.
       await rm(await record(h), { recursive: true, force: true });
-      await login(h);
+      await login(h, [], {}, 'command');
       expect(await h.record()).not.toBeNull();
     });
   });

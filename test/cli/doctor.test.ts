@@ -1,9 +1,11 @@
+// Each `idcli doctor` runs in process (test/support/run-command.ts) against the emulator over each scheme.
 import { createServer, type Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
-import { baseEnv, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, tempDir } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 import { SCHEMES, type Scheme, schemeSetup } from '../support/scheme.js';
 
 let emulator: Emulator;
@@ -43,7 +45,7 @@ interface Check {
 }
 
 async function doctorJson(e: Record<string, string | undefined>) {
-  const r = await runCli(['doctor', '--json'], { env: e });
+  const r = await runCommand(['doctor', '--json'], { env: e });
   return { ...r, report: JSON.parse(r.stdout) as { ok: boolean; checks: Check[] } };
 }
 
@@ -74,7 +76,7 @@ describe('idcli doctor', () => {
   );
 
   it('prints a readable report on stdout and exits 2 when a check fails, each failure with its fix', async () => {
-    const r = await runCli(['doctor'], {
+    const r = await runCommand(['doctor'], {
       env: env({ IDCLI_CLIENT_NAME: undefined, IDCLI_BASE_URL: 'http://127.0.0.1:9' }),
     });
     expect(r.code).toBe(2);

@@ -6,23 +6,25 @@
  *
  * The cases run on both transports: node:http (no proxy variable) and undici (a proxy variable set, with NO_PROXY
  * sending loopback direct), and once more through a real forward proxy.
+ *
+ * Each command runs in process on a fake clock (test/support/clock.ts) that the servers move: a server "sending a
+ * byte a second" moves the run's clock a second with each byte it sends, so what a test asserts about time is the
+ * clock's, and a deadline falls due without being waited for.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
-import { baseEnv, type CliResult, runCli, runInTempConfig, tempDir } from '../support/cli.js';
+import { baseEnv, type CliResult, tempDir } from '../support/cli.js';
+import { FakeClock } from '../support/clock.js';
+import { runCommand } from '../support/run-command.js';
 import { STACK_FRAME, startForwardProxy } from '../http/proxy-fixtures.js';
 
 const TOKEN = 'token-1234567890';
 const CLIENT_ID = '0b6f5c1e-8f0a-4c39-9d2e-3f1a2b4c5d6e';
 /** Seconds: short enough for fast tests, long enough for loopback to answer a healthy request many times over. */
 const DEADLINE = 2;
-/**
- * Below the 30 s idle timeout, which a server sending a byte a second never trips, with room for a loaded
- * machine's start-up: a run that only the deadline ended comes in under it, one that outlived it never does.
- */
-const ENDED_WITHIN_MS = 20_000;
+const DEADLINE_MS = DEADLINE * 1000;
 
 interface Hostile {
   url: string;
@@ -66,19 +68,37 @@ async function hostile(answer: (socket: Socket, n: number) => void): Promise<Hos
   };
 }
 
-/** Writes `text` one byte every `ms` until the socket closes. */
-function dribble(socket: Socket, text: string, ms = 1000): void {
+/** The clock of each test's runs. */
+let clock: FakeClock;
+/** The real time between a server's writes: short, since the run's clock, not the machine's, says how slow they are. */
+const TICK_MS = 10;
+
+/**
+ * Moves the run's clock on by `ms`, as long as a request's deadline of `deadlineMs` is pending: a server's pace is
+ * the run's time while an attempt lasts, and the clock stops where the attempt ended.
+ */
+function pace(ms: number, deadlineMs: number): void {
+  if (clock.pending().includes(deadlineMs)) clock.advance(ms);
+}
+
+/** Writes `text` one byte every `ms` of the run's clock until the socket closes. */
+function dribble(socket: Socket, text: string, ms = 1000, deadlineMs = DEADLINE_MS): void {
   let i = 0;
   const timer = setInterval(() => {
-    if (i >= text.length || socket.destroyed) clearInterval(timer);
-    else socket.write(text[i++]!);
-  }, ms);
+    if (i >= text.length || socket.destroyed) return clearInterval(timer);
+    socket.write(text[i++]!);
+    pace(ms, deadlineMs);
+  }, TICK_MS);
   socket.on('close', () => clearInterval(timer));
 }
 
-/** Calls `write` every `ms` until the socket closes. */
-function every(socket: Socket, ms: number, write: () => void): void {
-  const timer = setInterval(() => (socket.destroyed ? clearInterval(timer) : write()), ms);
+/** Calls `write` every `ms` of the run's clock (every tick if not given) until the socket closes. */
+function every(socket: Socket, write: () => void, ms?: number): void {
+  const timer = setInterval(() => {
+    if (socket.destroyed) return clearInterval(timer);
+    write();
+    if (ms !== undefined) pace(ms, DEADLINE_MS);
+  }, TICK_MS);
   socket.on('close', () => clearInterval(timer));
 }
 
@@ -98,6 +118,10 @@ const TRANSPORTS = {
 let servers: Hostile[] = [];
 const dirs: { cleanup: () => Promise<void> }[] = [];
 
+beforeEach(() => {
+  clock = new FakeClock();
+});
+
 afterEach(async () => {
   await Promise.all(servers.map((s) => s.close()));
   await Promise.all(dirs.splice(0).map((d) => d.cleanup()));
@@ -110,12 +134,31 @@ async function serve(answer: (socket: Socket, n: number) => void): Promise<Hosti
   return s;
 }
 
-function idcli(args: string[], extra: Record<string, string | undefined>) {
-  return runInTempConfig(args, { IDCLI_HTTP_TIMEOUT: String(DEADLINE), ...extra }, { timeoutMs: 40_000 });
+/** How a test moves the run's clock besides the servers' pace, while the command runs. */
+type Drive = () => Promise<void>;
+
+/** A command in process, in a config directory of its own; `elapsedMs` is the time that passed on its clock. */
+async function idcli(
+  args: string[],
+  extra: Record<string, string | undefined>,
+  drive?: Drive,
+): Promise<CliResult & { elapsedMs: number }> {
+  const dir = await tempDir();
+  dirs.push(dir);
+  const started = clock.now();
+  const [r] = await Promise.all([
+    runCommand(args, { env: baseEnv({ IDCLI_HTTP_TIMEOUT: String(DEADLINE), ...extra }), configDir: dir.path, clock }),
+    drive?.(),
+  ]);
+  return { ...r, elapsedMs: clock.now() - started };
 }
 
-function list(s: Hostile, extra: Record<string, string | undefined>, args: string[] = []) {
-  return idcli(['list', '/v1/items', ...args], { IDCLI_API_BASE_URL: s.url, IDCLI_ACCESS_TOKEN: TOKEN, ...extra });
+function list(s: Hostile, extra: Record<string, string | undefined>, args: string[] = [], drive?: Drive) {
+  return idcli(
+    ['list', '/v1/items', ...args],
+    { IDCLI_API_BASE_URL: s.url, IDCLI_ACCESS_TOKEN: TOKEN, ...extra },
+    drive,
+  );
 }
 
 function api(s: Hostile, extra: Record<string, string | undefined>) {
@@ -138,8 +181,8 @@ function expectDeadline(r: CliResult & { elapsedMs: number }): void {
       `no complete response within ${DEADLINE} s \\(IDCLI_HTTP_TIMEOUT; raise it if the server is only slow\\)`,
     ),
   );
-  expect(r.elapsedMs).toBeGreaterThanOrEqual(DEADLINE * 1000);
-  expect(r.elapsedMs).toBeLessThan(ENDED_WITHIN_MS);
+  // Ended when the deadline fell due: not before it, and not by the 30 s idle timeout after it.
+  expect(r.elapsedMs).toBe(DEADLINE_MS);
 }
 
 for (const [name, transport] of Object.entries(TRANSPORTS)) {
@@ -163,16 +206,18 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
     });
 
     it('list: endless 103 Early Hints are cut off after 10, a protocol error asked once', async () => {
-      const s = await serve((socket) => every(socket, 20, () => socket.write(HINT)));
+      const s = await serve((socket) => every(socket, () => socket.write(HINT)));
       const r = await list(s, { ...transport, IDCLI_HTTP_TIMEOUT: '30' });
       expectNetworkFailure(r, /invalid HTTP response \(more than 10 interim responses\)/);
-      expect(r.elapsedMs).toBeLessThan(ENDED_WITHIN_MS);
+      // The cap ended it, not a timer: no time passed on the run's clock.
+      expect(r.elapsedMs).toBe(0);
       expect(s.requests).toBe(1);
     });
 
     it('list: slow interim responses count against the deadline', async () => {
-      // Fewer than the cap arrive before the deadline, and each one restarts the idle timer.
-      const s = await serve((socket) => every(socket, 500, () => socket.write(HINT)));
+      // Fewer than the cap arrive before the deadline, and each one restarts the idle timer. Were the deadline
+      // restarted too, the run would go on past it to the cap.
+      const s = await serve((socket) => every(socket, () => socket.write(HINT), 500));
       const r = await list(s, transport);
       expectDeadline(r);
       expect(s.requests).toBe(1);
@@ -205,7 +250,10 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
 
     it('list: a connection reset is still retried', async () => {
       const s = await serve((socket, n) => (n <= 2 ? socket.destroy() : socket.write(whole('200 OK'))));
-      const r = await list(s, transport, ['--max-retries', '3']);
+      // The backoff waits before the two retries, told from the request deadline pending meanwhile.
+      const r = await list(s, transport, ['--max-retries', '3'], async () => {
+        for (const retry of [1, 2]) await clock.elapseFirst((ms) => ms < DEADLINE_MS, `the wait before retry ${retry}`);
+      });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe('{"n":1}\n');
       expect(s.requests).toBe(3);
@@ -224,14 +272,14 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
       });
       const r = await list(s, { ...transport, IDCLI_HTTP_TIMEOUT: '60' });
       expectNetworkFailure(r, /response too large/);
-      expect(r.elapsedMs).toBeLessThan(30_000);
+      expect(r.elapsedMs).toBe(0);
       expect(s.requests).toBe(1);
     });
 
     it('list: an endless page sent slowly ends at the deadline, after one request', async () => {
       const s = await serve((socket) => {
         socket.write(CHUNKED);
-        every(socket, 100, () => socket.write('10\r\n{"items":[{},{},\r\n'));
+        every(socket, () => socket.write('10\r\n{"items":[{},{},\r\n'), 100);
       });
       const r = await list(s, transport);
       expectDeadline(r);
@@ -277,7 +325,8 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
       const s = await serve((socket) => dribble(socket, whole('200 OK', '{}')));
       const dir = await tempDir();
       dirs.push(dir);
-      const now = Date.now();
+      // Written on the run's clock, before the run: a record newer than the run's start is one a refresh wrote.
+      const now = clock.now();
       await new FileStore({ configDir: dir.path }).write(
         { baseUrl: s.url, clientId: CLIENT_ID, profile: 'default' },
         {
@@ -292,19 +341,19 @@ for (const [name, transport] of Object.entries(TRANSPORTS)) {
           generation: 0,
         },
       );
-      const started = Date.now();
-      const r = await runCli(['token', '--refresh'], {
+      const started = clock.now();
+      const r = await runCommand(['token', '--refresh'], {
         env: baseEnv({
           ...transport,
-          IDCLI_CONFIG_DIR: dir.path,
           IDCLI_CREDENTIAL_STORE: 'file',
           IDCLI_BASE_URL: s.url,
           IDCLI_CLIENT_ID: CLIENT_ID,
           IDCLI_HTTP_TIMEOUT: String(DEADLINE),
         }),
-        timeoutMs: 40_000,
+        configDir: dir.path,
+        clock,
       });
-      expectDeadline({ ...r, elapsedMs: Date.now() - started });
+      expectDeadline({ ...r, elapsedMs: clock.now() - started });
       expect(r.stdout).toBe('');
       expect(s.requests).toBe(1);
     });
@@ -324,10 +373,10 @@ describe('IDCLI_HTTP_TIMEOUT', () => {
   }
 
   it('a fraction of a second is a deadline too', async () => {
-    const s = await serve((socket) => dribble(socket, whole('200 OK'), 100));
+    const s = await serve((socket) => dribble(socket, whole('200 OK'), 100, 500));
     const r = await list(s, { IDCLI_HTTP_TIMEOUT: '0.5' });
     expectNetworkFailure(r, /no complete response within 0\.5 s \(IDCLI_HTTP_TIMEOUT; raise it/);
-    expect(r.elapsedMs).toBeLessThan(ENDED_WITHIN_MS);
+    expect(r.elapsedMs).toBe(500);
   });
 });
 

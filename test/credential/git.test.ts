@@ -1,14 +1,10 @@
 /**
- * `idcli credential git`: git's credential helper protocol through the built CLI, and real git cloning over smart
- * HTTP from a loopback server that lets in only a token the emulator still accepts.
+ * `idcli credential git`: git's credential helper protocol, each command run in process. Real git cloning with idcli
+ * as its helper is in git-process.test.ts.
  */
-import { execFile } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { describeEachStore, expectNoSecrets, harness, type Harness } from '../auth/harness.js';
-import { expectOneErrorLine, IDCLI } from '../support/cli.js';
-import { gitEnv, type GitServer, makeRepo, startGitServer } from './git-server.js';
+import { expectOneErrorLine } from '../support/cli.js';
 import { accepted, refreshes, seedSignIn } from './support.js';
 
 /** The lines of a helper's answer as attributes. */
@@ -35,7 +31,7 @@ describeEachStore('credential git', (store) => {
   });
 
   const get = (input: string, extra: Record<string, string | undefined> = {}) =>
-    h.run(['credential', 'git', 'get'], { IDCLI_API_BASE_URL: api.origin, ...extra }, { input });
+    h.command(['credential', 'git', 'get'], { IDCLI_API_BASE_URL: api.origin, ...extra }, { stdin: input });
 
   it('get answers for the host and port of base-url and of api-base-url, with the expiry', async () => {
     const t = await seedSignIn(h);
@@ -105,7 +101,7 @@ describeEachStore('credential git', (store) => {
     expect(await accepted(h.emu, password)).toBe(true);
     expectNoSecrets(h, [password]);
 
-    await h.run(['logout']);
+    await h.command(['logout']);
     const out = await get(`protocol=http\nhost=${base.host}\n\n`);
     expect(out.code).toBe(3);
     expect(out.stdout).toBe('');
@@ -115,27 +111,27 @@ describeEachStore('credential git', (store) => {
   it('erase of the stored token makes the next get refresh; store changes nothing', async () => {
     const t = await seedSignIn(h);
     const stored = await h.record();
-    const kept = await h.run(
+    const kept = await h.command(
       ['credential', 'git', 'store'],
       {},
-      { input: `protocol=http\nhost=${base.host}\nusername=oauth2\npassword=${t.access_token}\n\n` },
+      { stdin: `protocol=http\nhost=${base.host}\nusername=oauth2\npassword=${t.access_token}\n\n` },
     );
     expect(kept).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(await h.record()).toEqual(stored);
 
     // An erase of a token that is no longer the stored one (another idcli refreshed since) leaves the record alone.
-    const other = await h.run(
+    const other = await h.command(
       ['credential', 'git', 'erase'],
       {},
-      { input: `protocol=http\nhost=${base.host}\nusername=oauth2\npassword=other\n\n` },
+      { stdin: `protocol=http\nhost=${base.host}\nusername=oauth2\npassword=other\n\n` },
     );
     expect(other).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(await h.record()).toEqual(stored);
 
-    const erased = await h.run(
+    const erased = await h.command(
       ['credential', 'git', 'erase'],
       {},
-      { input: `protocol=http\nhost=${base.host}\nusername=oauth2\npassword=${t.access_token}\n\n` },
+      { stdin: `protocol=http\nhost=${base.host}\nusername=oauth2\npassword=${t.access_token}\n\n` },
     );
     expect(erased).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect((await h.record())!.expiresAt).toBeLessThanOrEqual(Date.now());
@@ -148,10 +144,10 @@ describeEachStore('credential git', (store) => {
   it('erase for another host leaves the stored token alone', async () => {
     const t = await seedSignIn(h);
     const stored = await h.record();
-    const r = await h.run(
+    const r = await h.command(
       ['credential', 'git', 'erase'],
       {},
-      { input: `protocol=http\nhost=elsewhere.example\npassword=${t.access_token}\n\n` },
+      { stdin: `protocol=http\nhost=elsewhere.example\npassword=${t.access_token}\n\n` },
     );
     expect(r).toMatchObject({ code: 0, stdout: '' });
     expect(await h.record()).toEqual(stored);
@@ -168,102 +164,14 @@ it('with IDCLI_ACCESS_TOKEN, get answers with it and no store is read; erase doe
       IDCLI_CREDENTIAL_STORE: 'keychain',
       DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent',
     };
-    const r = await h.run(['credential', 'git', 'get'], env, { input: `protocol=http\nhost=${host}\n\n` });
+    const r = await h.command(['credential', 'git', 'get'], env, { stdin: `protocol=http\nhost=${host}\n\n` });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('username=oauth2\npassword=from-env\n');
-    const erased = await h.run(['credential', 'git', 'erase'], env, {
-      input: `protocol=http\nhost=${host}\npassword=from-env\n\n`,
+    const erased = await h.command(['credential', 'git', 'erase'], env, {
+      stdin: `protocol=http\nhost=${host}\npassword=from-env\n\n`,
     });
     expect(erased).toMatchObject({ code: 0, stdout: '', stderr: '' });
   } finally {
     await h.close();
   }
 });
-
-describeEachStore('git clone with idcli as its credential helper', (store) => {
-  let h: Harness;
-  let server: GitServer;
-  let home: string;
-  beforeEach(async () => {
-    h = await harness({ store });
-    home = join(h.dir, 'home');
-    await mkdir(home);
-    const root = join(h.dir, 'repos');
-    await mkdir(root);
-    makeRepo(root, 'repo.git', home);
-    server = await startGitServer(root, home, (password) => accepted(h.emu, password));
-  });
-  afterEach(async () => {
-    await server?.close();
-    await h?.close();
-  });
-
-  /** `git clone` of the served repository into `dest`, idcli the only helper, the API at the git server. */
-  const clone = (dest: string) =>
-    git(
-      [
-        '-c',
-        'credential.helper=',
-        '-c',
-        `credential.helper=!${IDCLI} credential git`,
-        'clone',
-        '-q',
-        `${server.url}/repo.git`,
-        join(h.dir, dest),
-      ],
-      h.env({ ...gitEnv(home), IDCLI_API_BASE_URL: server.url }),
-    );
-
-  it('clones with the stored access token', async () => {
-    const t = await seedSignIn(h);
-    const r = await clone('one');
-    expect(r.code, r.stderr).toBe(0);
-    expect(await readFile(join(h.dir, 'one', 'README'), 'utf8')).toBe('hello\n');
-    expect(server.passwords).toContain(t.access_token);
-    expect(refreshes(h.emu)).toBe(0);
-  });
-
-  it('a token the server no longer takes is erased by git, and the next clone refreshes', async () => {
-    const t = await seedSignIn(h);
-    h.emu.expireAccessTokens();
-    const refused = await clone('one');
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toMatch(/Authentication failed/);
-    expect((await h.record())!.expiresAt).toBeLessThanOrEqual(Date.now());
-
-    const r = await clone('two');
-    expect(r.code, r.stderr).toBe(0);
-    expect(refreshes(h.emu)).toBe(1);
-    const fresh = (await h.record())!.accessToken!;
-    expect(fresh).not.toBe(t.access_token);
-    expect(server.passwords.at(-1)).toBe(fresh);
-  });
-
-  it('no token goes to a git server on another origin', async () => {
-    await seedSignIn(h);
-    const r = await git(
-      [
-        '-c',
-        'credential.helper=',
-        '-c',
-        `credential.helper=!${IDCLI} credential git`,
-        'clone',
-        '-q',
-        `${server.url}/repo.git`,
-        join(h.dir, 'x'),
-      ],
-      h.env({ ...gitEnv(home) }),
-    );
-    expect(r.code).not.toBe(0);
-    expect(server.passwords).toEqual([]);
-  });
-});
-
-function git(args: string[], env: Record<string, string | undefined>): Promise<{ code: number; stderr: string }> {
-  const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as NodeJS.ProcessEnv;
-  return new Promise((resolve) => {
-    execFile('git', args, { env: clean, timeout: 60_000 }, (err, _stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stderr });
-    });
-  });
-}

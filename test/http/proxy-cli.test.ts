@@ -1,17 +1,17 @@
 /**
- * The BUILT CLI behind a forward proxy on loopback: HTTP_PROXY/HTTPS_PROXY route every request (the pages of
- * `list` and the token refresh), NO_PROXY bypasses it, the proxy's credentials are sent to it and printed nowhere,
- * and a proxy that is down is named in a one-line error. Also checks that only a proxied request loads undici.
+ * idcli behind a forward proxy on loopback, each command run in process: HTTP_PROXY/HTTPS_PROXY route every request
+ * (the pages of `list` and the token refresh), NO_PROXY bypasses it, the proxy's credentials are sent to it and
+ * printed nowhere, and a proxy that is down is named in a one-line error. That only a proxied request loads undici
+ * is in proxy-cli-process.test.ts.
  */
-import { existsSync } from 'node:fs';
-import { cp, mkdir, symlink, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { cliEnv, listEnv, type ListEnv } from '../list/helpers.js';
-import { BIN, type CliResult, ROOT, runCli, tempDir } from '../support/cli.js';
-import { storeExpiredSignIn, storeSignIn } from '../support/sign-in.js';
+import type { CliResult } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
+import { storeExpiredSignIn } from '../support/sign-in.js';
 import { closedPort, type ForwardProxy, STACK_FRAME, startForwardProxy } from './proxy-fixtures.js';
 
 const USER = 'corp.user';
@@ -21,10 +21,6 @@ let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
 let proxy: ForwardProxy;
 let authProxy: ForwardProxy;
-
-beforeAll(() => {
-  if (!existsSync(BIN)) throw new Error('build the CLI first: npm run build');
-});
 
 beforeEach(async () => {
   emu = await startEmulator();
@@ -40,8 +36,8 @@ afterEach(async () => {
   await env.cleanup();
 });
 
-function run(args: string[], extra: Record<string, string | undefined> = {}): Promise<CliResult> {
-  return runCli(args, { env: cliEnv(env, extra), timeoutMs: 60_000 });
+function run(args: string[], extra: Record<string, string | undefined> = {}, stdin?: string): Promise<CliResult> {
+  return runCommand(args, { env: cliEnv(env, extra), ...(stdin !== undefined && { stdin }) });
 }
 
 function withCredentials(p: ForwardProxy): string {
@@ -135,11 +131,11 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ body: '{"from":"a file"}', headers: { 'content-length': '17' } });
 
     const size = 70 * 1024 * 1024;
-    const big = await runCli(['api', '-X', 'PUT', '/v1/upload', '--input', '-'], {
-      env: cliEnv(env, { HTTP_PROXY: proxy.url }),
-      input: 'x'.repeat(size),
-      timeoutMs: 60_000,
-    });
+    const big = await run(
+      ['api', '-X', 'PUT', '/v1/upload', '--input', '-'],
+      { HTTP_PROXY: proxy.url },
+      'x'.repeat(size),
+    );
     expect(big.code).toBe(0);
     expect(JSON.parse(big.stdout)).toEqual({ received: size });
     expect(big.stderr).toContain('stdin is over 64 MB');
@@ -253,47 +249,5 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
     const report = JSON.parse(r.stdout) as { checks: Array<{ id: string; status: string; detail: string }> };
     expect(report.checks.find((c) => c.id === 'reachable')?.status).toBe('pass');
     expect(authProxy.hits.map((h) => `${h.method} ${h.target}`)).toEqual([`GET ${emu.baseUrl}/oauth/authorize`]);
-  });
-});
-
-describe('undici and open stay out of the paths that do not use them', () => {
-  /**
-   * The built CLI copied beside a node_modules that holds the keyring library only: a command whose path imported
-   * undici or open, even without calling it, fails to load there.
-   */
-  async function withoutUndiciOrOpen(): Promise<{ bin: string; cleanup: () => Promise<void> }> {
-    const dir = await tempDir('idcli-no-deps-');
-    for (const part of ['bin', 'dist', 'package.json'])
-      await cp(join(ROOT, part), join(dir.path, part), { recursive: true });
-    await mkdir(join(dir.path, 'node_modules'));
-    await symlink(join(ROOT, 'node_modules', '@napi-rs'), join(dir.path, 'node_modules', '@napi-rs'));
-    const from = createRequire(join(dir.path, 'dist', 'cli.cjs'));
-    for (const dep of ['undici', 'open']) expect(() => from.resolve(dep), dep).toThrow();
-    return { bin: join(dir.path, 'bin', 'idcli.cjs'), cleanup: dir.cleanup };
-  }
-
-  function runBin(bin: string, args: string[], extra: Record<string, string | undefined> = {}): Promise<CliResult> {
-    return runCli(args, { bin, env: cliEnv(env, extra), timeoutMs: 60_000 });
-  }
-
-  it('a cached token and a direct list run without undici or open installed; a proxied list needs undici', async () => {
-    const copy = await withoutUndiciOrOpen();
-    try {
-      await storeSignIn({ emu, configDir: env.configDir, ttlSec: 3600 });
-      const t = await runBin(copy.bin, ['token']);
-      expect(t.stderr).toBe('');
-      expect(t.code).toBe(0);
-      expect(t.stdout).toMatch(/^\S+\n$/);
-      const l = await runBin(copy.bin, ['list', '/v1/users', '--limit', '3']);
-      expect(l.stderr).toBe('');
-      expect(l.code).toBe(0);
-      expect(l.stdout.split('\n').filter(Boolean)).toHaveLength(3);
-      // The same copy with a proxy configured reaches for undici: the copy does lack it.
-      const p = await runBin(copy.bin, ['list', '/v1/users', '--limit', '3'], { HTTP_PROXY: proxy.url });
-      expect(p.code).not.toBe(0);
-      expect(proxy.hits).toEqual([]);
-    } finally {
-      await copy.cleanup();
-    }
   });
 });

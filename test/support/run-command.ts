@@ -25,6 +25,8 @@ export interface CommandOptions {
   startedAt?: number;
   /** Aborting it stops the run as a stop signal would, with its reason as the signal's name (default SIGINT). */
   interrupt?: AbortSignal;
+  /** Called with each write to stderr as it happens, e.g. to read a URL the command prints while it waits. */
+  onStderr?: (text: string) => void;
 }
 
 /** A stream that keeps what is written to it. */
@@ -33,7 +35,10 @@ class Captured extends Writable {
   isTTY?: boolean;
   columns?: number;
 
-  constructor(tty: boolean | undefined) {
+  constructor(
+    tty: boolean | undefined,
+    private readonly onWrite?: (text: string) => void,
+  ) {
     super();
     if (tty) {
       this.isTTY = true;
@@ -42,8 +47,10 @@ class Captured extends Writable {
   }
 
   override _write(chunk: Buffer | string, _enc: BufferEncoding, done: (err?: Error | null) => void): void {
-    // A copy: the walk writes from buffers it recycles once the write is done (paginate/buffer-pool.ts).
-    this.chunks.push(Buffer.from(chunk));
+    // A copy: once told it is written, the writer may reuse its buffer (list's pages come from a pool).
+    const bytes = Buffer.from(chunk);
+    this.chunks.push(bytes);
+    this.onWrite?.(bytes.toString('utf8'));
     done();
   }
 
@@ -56,7 +63,7 @@ export async function runCommand(args: string[], opts: CommandOptions = {}): Pro
   const env = { ...opts.env, ...(opts.configDir !== undefined && { IDCLI_CONFIG_DIR: opts.configDir }) };
   const clock = opts.clock ?? systemClock;
   const stdout = new Captured(opts.tty?.stdout);
-  const stderr = new Captured(opts.tty?.stderr);
+  const stderr = new Captured(opts.tty?.stderr, opts.onStderr);
   let stdin: (Readable & { isTTY?: boolean }) | undefined;
   const stop = new AbortController();
   const onInterrupt = (): void => stop.abort(opts.interrupt?.reason ?? 'SIGINT');
