@@ -9,7 +9,7 @@ export interface Deps {
   /** A short, complete text for stdout, written at once (`token`, `--version`); streams of data use `stdout`. */
   print(text: string): void;
   log: Logger;
-  now(): number;
+  now: () => number;
   /**
    * The timers of the rules about time (retries, deadlines, the sign-in's timeout), on the clock of now(); the
    * machine's when absent (clockOf).

@@ -126,13 +126,13 @@ export function argument(spec: Omit<ArgSpec, 'variadic'>): Argument<string> {
 export interface Invocation {
   deps: Deps;
   /** Resolves settings (flag > env > config file > default); throws a usage error for invalid ones. */
-  context(): Promise<CommandContext>;
+  context: () => Promise<CommandContext>;
   /** Where the settings are, for the commands that work on the file itself. */
   settings: SettingsSource;
-  stdin(): Readable & { isTTY?: boolean };
+  stdin: () => Readable & { isTTY?: boolean };
   surface: Surface;
   /** Until the returned function is called, SIGINT, SIGTERM and SIGHUP go to `to` rather than stopping the run. */
-  relaySignals(to: (signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP') => void): () => void;
+  relaySignals: (to: (signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP') => void) => () => void;
 }
 
 interface About {

@@ -24,7 +24,7 @@ export const SURFACE: Surface = {
   // The others are loaded when their name is read: a run compiles its own command's code only.
   commands: [
     { name: 'login', load: async () => (await import('./login/command.js')).command },
-    { name: 'token', load: async () => token },
+    { name: 'token', load: () => Promise.resolve(token) },
     { name: 'api', load: async () => (await import('./api/command.js')).command },
     { name: 'list', load: async () => (await import('./list/command.js')).command },
     { name: 'status', load: async () => (await import('./status/command.js')).command },

@@ -53,12 +53,13 @@ export function requireEnvLifetime(env: EnvCredentials, minTtlSec: number, now: 
 /** A 401 with IDCLI_ACCESS_TOKEN cannot be fixed by refreshing, so it is an authentication error. */
 export function staticTokenSource(token: string): TokenSource {
   return {
-    get: async () => token,
-    async refresh() {
-      throw new IdcliError('ENV_TOKEN_REJECTED', `${FROM_ENV} was rejected`, ExitCode.AUTH, {
-        hint: 'provide a fresh one or unset IDCLI_ACCESS_TOKEN to use the stored sign-in',
-      });
-    },
+    get: () => Promise.resolve(token),
+    refresh: () =>
+      Promise.reject(
+        new IdcliError('ENV_TOKEN_REJECTED', `${FROM_ENV} was rejected`, ExitCode.AUTH, {
+          hint: 'provide a fresh one or unset IDCLI_ACCESS_TOKEN to use the stored sign-in',
+        }),
+      ),
   };
 }
 

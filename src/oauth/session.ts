@@ -38,7 +38,7 @@ export async function forgetSignIn(ctx: SessionContext): Promise<string[]> {
     for (const store of stores) if (await store.delete(key)) removed.push(store.describe());
     return removed;
   };
-  return underLock(ctx, key, removeAll, { store: stores.find((s) => s.withLock) });
+  return underLock(ctx, key, removeAll, { store: stores.find((s) => s.withLock !== undefined) });
 }
 
 export function storeOptions({ settings, deps }: SessionContext): OpenStoreOptions {

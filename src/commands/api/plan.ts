@@ -7,7 +7,8 @@ import type { ApiOptions } from './command.js';
 
 export type ApiFlags = Pick<ApiOptions, 'target' | 'method' | 'header' | 'field' | 'input'>;
 
-export type BodySource = { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'file'; path: string | '-' };
+export type BodySource =
+  { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'file'; /** `-` for stdin. */ path: string };
 
 export interface ApiPlan {
   method: string;
