@@ -4,7 +4,7 @@ import { type OptionKey, type Row, SETTINGS, type SettingsSource } from '../conf
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
 import { usageError } from '../errors.js';
-import { DEFAULT_BACKOFF, MAX_RETRIES } from '../http/retry.js';
+import { DEFAULT_MAX_RETRIES, MAX_RETRIES } from '../request-defaults.js';
 
 /** What the parser holds for one option; its definition's `read` turns it into a typed value. */
 export type Value = string | number | boolean | string[] | undefined;
@@ -70,8 +70,6 @@ function integer(spec: Common & Bounds & { defaultValue?: number }): Option<numb
   return make('integer', spec, (v) => (typeof v === 'number' ? v : spec.defaultValue));
 }
 
-const RETRIES = DEFAULT_BACKOFF.maxRetries;
-
 /** The kinds of option; each reads its parsed value into the type `run` sees. */
 export const option = {
   boolean: (spec: Common) => make('boolean', spec, (v) => v === true),
@@ -87,9 +85,16 @@ export const option = {
     make('integer', spec, (v) =>
       typeof v === 'number' ? v : (spec.keywords.find((k) => k === v) ?? spec.defaultValue),
     ),
-  /** `--max-retries`, with the default and the bound of every retried request (src/http/retry.ts). */
+  /** `--max-retries`, with the default and the bound of every retried request (src/request-defaults.ts). */
   retries: (description: string) =>
-    integer({ flag: '--max-retries', value: '<n>', description, defaultValue: RETRIES, min: 0, max: MAX_RETRIES }),
+    integer({
+      flag: '--max-retries',
+      value: '<n>',
+      description,
+      defaultValue: DEFAULT_MAX_RETRIES,
+      min: 0,
+      max: MAX_RETRIES,
+    }),
   /** A setting's flag, described by its row in SETTINGS; `run` gets it as given, the value is in the settings. */
   setting: <const K extends OptionKey>(key: K) => {
     const row: Row<unknown> = SETTINGS[key];

@@ -2,7 +2,7 @@
 // the attempt fails with, whatever the transport makes of the connection it tears down.
 import type { Readable } from 'node:stream';
 import { type Clock, systemClock } from '../clock.js';
-import { DEFAULT_HTTP_TIMEOUT_MS } from '../config.js';
+import { DEFAULT_HTTP_TIMEOUT_MS } from '../request-defaults.js';
 import { type BodySink, createBodySink } from './body.js';
 import { acceptEncoding } from './content-coding.js';
 import {

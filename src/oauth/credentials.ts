@@ -1,7 +1,8 @@
 import type { TokenSource } from '../deps.js';
 import { IdcliError, ExitCode } from '../errors.js';
 import { jwtExpiry } from './jwt.js';
-import { openSession, type Session, type SessionContext } from './session.js';
+import type { SessionContext } from '../context.js';
+import { openSession, type Session } from './session.js';
 
 /** Where this run's access token comes from: IDCLI_ACCESS_TOKEN is used as is, with no store read or written. */
 export type Credentials = EnvCredentials | { kind: 'stored'; session: Session };
