@@ -9,5 +9,5 @@ export interface CommandContext {
   tokens: () => Promise<TokenSource>;
 }
 
-/** What sign-in, refresh and the token endpoint client need of a command's context: the edges and the settings. */
+/** What sign-in, refresh and the token endpoint client need of a command's context: `deps` and the settings. */
 export type SessionContext = Pick<CommandContext, 'deps' | 'settings'>;

@@ -36,7 +36,7 @@ export interface OptionSpec {
   max?: number;
   env?: string;
   negates?: boolean;
-  /** The setting this option gives (`option.setting`): what settingFlags (config.ts) reads, never the key. */
+  /** The setting this option gives (`option.setting`); settingFlags (config.ts) finds the option by it, not its key. */
   setting?: OptionKey;
 }
 
