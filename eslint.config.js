@@ -1,4 +1,6 @@
-// Lint rules: ESLint's and typescript-eslint's recommended sets over all TypeScript and the plain JS scripts.
+// Lint rules: ESLint's and typescript-eslint's recommended sets over all TypeScript and the plain JS scripts, and over
+// src/ the set that reads the types too (floating promises, unbound methods, what is thrown). The tests and the bench
+// keep the set without types: with types, linting the whole tree takes several times as long.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -40,6 +42,26 @@ export default tseslint.config(
   { ignores: ['dist/', 'dist.*/', 'node_modules/', 'coverage/', '.tmp/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked.map((config) => ({ ...config, files: ['src/**/*.ts'] })),
+  {
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // A rejection passes on what it was given (an abort signal's reason, a caught error), as a `throw` may
+      // (only-throw-error's defaults); a value known not to be an Error is still refused.
+      '@typescript-eslint/prefer-promise-reject-errors': [
+        'error',
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
+    },
+  },
+  {
+    // TEMPORARY: the page walk and the list command are being rewritten. The two rules that found something there
+    // (a method passed without its object, an error of unknown type thrown) stay off until that work lands and its
+    // findings are fixed; then this block goes.
+    files: ['src/paginate/**/*.ts', 'src/commands/list/**/*.ts'],
+    rules: { '@typescript-eslint/unbound-method': 'off', '@typescript-eslint/only-throw-error': 'off' },
+  },
   {
     languageOptions: {
       globals: {

@@ -210,15 +210,29 @@ export function run(): void {
     mustFinish: stops.mustFinish,
     relaySignals: stops.relaySignals,
   };
-  main(proc).then(async (code) => {
-    process.exitCode = code;
-    await proc.flush!();
-    // The run ends when nothing is left to wait for. process.exit() stops the platform's threads while the isolate
-    // lives, and on Node 24 it can hang for good when a background compile job waits for a garbage collection then
-    // (nodejs/node#54918, #64274). Only what cannot be abandoned still holds the process after a moment: a keychain
-    // call cut by its timeout, a write to a reader that stopped reading. Then it leaves anyway.
-    setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
-  });
+  main(proc)
+    .then(async (code) => {
+      process.exitCode = code;
+      await proc.flush!();
+      end(code);
+    })
+    .catch((err: unknown) => {
+      // main() reports every failure itself; this is the last resort should its report or the final flush throw.
+      // It still ends with one line and the internal error's exit code, not Node's stack trace.
+      proc.stderr.write(`error: unexpected internal error: ${printable(redactLine(errMessage(err)))}\n`);
+      process.exitCode = ExitCode.INTERNAL;
+      end(ExitCode.INTERNAL);
+    });
+}
+
+/**
+ * The run ends when nothing is left to wait for. process.exit() stops the platform's threads while the isolate lives,
+ * and on Node 24 it can hang for good when a background compile job waits for a garbage collection then
+ * (nodejs/node#54918, #64274). Only what cannot be abandoned still holds the process after a moment: a keychain call
+ * cut by its timeout, a write to a reader that stopped reading. Then it leaves anyway.
+ */
+function end(code: number): void {
+  setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
 }
 
 /** The stop signals, taken over on the first `interrupt`, and the work that must finish before they stop the run. */

@@ -25,7 +25,7 @@ export const systemClock: Clock = {
 
 /** The clock of `deps`: its own, or its now() with Node's timers. */
 export function clockOf(deps: { now(): number; clock?: Clock | undefined }): Clock {
-  return deps.clock ?? { now: () => deps.now(), setTimeout: systemClock.setTimeout };
+  return deps.clock ?? { now: () => deps.now(), setTimeout: (fn, ms) => systemClock.setTimeout(fn, ms) };
 }
 
 /** Resolves after `ms` of `clock`, or rejects with the signal's reason as soon as it aborts. */

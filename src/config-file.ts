@@ -29,8 +29,13 @@ export const CONFIG_DIR_OWN =
 /** Far above any real config (a few profiles of a few URLs), far below what could exhaust memory. */
 const MAX_CONFIG_BYTES = 1024 * 1024;
 
-export async function loadConfigFile(configDir: string, opts: ConfigFileOptions = {}): Promise<ConfigFile> {
-  // Synchronous: a small file read by every command, where the thread pool's start would cost more than the read.
+/** A failure to read or parse the file rejects the promise, as any async read's would. */
+export function loadConfigFile(configDir: string, opts: ConfigFileOptions = {}): Promise<ConfigFile> {
+  return new Promise((resolve) => resolve(readConfigFile(configDir, opts)));
+}
+
+/** Synchronous: a small file read by every command, where the thread pool's start would cost more than the read. */
+function readConfigFile(configDir: string, opts: ConfigFileOptions): ConfigFile {
   const path = configPath(configDir);
   if (!checkConfigDir(configDir, opts.warn, path)) return emptyConfigFile();
   const fix = 'remove it, or replace it with a file written by `idcli config set`';

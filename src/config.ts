@@ -7,6 +7,7 @@ import { isAbsolute, join } from 'node:path';
 import { usageError } from './errors.js';
 import { clip, printable, quoted } from './printable.js';
 import { parseRedirectUri } from './redirect-uri.js';
+import { DEFAULT_HTTP_TIMEOUT_MS } from './request-defaults.js';
 import { suggest } from './suggest.js';
 import { assertString, isJsonObject } from './shape.js';
 import { isTokenText } from './token-rules.js';
@@ -39,9 +40,6 @@ export interface Row<T> {
 
 const STORES = ['auto', 'keychain', 'file', 'etcd'] as const;
 export type CredentialStoreMode = (typeof STORES)[number];
-
-/** The whole exchange, from sending the request to the answer's last byte: IDCLI_HTTP_TIMEOUT's default. */
-export const DEFAULT_HTTP_TIMEOUT_MS = 300_000;
 
 /** Items per page under `page-size` auto: a round trip per thousand items lets a walk approach the link's speed. */
 export const AUTO_PAGE_SIZE = 1000;

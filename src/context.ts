@@ -8,3 +8,6 @@ export interface CommandContext {
   /** Opened on demand, so commands that need no token never load the store or the OAuth client. */
   tokens: () => Promise<TokenSource>;
 }
+
+/** What sign-in, refresh and the token endpoint client need of a command's context: `deps` and the settings. */
+export type SessionContext = Pick<CommandContext, 'deps' | 'settings'>;

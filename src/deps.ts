@@ -1,7 +1,7 @@
 import type { Clock } from './clock.js';
 import type { Logger } from './log.js';
 
-/** Every edge the logic touches (streams, environment, clock, cancellation), built once in cli.ts. */
+/** Everything outside the program that the logic uses (streams, environment, clock, cancellation), built in cli.ts. */
 export interface Deps {
   env: Record<string, string | undefined>;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -9,13 +9,13 @@ export interface Deps {
   /** A short, complete text for stdout, written at once (`token`, `--version`); streams of data use `stdout`. */
   print(text: string): void;
   log: Logger;
-  now(): number;
+  now: () => number;
   /**
    * The timers of the rules about time (retries, deadlines, the sign-in's timeout), on the clock of now(); the
    * machine's when absent (clockOf).
    */
   clock?: Clock;
-  /** When this run started (epoch ms, the clock of now()): a refresh completed after it is as new as its own. */
+  /** When this run started (epoch ms, on now()'s clock): a token another run refreshed since then is used as it is. */
   startedAt: number;
   signal: AbortSignal;
   /** Runs `work` that must not be abandoned (a refresh): a stop signal lets it finish, then ends in `interrupted`. */

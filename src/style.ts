@@ -3,10 +3,10 @@
  * turns it off, FORCE_COLOR on (https://no-color.org). Plain ANSI codes keep start-up free of a colour library.
  */
 export interface Style {
-  error(s: string): string;
-  warn(s: string): string;
-  ok(s: string): string;
-  dim(s: string): string;
+  error: (s: string) => string;
+  warn: (s: string) => string;
+  ok: (s: string) => string;
+  dim: (s: string) => string;
   readonly enabled: boolean;
 }
 

@@ -24,7 +24,7 @@ export interface SendOptions {
 
 export interface ApiResponse extends RetriedResponse {
   /** A 401 not tried again: the refresh failed, or the body went out as it was read (see responseError). */
-  unrepeated?: { because: 'refresh'; error: unknown } | { because: 'body' };
+  unrepeated?: { because: 'refresh'; error: Error } | { because: 'body' };
 }
 
 export interface ApiClient {
@@ -70,6 +70,8 @@ export async function openApiClient(ctx: CommandContext, options: ApiClientOptio
     try {
       fresh = await bearer.rejected(token);
     } catch (error) {
+      // A refresh fails with an Error; anything else thrown is a fault of idcli's and goes up as it is.
+      if (!(error instanceof Error)) throw error;
       return { ...res, unrepeated: { because: 'refresh', error } };
     }
     if (!canResend(req.body)) return { ...res, unrepeated: { because: 'body' } };

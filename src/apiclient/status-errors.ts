@@ -6,7 +6,12 @@ import { redactUrl } from '../redact.js';
 import type { ApiResponse } from './client.js';
 
 /** Undefined for a 2xx, else the error the command ends with (exit 4, or 3 for a 401 a fresh token did not cure). */
-export function responseError(method: string, url: string, res: ApiResponse, bodyFrom = 'its source'): unknown {
+export function responseError(
+  method: string,
+  url: string,
+  res: ApiResponse,
+  bodyFrom = 'its source',
+): Error | undefined {
   if (res.status >= 200 && res.status < 300) return undefined;
   if (res.unrepeated?.because === 'refresh') return res.unrepeated.error;
   if (res.unrepeated?.because === 'body')

@@ -4,7 +4,7 @@ import { type OptionKey, type Row, SETTINGS, type SettingsSource } from '../conf
 import type { CommandContext } from '../context.js';
 import type { Deps } from '../deps.js';
 import { usageError } from '../errors.js';
-import { DEFAULT_BACKOFF, MAX_RETRIES } from '../http/retry.js';
+import { DEFAULT_MAX_RETRIES, MAX_RETRIES } from '../request-defaults.js';
 
 /** What the parser holds for one option; its definition's `read` turns it into a typed value. */
 export type Value = string | number | boolean | string[] | undefined;
@@ -36,7 +36,7 @@ export interface OptionSpec {
   max?: number;
   env?: string;
   negates?: boolean;
-  /** The setting this option gives (`option.setting`): what settingFlags (config.ts) reads, never the key. */
+  /** The setting this option gives (`option.setting`); settingFlags (config.ts) finds the option by it, not its key. */
   setting?: OptionKey;
 }
 
@@ -70,8 +70,6 @@ function integer(spec: Common & Bounds & { defaultValue?: number }): Option<numb
   return make('integer', spec, (v) => (typeof v === 'number' ? v : spec.defaultValue));
 }
 
-const RETRIES = DEFAULT_BACKOFF.maxRetries;
-
 /** The kinds of option; each reads its parsed value into the type `run` sees. */
 export const option = {
   boolean: (spec: Common) => make('boolean', spec, (v) => v === true),
@@ -87,9 +85,16 @@ export const option = {
     make('integer', spec, (v) =>
       typeof v === 'number' ? v : (spec.keywords.find((k) => k === v) ?? spec.defaultValue),
     ),
-  /** `--max-retries`, with the default and the bound of every retried request (src/http/retry.ts). */
+  /** `--max-retries`, with the default and the bound of every retried request (src/request-defaults.ts). */
   retries: (description: string) =>
-    integer({ flag: '--max-retries', value: '<n>', description, defaultValue: RETRIES, min: 0, max: MAX_RETRIES }),
+    integer({
+      flag: '--max-retries',
+      value: '<n>',
+      description,
+      defaultValue: DEFAULT_MAX_RETRIES,
+      min: 0,
+      max: MAX_RETRIES,
+    }),
   /** A setting's flag, described by its row in SETTINGS; `run` gets it as given, the value is in the settings. */
   setting: <const K extends OptionKey>(key: K) => {
     const row: Row<unknown> = SETTINGS[key];
@@ -126,13 +131,13 @@ export function argument(spec: Omit<ArgSpec, 'variadic'>): Argument<string> {
 export interface Invocation {
   deps: Deps;
   /** Resolves settings (flag > env > config file > default); throws a usage error for invalid ones. */
-  context(): Promise<CommandContext>;
+  context: () => Promise<CommandContext>;
   /** Where the settings are, for the commands that work on the file itself. */
   settings: SettingsSource;
-  stdin(): Readable & { isTTY?: boolean };
+  stdin: () => Readable & { isTTY?: boolean };
   surface: Surface;
   /** Until the returned function is called, SIGINT, SIGTERM and SIGHUP go to `to` rather than stopping the run. */
-  relaySignals(to: (signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP') => void): () => void;
+  relaySignals: (to: (signal: 'SIGINT' | 'SIGTERM' | 'SIGHUP') => void) => () => void;
 }
 
 interface About {

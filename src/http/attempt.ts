@@ -2,7 +2,7 @@
 // the attempt fails with, whatever the transport makes of the connection it tears down.
 import type { Readable } from 'node:stream';
 import { type Clock, systemClock } from '../clock.js';
-import { DEFAULT_HTTP_TIMEOUT_MS } from '../config.js';
+import { DEFAULT_HTTP_TIMEOUT_MS } from '../request-defaults.js';
 import { type BodySink, createBodySink } from './body.js';
 import { acceptEncoding } from './content-coding.js';
 import {
@@ -57,7 +57,7 @@ export function targetOf(req: HttpRequest): URL {
 
 /** Starts one attempt's limits; `idleTimer` false leaves idleness to node:http, which counts bytes sent too. */
 export function startAttempt(req: HttpRequest, options: LimitOptions, idleTimer: boolean): Attempt {
-  // A list of listeners rather than an AbortController: an attempt per page makes its cost count.
+  // A plain list of listeners rather than an AbortController, which costs more: a walk makes an attempt per page.
   const listeners: ((reason: unknown) => void)[] = [];
   let ended: { reason: unknown } | undefined;
   const idleMs = req.timeoutMs ?? IDLE_TIMEOUT_MS;

@@ -49,7 +49,7 @@ export function decodersFor(contentEncoding: string | undefined, accepted: strin
         `the response is in content coding '${clip(printable(c), 40)}', which idcli did not ask for (Accept-Encoding: ${accepted})`,
         accepted,
       );
-    return name as Decoding['coding']; // `known` checked it is one
+    return name;
   });
   if (codings.length > MAX_CONTENT_CODINGS)
     throw contractError(

@@ -55,7 +55,7 @@ export function createProxyTransport(
       res = await d.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
-        method: req.method as Dispatcher.HttpMethod, // any token; undici's type lists the usual ones
+        method: req.method,
         // undici frames a body of unknown size as chunked itself, and refuses to be told so.
         headers: {
           ...attempt.headers,

@@ -1,4 +1,5 @@
 import { sleep as sleepOn, systemClock } from '../clock.js';
+import { DEFAULT_MAX_RETRIES } from '../request-defaults.js';
 import { headerValue, type HttpResponse } from './types.js';
 
 /** 429 (RFC 6585 §4) and RFC 9110 §15.6.3–15.6.5; a plain 500 is usually a bug that a retry only repeats. */
@@ -13,11 +14,8 @@ export interface BackoffPolicy {
   maxRetryAfterMs: number;
 }
 
-/** The most retries --max-retries takes: beyond it a run would wait on a failing server for hours. */
-export const MAX_RETRIES = 100;
-
 export const DEFAULT_BACKOFF: BackoffPolicy = {
-  maxRetries: 5,
+  maxRetries: DEFAULT_MAX_RETRIES,
   baseDelayMs: 200,
   maxDelayMs: 10_000,
   maxRetryAfterMs: 60_000,

@@ -1,7 +1,8 @@
 import type { TokenSource } from '../deps.js';
 import { IdcliError, ExitCode } from '../errors.js';
 import { jwtExpiry } from './jwt.js';
-import { openSession, type Session, type SessionContext } from './session.js';
+import type { SessionContext } from '../context.js';
+import { openSession, type Session } from './session.js';
 
 /** Where this run's access token comes from: IDCLI_ACCESS_TOKEN is used as is, with no store read or written. */
 export type Credentials = EnvCredentials | { kind: 'stored'; session: Session };
@@ -53,12 +54,13 @@ export function requireEnvLifetime(env: EnvCredentials, minTtlSec: number, now: 
 /** A 401 with IDCLI_ACCESS_TOKEN cannot be fixed by refreshing, so it is an authentication error. */
 export function staticTokenSource(token: string): TokenSource {
   return {
-    get: async () => token,
-    async refresh() {
-      throw new IdcliError('ENV_TOKEN_REJECTED', `${FROM_ENV} was rejected`, ExitCode.AUTH, {
-        hint: 'provide a fresh one or unset IDCLI_ACCESS_TOKEN to use the stored sign-in',
-      });
-    },
+    get: () => Promise.resolve(token),
+    refresh: () =>
+      Promise.reject(
+        new IdcliError('ENV_TOKEN_REJECTED', `${FROM_ENV} was rejected`, ExitCode.AUTH, {
+          hint: 'provide a fresh one or unset IDCLI_ACCESS_TOKEN to use the stored sign-in',
+        }),
+      ),
   };
 }
 

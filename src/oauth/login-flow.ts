@@ -1,5 +1,6 @@
 /** The sign-in: code + PKCE through the browser and a loopback listener (RFC 8252), then one atomic save. */
 import { requireSetting } from '../config.js';
+import type { SessionContext } from '../context.js';
 import { type ErrorCode, ExitCode, IdcliError } from '../errors.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialRecord } from '../store/record.js';
@@ -8,7 +9,7 @@ import { type CallbackResult, type CallbackServer, type PasteVerdict, startCallb
 import { describeIdentity, identityFromIdToken } from './jwt.js';
 import { uiLocalesFromEnv } from './locale.js';
 import { createPkcePair, createState, type PkcePair } from './pkce.js';
-import { openSession, type Session, type SessionContext } from './session.js';
+import { openSession, type Session } from './session.js';
 import { codeGrantForm, postTokenRequest } from './token-client.js';
 import { clockOf } from '../clock.js';
 

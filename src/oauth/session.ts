@@ -2,7 +2,7 @@
  * The stored sign-in as a TokenSource: the cached token, else a Serial PKCE refresh under a cross-process lock, the
  * record read again after taking it: a refresh token sent twice looks like theft (RFC 9700 §4.14.2).
  */
-import type { CommandContext } from '../context.js';
+import type { SessionContext } from '../context.js';
 import type { TokenSource } from '../deps.js';
 import { ExitCode, IdcliError, notLoggedIn, signInRejected } from '../errors.js';
 import { requireSetting } from '../config.js';
@@ -12,8 +12,6 @@ import { allStores, openStore, type OpenStoreOptions } from '../store/select.js'
 import { MIN_TTL_SEC } from '../token-rules.js';
 import { refreshProof, usable, type UsableRecord, writtenSince } from './freshness.js';
 import type { TokenSet } from './token-client.js';
-
-export type SessionContext = Pick<CommandContext, 'deps' | 'settings'>;
 export type { UsableRecord } from './freshness.js';
 
 /** How a stop signal speaks of a refresh in flight (Deps.mustFinish). */
@@ -38,7 +36,7 @@ export async function forgetSignIn(ctx: SessionContext): Promise<string[]> {
     for (const store of stores) if (await store.delete(key)) removed.push(store.describe());
     return removed;
   };
-  return underLock(ctx, key, removeAll, { store: stores.find((s) => s.withLock) });
+  return underLock(ctx, key, removeAll, { store: stores.find((s) => s.withLock !== undefined) });
 }
 
 export function storeOptions({ settings, deps }: SessionContext): OpenStoreOptions {

@@ -8,9 +8,9 @@ import { headerValue, type HttpResponse, NetworkError } from '../http/types.js';
 import { printable } from '../printable.js';
 import { isTokenText, MAX_LIFETIME_SEC } from '../token-rules.js';
 import { tokenEndpoint } from './authorize-url.js';
-import type { SessionContext } from './session.js';
 import { assertString, isJsonObject } from '../shape.js';
 import { clockOf } from '../clock.js';
+import type { SessionContext } from '../context.js';
 
 export interface TokenSet {
   accessToken: string;

@@ -283,9 +283,16 @@ export function kvsOf(range: JsonObject | undefined): EtcdKv[] {
   const kvs = range?.kvs;
   if (!Array.isArray(kvs)) return [];
   return kvs.filter(isJsonObject).map((kv) => ({
-    key: Buffer.from(String(kv.key ?? ''), 'base64').toString('utf8'),
-    value: Buffer.from(String(kv.value ?? ''), 'base64').toString('utf8'),
+    key: Buffer.from(scalarText(kv.key, ''), 'base64').toString('utf8'),
+    value: Buffer.from(scalarText(kv.value, ''), 'base64').toString('utf8'),
     modRevision: Number(kv.mod_revision ?? 0),
-    lease: String(kv.lease ?? '0'),
+    lease: scalarText(kv.lease, '0'),
   }));
+}
+
+/** A field of the gateway's JSON as text: the gateway sends 64-bit numbers as strings, a smaller one may be a number. */
+export function scalarText(value: unknown, absent: string): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return String(value);
+  return absent;
 }

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ExitCode, IdcliError, interrupted } from '../errors.js';
 import { seconds } from '../duration.js';
 import { isJsonObject } from '../shape.js';
-import { b64, type EtcdClient, type EtcdKv, kvsOf } from './etcd-client.js';
+import { b64, type EtcdClient, type EtcdKv, kvsOf, scalarText } from './etcd-client.js';
 import type { SharedLockOptions } from './interface.js';
 
 /** How long a dead holder keeps the fleet waiting; a live one renews it every third of it (docs/cli.md). */
@@ -31,7 +31,7 @@ export async function acquireEtcdLock<T>(
   opts: SharedLockOptions<T>,
 ): Promise<{ held: HeldLock } | { value: T }> {
   const granted = await client.call('/v3/lease/grant', { TTL: LEASE_TTL_SEC });
-  const lease = String(granted.ID ?? '');
+  const lease = scalarText(granted.ID, '');
   if (lease === '' || lease === '0') throw new Error('etcd granted no lease');
   const keepAlive = setInterval(
     () => void client.call('/v3/lease/keepalive', { ID: lease }).catch(() => {}),

@@ -79,9 +79,10 @@ export function validateRecord(data: unknown): CredentialRecord {
   if (!isJsonObject(data)) throw new CredentialRecordError('not an object');
   const obj = data;
   if (obj.version !== 1) {
-    const newer = typeof obj.version === 'number' && obj.version > 1;
+    const { version } = obj;
+    const newer = typeof version === 'number' && version > 1;
     throw new CredentialRecordError(
-      newer ? `format version ${obj.version} is from a newer idcli` : 'unknown format version',
+      newer ? `format version ${version} is from a newer idcli` : 'unknown format version',
     );
   }
   for (const field of STRING_FIELDS) {

@@ -31,6 +31,16 @@ const LAYERS: readonly (readonly string[])[] = [
   [BASE],
 ];
 
+/**
+ * Imports the layer order allows but the design does not: the command-line machinery knows nothing of HTTP (a
+ * request's defaults reach an option from a module below both), and the HTTP client is handed its options rather than
+ * reading the settings.
+ */
+const FORBIDDEN: readonly { from: string; to: string }[] = [
+  { from: 'argv/', to: 'http/' },
+  { from: 'http/', to: 'config.ts' },
+];
+
 type Kind = 'static' | 'dynamic' | 'type';
 
 interface Import {
@@ -153,6 +163,26 @@ function cycles(edges: Map<string, Set<string>>): string[][] {
   return found;
 }
 
+/** Each pair of modules that import each other, by any kind of import, as `a ⇄ b` with a before b. */
+function mutualImports(imports: readonly Import[]): string[] {
+  const edges = new Set(imports.filter((i) => i.from !== i.to).map((i) => `${i.from} → ${i.to}`));
+  const pairs = new Set<string>();
+  for (const i of imports) {
+    if (i.from < i.to && edges.has(`${i.to} → ${i.from}`)) pairs.add(`${i.from} ⇄ ${i.to}`);
+  }
+  return [...pairs].sort();
+}
+
+/** Each import that `FORBIDDEN` names, as `from → to (kind)`. */
+function forbidden(imports: readonly Import[], rules: typeof FORBIDDEN): string[] {
+  const found: string[] = [];
+  for (const i of imports) {
+    if (rules.some((r) => i.from.startsWith(r.from) && (i.to === r.to || i.to.startsWith(r.to))))
+      found.push(`${i.from} → ${i.to} (${i.kind})`);
+  }
+  return found;
+}
+
 /** The table under "## Layers" in docs/architecture.md: per row, the names in its first cell and its text. */
 function pageLayers(): { modules: string[]; text: string }[] {
   const page = readFileSync(PAGE, 'utf8');
@@ -180,6 +210,40 @@ describe('layers', () => {
     expect(cycles(edges)).toEqual([['a', 'b', 'c', 'a']]);
   });
 
+  it('no two modules of src/ import each other, by any kind of import, type-only too', () => {
+    expect(mutualImports(allImports())).toEqual([]);
+  });
+
+  it('finds two modules that import each other when there are, whatever the kinds', () => {
+    const imports: Import[] = [
+      { from: 'oauth/session.ts', to: 'oauth/token-client.ts', kind: 'static' },
+      { from: 'oauth/token-client.ts', to: 'oauth/session.ts', kind: 'type' },
+      { from: 'commands/api/command.ts', to: 'commands/api/plan.ts', kind: 'static' },
+      { from: 'commands/api/plan.ts', to: 'errors.ts', kind: 'static' },
+    ];
+    expect(mutualImports(imports)).toEqual(['oauth/session.ts ⇄ oauth/token-client.ts']);
+  });
+
+  it('the imports the design forbids are not made: argv/ nothing of http/, http/ nothing of config.ts', () => {
+    expect(forbidden(allImports(), FORBIDDEN)).toEqual([]);
+  });
+
+  it('finds a forbidden import when there is one, of each kind', () => {
+    const imports: Import[] = [
+      { from: 'argv/define.ts', to: 'http/retry.ts', kind: 'static' },
+      { from: 'argv/help.ts', to: 'http/types.ts', kind: 'type' },
+      { from: 'http/attempt.ts', to: 'config.ts', kind: 'static' },
+      { from: 'http/client.ts', to: 'config-file.ts', kind: 'static' },
+      { from: 'argv/define.ts', to: 'config.ts', kind: 'static' },
+      { from: 'commands/api/command.ts', to: 'http/limits.ts', kind: 'static' },
+    ];
+    expect(forbidden(imports, FORBIDDEN)).toEqual([
+      'argv/define.ts → http/retry.ts (static)',
+      'argv/help.ts → http/types.ts (type)',
+      'http/attempt.ts → config.ts (static)',
+    ]);
+  });
+
   it('every folder of src/ is in one layer, and every layer names what exists', () => {
     const files = sourceFiles();
     const folders = new Set(files.map(moduleOf).filter((m) => m.endsWith('/')));
@@ -193,7 +257,7 @@ describe('layers', () => {
     const imports = allImports();
     // The scan sees every kind; were it blind to one, the order could not be broken through it.
     expect(imports).toContainEqual({ from: 'commands/index.ts', to: 'commands/list/command.ts', kind: 'dynamic' });
-    expect(imports).toContainEqual({ from: 'commands/api/plan.ts', to: 'commands/api/command.ts', kind: 'type' });
+    expect(imports).toContainEqual({ from: 'oauth/session.ts', to: 'context.ts', kind: 'type' });
     expect(imports).toContainEqual({ from: 'cli.ts', to: 'commands/index.ts', kind: 'static' });
     expect(violations(imports, LAYERS)).toEqual([]);
   });

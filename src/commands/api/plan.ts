@@ -3,11 +3,18 @@ import { usageError } from '../../errors.js';
 import { requestHeaders } from '../../apiclient/client.js';
 import { targetUrl } from '../../apiclient/target.js';
 import { quoted } from '../../printable.js';
-import type { ApiOptions } from './command.js';
 
-export type ApiFlags = Pick<ApiOptions, 'target' | 'method' | 'header' | 'field' | 'input'>;
+/** The flags a plan is made of, as `api`'s option table reads them (command.ts hands its options in). */
+export interface ApiFlags {
+  target: string;
+  method: string | undefined;
+  header: readonly string[];
+  field: readonly string[];
+  input: string | undefined;
+}
 
-export type BodySource = { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'file'; path: string | '-' };
+export type BodySource =
+  { kind: 'none' } | { kind: 'text'; text: string } | { kind: 'file'; /** `-` for stdin. */ path: string };
 
 export interface ApiPlan {
   method: string;
