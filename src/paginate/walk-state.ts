@@ -6,13 +6,12 @@ import { type FetchContext, parseRaw, type RawPage } from './fetch-page.js';
 import { LinkBook } from './link-book.js';
 import { PageFetcher, type Pending } from './page-fetcher.js';
 import type { PageWriter } from '../output/page-writer.js';
-import type { WindowChange } from './window.js';
+import type { FirstRequest } from './first-request.js';
+import type { WalkEvents } from './walk-events.js';
 
 export interface WalkOptions {
-  firstUrl: string;
-  /** Asked for once instead when the first request gets a 400 (idcli's own page size refused). */
-  fallbackUrl?: string;
-  apiOrigin: string;
+  /** The first request, and the one asked instead when the server refuses idcli's own page size. */
+  first: FirstRequest;
   limit?: number;
   concurrency?: number;
   /** `--concurrency auto`: the window starts at `concurrency` and adapts (see Window). */
@@ -26,14 +25,6 @@ export interface WalkContext {
   interrupt: AbortSignal;
   /** Aborted when stdout's reader has gone; the walk then ends quietly. */
   readerGone: AbortSignal;
-  /** After each page is written; `rest` (when there is more) is the URL that fetches exactly what follows it. */
-  onPage?: (pages: number, items: number, page: Page, rest: string | undefined) => void;
-  /** The first request got a 400 and the walk asks again with fallbackUrl. */
-  onFallback?: () => void;
-  /** Why --concurrency could not be used for this collection. */
-  onSequentialFallback?: (reason: string) => void;
-  /** The window changed (under `adaptive`, or held by the byte cap), and why. */
-  onWindow?: (change: WindowChange) => void;
 }
 
 /** The walk stopped early with `cause`: `written` items from `pages` whole pages out; `resumeUrl` fetches the rest. */
@@ -68,12 +59,14 @@ export class WalkState {
   constructor(
     readonly options: WalkOptions,
     readonly ctx: WalkContext,
+    readonly events: WalkEvents,
   ) {
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
-    this.firstUrl = options.firstUrl;
-    this.links = new LinkBook(options.apiOrigin);
+    this.firstUrl = options.first.url;
+    this.links = new LinkBook(options.first.apiOrigin);
     this.concurrency = Math.max(1, options.concurrency ?? 1);
-    this.fetcher = new PageFetcher(ctx, this.concurrency, options.adaptive === true && this.concurrency > 1);
+    const adaptive = options.adaptive === true && this.concurrency > 1;
+    this.fetcher = new PageFetcher({ ...ctx, onWindow: events.onWindow }, this.concurrency, adaptive);
   }
 
   /** The walk stops with `err`; `resumeUrl` fetches exactly what is not written yet. */
@@ -126,7 +119,7 @@ export class WalkState {
     if (!written) throw new ReaderGone();
     this.items += take;
     this.pages++;
-    this.ctx.onPage?.(this.pages, this.items, page, nextUrl);
+    this.events.onPage?.({ pages: this.pages, items: this.items, page, rest: nextUrl });
     // SIGINT is honoured between pages, never inside one: no partial line reaches stdout.
     if (this.ctx.interrupt.aborted) throw this.failure(interrupted(), nextUrl);
   }
