@@ -9,7 +9,7 @@ import { ExitCode, IdcliError, usageError } from '../errors.js';
 import { withReason } from '../http/status-text.js';
 import { redactUrl } from '../redact.js';
 import { cannotWalk, firstPageSize, refusesPageSize } from './page-size.js';
-import { refusedWith } from './fetch-page.js';
+import { refusedWith } from './get-page.js';
 
 export interface FirstRequest {
   url: string;

@@ -2,9 +2,9 @@ import { interrupted } from '../errors.js';
 import { buildNdjsonInPlace } from './ndjson.js';
 import type { Page } from './envelope.js';
 import { createSpanTable } from './json-scan.js';
-import { type FetchContext, parseRaw, type RawPage } from './fetch-page.js';
+import { type FetchContext, parseRaw, type RawPage } from './get-page.js';
 import { LinkBook } from './link-book.js';
-import { PageFetcher, type Pending } from './page-fetcher.js';
+import { PageScheduler, type Pending } from './page-scheduler.js';
 import type { PageWriter } from '../output/page-writer.js';
 import type { FirstRequest } from './first-request.js';
 import type { WalkEvents } from './walk-events.js';
@@ -43,14 +43,14 @@ export class WalkFailure extends Error {
 
 export class ReaderGone extends Error {}
 
-/** What every part of one walk shares: counts, the book of links, the fetcher, and how a page is parsed and written. */
+/** What every part of one walk shares: counts, the book of links, the scheduler, and how a page is parsed and written. */
 export class WalkState {
   pages = 0;
   items = 0;
   readonly limit: number;
   readonly concurrency: number;
   readonly links: LinkBook;
-  readonly fetcher: PageFetcher;
+  readonly scheduler: PageScheduler;
   /** Every page is parsed only when it is next to be written, so one span table serves the whole walk. */
   private readonly spans = createSpanTable();
   /** The first request, which pages fetched by pageIndex are built from: the fallback once that was asked. */
@@ -66,7 +66,7 @@ export class WalkState {
     this.links = new LinkBook(options.first.apiOrigin);
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     const adaptive = options.adaptive === true && this.concurrency > 1;
-    this.fetcher = new PageFetcher({ ...ctx, onWindow: events.onWindow }, this.concurrency, adaptive);
+    this.scheduler = new PageScheduler({ ...ctx, onWindow: events.onWindow }, this.concurrency, adaptive);
   }
 
   /** The walk stops with `err`; `resumeUrl` fetches exactly what is not written yet. */
@@ -79,7 +79,7 @@ export class WalkState {
     try {
       return await p.promise;
     } catch (err) {
-      this.fetcher.release(p.seq);
+      this.scheduler.release(p.seq);
       throw this.failure(err, p.url);
     }
   }
@@ -111,7 +111,7 @@ export class WalkState {
     let written: boolean;
     try {
       // Pages are written in the order they were asked for (those dropped unwritten are released as they are).
-      written = await this.ctx.writer.write(out, () => this.fetcher.written(page.body));
+      written = await this.ctx.writer.write(out, () => this.scheduler.written(page.body));
     } catch (err) {
       // The output failed (a full disk): this page is not in it, so the resume starts with it.
       throw this.stopped(err, page.url);

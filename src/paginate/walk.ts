@@ -1,4 +1,4 @@
-import { type RawPage, refusedWith } from './fetch-page.js';
+import { type RawPage, refusedWith } from './get-page.js';
 import { firstPageRefused } from './first-request.js';
 import { refusesPageSize } from './page-size.js';
 import { parallelFrom, parallelPlan } from './parallel.js';
@@ -38,7 +38,7 @@ export async function walk(options: WalkOptions, ctx: WalkContext, events: WalkE
     stop('failed');
     throw err instanceof WalkFailure ? stoppedBeforeFirst(err, options) : err;
   } finally {
-    w.fetcher.finished.abort();
+    w.scheduler.finished.abort();
   }
 }
 
@@ -66,7 +66,7 @@ async function run(w: WalkState): Promise<void> {
 async function fetchFirst(w: WalkState): Promise<RawPage> {
   let raw: RawPage;
   try {
-    raw = await w.settle(w.fetcher.start(w.firstUrl));
+    raw = await w.settle(w.scheduler.start(w.firstUrl));
   } catch (err) {
     const { chosen } = w.options.first;
     // An interrupted walk asks nothing more, whatever its first answer was.
@@ -75,7 +75,7 @@ async function fetchFirst(w: WalkState): Promise<RawPage> {
     const { size, fallback } = chosen;
     w.events.onFallback?.({ refused: size, retry: fallback.size });
     w.firstUrl = fallback.url;
-    raw = await w.settle(w.fetcher.start(fallback.url));
+    raw = await w.settle(w.scheduler.start(fallback.url));
   }
   w.links.enterFirst(w.firstUrl);
   return raw;

@@ -11,7 +11,7 @@ import { createPageWriter, WriteCut } from '../../output/page-writer.js';
 import { createProgress } from '../../output/progress.js';
 import { stoppedMessage } from '../../output/resume-hint.js';
 import { liveLineWanted } from '../../output/status-line.js';
-import { type FetchContext, fetchPage } from '../../paginate/fetch-page.js';
+import { type FetchContext, fetchPage } from '../../paginate/get-page.js';
 import {
   type FirstRequest,
   firstRequest,
