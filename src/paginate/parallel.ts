@@ -5,9 +5,9 @@
  */
 import { interrupted } from '../errors.js';
 import type { Page } from './envelope.js';
-import type { RawPage } from './fetch-page.js';
+import type { RawPage } from './get-page.js';
 import { indexUrl, linksTo } from './link-book.js';
-import type { Pending } from './page-fetcher.js';
+import type { Pending } from './page-scheduler.js';
 import { sequentialFrom, stepFrom } from './sequential.js';
 import type { WalkState } from './walk-state.js';
 
@@ -38,7 +38,7 @@ export function parallelPlan(w: WalkState, first: Page): ParallelPlan | string {
  * and are parsed only when their turn to be written comes: a waiting page costs just its (recycled) bytes.
  */
 export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan): Promise<void> {
-  const { fetcher } = w;
+  const { scheduler } = w;
   const { pageSize, firstIndex, lastIndex } = plan;
   const queue: Pending<RawPage>[] = [];
   let nextIndex = firstIndex + 1;
@@ -49,9 +49,9 @@ export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan
    */
   const fill = (): void => {
     // Once the reader has gone or the walk is interrupted, no new request starts.
-    const wanted = () => nextIndex <= lastIndex && queue.length < fetcher.window.allowed && !fetcher.signal.aborted;
-    while (wanted() && (queue.length === 0 || fetcher.roomForOne)) {
-      queue.push(fetcher.start(urlOf(nextIndex++)));
+    const wanted = () => nextIndex <= lastIndex && queue.length < scheduler.window.allowed && !scheduler.signal.aborted;
+    while (wanted() && (queue.length === 0 || scheduler.roomForOne)) {
+      queue.push(scheduler.start(urlOf(nextIndex++)));
     }
   };
   /**
@@ -61,9 +61,9 @@ export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan
   const take = (index: number): Pending<RawPage> => {
     const p = queue.shift();
     if (p !== undefined) return p;
-    if (fetcher.signal.aborted) throw w.failure(interrupted(), urlOf(index));
+    if (scheduler.signal.aborted) throw w.failure(interrupted(), urlOf(index));
     nextIndex = index + 1;
-    return fetcher.start(urlOf(index));
+    return scheduler.start(urlOf(index));
   };
   try {
     // The first page's link is checked like every other's: against the pages written before it.
@@ -83,7 +83,7 @@ export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan
       // more or fewer items than asked, or numbers its pages otherwise), the walk goes on by its links, checked
       // against every page written so far: the same pages, whatever the window.
       if (more && (index === lastIndex || !linksTo(page.next, linked.url ?? p.url, urlOf(index + 1)))) {
-        fetcher.drop(queue);
+        scheduler.drop(queue);
         return await sequentialFrom(w, stepFrom(w, page, w.links.handOver(p.url, linked.url)));
       }
       // Pages come by pageIndex here, yet a link to another origin or back to a page already written breaks the
@@ -92,7 +92,7 @@ export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan
       linked = w.links.written(page, p.url, linked.url, w.wantsMoreAfter(page));
       const linkError = linked.error;
       if (more && linkError === undefined) fill();
-      else fetcher.drop(queue); // a shrunken collection or the limit: nothing after this page is wanted
+      else scheduler.drop(queue); // a shrunken collection or the limit: nothing after this page is wanted
       // An interrupt may leave the window empty while pages remain: the rest still starts at the next index.
       await w.emit(page, queue[0]?.url ?? (more && linkError === undefined ? urlOf(nextIndex) : undefined));
       if (linkError !== undefined) throw w.stopped(linkError, undefined);
@@ -101,8 +101,8 @@ export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan
       fill();
     }
   } finally {
-    // Pages dropped here are cancelled when the walk ends (see PageFetcher.finished).
-    fetcher.drop(queue);
+    // Pages dropped here are cancelled when the walk ends (see PageScheduler.finished).
+    scheduler.drop(queue);
   }
 }
 
@@ -110,6 +110,6 @@ export async function parallelFrom(w: WalkState, first: Page, plan: ParallelPlan
 async function awaitWindow(w: WalkState, p: Pending<RawPage>): Promise<RawPage> {
   const waited = !p.timing.arrived;
   const raw = await w.settle(p);
-  w.fetcher.taken(p, waited);
+  w.scheduler.taken(p, waited);
   return raw;
 }

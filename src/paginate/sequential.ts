@@ -1,8 +1,8 @@
 /** The walk by links: each page written while the next, which its links.next names, is already being fetched. */
 import { contractError, type Page } from './envelope.js';
-import type { RawPage } from './fetch-page.js';
+import type { RawPage } from './get-page.js';
 import type { NextLink } from './link-book.js';
-import type { Pending } from './page-fetcher.js';
+import type { Pending } from './page-scheduler.js';
 import { peekLinks } from './peek-links.js';
 import type { WalkState } from './walk-state.js';
 
@@ -21,7 +21,7 @@ export async function advance(w: WalkState, raw: RawPage): Promise<Step> {
   const early = Number.isFinite(w.limit) ? undefined : peekLinks(raw.body);
   if (!early) return stepFrom(w, w.parse(raw), raw.url);
   const next = w.links.follow(early, raw.url);
-  const pending = next.url === undefined ? undefined : w.fetcher.start(next.url);
+  const pending = next.url === undefined ? undefined : w.scheduler.start(next.url);
   // node:http sends from a nextTick callback: let it run before the scan.
   if (pending) await new Promise((resolve) => process.nextTick(resolve));
   const page = w.parse(raw);
@@ -33,7 +33,7 @@ export async function advance(w: WalkState, raw: RawPage): Promise<Step> {
 /** A page already validated as a step of the walk: its next link resolved, and fetched when wanted. */
 export function stepFrom(w: WalkState, page: Page, url: string): Step {
   const next = w.wantsMoreAfter(page) ? w.links.follow(page, url) : {};
-  return next.url !== undefined ? { page, next, pending: w.fetcher.start(next.url) } : { page, next };
+  return next.url !== undefined ? { page, next, pending: w.scheduler.start(next.url) } : { page, next };
 }
 
 /** Writes the step's page and follows links from it, always one request ahead. */

@@ -2,17 +2,16 @@ import { interrupted } from '../errors.js';
 import { buildNdjsonInPlace } from './ndjson.js';
 import type { Page } from './envelope.js';
 import { createSpanTable } from './json-scan.js';
-import { type FetchContext, parseRaw, type RawPage } from './fetch-page.js';
+import { type FetchContext, parseRaw, type RawPage } from './get-page.js';
 import { LinkBook } from './link-book.js';
-import { PageFetcher, type Pending } from './page-fetcher.js';
+import { PageScheduler, type Pending } from './page-scheduler.js';
 import type { PageWriter } from '../output/page-writer.js';
-import type { WindowChange } from './window.js';
+import type { FirstRequest } from './first-request.js';
+import type { WalkEvents } from './walk-events.js';
 
 export interface WalkOptions {
-  firstUrl: string;
-  /** Asked for once instead when the first request gets a 400 (idcli's own page size refused). */
-  fallbackUrl?: string;
-  apiOrigin: string;
+  /** The first request, and the one asked instead when the server refuses idcli's own page size. */
+  first: FirstRequest;
   limit?: number;
   concurrency?: number;
   /** `--concurrency auto`: the window starts at `concurrency` and adapts (see Window). */
@@ -26,14 +25,6 @@ export interface WalkContext {
   interrupt: AbortSignal;
   /** Aborted when stdout's reader has gone; the walk then ends quietly. */
   readerGone: AbortSignal;
-  /** After each page is written; `rest` (when there is more) is the URL that fetches exactly what follows it. */
-  onPage?: (pages: number, items: number, page: Page, rest: string | undefined) => void;
-  /** The first request got a 400 and the walk asks again with fallbackUrl. */
-  onFallback?: () => void;
-  /** Why --concurrency could not be used for this collection. */
-  onSequentialFallback?: (reason: string) => void;
-  /** The window changed (under `adaptive`, or held by the byte cap), and why. */
-  onWindow?: (change: WindowChange) => void;
 }
 
 /** The walk stopped early with `cause`: `written` items from `pages` whole pages out; `resumeUrl` fetches the rest. */
@@ -52,14 +43,14 @@ export class WalkFailure extends Error {
 
 export class ReaderGone extends Error {}
 
-/** What every part of one walk shares: counts, the book of links, the fetcher, and how a page is parsed and written. */
+/** What every part of one walk shares: counts, the book of links, the scheduler, and how a page is parsed and written. */
 export class WalkState {
   pages = 0;
   items = 0;
   readonly limit: number;
   readonly concurrency: number;
   readonly links: LinkBook;
-  readonly fetcher: PageFetcher;
+  readonly scheduler: PageScheduler;
   /** Every page is parsed only when it is next to be written, so one span table serves the whole walk. */
   private readonly spans = createSpanTable();
   /** The first request, which pages fetched by pageIndex are built from: the fallback once that was asked. */
@@ -68,12 +59,14 @@ export class WalkState {
   constructor(
     readonly options: WalkOptions,
     readonly ctx: WalkContext,
+    readonly events: WalkEvents,
   ) {
     this.limit = options.limit ?? Number.POSITIVE_INFINITY;
-    this.firstUrl = options.firstUrl;
-    this.links = new LinkBook(options.apiOrigin);
+    this.firstUrl = options.first.url;
+    this.links = new LinkBook(options.first.apiOrigin);
     this.concurrency = Math.max(1, options.concurrency ?? 1);
-    this.fetcher = new PageFetcher(ctx, this.concurrency, options.adaptive === true && this.concurrency > 1);
+    const adaptive = options.adaptive === true && this.concurrency > 1;
+    this.scheduler = new PageScheduler({ ...ctx, onWindow: events.onWindow }, this.concurrency, adaptive);
   }
 
   /** The walk stops with `err`; `resumeUrl` fetches exactly what is not written yet. */
@@ -86,7 +79,7 @@ export class WalkState {
     try {
       return await p.promise;
     } catch (err) {
-      this.fetcher.release(p.seq);
+      this.scheduler.release(p.seq);
       throw this.failure(err, p.url);
     }
   }
@@ -118,7 +111,7 @@ export class WalkState {
     let written: boolean;
     try {
       // Pages are written in the order they were asked for (those dropped unwritten are released as they are).
-      written = await this.ctx.writer.write(out, () => this.fetcher.written(page.body));
+      written = await this.ctx.writer.write(out, () => this.scheduler.written(page.body));
     } catch (err) {
       // The output failed (a full disk): this page is not in it, so the resume starts with it.
       throw this.stopped(err, page.url);
@@ -126,7 +119,7 @@ export class WalkState {
     if (!written) throw new ReaderGone();
     this.items += take;
     this.pages++;
-    this.ctx.onPage?.(this.pages, this.items, page, nextUrl);
+    this.events.onPage?.({ pages: this.pages, items: this.items, page, rest: nextUrl });
     // SIGINT is honoured between pages, never inside one: no partial line reaches stdout.
     if (this.ctx.interrupt.aborted) throw this.failure(interrupted(), nextUrl);
   }

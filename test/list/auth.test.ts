@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPkcePair } from '../../src/oauth/pkce.js';
 import { FileStore } from '../../src/store/file-store.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
-import { list, listEnv, type ListEnv, ndjson, plainItems } from './helpers.js';
+import { listCommand, listEnv, type ListEnv, ndjson, plainItems } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
@@ -54,7 +54,7 @@ describe('idcli list: the access token', () => {
       if (q.path === '/v1/items' && ++seen === 2) emu.expireAccessTokens();
     });
     // Request order decides which request the expiry hits: one page at a time, as the walk follows its links.
-    const r = await list(env, ['/v1/items', '--verbose', '--concurrency', '1']);
+    const r = await listCommand(env, ['/v1/items', '--verbose', '--concurrency', '1']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS));
     expect(refreshes()).toBe(1);
@@ -73,7 +73,7 @@ describe('idcli list: the access token', () => {
 
   it('about to expire: refreshed before the first page, no 401 at all', async () => {
     await signIn(20);
-    const r = await list(env, ['/v1/items']);
+    const r = await listCommand(env, ['/v1/items']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS));
     expect(refreshes()).toBe(1);
@@ -83,7 +83,7 @@ describe('idcli list: the access token', () => {
   it('rejected even after a refresh: exit 3 with the pages before on stdout', async () => {
     await signIn(3600);
     emu.inject({ path: '/v1/items', nth: 2, times: 2, fault: { kind: 'status', status: 401 } });
-    const r = await list(env, ['/v1/items', '--concurrency', '1']);
+    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
     expect(r.stderr).toMatch(/rejected \(HTTP 401 Unauthorized\) even after a refresh/);
@@ -92,7 +92,7 @@ describe('idcli list: the access token', () => {
 
   it('a rejected IDCLI_ACCESS_TOKEN: exit 3, without printing the token', async () => {
     const bogus = 'bogus-token-value-1234567890';
-    const r = await list({ ...env, token: bogus }, ['/v1/items']);
+    const r = await listCommand({ ...env, token: bogus }, ['/v1/items']);
     expect(r.code).toBe(3);
     expect(r.stdout).toBe('');
     expect(r.stderr).not.toContain(bogus);
@@ -100,7 +100,7 @@ describe('idcli list: the access token', () => {
   }, 60_000);
 
   it('not signed in: exit 3 before any request', async () => {
-    const r = await list(env, ['/v1/items']);
+    const r = await listCommand(env, ['/v1/items']);
     expect(r.code).toBe(3);
     expect(r.requests).toHaveLength(0);
   }, 60_000);

@@ -1,15 +1,13 @@
 /**
  * `--concurrency auto`, the default: pages in flight for offset collections with totalItems, a window that grows
- * while the server keeps up and halves when it throttles, never a page beyond --limit, through the BUILT CLI against
- * the emulator. Every collection
+ * while the server keeps up and halves when it throttles, never a page beyond --limit, run in this process against
+ * the emulator (the peak memory of the CLI's own process is measured in concurrency-auto-process.test.ts). Every collection
  * response is held for LATENCY_MS, so requests that overlap arrive together and requests that wait for one another
  * arrive at least that far apart, whatever the machine's speed.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, growingItems, startEmulator } from '../emulator/index.js';
-import { BIN } from '../support/cli.js';
-import { sha256Ndjson } from '../support/hash.js';
-import { cliEnv, list, type ListEnv, listEnv, ndjson, plainItems, shell } from './helpers.js';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
 
 const LATENCY_MS = 300;
 const ITEMS = plainItems(200);
@@ -98,7 +96,7 @@ describe('idcli list --concurrency auto (the default)', () => {
   it('starts with 4 pages in flight, holds no more than the window it tells of, and writes what -c 1 and -c 4 write', async () => {
     const items = plainItems(400);
     emu.setCollection('/v1/many', { type: 'offset', items });
-    const r = await list(env, ['/v1/many', '--page-size', '10', '--verbose']);
+    const r = await listCommand(env, ['/v1/many', '--page-size', '10', '--verbose']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(items));
     const seen = inFlight('/v1/many');
@@ -112,7 +110,7 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(Math.max(...seen)).toBeLessThanOrEqual(32);
 
     for (const window of ['1', '4']) {
-      const fixed = await list(env, ['/v1/many', '--page-size', '100', '--concurrency', window]);
+      const fixed = await listCommand(env, ['/v1/many', '--page-size', '100', '--concurrency', window]);
       expect(fixed.stdoutBytes.equals(r.stdoutBytes), `-c ${window}`).toBe(true);
     }
   }, 60_000);
@@ -120,7 +118,7 @@ describe('idcli list --concurrency auto (the default)', () => {
   for (const status of [429, 503]) {
     it(`halves the window on a ${status}, and says so with --verbose`, async () => {
       emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'status', status, retryAfter: '0' } });
-      const r = await list(env, ['/v1/items', '--page-size', '10', '--verbose']);
+      const r = await listCommand(env, ['/v1/items', '--page-size', '10', '--verbose']);
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(ITEMS));
       // Halved once, from the window at the time: 4, or 5 when the two pages before the refused one were taken first.
@@ -138,7 +136,7 @@ describe('idcli list --concurrency auto (the default)', () => {
     try {
       const items = plainItems(600);
       limited.setCollection('/v1/many', { type: 'offset', items });
-      const r = await list(limitedEnv, ['/v1/many', '--page-size', '10', '--verbose']);
+      const r = await listCommand(limitedEnv, ['/v1/many', '--page-size', '10', '--verbose']);
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(items));
       const logged = limited.requests.filter((q) => q.path === '/v1/many');
@@ -170,7 +168,7 @@ describe('idcli list --concurrency auto (the default)', () => {
     try {
       const items = plainItems(1000);
       slowing.setCollection('/v1/many', { type: 'offset', items });
-      const r = await list(slowingEnv, ['/v1/many', '--page-size', '10', '--verbose']);
+      const r = await listCommand(slowingEnv, ['/v1/many', '--page-size', '10', '--verbose']);
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(items));
       const cut =
@@ -200,7 +198,7 @@ describe('idcli list --concurrency auto (the default)', () => {
     try {
       const items = plainItems(30_000);
       fast.setCollection('/v1/many', { type: 'offset', items });
-      const r = await list(fastEnv, ['/v1/many', '--page-size', '100', '--verbose'], {
+      const r = await listCommand(fastEnv, ['/v1/many', '--page-size', '100', '--verbose'], {
         extraEnv: { IDCLI_HTTP_COMPRESSION: '0' },
       });
       expect(r.code).toBe(0);
@@ -223,82 +221,22 @@ describe('idcli list --concurrency auto (the default)', () => {
     const items = plainItems(400);
     emu.setCollection('/v1/many', { type: 'offset', items });
     emu.inject({ path: '/v1/many', nth: 4, fault: { kind: 'status', status: 429, retryAfter: '0' } });
-    const r = await list(env, ['/v1/many', '--page-size', '10', '--concurrency', '3', '--verbose']);
+    const r = await listCommand(env, ['/v1/many', '--page-size', '10', '--concurrency', '3', '--verbose']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(items));
     expect(r.stderr).not.toMatch(/pages in flight/);
     expect(Math.max(...inFlight('/v1/many'))).toBe(3);
   }, 60_000);
 
-  it('caps the bytes waiting in the window: pages of 19 MB never have more than 3 in flight, and memory stays bounded', async () => {
-    const pad = 'x'.repeat(20_000);
-    const items = Array.from({ length: 6000 }, (_, i) => `{"id":${i},"pad":"${pad}"}`);
-    emu.setCollection('/v1/large', { type: 'offset', items });
-    const script = `/usr/bin/time -f 'rss=%M' node "${BIN}" list /v1/large --page-size 1000 --verbose | sha256sum`;
-    const out = await shell(script, cliEnv(env));
-    expect(out.code).toBe(0);
-    expect(out.stdout.split(' ')[0]).toBe(sha256Ndjson(items));
-    expect(out.stderr).toMatch(
-      /--concurrency auto: 4 → 3 pages in flight: pages of 19\.1 MB, at most 64\.0 MB of them held besides the next to write/,
-    );
-    // 64 MB of pages, the one being written among them, and Node itself; without the cap all five pages after the
-    // first would be in flight at once.
-    const rssMb = Number(/rss=(\d+)/.exec(out.stderr)![1]) / 1024;
-    expect(rssMb).toBeLessThan(200);
-    expect(Math.max(...inFlight('/v1/large'))).toBeLessThanOrEqual(3);
-  }, 60_000);
-
-  it.each(['32', 'auto'])(
-    'counts the bytes arriving at -c %s: pages growing from 1 KB to 30 MB after 300 small ones',
-    async (window) => {
-      // 300 pages of 1 KB let the window grow to 32 while it knows only small pages; then each page is 4 times the one
-      // before, up to 12 pages of 30 MB. Judged from the pages seen so far, they would all be on their way at once.
-      const perPage = 10;
-      const items = growingItems(perPage, 30 * 1024 * 1024);
-      const fast = await startEmulator();
-      const fastEnv = await listEnv(fast, fast.mintTokens().access_token);
-      try {
-        fast.setCollection('/v1/growing', { type: 'offset', items });
-        const script = `/usr/bin/time -f 'rss=%M' node "${BIN}" list /v1/growing --page-size ${perPage} --concurrency ${window} --verbose | sha256sum`;
-        const out = await shell(script, cliEnv(fastEnv, { IDCLI_HTTP_COMPRESSION: '0' }));
-        expect(out.code).toBe(0);
-        expect(out.stdout.split(' ')[0]).toBe(sha256Ndjson(items));
-        // At 32 the cap is what holds the pages back (under auto, pages that slowed may have brought the window down first).
-        // Which page size it first tells of depends on when the pages arrive; the window it names must fit the cap.
-        if (window === '32') {
-          const told =
-            /32 → (\d+) pages in flight: pages of (\d+\.\d) MB, at most 64\.0 MB of them held besides the next to write/.exec(
-              out.stderr,
-            );
-          expect(told, out.stderr).not.toBeNull();
-          const [to, mb] = [Number(told![1]), Number(told![2])];
-          expect(to).toBeLessThan(32);
-          // The size is shown to a tenth of a MB: `to` pages fit in 64 MB and one more would not.
-          expect(to * (mb - 0.05)).toBeLessThanOrEqual(64);
-          expect((to + 1) * (mb + 0.05)).toBeGreaterThan(64);
-        }
-        // 64 MB, one page of 30 MB, Node itself (about 80 MB), and room for the garbage of the socket's chunks that a busy
-        // machine's collector has not freed yet (Node 26's frees later: up to two pages more); judged from the pages
-        // seen so far, twelve pages of 30 MB would be held, 360 MB of pages alone.
-        const rssMb = Number(/rss=(\d+)/.exec(out.stderr)![1]) / 1024;
-        expect(rssMb).toBeLessThan(64 + 30 + 80 + 80 + 2 * 30);
-      } finally {
-        await fast.close();
-        await fastEnv.cleanup();
-      }
-    },
-    120_000,
-  );
-
   it('--limit never asks for a page beyond the limit', async () => {
-    const r = await list(env, ['/v1/items', '--page-size', '20', '--limit', '50']);
+    const r = await listCommand(env, ['/v1/items', '--page-size', '20', '--limit', '50']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 50)));
     expect(r.requests.map((u) => new URL(u, emu.baseUrl).searchParams.get('pageIndex'))).toEqual([null, '1', '2']);
   }, 60_000);
 
   it('walks a cursor collection one page after another, without a note on stderr', async () => {
-    const r = await list(env, ['/v1/events', '--page-size', '50']);
+    const r = await listCommand(env, ['/v1/events', '--page-size', '50']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS));
     expect(r.stderr).toBe('');

@@ -2,7 +2,9 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
-import { list, type ListEnv, ndjson, plainItems, resumeUrl, eachTest } from './helpers.js';
+import { FakeClock } from '../support/clock.js';
+import { until } from '../support/until.js';
+import { listCommand, type ListEnv, ndjson, plainItems, resumeUrl, eachTest } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
@@ -33,6 +35,27 @@ async function bystander(): Promise<{ url: string; seen: IncomingHttpHeaders[]; 
   };
 }
 
+/**
+ * Moves the run's clock through each wait between attempts (told from the HTTP deadline and idle timers of 30 s
+ * pending meanwhile) until the run ends; the waits, in the order they fell due.
+ */
+async function throughWaits(clock: FakeClock, running: Promise<unknown>): Promise<number[]> {
+  const retryWait = (ms: number): boolean => ms < 30_000;
+  let ended = false;
+  const end = (): void => void (ended = true);
+  running.then(end, end);
+  const waits: number[] = [];
+  for (;;) {
+    await until(
+      () => (ended || clock.pending().some(retryWait) ? true : undefined),
+      30_000,
+      'a wait or the run to end',
+    );
+    if (ended) return waits;
+    waits.push(await clock.elapseFirst(retryWait));
+  }
+}
+
 describe('idcli list: transient failures are retried and the output stays exact', () => {
   it('429 with Retry-After, 503, 504, a dropped connection and a body cut short', async () => {
     emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 429, retryAfter: '1' } });
@@ -40,19 +63,22 @@ describe('idcli list: transient failures are retried and the output stays exact'
     emu.inject({ path: '/v1/items', nth: 4, fault: { kind: 'drop' } });
     emu.inject({ path: '/v1/items', nth: 5, fault: { kind: 'drop-mid-body' } });
     emu.inject({ path: '/v1/items', nth: 6, fault: { kind: 'status', status: 504 } });
-    const started = Date.now();
-    const r = await list(env, ['/v1/items']);
+    const clock = new FakeClock();
+    const running = listCommand(env, ['/v1/items'], { clock });
+    const waits = await throughWaits(clock, running);
+    const r = await running;
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS));
     expect(r.requests).toHaveLength(8);
-    // Retry-After: 1 was honoured.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    // Retry-After: 1 was honoured: a wait of at least that long on the run's clock, among one wait per fault.
+    expect(waits).toHaveLength(5);
+    expect(Math.max(...waits)).toBeGreaterThanOrEqual(1000);
   }, 60_000);
 
   it('an HTTP-date Retry-After is honoured too', async () => {
     const at = new Date(Date.now() + 1500).toUTCString();
     emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 503, retryAfter: at } });
-    const r = await list(env, ['/v1/items', '--limit', '1']);
+    const r = await listCommand(env, ['/v1/items', '--limit', '1']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 1)));
     expect(r.requests).toHaveLength(2);
@@ -60,19 +86,19 @@ describe('idcli list: transient failures are retried and the output stays exact'
 
   it('says why it waits when the server asks for a long pause, unless --quiet', async () => {
     emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
-    const r = await list(env, ['/v1/items', '--limit', '1']);
+    const r = await listCommand(env, ['/v1/items', '--limit', '1']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 1)));
     expect(r.stderr).toBe('HTTP 429; retrying in 2 s (retry 1 of 5)\n');
     emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 503, retryAfter: '2' } });
-    const quiet = await list(env, ['/v1/items', '--limit', '1', '--quiet']);
+    const quiet = await listCommand(env, ['/v1/items', '--limit', '1', '--quiet']);
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).toBe('');
   }, 60_000);
 
   it('gives up after --max-retries with exit 4', async () => {
     emu.inject({ path: '/v1/items', nth: 1, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 503 } });
-    const r = await list(env, ['/v1/items', '--max-retries', '2']);
+    const r = await listCommand(env, ['/v1/items', '--max-retries', '2']);
     expect(r.code).toBe(4);
     expect(r.stdout).toBe('');
     expect(r.requests).toHaveLength(3);
@@ -84,7 +110,7 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
   it('a permanent 500 mid-walk: exit 4, the pages before on stdout, resume yields exactly the rest', async () => {
     emu.inject({ path: '/v1/items', nth: 3, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 500 } });
     // One page at a time, so the third request is the third page (the next test does the same in parallel).
-    const r = await list(env, ['/v1/items', '--concurrency', '1']);
+    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(4);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
     expect(r.stderr).toMatch(/idcli: stopped after 200 items; resume with: idcli list '/);
@@ -93,7 +119,7 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
     expect(resume).toBe(`${emu.baseUrl}/v1/items?pageIndex=2&pageSize=100`);
 
     emu.clearFaults();
-    const rest = await list(env, [resume as string]);
+    const rest = await listCommand(env, [resume as string]);
     expect(rest.code).toBe(0);
     expect(r.stdout + rest.stdout).toBe(ndjson(ITEMS));
   }, 60_000);
@@ -103,13 +129,13 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
     emu.setCollection('/v1/wide', { type: 'offset', items });
     // The 6th request is page index 5 (the first page, then 1..4 in flight, then 5).
     emu.inject({ path: '/v1/wide', nth: 6, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 500 } });
-    const r = await list(env, ['/v1/wide', '--page-size', '50', '--concurrency', '4']);
+    const r = await listCommand(env, ['/v1/wide', '--page-size', '50', '--concurrency', '4']);
     expect(r.code).toBe(4);
     const resume = resumeUrl(r.stderr) as string;
     const failedIndex = Number(new URL(resume).searchParams.get('pageIndex'));
     expect(r.stdout).toBe(ndjson(items.slice(0, failedIndex * 50)));
     emu.clearFaults();
-    const rest = await list(env, [resume]);
+    const rest = await listCommand(env, [resume]);
     expect(r.stdout + rest.stdout).toBe(ndjson(items));
   }, 60_000);
 
@@ -117,25 +143,25 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
     const items = plainItems(95, 'c');
     emu.setCollection('/v1/cur', { type: 'cursor', items });
     emu.inject({ path: '/v1/cur', nth: 4, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 502 } });
-    const r = await list(env, ['/v1/cur', '--page-size', '20', '--max-retries', '1']);
+    const r = await listCommand(env, ['/v1/cur', '--page-size', '20', '--max-retries', '1']);
     expect(r.code).toBe(4);
     expect(r.stdout).toBe(ndjson(items.slice(0, 60)));
     const resume = resumeUrl(r.stderr) as string;
     expect(resume).toMatch(/cursor=/);
     emu.clearFaults();
-    const rest = await list(env, [resume]);
+    const rest = await listCommand(env, [resume]);
     expect(rest.code).toBe(0);
     expect(r.stdout + rest.stdout).toBe(ndjson(items));
   }, 60_000);
 
   it('a malformed page: exit 5 naming the page, exact prefix, resumable', async () => {
     emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'body', body: '{"items":[{"id":"x"},' } });
-    const r = await list(env, ['/v1/items', '--concurrency', '1']);
+    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
     expect(r.stderr).toContain(`${emu.baseUrl}/v1/items?pageIndex=1&pageSize=100`);
     expect(r.stderr).toMatch(/invalid JSON/);
-    const rest = await list(env, [resumeUrl(r.stderr) as string]);
+    const rest = await listCommand(env, [resumeUrl(r.stderr) as string]);
     expect(r.stdout + rest.stdout).toBe(ndjson(ITEMS));
   }, 60_000);
 
@@ -148,7 +174,7 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
     '%s: exit 5',
     async (_name, fault) => {
       emu.inject({ path: '/v1/items', nth: 1, fault });
-      const r = await list(env, ['/v1/items']);
+      const r = await listCommand(env, ['/v1/items']);
       expect(r.code).toBe(5);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/malformed page/);
@@ -166,7 +192,7 @@ describe('idcli list: links that must not be followed', () => {
         nth: 2,
         fault: { kind: 'next', href: `${other.url}/v1/items?pageIndex=2&pageSize=100` },
       });
-      const r = await list(env, ['/v1/items', '--concurrency', '1']);
+      const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
       expect(r.code).toBe(5);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
       expect(r.stderr).toMatch(/another origin/);
@@ -185,7 +211,7 @@ describe('idcli list: links that must not be followed', () => {
         nth: 2,
         fault: { kind: 'status', status: 302, headers: { location: `${other.url}/v1/items?pageIndex=1` } },
       });
-      const r = await list(env, ['/v1/items']);
+      const r = await listCommand(env, ['/v1/items']);
       expect(r.code).toBe(4);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
       expect(r.stderr).toMatch(/redirect \(HTTP 302 Found\) to http:\/\/127\.0\.0\.1:\d+, which idcli does not follow/);
@@ -201,7 +227,7 @@ describe('idcli list: links that must not be followed', () => {
       nth: 2,
       fault: { kind: 'next', href: `${emu.baseUrl}/v1/items?pageIndex=0&pageSize=100` },
     });
-    const r = await list(env, ['/v1/items', '--concurrency', '1']);
+    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
     expect(r.stderr).toMatch(/pagination loop/);
@@ -210,7 +236,7 @@ describe('idcli list: links that must not be followed', () => {
 
   it('a page linking to itself (relative): exit 5', async () => {
     emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: '/v1/items' } });
-    const r = await list(env, ['/v1/items', '--concurrency', '1']);
+    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
     expect(r.requests).toHaveLength(1);

@@ -1,11 +1,13 @@
 /**
- * Shared set-up for the `idcli list` integration tests: the contract emulator on loopback and the BUILT CLI
- * run as a child process, exactly as a user's shell would run it.
+ * Shared set-up for the `idcli list` integration tests: the contract emulator on loopback, and `idcli list` run in
+ * this process through main() (test/support/run-command.ts), or as the BUILT CLI in a child process where a process
+ * is the point (signals, a closed pipe, another user's files, runs side by side) and for the single executable.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { type CommandOptions, runCommand } from '../support/run-command.js';
 import { type Scheme, type SchemeSetup, schemeSetup } from '../support/scheme.js';
 
 export interface ListRun extends CliResult {
@@ -88,6 +90,21 @@ export function cliEnv(
   });
 }
 
+/** With IDCLI_TEST_EXE the single executable is what is tested: every run starts it. */
+const EXE = process.env.IDCLI_TEST_EXE !== undefined && process.env.IDCLI_TEST_EXE !== '';
+
+/** `idcli list` in this process (runCommand): its output, exit code and the requests it made. */
+export async function listCommand(
+  env: ListEnv,
+  args: string[],
+  opts: { extraEnv?: Record<string, string | undefined> } & Omit<CommandOptions, 'env' | 'configDir'> = {},
+): Promise<ListRun> {
+  if (EXE) return list(env, args, { extraEnv: opts.extraEnv });
+  const { extraEnv, ...commandOpts } = opts;
+  return withRequests(env, () => runCommand(['list', ...args], { ...commandOpts, env: cliEnv(env, extraEnv) }));
+}
+
+/** `idcli list` as the BUILT CLI in a child process: for what only a process shows. */
 export async function list(
   env: ListEnv,
   args: string[],
@@ -98,13 +115,19 @@ export async function list(
     stdout?: number;
   } = {},
 ): Promise<ListRun> {
+  return withRequests(env, () =>
+    runCli(['list', ...args], {
+      env: cliEnv(env, opts.extraEnv),
+      timeoutMs: opts.timeoutMs ?? 60_000,
+      onSpawn: opts.onSpawn,
+      stdout: opts.stdout,
+    }),
+  );
+}
+
+async function withRequests(env: ListEnv, run: () => Promise<CliResult>): Promise<ListRun> {
   const before = env.emu.requests.length;
-  const result = await runCli(['list', ...args], {
-    env: cliEnv(env, opts.extraEnv),
-    timeoutMs: opts.timeoutMs ?? 60_000,
-    onSpawn: opts.onSpawn,
-    stdout: opts.stdout,
-  });
+  const result = await run();
   const requests = env.emu.requests
     .slice(before)
     .filter((r) => !r.path.startsWith('/oauth/'))
@@ -175,4 +198,37 @@ export function shell(
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * Items whose text JSON.parse + JSON.stringify would change: big integers, number spellings, escapes,
+ * non-ASCII, key order, and insignificant whitespace inside an item (which idcli must remove, and only that).
+ */
+const AWKWARD: Array<[raw: string, expected: string]> = [
+  [
+    '{"id":12345678901234567890123456789,"neg":-9007199254740993}',
+    '{"id":12345678901234567890123456789,"neg":-9007199254740993}',
+  ],
+  ['{"z":"last","a":"first","m":{"y":1,"x":2}}', '{"z":"last","a":"first","m":{"y":1,"x":2}}'],
+  [
+    '{"s":"quote \\" backslash \\\\ slash \\/ tab \\t nl \\n e \\u00e9 smile \\uD83D\\uDE00 lone \\udc00"}',
+    '{"s":"quote \\" backslash \\\\ slash \\/ tab \\t nl \\n e \\u00e9 smile \\uD83D\\uDE00 lone \\udc00"}',
+  ],
+  ['{"uni":"é日本😀","rtl":"שלום","zw":"a\u200bb"}', '{"uni":"é日本😀","rtl":"שלום","zw":"a\u200bb"}'],
+  ['{"num":[1.0,1e5,1E-5,-0,0.10,2.50e+10,1E400]}', '{"num":[1.0,1e5,1E-5,-0,0.10,2.50e+10,1E400]}'],
+  ['{"empty":{},"arr":[],"nul":null,"t":true,"f":false}', '{"empty":{},"arr":[],"nul":null,"t":true,"f":false}'],
+  ['{ "spaced" : [ 1 ,\n 2 ] ,\t"in string" : "a  b\\n" }', '{"spaced":[1,2],"in string":"a  b\\n"}'],
+  ['{"dup":1,"dup":2}', '{"dup":1,"dup":2}'],
+];
+
+/** n awkward items, each made unique by a leading index member. */
+export function awkward(n: number): { raw: string[]; expected: string[] } {
+  const raw: string[] = [];
+  const expected: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const [r, e] = AWKWARD[i % AWKWARD.length]!;
+    raw.push(r.replace('{', `{"n":${i},`));
+    expected.push(e.replace('{', `{"n":${i},`));
+  }
+  return { raw, expected };
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { sha256 } from '../support/hash.js';
-import { list, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
+import { listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
 
 const MB = 1024 * 1024;
 const PAGE = 50;
@@ -45,7 +45,7 @@ describe('idcli list: a large page among small ones', () => {
     'a page of 40 MB mid-walk at -c %s: every item, exit 0',
     async (window) => {
       emu.setCollection('/v1/items', { type: 'offset', items });
-      const r = await list(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
+      const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdoutBytes.length).toBe(Buffer.byteLength(ndjson(items)));
       expect(sha256(r.stdoutBytes)).toBe(expected);
@@ -56,7 +56,7 @@ describe('idcli list: a large page among small ones', () => {
   it('with -o FILE: FILE holds every item, and only then is its state removed', async () => {
     emu.setCollection('/v1/items', { type: 'offset', items });
     const out = join(env.configDir, 'items.ndjson');
-    const r = await list(env, ['/v1/items', '--page-size', String(PAGE), '-o', out]);
+    const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '-o', out]);
     expect(r.code, r.stderr).toBe(0);
     expect(sha256(await readFile(out))).toBe(expected);
     expect(await exists(`${out}.idcli-state`)).toBe(false);
@@ -74,7 +74,7 @@ describe('idcli list: a large page among small ones', () => {
       const these = withLargeItem(mb, at);
       emu.setCollection('/v1/items', { type: 'offset', items: these });
       for (const window of ['4', 'auto']) {
-        const r = await list(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
+        const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
         expect(r.code, r.stderr).toBe(0);
         expect(sha256(r.stdoutBytes), `-c ${window}`).toBe(sha256(ndjson(these)));
       }

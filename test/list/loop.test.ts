@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
-import { list, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
+import { listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
 
 const PAGE = 100;
 const ITEMS = plainItems(2000);
@@ -51,7 +51,7 @@ function link(path: string, index: number): string {
 async function loopRun(path: string, window: string, at: number, to: number) {
   emu.clearFaults();
   emu.inject({ path, params: { pageIndex: String(at) }, fault: { kind: 'next', href: link(path, to) } });
-  return list(env, [`${path}?${query(0, path !== '/v1/spelled')}`, '--concurrency', window]);
+  return listCommand(env, [`${path}?${query(0, path !== '/v1/spelled')}`, '--concurrency', window]);
 }
 
 describe.each(SPELLINGS)('a pagination loop, links spelled $spelling', ({ path }) => {
@@ -98,7 +98,7 @@ describe('the emulator loop fault at every window', () => {
         params: { pageIndex: '1' },
         fault: { kind: 'next', href: `${emu.baseUrl}/v1/items?pageIndex=0&pageSize=${PAGE}` },
       });
-      const r = await list(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', w]);
+      const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', w]);
       expect(r.code).toBe(5);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 2 * PAGE)));
       expect(r.stderr).toMatch(/pagination loop/);

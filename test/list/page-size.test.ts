@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { runCli } from '../support/cli.js';
-import { cliEnv, list, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
+import { cliEnv, listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
 
 const ITEMS = plainItems(2500);
 /** No IDCLI_PAGE_SIZE: idcli's own default applies (the helpers set `service` for the other tests). */
@@ -42,7 +42,7 @@ describe('idcli list: the page size it asks for', () => {
     'asks for 1000 items a page by default (--concurrency %s)',
     async (window) => {
       const e = await setUp();
-      const r = await list(e, ['/v1/items', '--concurrency', window], { extraEnv: DEFAULT });
+      const r = await listCommand(e, ['/v1/items', '--concurrency', window], { extraEnv: DEFAULT });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(ITEMS));
       expect(asked(r.requests)).toEqual(['-/1000', '1/1000', '2/1000']);
@@ -52,7 +52,7 @@ describe('idcli list: the page size it asks for', () => {
 
   it('asks a cursor collection for 1000 items a page too', async () => {
     const e = await setUp();
-    const r = await list(e, ['/v1/cursor'], { extraEnv: DEFAULT });
+    const r = await listCommand(e, ['/v1/cursor'], { extraEnv: DEFAULT });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS));
     expect(asked(r.requests)).toEqual(['-/1000', '-/cursor', '-/cursor']);
@@ -67,7 +67,7 @@ describe('idcli list: the page size it asks for', () => {
     '--limit %i asks for no larger a page than it needs',
     async (limit, expected) => {
       const e = await setUp();
-      const r = await list(e, ['/v1/items', '--limit', String(limit)], { extraEnv: DEFAULT });
+      const r = await listCommand(e, ['/v1/items', '--limit', String(limit)], { extraEnv: DEFAULT });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, limit)));
       expect(asked(r.requests)).toEqual(expected);
@@ -77,14 +77,14 @@ describe('idcli list: the page size it asks for', () => {
 
   it('a 400 to its own size: asks once more with the service default of 100, and says so with --verbose', async () => {
     const e = await setUp({ maxPageSize: 500 });
-    const quiet = await list(e, ['/v1/items', '--concurrency', '1'], { extraEnv: DEFAULT });
+    const quiet = await listCommand(e, ['/v1/items', '--concurrency', '1'], { extraEnv: DEFAULT });
     expect(quiet.code).toBe(0);
     expect(quiet.stdout).toBe(ndjson(ITEMS));
     expect(quiet.stderr).toBe('');
     expect(asked(quiet.requests).slice(0, 3)).toEqual(['-/1000', '-/100', '1/100']);
     expect(quiet.requests).toHaveLength(1 + 25);
 
-    const verbose = await list(e, ['/v1/items', '--verbose'], { extraEnv: DEFAULT });
+    const verbose = await listCommand(e, ['/v1/items', '--verbose'], { extraEnv: DEFAULT });
     expect(verbose.code).toBe(0);
     expect(verbose.stdoutBytes.equals(quiet.stdoutBytes)).toBe(true);
     expect(verbose.stderr).toContain(
@@ -95,7 +95,7 @@ describe('idcli list: the page size it asks for', () => {
   it('a 422 to its own size gets the same fallback as a 400, at every window', async () => {
     const e = await setUp({ maxPageSize: 500, overMaxPageSize: 'unprocessable' });
     for (const window of ['auto', '1', '4']) {
-      const r = await list(e, ['/v1/items', '--concurrency', window], { extraEnv: DEFAULT });
+      const r = await listCommand(e, ['/v1/items', '--concurrency', window], { extraEnv: DEFAULT });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe(ndjson(ITEMS));
       expect(r.stderr).toBe('');
@@ -113,7 +113,9 @@ describe('idcli list: the page size it asks for', () => {
     async (over, status, flags, sizes, expected) => {
       const e = await setUp({ maxPageSize: 50, overMaxPageSize: over });
       for (const window of ['auto', '1']) {
-        const r = await list(e, ['/v1/items?filter=x', ...flags, '--concurrency', window], { extraEnv: DEFAULT });
+        const r = await listCommand(e, ['/v1/items?filter=x', ...flags, '--concurrency', window], {
+          extraEnv: DEFAULT,
+        });
         expect(r.code).toBe(4);
         expect(r.stdout).toBe('');
         expect(asked(r.requests)).toEqual(expected);
@@ -132,7 +134,7 @@ describe('idcli list: the page size it asks for', () => {
   it('a server that serves fewer than asked while linking further sets the size for the rest of the walk', async () => {
     const e = await setUp({ maxPageSize: 300, overMaxPageSize: 'cap' });
     for (const window of ['auto', '1']) {
-      const r = await list(e, ['/v1/items', '--concurrency', window], { extraEnv: DEFAULT });
+      const r = await listCommand(e, ['/v1/items', '--concurrency', window], { extraEnv: DEFAULT });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(ITEMS));
       expect(r.requests).toHaveLength(9);
@@ -147,12 +149,12 @@ describe('idcli list: the page size it asks for', () => {
 
   it('a size the user gives is never changed, even when the server refuses it', async () => {
     const e = await setUp({ maxPageSize: 500 });
-    const r = await list(e, ['/v1/items', '--page-size', '2000'], { extraEnv: DEFAULT });
+    const r = await listCommand(e, ['/v1/items', '--page-size', '2000'], { extraEnv: DEFAULT });
     expect(r.code).toBe(4);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/HTTP 400/);
     expect(asked(r.requests)).toEqual(['-/2000']);
-    const inTarget = await list(e, ['/v1/items?pageSize=2000'], { extraEnv: DEFAULT });
+    const inTarget = await listCommand(e, ['/v1/items?pageSize=2000'], { extraEnv: DEFAULT });
     expect(inTarget.code).toBe(4);
     expect(asked(inTarget.requests)).toEqual(['-/2000']);
   }, 60_000);
@@ -169,16 +171,16 @@ describe('idcli list: the page size it asks for', () => {
       [['/v1/items', '--page-size', 'auto'], { IDCLI_PAGE_SIZE: '70' }, '-/1000'],
     ];
     for (const [args, extraEnv, first] of cases) {
-      const r = await list(e, [...args, '--limit', '1000', '--concurrency', '1'], { extraEnv });
+      const r = await listCommand(e, [...args, '--limit', '1000', '--concurrency', '1'], { extraEnv });
       expect(r.code).toBe(0);
       expect(asked(r.requests)[0]).toBe(first);
     }
     const set = await runCli(['config', 'set', 'page-size', '80'], { env: cliEnv(e) });
     expect(set.code).toBe(0);
-    const fromFile = await list(e, ['/v1/items', '--limit', '100'], { extraEnv: DEFAULT });
+    const fromFile = await listCommand(e, ['/v1/items', '--limit', '100'], { extraEnv: DEFAULT });
     expect(asked(fromFile.requests)).toEqual(['-/80', '1/80']);
     expect(fromFile.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
-    const envWins = await list(e, ['/v1/items', '--limit', '100'], { extraEnv: { IDCLI_PAGE_SIZE: '60' } });
+    const envWins = await listCommand(e, ['/v1/items', '--limit', '100'], { extraEnv: { IDCLI_PAGE_SIZE: '60' } });
     expect(asked(envWins.requests)).toEqual(['-/60', '1/60']);
   }, 60_000);
 
@@ -189,7 +191,7 @@ describe('idcli list: the page size it asks for', () => {
     '%s=%s is exit 2 before any request',
     async (name, value, message) => {
       const e = await setUp();
-      const r = await list(e, ['/v1/items'], { extraEnv: { [name]: value } });
+      const r = await listCommand(e, ['/v1/items'], { extraEnv: { [name]: value } });
       expect(r.code).toBe(2);
       expect(r.stderr.startsWith(message)).toBe(true);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
@@ -216,7 +218,7 @@ describe('idcli list: the page size it asks for', () => {
       const extraEnv = source === 'config' ? DEFAULT : { ...DEFAULT, ...source };
       const [target, flags] = args[0]?.startsWith('?') ? [`/v1/items${args[0]}`, []] : ['/v1/items', args];
       for (const window of ['auto', '1']) {
-        const r = await list(e, [target, ...flags, '--limit', '10', '--concurrency', window], { extraEnv });
+        const r = await listCommand(e, [target, ...flags, '--limit', '10', '--concurrency', window], { extraEnv });
         expect(r.code).toBe(2);
         expect(r.stdout).toBe('');
         expect(r.stderr).toBe(
@@ -226,7 +228,7 @@ describe('idcli list: the page size it asks for', () => {
         expect(r.requests).toEqual([]);
       }
       // --count asks with pageSize=0 itself: the setting does not stand in its way.
-      const count = await list(e, [target, ...flags, '--count'], { extraEnv });
+      const count = await listCommand(e, [target, ...flags, '--count'], { extraEnv });
       expect(count.code, count.stderr).toBe(0);
       expect(count.stdout).toBe(`${ITEMS.length}\n`);
     },
@@ -235,7 +237,7 @@ describe('idcli list: the page size it asks for', () => {
 
   it('--page-size refuses a word other than auto and service', async () => {
     const e = await setUp();
-    const r = await list(e, ['/v1/items', '--page-size', 'big']);
+    const r = await listCommand(e, ['/v1/items', '--page-size', 'big']);
     expect(r.code).toBe(2);
     expect(r.requests).toEqual([]);
   }, 60_000);

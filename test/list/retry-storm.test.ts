@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
-import { list, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
+import { listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
 
 const ITEMS = plainItems(250);
 /**
@@ -30,7 +30,7 @@ let healthy: Buffer;
 beforeAll(async () => {
   const { emu, env } = await serve();
   try {
-    const r = await list(env, ['/v1/items', '--concurrency', '1']);
+    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS));
     healthy = r.stdoutBytes;
@@ -63,7 +63,7 @@ describe('idcli list: a storm of 429s asking for no wait', () => {
     'Retry-After: $retryAfter, -c $concurrency, --page-size $pageSize: the walk outlasts it, output exact',
     async ({ retryAfter, concurrency, pageSize }) => {
       emu.inject({ path: '/v1/items', forMs: STORM_MS, fault: { kind: 'status', status: 429, retryAfter } });
-      const r = await list(env, ['/v1/items', '--concurrency', concurrency, '--page-size', pageSize]);
+      const r = await listCommand(env, ['/v1/items', '--concurrency', concurrency, '--page-size', pageSize]);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(r.stdoutBytes.equals(healthy)).toBe(true);

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
-import { list, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
+import { listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
 
 const ITEMS = plainItems(2500);
 const WINDOWS = [
@@ -54,7 +54,7 @@ describe.each(SIZES)('--page-size $size', ({ size, items: perPage }) => {
   describe.each(WINDOWS)('--concurrency $window (rate-limited: $limited)', ({ window, limited }) => {
     const at = () => emus[limited ? 'limited' : 'plain'];
     const run = () =>
-      list(at().env, ['/v1/items', '--page-size', size, '--concurrency', window], {
+      listCommand(at().env, ['/v1/items', '--page-size', size, '--concurrency', window], {
         extraEnv: { IDCLI_PAGE_SIZE: undefined },
       });
     /** A fault on the second page (pageIndex 1) only, whatever order the window's requests arrive in. */

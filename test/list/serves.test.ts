@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
-import { list, type ListEnv, listEnv, plainItems } from './helpers.js';
+import { listCommand, type ListEnv, listEnv, plainItems } from './helpers.js';
 
 const ITEMS = plainItems(1500);
 const WINDOWS = ['auto', '4', '16'];
@@ -36,7 +36,7 @@ describe.each(SERVERS)('a server serving $times× the items asked, links spellin
     '--page-size %s: every window writes what -c 1 writes, with its exit code',
     async (size) => {
       const run = (window: string) =>
-        list(env, [`/v1/${name}`, '--page-size', size, '--concurrency', window], {
+        listCommand(env, [`/v1/${name}`, '--page-size', size, '--concurrency', window], {
           extraEnv: { IDCLI_PAGE_SIZE: undefined },
         });
       const sequential = await run('1');

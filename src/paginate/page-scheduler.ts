@@ -1,9 +1,13 @@
+/**
+ * When each of the walk's page requests goes out: up to the window, after a Retry-After still running, within the byte
+ * budget, each timed for the window and given a recycled buffer. The request itself is get-page.ts's.
+ */
 import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RetryInfo } from '../http/client.js';
 import { createBufferPool } from './buffer-pool.js';
 import { ByteBudget, WINDOW_BYTES } from './byte-budget.js';
-import { type FetchContext, fetchRaw, type RawPage } from './fetch-page.js';
+import { type FetchContext, fetchRaw, type RawPage } from './get-page.js';
 import { type TakenPage, Window, WINDOW_CEILING, type WindowChange } from './window.js';
 
 /** A page request under way. */
@@ -22,7 +26,7 @@ interface Timing extends TakenPage {
 }
 
 /** The walk's page requests: when each starts, its timing (for the window), its bytes (the budget) and buffers. */
-export class PageFetcher {
+export class PageScheduler {
   /** Aborted when the walk ends, cancelling fetches nobody will write (one signal: a controller per page costs more). */
   readonly finished = new AbortController();
   readonly signal: AbortSignal;

@@ -1,3 +1,4 @@
+/** One page's GET: its 2xx body (fetchRaw) and its validation (parseRaw); page-scheduler.ts decides when each goes. */
 import type { ApiClient } from '../apiclient/client.js';
 import { responseError } from '../apiclient/status-errors.js';
 import { ExitCode, IdcliError } from '../errors.js';
