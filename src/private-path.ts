@@ -111,6 +111,8 @@ export function resolveTrusted(path: string, hint: string, followLast = true): s
   for (let name = rest.shift(); name !== undefined; name = rest.shift()) {
     if (name === '.') continue;
     if (name === '..') {
+      // `..` is looked up in `at` too: whoever may replace `at` decides where it leads.
+      refuseUnsafeAncestor(path, at, atSt, hint);
       at = dirname(at);
       atSt = lstatSync(at);
       continue;

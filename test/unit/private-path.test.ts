@@ -157,6 +157,17 @@ describe.runIf(ROOT_USER)('every directory on the way, up to `/`', () => {
     expect(refusal(() => checkPrivateDir(config, opts)).code).toBe('PATH_UNSAFE_DIRECTORY');
   });
 
+  it("refuses a path that goes through nobody's directory and back out with `..`", async () => {
+    await mkdir(join(dir, 'theirs'));
+    await chown(join(dir, 'theirs'), NOBODY, NOBODY);
+    await mkdir(join(dir, 'mine'), { mode: 0o700 });
+    // Not join(): it would take the `..` away before idcli sees it.
+    const config = `${dir}/theirs/../mine/config`;
+    const err = refusal(() => checkPrivateDir(config, { warn: () => {}, hint: 'h', follow: true }));
+    expect(err.code).toBe('PATH_UNSAFE_DIRECTORY');
+    expect(err.message).toContain(`${join(dir, 'theirs')} is on the way to it, and it belongs to uid ${NOBODY}`);
+  });
+
   it('refuses a sticky directory open to all as a private one, and leaves its mode alone', async () => {
     // As /tmp is for root: the user's own, yet shared by every user.
     const shared = join(dir, 'shared');
