@@ -1,6 +1,7 @@
 /**
  * `config set` and the lock it holds while it changes config.json (docs/cli.md, "config"): a run paused while it
- * holds the lock keeps it, a run whose lock was taken anyway writes nothing, a waiter says what it waits for. Real processes, stopped and continued.
+ * holds the lock keeps it, a run whose lock was taken anyway writes nothing, a waiter says what it waits for, and no
+ * run writes a file that later runs would refuse to read. Real processes, stopped and continued.
  */
 import type { ChildProcess } from 'node:child_process';
 import { watch } from 'node:fs';
@@ -175,5 +176,27 @@ describe('config set and its lock', () => {
     expect(r.stderr).toBe(
       `error: refusing to follow the symbolic link ${dirname(lockPath)}; remove the link (idcli makes ${dirname(lockPath)} itself) and run the command again\n`,
     );
+  });
+
+  it('refuses to write a config.json larger than it reads: exit 2, the file as it was', async () => {
+    // Compact, just under the 1 MB read limit; written back indented, it would be over it.
+    const entries: string[] = [];
+    for (let size = 0, i = 0; size < 1024 * 1024 - 100; i++) {
+      entries.push(`"p${i}":{"base-url":"https://id${i}.example.com"}`);
+      size += entries.at(-1)!.length + 1;
+    }
+    entries.pop();
+    const text = `{"profiles":{${entries.join(',')}}}`;
+    expect(Buffer.byteLength(text)).toBeLessThan(1024 * 1024);
+    const path = join(dir.path, 'config.json');
+    await writeFile(path, text, { mode: 0o600 });
+    const r = await runCli(['config', 'set', 'scope', 'read:users'], { env });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toBe(
+      `error: not written: ${path} would be larger than 1 MB, more than idcli reads; remove profiles or keys you no longer need (\`idcli config unset\`)\n`,
+    );
+    expect(await readFile(path, 'utf8')).toBe(text);
+    const get = await runCli(['config', 'get', 'base-url', '--profile', 'p0'], { env });
+    expect(get.code, get.stderr).toBe(0);
   });
 });
