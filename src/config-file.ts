@@ -77,13 +77,31 @@ export async function prepareConfigDir(configDir: string, opts: ConfigFileOption
   });
 }
 
-/** Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. */
-export async function saveConfigFile(configDir: string, file: ConfigFile, opts: ConfigFileOptions = {}): Promise<void> {
-  await prepareConfigDir(configDir, opts);
+/**
+ * Atomic replace, so an interrupted `config set` leaves the old file, never half of a new one. `beforeCommit` runs
+ * right before the rename (a throw leaves the old file). A file larger than loadConfigFile reads is never written:
+ * every later command would refuse it.
+ */
+export async function saveConfigFile(
+  configDir: string,
+  file: ConfigFile,
+  opts: ConfigFileOptions & { beforeCommit?: () => Promise<void> } = {},
+): Promise<void> {
   const path = configPath(configDir);
-  await replacePrivateFile(path, `${JSON.stringify(file, null, 2)}\n`).catch((err: unknown) => {
-    throw configDirFault(configDir, path, err, 'write');
-  });
+  const text = `${JSON.stringify(file, null, 2)}\n`;
+  if (Buffer.byteLength(text) > MAX_CONFIG_BYTES)
+    throw usageError(
+      'CONFIG_FILE_TOO_LARGE',
+      `not written: ${path} would be larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MB, more than idcli reads`,
+      'remove profiles or keys you no longer need (`idcli config unset`)',
+    );
+  await prepareConfigDir(configDir, opts);
+  await replacePrivateFile(path, text, opts.beforeCommit ? { beforeCommit: opts.beforeCommit } : {}).catch(
+    (err: unknown) => {
+      if (err instanceof IdcliError) throw err;
+      throw configDirFault(configDir, path, err, 'write');
+    },
+  );
 }
 
 /** The config directory, which holds the file store, checked as private (false when it does not exist). */

@@ -42,6 +42,7 @@ export const ERROR_CODES = [
   ...['RESUME_FILE_CHANGED', 'OUTPUT_HARD_LINKED'],
   ...['SYMLINK_REFUSED', 'PATH_NOT_REGULAR', 'PATH_FOREIGN_OWNER', 'PATH_UNSAFE_DIRECTORY', 'PATH_UNSAFE_LINK'],
   ...['PATH_TOO_MANY_LINKS', 'PATH_IN_THE_WAY', 'FS_REFUSED', 'FS_FAILED', 'LOCK_TIMED_OUT'],
+  ...['LOCK_LOST'],
   ...['KEYCHAIN_UNAVAILABLE', 'KEYCHAIN_WRITE_FAILED', 'CREDENTIALS_UNREADABLE'],
   ...['ETCD_UNAVAILABLE', 'ETCD_AUTH_FAILED', 'ETCD_PERMISSION_DENIED', 'ETCD_REFUSED', 'ETCD_FILE_UNREADABLE'],
   ...['ETCD_LOCK_TIMED_OUT', 'ETCD_LOCK_LOST', 'ETCD_TLS_FAILED'],
@@ -101,6 +102,15 @@ export function notLoggedIn(code: ErrorCode = 'NOT_LOGGED_IN', detail = 'not log
 /** The server refused the stored refresh token: every run that meets this sign-in says so in the same words. */
 export function signInRejected(): IdcliError {
   return notLoggedIn('SIGN_IN_REJECTED', 'the stored sign-in was rejected by the server (invalid_grant)');
+}
+
+/**
+ * A run's lock was taken from it while it held it (deleted by hand, or judged stale where its owner could not be
+ * checked): what it was about to commit is not committed, and `consequence` says what that leaves behind.
+ */
+export function lockLost(lockPath: string, exitCode: ExitCodeValue, consequence: string, hint: string): IdcliError {
+  const message = `another process took the lock ${lockPath} while this run held it, so ${consequence}`;
+  return new IdcliError('LOCK_LOST', message, exitCode, { hint });
 }
 
 /** stdout could not be written (a full disk): a failure, unlike a reader gone (EPIPE, exit 0; docs/cli.md, "Streams"). */

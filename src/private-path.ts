@@ -186,6 +186,8 @@ export interface DirCheck {
   hint: string;
   /** Whether a link of the user's own may stand for the directory (one the user named); else a link is refused. */
   follow: boolean;
+  /** What to do about a refused link: the default fits the credentials directory, which `login` makes again. */
+  linkHint?: string;
 }
 
 /**
@@ -205,7 +207,7 @@ export function checkPrivateDir(dir: string, opts: DirCheck): boolean {
     throw refused(
       'SYMLINK_REFUSED',
       `refusing to follow the symbolic link ${dir}`,
-      'remove the link and run `idcli login`',
+      opts.linkHint ?? 'remove the link and run `idcli login`',
     );
   if (!st.isDirectory()) throw Object.assign(new Error(`${dir} is not a directory`), { code: 'ENOTDIR' });
   refuseForeignOwner(dir, st, opts.hint);

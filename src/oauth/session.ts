@@ -4,7 +4,7 @@
  */
 import type { SessionContext } from '../context.js';
 import type { TokenSource } from '../deps.js';
-import { ExitCode, IdcliError, notLoggedIn, signInRejected } from '../errors.js';
+import { ExitCode, IdcliError, lockLost, notLoggedIn, signInRejected } from '../errors.js';
 import { requireSetting } from '../config.js';
 import type { CredentialStore } from '../store/interface.js';
 import type { CredentialKey, CredentialRecord } from '../store/record.js';
@@ -80,15 +80,22 @@ interface UnderLockOptions<T> {
   whileWaiting?: () => Promise<T | undefined>;
 }
 
+/**
+ * Throws the error `lost` builds unless this run still holds the lock: asked right before what the lock guards is
+ * committed, by a run that may have been paused while another took the lock from it.
+ */
+type ConfirmLock = (lost: (lockPath: string) => Error) => Promise<void>;
+
 /** The lock loads only when a refresh, a save or a logout needs it, not for a cached token. */
 async function underLock<T>(
   ctx: SessionContext,
   key: CredentialKey,
-  fn: () => Promise<T>,
+  fn: (confirm: ConfirmLock) => Promise<T>,
   { store, onWait, deadline, whileWaiting }: UnderLockOptions<T> = {},
 ): Promise<T> {
   if (store?.withLock) {
-    return store.withLock(key, fn, {
+    // Nothing to confirm: such a store's writes commit only while its lock is this run's (interface.ts).
+    return store.withLock(key, () => fn(async () => {}), {
       signal: ctx.deps.signal,
       ...(onWait && { onWait }),
       ...(whileWaiting && { whileWaiting }),
@@ -99,7 +106,7 @@ async function underLock<T>(
   }
   const { lockPathFor, withLock } = await import('../store/lock.js');
   const lockPath = lockPathFor(ctx.settings.configDir, key);
-  return withLock(lockPath, fn, {
+  return withLock(lockPath, (lease) => fn((lost) => lease.confirm(lost)), {
     signal: ctx.deps.signal,
     onWait: onWait && (() => onWait(lockPath)),
     // The lock counts on Date.now(); the caller's deadline is on deps.now(): what is left of it carries over.
@@ -120,6 +127,19 @@ function signInTimedOut(holder: string, lockPath: string): IdcliError {
   return new IdcliError('SIGN_IN_LOCK_TIMED_OUT', message, ExitCode.AUTH, {
     hint: 'try again once it is done, or give login a longer --timeout',
   });
+}
+
+/** The lock was taken before anything was spent: running again is all it takes. */
+function lockLostUnspent(lockPath: string, consequence: string): IdcliError {
+  return lockLost(lockPath, ExitCode.USAGE, consequence, 'run the command again');
+}
+
+const notExpired = (lockPath: string) => lockLostUnspent(lockPath, 'the token was not marked expired');
+
+/** The lock was taken while this run's refresh was in flight: the refresh token it sent is spent, its successor lost. */
+function refreshLost(lockPath: string): IdcliError {
+  const consequence = 'the refreshed sign-in was not saved; the refresh token it spent may leave the sign-in unusable';
+  return lockLost(lockPath, ExitCode.AUTH, consequence, 'run `idcli token`; if it says so, run `idcli login`');
 }
 
 export class Session implements TokenSource {
@@ -169,11 +189,12 @@ export class Session implements TokenSource {
    * instead of serving it again; unless another process has stored a new one since (`rejected` is not stored).
    */
   async expire(rejected: string | undefined): Promise<void> {
-    await this.withLock(async () => {
+    await this.withLock(async (confirm) => {
       const record = await this.read();
       const now = this.ctx.deps.now();
       if (!record || !this.fresh(record, 0) || (rejected !== undefined && record.accessToken !== rejected)) return;
-      await this.store.write(this.key, { ...record, expiresAt: now });
+      // Written back whole: over a record another run stored since, it would bring back a spent refresh token.
+      await this.store.write(this.key, { ...record, expiresAt: now }, { beforeCommit: () => confirm(notExpired) });
     });
   }
 
@@ -216,7 +237,7 @@ export class Session implements TokenSource {
 
   /** Run `fn` under this sign-in's lock, saying so under --verbose when another idcli holds it. */
   private async withLock<T>(
-    fn: () => Promise<T>,
+    fn: (confirm: ConfirmLock) => Promise<T>,
     deadline?: WaitDeadline,
     whileWaiting?: () => Promise<T | undefined>,
   ): Promise<T> {
@@ -239,7 +260,7 @@ export class Session implements TokenSource {
       return r && usable(r) ? r : undefined;
     };
     return this.withLock(
-      async () => {
+      async (confirm) => {
         let record = await this.read();
         if (!record) throw notLoggedIn();
         if (usable(record)) {
@@ -252,7 +273,7 @@ export class Session implements TokenSource {
         // One retry: a record replaced between our read and the server's refusal deserves a try with its own token.
         for (let attempt = 1; ; attempt++) {
           try {
-            return await this.refreshWith(record);
+            return await this.refreshWith(record, confirm);
           } catch (err) {
             if (!(err instanceof OAuthError && err.oauthError === 'invalid_grant')) throw err;
             const now = await this.read();
@@ -274,7 +295,7 @@ export class Session implements TokenSource {
     );
   }
 
-  private async refreshWith(record: CredentialRecord): Promise<UsableRecord> {
+  private async refreshWith(record: CredentialRecord, confirm: ConfirmLock): Promise<UsableRecord> {
     const { refreshToken, codeVerifier } = refreshProof(record);
     const [{ postTokenRequest, refreshGrantForm }, { createPkcePair }] = await Promise.all([
       import('./token-client.js'),
@@ -289,12 +310,15 @@ export class Session implements TokenSource {
       codeVerifier,
       nextChallenge: next.challenge,
     });
+    // A run paused since it read the record may no longer hold the lock: then another may have sent this token.
+    await confirm((path) => lockLostUnspent(path, 'no refresh was sent'));
     // Not tied to Ctrl-C: once sent, the old refresh token is spent, so abandoning the answer would lose the sign-in.
     return this.ctx.deps.mustFinish(REFRESH_TASK, async () => {
       const tokens = await postTokenRequest(this.ctx, this.key.baseUrl, form, new AbortController().signal);
       remember(this.ctx, tokens);
       const saved = nextRecord(this.ctx.deps.now(), tokens, next.verifier, startedAt, record);
-      await this.store.write(this.key, saved);
+      // Saved over what the run that took the lock stored, this record would undo that run's refresh.
+      await this.store.write(this.key, saved, { beforeCommit: () => confirm(refreshLost) });
       this.ctx.deps.log.verbose(`refreshed the access token (expires in ${tokens.expiresIn} s)`);
       return saved;
     });

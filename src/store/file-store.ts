@@ -115,7 +115,10 @@ export class FileStore implements CredentialStore {
     const creates = !this.#existingRecord(path);
     await this.#removeOrphanTemps(path);
     try {
-      const { beforeCommit } = this.#hooks;
+      const beforeCommit = async () => {
+        await this.#hooks.beforeCommit?.();
+        await opts.beforeCommit?.();
+      };
       await replacePrivateFile(path, `${encodeRecord(record)}\n`, { durable: true, beforeCommit });
     } catch (err) {
       if (err instanceof IdcliError) throw err;

@@ -43,6 +43,11 @@ export interface SharedLockOptions<T> {
 export interface WriteOptions {
   /** The record is a new sign-in (`login`), not a refresh: the user is told where it lands even when it replaces one. */
   signIn?: boolean;
+  /**
+   * Runs right before the write becomes the record (the rename, the keychain's head), where a throw leaves the old
+   * record: a holder confirms there that its lock is still its own. Stores that take turns themselves ignore it.
+   */
+  beforeCommit?: () => Promise<void>;
 }
 
 /** Test seam for crash tests: called after the new data is durable but before the step that makes it current. */

@@ -5,7 +5,7 @@
  */
 import { usageError } from '../errors.js';
 import { errMessage, isJsonObject } from '../shape.js';
-import type { CommitHooks, CredentialStore } from './interface.js';
+import type { CommitHooks, CredentialStore, WriteOptions } from './interface.js';
 import { type KeyringBackend, KeyringClient, type KeyringClientOptions } from './keyring-client.js';
 import type { CredentialKey, CredentialRecord } from './record.js';
 import {
@@ -110,13 +110,13 @@ export class KeychainStore implements CredentialStore {
     throw new CredentialRecordError(reason, this.describe());
   }
 
-  async write(key: CredentialKey, record: CredentialRecord): Promise<void> {
+  async write(key: CredentialKey, record: CredentialRecord, opts: WriteOptions = {}): Promise<void> {
     const account = accountName(key);
     const previous = await this.#currentChunks(account);
     const body = encodeRecord(record);
     const inline = Buffer.from(`{"format":"${HEAD_FORMAT}","v":1,"generation":${record.generation},"record":${body}}`);
     if (inline.length <= CHUNK_BYTES) {
-      await this.#commit(account, inline);
+      await this.#commit(account, inline, opts.beforeCommit);
     } else {
       const whole = Buffer.from(body, 'utf8');
       const { randomBytes } = await import('node:crypto');
@@ -142,7 +142,7 @@ export class KeychainStore implements CredentialStore {
         sha256: await sha256(whole),
       };
       // No cleanup if the commit fails: a timed-out head write may still have landed, and then these chunks are current.
-      await this.#commit(account, Buffer.from(JSON.stringify(head), 'utf8'));
+      await this.#commit(account, Buffer.from(JSON.stringify(head), 'utf8'), opts.beforeCommit);
     }
     await deleteQuietly(this.backend, previous);
   }
@@ -164,8 +164,9 @@ export class KeychainStore implements CredentialStore {
     return removed;
   }
 
-  async #commit(account: string, head: Buffer): Promise<void> {
+  async #commit(account: string, head: Buffer, beforeCommit?: () => Promise<void>): Promise<void> {
     if (this.#hooks.beforeCommit) await this.#hooks.beforeCommit();
+    await beforeCommit?.();
     await this.backend.set(account, head);
   }
 

@@ -2,12 +2,14 @@
  * A cross-process lock file, held across read → refresh → save so that no single-use refresh token is sent twice.
  * A waiter that judged a lock stale must not delete a fresh one another waiter created meanwhile, so every removal
  * happens under a short-lived "reaper" lock and re-reads the lock before unlinking; creation cannot overwrite.
+ * A holder still running on this host keeps its lock however long it is paused (Ctrl-Z, SIGSTOP, a frozen VM): had
+ * it lost the lock unawares, it would resume and send a spent refresh token, or save a file it read before.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { type FileHandle, link, mkdir, open, unlink } from 'node:fs/promises';
+import { type FileHandle, link, lstat, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { seconds } from '../duration.js';
 import { CONFIG_DIR_ELSEWHERE, CONFIG_DIR_OWN } from '../config-file.js';
@@ -16,10 +18,10 @@ import { ExitCode, IdcliError, interrupted, usageError } from '../errors.js';
 import { fsFault, type FsFaultAt } from '../fs-faults.js';
 import { errCode, isJsonObject } from '../shape.js';
 import { createPrivateFile, privateTempName } from '../private-file.js';
-import { processRunning } from './pid.js';
+import { processRunning, processStart, recordedProcessRunning } from './pid.js';
 import { accountName, type CredentialKey } from './record.js';
 
-/** staleMs decides how soon a lock whose owner cannot be checked by pid is taken over after a crash. */
+/** staleMs decides how soon a lock whose owner cannot be checked by pid and start time is taken over after a crash. */
 const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
 const DEFAULT_LOCK_STALE_MS = 10_000;
 // O_NONBLOCK: a FIFO in the lock's place must be refused (see snapshot), not block a thread and the run forever.
@@ -34,13 +36,20 @@ const MAX_POLL_MS = 200;
 export interface LockOptions {
   /** How long one holder may keep the lock; the wait starts over each time the lock changes hands. */
   timeoutMs?: number;
-  /** A lock whose file was not touched for this long is abandoned. */
+  /** A lock whose owner cannot be checked (another host, no start time) is abandoned once untouched this long. */
   staleMs?: number;
   signal?: AbortSignal;
-  /** Called once, when the lock is found held and this process starts to wait. */
-  onWait?: () => void;
+  /** Called once, when the lock is found held and this process starts to wait; `who` as holderName() says. */
+  onWait?: (who: string) => void;
   /** A limit on the whole wait (`login --timeout`): past `at` (Date.now() time) it ends with `error(holderName)`. */
   waitLimit?: { at: number; error: (who: string) => Error };
+  /** What the lock guards, as its messages name it ("the configuration"); default "these credentials". */
+  guards?: string;
+}
+
+/** Given to the holder: `confirm` throws `lost` unless the lock file is still this holder's. */
+export interface Lease {
+  confirm(lost: (lockPath: string) => Error): Promise<void>;
 }
 
 interface Owner {
@@ -48,6 +57,8 @@ interface Owner {
   host: string;
   createdAt: number;
   token: string;
+  /** processStart of the pid: tells the holder from a later process given the same pid. */
+  start?: string;
 }
 
 interface Snapshot {
@@ -65,23 +76,39 @@ export function configLockPath(configDir: string): string {
   return join(configDir, 'locks', 'config.lock');
 }
 
-export async function withLock<T>(lockPath: string, fn: () => Promise<T>, opts: LockOptions = {}): Promise<T> {
-  const release = await acquire(lockPath, opts);
+export async function withLock<T>(
+  lockPath: string,
+  fn: (lease: Lease) => Promise<T>,
+  opts: LockOptions = {},
+): Promise<T> {
+  const { owner, release } = await acquire(lockPath, opts);
+  const lease: Lease = {
+    async confirm(lost) {
+      const now = await snapshot(lockPath).catch(() => null);
+      if (now?.owner?.token !== owner.token) throw lost(lockPath);
+    },
+  };
   try {
-    return await fn();
+    return await fn(lease);
   } finally {
     await release();
   }
 }
 
-async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promise<void>> {
+interface Held {
+  owner: Owner;
+  release: () => Promise<void>;
+}
+
+async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   const staleMs = opts.staleMs ?? DEFAULT_LOCK_STALE_MS;
   const dir = dirname(lockPath);
   try {
     // Another user's locks directory, or a link in its place, could hold a lock forever or see who signs in; it is
     // checked before it is made, so that nothing is created under a directory another user could swap.
-    const check = { warn: () => {}, hint: CONFIG_DIR_OWN, follow: false };
+    const linkHint = `remove the link (idcli makes ${dir} itself) and run the command again`;
+    const check = { warn: () => {}, hint: CONFIG_DIR_OWN, follow: false, linkHint };
     if (!checkPrivateDir(dir, check)) {
       await mkdir(dir, { recursive: true, mode: 0o700 });
       checkPrivateDir(dir, check);
@@ -91,6 +118,7 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
     // The locks directory not there yet stands for the nearest one above it (see fs-faults.ts).
     throw lockFsError('create', dir, err, dir);
   }
+  await sweepDeadTemps(lockPath);
   const owner = newOwner();
   let waitingOn: string | null | undefined;
   let deadline = Date.now() + timeoutMs;
@@ -100,19 +128,19 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
     const seen = round === 0 ? null : await snapshot(lockPath);
     if (seen === null) {
       const fh = await createExclusive(lockPath, owner);
-      if (fh) return hold(lockPath, fh, owner, staleMs, timeoutMs);
+      if (fh) return { owner, release: hold(lockPath, fh, owner, staleMs, timeoutMs) };
     }
     const holder = seen ?? (await snapshot(lockPath));
     const stale = (snap: Snapshot) => isStale(snap, staleMs);
     if (holder && stale(holder) && (await removeUnder(lockPath, stale, deadline, opts.signal))) continue;
     const id = holderId(holder);
     if (id !== waitingOn) {
-      if (waitingOn === undefined) opts.onWait?.();
+      if (waitingOn === undefined) opts.onWait?.(holderName(holder));
       waitingOn = id;
       deadline = Date.now() + timeoutMs;
     }
     if (opts.waitLimit && Date.now() >= opts.waitLimit.at) throw opts.waitLimit.error(holderName(holder));
-    if (Date.now() >= deadline) throw timeoutError(lockPath, timeoutMs, holder);
+    if (Date.now() >= deadline) throw timeoutError(lockPath, timeoutMs, holder, opts.guards ?? 'these credentials');
     const pause = Math.min(pollDelay(round), Math.max(0, (opts.waitLimit?.at ?? Infinity) - Date.now()));
     await sleep(pause, undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
   }
@@ -120,7 +148,14 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<() => Promi
 
 /** The token tells this process's own lock file from a successor's. */
 function newOwner(): Owner {
-  return { pid: process.pid, host: hostname(), createdAt: Date.now(), token: randomBytes(16).toString('hex') };
+  const owner: Owner = {
+    pid: process.pid,
+    host: hostname(),
+    createdAt: Date.now(),
+    token: randomBytes(16).toString('hex'),
+  };
+  const start = processStart(process.pid);
+  return start === undefined ? owner : { ...owner, start };
 }
 
 /** Keeps the file's mtime fresh until released, so a slow but healthy refresh is never taken over as stale. */
@@ -162,19 +197,23 @@ async function createExclusive(path: string, content: object): Promise<FileHandl
     await unlink(tmp).catch(() => {});
     throw lockFsError('write', path, err);
   }
+  // Opened before it is linked: the lock's name may be gone again by the time this run looks (deleted by hand).
+  let fh: FileHandle;
+  try {
+    fh = await open(tmp, 'r');
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw lockFsError('open', path, err);
+  }
   try {
     await link(tmp, path);
+    return fh;
   } catch (err) {
+    await fh.close().catch(() => {});
     if (errCode(err) === 'EEXIST') return null;
     throw lockFsError('create', path, err);
   } finally {
     await unlink(tmp).catch(() => {});
-  }
-  try {
-    return await open(path, 'r');
-  } catch (err) {
-    await unlink(path).catch(() => {});
-    throw lockFsError('open', path, err);
   }
 }
 
@@ -210,23 +249,47 @@ function parseOwner(text: string): Owner | null {
   try {
     const o: unknown = JSON.parse(text);
     if (!isJsonObject(o)) return null;
-    const { pid, host, createdAt, token } = o;
+    const { pid, host, createdAt, token, start } = o;
     if (
       typeof pid === 'number' &&
       typeof host === 'string' &&
       typeof createdAt === 'number' &&
       typeof token === 'string'
     )
-      return { pid, host, createdAt, token };
+      return typeof start === 'string' ? { pid, host, createdAt, token, start } : { pid, host, createdAt, token };
   } catch {
     // Not an owner record (written by something else, or damaged): only age can make it stale.
   }
   return null;
 }
 
+/** A lock of this host's is stale exactly when its process is gone; only one that cannot be checked ages out. */
 function isStale(snap: Snapshot, staleMs: number): boolean {
-  if (snap.owner && snap.owner.host === hostname() && !processRunning(snap.owner.pid)) return true;
+  const owner = snap.owner;
+  if (owner && owner.host === hostname()) {
+    if (!processRunning(owner.pid)) return true;
+    if (owner.start !== undefined && processStart(owner.pid) !== undefined)
+      return !recordedProcessRunning(owner.pid, owner.start);
+  }
   return Date.now() - snap.mtimeMs > staleMs;
+}
+
+/**
+ * Removes the temp files (`<lock>.<pid>.<hex>.tmp`, and the reaper's) of runs killed between writing one and linking
+ * it. Only once a few seconds old: the pid is this host's, and a run on another host sharing the directory (a home
+ * on NFS) keeps its temp for two system calls only.
+ */
+async function sweepDeadTemps(lockPath: string): Promise<void> {
+  const dir = dirname(lockPath);
+  const base = basename(lockPath);
+  const names = await readdir(dir).catch((): string[] => []);
+  for (const name of names) {
+    const m = /^\.(?:reaper\.)?(\d+)\.[0-9a-f]+\.tmp$/.exec(name.slice(base.length));
+    if (!name.startsWith(base) || !m || processRunning(Number(m[1]))) continue;
+    const path = join(dir, name);
+    const st = await lstat(path).catch(() => null);
+    if (st?.isFile() && Date.now() - st.mtimeMs > REAPER_STALE_MS) await unlink(path).catch(() => {});
+  }
 }
 
 /** Unlinks the lock if `shouldRemove` still holds, under the reaper; false when it could not be had by `deadline`. */
@@ -266,11 +329,19 @@ function holderName(holder: Snapshot | null): string {
   return holder?.owner ? `pid ${holder.owner.pid} on ${holder.owner.host}` : '';
 }
 
-function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null): IdcliError {
-  const who = holder?.owner ? ` (held by ${holderName(holder)})` : '';
-  const hint = 'another idcli process holds it; if none is running, delete the lock file';
-  const message = `timed out after ${seconds(timeoutMs)} s waiting for the lock ${lockPath}${who}`;
-  return new IdcliError('LOCK_TIMED_OUT', message, ExitCode.INTERNAL, { hint });
+/**
+ * Something on this machine keeps the lock, which the user lets finish, resumes or removes: exit 2, as for anything
+ * local in the way, not 1, which would call it a bug.
+ */
+function timeoutError(lockPath: string, timeoutMs: number, holder: Snapshot | null, guards: string): IdcliError {
+  const owner = holder?.owner;
+  const who = owner ? `another idcli (${holderName(holder)})` : 'another process';
+  const message = `timed out after ${seconds(timeoutMs)} s waiting for ${who} to finish with ${guards}: it holds the lock ${lockPath}`;
+  const hint =
+    owner && owner.host === hostname()
+      ? `let it finish and run the command again; if it is stopped (Ctrl-Z), resume it (kill -CONT ${owner.pid}) or end it`
+      : 'run the command again once it is done; if no idcli is running, delete the lock file';
+  return new IdcliError('LOCK_TIMED_OUT', message, ExitCode.USAGE, { hint });
 }
 
 /** A failed operation on a lock file or the locks directory, mended in that directory (see fs-faults.ts). */

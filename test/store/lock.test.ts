@@ -1,15 +1,17 @@
+import { spawn } from 'node:child_process';
 import { lstat, mkdir, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, usageError } from '../../src/errors.js';
-import { type LockOptions, lockPathFor, withLock } from '../../src/store/lock.js';
+import { configLockPath, type LockOptions, lockPathFor, withLock } from '../../src/store/lock.js';
+import { processStart } from '../../src/store/pid.js';
 import { deadPid, KEY, runFixture, waitForExit } from './support.js';
 import { tempDir } from '../support/cli.js';
 import { until } from '../support/until.js';
 import { rejection } from './rejection.js';
 
-async function plantLock(path: string, owner: { pid: number; host: string }, ageMs = 0): Promise<void> {
+async function plantLock(path: string, owner: { pid: number; host: string; start?: string }, ageMs = 0): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   await writeFile(path, JSON.stringify({ ...owner, createdAt: Date.now() - ageMs, token: 'planted' }));
   if (ageMs > 0) {
@@ -167,12 +169,13 @@ describe('lock', () => {
     }
   });
 
-  it('times out on a fresh lock of another host with exit 1 naming the lock path', async () => {
+  it('times out on a fresh lock of another host with exit 2 naming the lock path', async () => {
     await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
     const started = Date.now();
     const { err, ran } = await refused({ timeoutMs: 300 });
     expect(ran).toBe(false);
-    expect(err.exitCode).toBe(ExitCode.INTERNAL);
+    // Something local is in the way, which the user lets finish or removes: not an internal error (exit 1).
+    expect(err.exitCode).toBe(ExitCode.USAGE);
     expect(err.code).toBe('LOCK_TIMED_OUT');
     expect(err.message).toContain(lockPath);
     expect(err.message).toMatch(/after 0\.3 s/);
@@ -219,6 +222,63 @@ describe('lock', () => {
     expect(touched).toBeGreaterThan(firstSeen);
     await Promise.all([slow, eager]);
     expect(order).toEqual(['slow+', 'slow-', 'eager']);
+  });
+
+  it('never takes over a lock whose holder on this host still runs, however old; says how to resume it', async () => {
+    const holder = spawn(process.execPath, ['-e', 'setInterval(() => {}, 60_000)'], { stdio: 'ignore' });
+    try {
+      const pid = holder.pid!;
+      const start = await until(() => processStart(pid), 10_000, "the holder's start time");
+      // Untouched for two minutes, as the lock of a process stopped by Ctrl-Z or SIGSTOP would be.
+      await plantLock(lockPath, { pid, host: hostname(), start }, 120_000);
+      const { err, ran } = await refused({ timeoutMs: 500, staleMs: 100, guards: 'the configuration' });
+      expect(ran).toBe(false);
+      expect(err.code).toBe('LOCK_TIMED_OUT');
+      expect(err.exitCode).toBe(ExitCode.USAGE);
+      expect(err.message).toBe(
+        `timed out after 0.5 s waiting for another idcli (pid ${pid} on ${hostname()}) to finish with the configuration: it holds the lock ${lockPath}`,
+      );
+      expect(err.hint).toContain(`kill -CONT ${pid}`);
+      await stillPlanted();
+    } finally {
+      holder.kill();
+    }
+  });
+
+  it('takes over at once a lock whose pid now belongs to another process (its start time differs)', async () => {
+    await plantLock(lockPath, { pid: process.pid, host: hostname(), start: 'another-boot/1' });
+    const started = Date.now();
+    expect(await withLock(lockPath, async () => 'mine', { timeoutMs: 10_000 })).toBe('mine');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('tells a holder whether the lock is still its own, right before it commits', async () => {
+    const lost = (path: string) => usageError('LOCK_LOST', `lost ${path}`);
+    const outcome = await withLock(lockPath, async (lease) => {
+      await lease.confirm(lost);
+      // Taken from it meanwhile: deleted by hand and made again by another run.
+      await rm(lockPath);
+      await plantLock(lockPath, { pid: process.pid, host: hostname() });
+      return rejection(lease.confirm(lost));
+    });
+    expect(outcome.message).toBe(`lost ${lockPath}`);
+    // Releasing it leaves the other run's lock alone.
+    await stillPlanted();
+  });
+
+  it("removes the temp files of runs killed before they linked them, not a live run's", async () => {
+    const path = configLockPath(dir.path);
+    await mkdir(dirname(path), { recursive: true });
+    const dead = await deadPid();
+    const leftovers = [`${path}.${dead}.0123456789ab.tmp`, `${path}.reaper.${dead}.0123456789ab.tmp`];
+    const live = `${path}.${process.pid}.0123456789ab.tmp`;
+    const then = new Date(Date.now() - 60_000);
+    for (const tmp of [...leftovers, live]) {
+      await writeFile(tmp, '{}');
+      await utimes(tmp, then, then);
+    }
+    expect(await withLock(path, async () => 'mine')).toBe('mine');
+    expect(await readdir(dirname(path))).toEqual([live.slice(dirname(path).length + 1)]);
   });
 
   it('gives up waiting with exit 130 when the signal aborts', async () => {

@@ -2,6 +2,13 @@
 import { argument, defineCommand, defineGroup, type Invocation } from '../../argv/define.js';
 import { assertConfigKey, type ConfigFile, validateSetting } from '../../config.js';
 import { loadConfigFile, prepareConfigDir, saveConfigFile } from '../../config-file.js';
+import { ExitCode, type IdcliError, lockLost } from '../../errors.js';
+
+/** Written now, the file read before the lock was taken would erase the change of the run that took it. */
+function configLost(lockPath: string): IdcliError {
+  const consequence = 'config.json was left as that run made it, without this change';
+  return lockLost(lockPath, ExitCode.USAGE, consequence, 'run the command again');
+}
 
 const key = argument({ name: 'key', description: 'setting name' });
 
@@ -22,13 +29,19 @@ function target({ deps, settings }: Invocation) {
       // Read first only for its faults, named as every command names them; the copy changed is the one read below.
       await load();
       await prepareConfigDir(configDir, io);
+      const lockPath = configLockPath(configDir);
+      // Said without --verbose: a wait of seconds with nothing on the screen looks like a hang.
+      const onWait = (who: string) =>
+        deps.log.info(`waiting for ${who ? `another idcli (${who})` : 'another process'} to finish with ${lockPath}`);
       await withLock(
-        configLockPath(configDir),
-        async () => {
+        lockPath,
+        async (lease) => {
           const file = await load();
-          if (edit(file)) await saveConfigFile(configDir, file, io);
+          // A run paused while another took the lock over would save the file it read, erasing the other's change.
+          const beforeCommit = () => lease.confirm(configLost);
+          if (edit(file)) await saveConfigFile(configDir, file, { ...io, beforeCommit });
         },
-        { signal: deps.signal },
+        { signal: deps.signal, onWait, guards: 'the configuration' },
       );
     },
   };
