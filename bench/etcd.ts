@@ -5,71 +5,18 @@
  * - 40 machines running `token --refresh` at once against a token endpoint that takes 100 ms to answer (budget:
  *   all done within 3 s, no refresh token presented twice), a median over a few rounds.
  */
-import { type ChildProcess, execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '../test/emulator/index.js';
+import { startEtcdCluster } from '../test/support/etcd-cluster.js';
 import { BIN, median } from './harness.js';
 
 const RUNS = Number(process.env.BENCH_ETCD_RUNS ?? 30);
 const ROUNDS = Number(process.env.BENCH_ETCD_ROUNDS ?? 5);
 const MACHINES = 40;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** Three members on loopback, as the tests start them (test/support/etcd-cluster.ts), healthy before it returns. */
-async function startCluster(dir: string): Promise<{ endpoints: string; stop: () => void }> {
-  const members = [];
-  for (let i = 0; i < 3; i++) {
-    members.push({
-      name: `m${i}`,
-      client: `http://127.0.0.1:${await freePort()}`,
-      peer: `http://127.0.0.1:${await freePort()}`,
-    });
-  }
-  const initial = members.map((m) => `${m.name}=${m.peer}`).join(',');
-  const children: ChildProcess[] = members.map((m) =>
-    spawn(
-      'etcd',
-      ['--name', m.name, '--data-dir', join(dir, m.name), '--listen-client-urls', m.client]
-        .concat(['--advertise-client-urls', m.client, '--listen-peer-urls', m.peer])
-        .concat(['--initial-advertise-peer-urls', m.peer, '--initial-cluster', initial])
-        .concat(['--initial-cluster-state', 'new', '--log-level', 'error']),
-      { stdio: 'ignore' },
-    ),
-  );
-  const endpoints = members.map((m) => m.client).join(',');
-  const stop = () => children.forEach((c) => c.pid && c.exitCode === null && process.kill(c.pid, 'SIGKILL'));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      execFileSync('etcdctl', ['--endpoints', endpoints, 'endpoint', 'health', '--command-timeout=2s'], {
-        env: { ...process.env, ETCDCTL_API: '3' },
-        stdio: 'ignore',
-      });
-      return { endpoints, stop };
-    } catch {
-      if (Date.now() > deadline) {
-        stop();
-        throw new Error('the etcd cluster did not become healthy within 30 s');
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
 
 function once(env: NodeJS.ProcessEnv): number {
   const t0 = process.hrtime.bigint();
@@ -88,7 +35,8 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; st
 
 export async function benchEtcd(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), 'idcli-bench-etcd-'));
-  const cluster = await startCluster(tmp);
+  const cluster = await startEtcdCluster();
+  const endpoints = cluster.members.map((m) => m.clientUrl).join(',');
   const emulator = await startEmulator({ loopbackAnyPort: true, callbackUrl: 'http://127.0.0.1:8765/callback' });
   try {
     const base: NodeJS.ProcessEnv = {
@@ -107,7 +55,7 @@ export async function benchEtcd(): Promise<void> {
         ...base,
         IDCLI_CONFIG_DIR: dir,
         IDCLI_CREDENTIAL_STORE: 'etcd',
-        IDCLI_ETCD_ENDPOINTS: cluster.endpoints,
+        IDCLI_ETCD_ENDPOINTS: endpoints,
         IDCLI_ETCD_PREFIX: prefix,
       };
     };
@@ -129,9 +77,7 @@ export async function benchEtcd(): Promise<void> {
     const file = median(times.file);
     const etcd = median(times.etcd);
     const ratio = etcd / file;
-    console.log(
-      `\nshared sign-in (etcd ${cluster.endpoints.split(',').length} members on loopback), Node ${process.version}`,
-    );
+    console.log(`\nshared sign-in (etcd ${endpoints.split(',').length} members on loopback), Node ${process.version}`);
     console.log(`cached idcli token, median of ${RUNS} interleaved runs:`);
     console.log(
       `  file store ${file.toFixed(1)} ms, etcd ${etcd.toFixed(1)} ms: ${ratio.toFixed(2)}x (budget 1.5x)${ratio <= 1.5 ? '  ok' : '  OVER'}`,
@@ -168,7 +114,7 @@ export async function benchEtcd(): Promise<void> {
     );
   } finally {
     await emulator.close();
-    cluster.stop();
+    await cluster.close();
     await rm(tmp, { recursive: true, force: true });
   }
 }

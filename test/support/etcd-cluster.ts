@@ -5,9 +5,10 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { tempDir } from './cli.js';
 import { until } from './until.js';
 
 export const ETCD_BIN = '/usr/bin/etcd';
@@ -101,7 +102,9 @@ function makeTls(dir: string): EtcdTls & { serverCert: string; serverKey: string
 
 export async function startEtcdCluster(opts: { tls?: boolean; size?: number } = {}): Promise<EtcdCluster> {
   const size = opts.size ?? 3;
-  const tmp = await tempDir('idcli-etcd-');
+  // Not cli.ts's tempDir: that module needs vitest, and the bench starts its cluster here too.
+  const path = await mkdtemp(join(tmpdir(), 'idcli-etcd-'));
+  const tmp = { path, cleanup: () => rm(path, { recursive: true, force: true }) };
   const tls = opts.tls ? makeTls(tmp.path) : undefined;
   const scheme = tls ? 'https' : 'http';
   for (let attempt = 1; ; attempt++) {
