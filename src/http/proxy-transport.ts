@@ -2,6 +2,7 @@ import type { SecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
 import { connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
 import { noProxyForUndici, type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
+import { tunnelClient } from './tunnel-client.js';
 import { type HttpRequest, type HttpResponse, outgoingBody, type Transport } from './types.js';
 
 /** undici's EnvHttpProxyAgent (CONNECT, or absolute form for http://), imported only when a proxy is set. */
@@ -16,7 +17,7 @@ export function createProxyTransport(
   let closed = false;
 
   function dispatcher(): Promise<Dispatcher> {
-    loading ??= Promise.all([import('undici'), trust()]).then(([{ EnvHttpProxyAgent }, secureContext]) => {
+    loading ??= Promise.all([import('undici'), trust()]).then(([{ EnvHttpProxyAgent, Pool }, secureContext]) => {
       agent = new EnvHttpProxyAgent({
         // One context for every TLS connection undici opens: direct, to an https:// proxy, and through a tunnel.
         connect: { secureContext },
@@ -30,6 +31,8 @@ export function createProxyTransport(
         // port 443 only, and a forwarding proxy is what http_proxy has always meant.
         proxyTunnel: false,
         connections: connectionLimit(options),
+        // undici's own factory, but a CONNECT the proxy hangs up on fails the request instead of being sent again.
+        clientFactory: (proxyUrl, opts) => tunnelClient(new Pool(proxyUrl, opts), proxyUrl),
       });
       if (closed) void agent.destroy().catch(() => {});
       return agent;
