@@ -1,7 +1,8 @@
 /**
  * A proxy that fails the CONNECT of an https:// request, each command run in process: hanging up on it, or after
  * half a status line, ends the run with exit 4 and one line naming the proxy, after at most --max-retries + 1
- * CONNECTs.
+ * CONNECTs; a proxy that never answers ends it at IDCLI_HTTP_TIMEOUT. That a stop signal ends such a run is in
+ * proxy-broken-connect-process.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
@@ -86,5 +87,25 @@ describe.each(FAULTS)('a proxy that fails the CONNECT (%s)', (fault) => {
     expect(r.stderr).toMatch(failedAtProxy(`POST ${target}/oauth/token`, 0));
     expect(r.code).toBe(4);
     expect(proxy!.connects).toBe(1);
+  }, 20_000);
+});
+
+describe('a proxy that never answers the CONNECT', () => {
+  beforeEach(async () => {
+    proxy = await startBrokenProxy('silent');
+  });
+
+  it('list ends at IDCLI_HTTP_TIMEOUT with exit 4, after one CONNECT', async () => {
+    const started = Date.now();
+    const r = await run(['list', '/v1/users', '--limit', '2', '--api-base-url', target], { IDCLI_HTTP_TIMEOUT: '1' });
+    expectClean(r);
+    expect(r.stderr).toMatch(
+      new RegExp(`^error: GET ${target}/v1/users\\S* failed: no complete response within 1 s \\(IDCLI_HTTP_TIMEOUT;`),
+    );
+    expect(r.stderr.split('\n')).toHaveLength(2);
+    expect(r.code).toBe(4);
+    expect(proxy!.connects).toBe(1);
+    // Generous: the failure this catches is a run held until undici's own CONNECT timeout, minutes later.
+    expect(Date.now() - started).toBeLessThan(10_000);
   }, 20_000);
 });
