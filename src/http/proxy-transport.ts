@@ -1,7 +1,8 @@
 import type { SecureContext } from 'node:tls';
 import type { Dispatcher } from 'undici';
-import { connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
+import { type Attempt, connectionLimit, type LimitOptions, readBody, startAttempt, targetOf } from './attempt.js';
 import { noProxyForUndici, type ProxyEnv, proxyFor, showProxy } from './proxy-env.js';
+import { tunnelClient } from './tunnel-client.js';
 import { type HttpRequest, type HttpResponse, outgoingBody, type Transport } from './types.js';
 
 /** undici's EnvHttpProxyAgent (CONNECT, or absolute form for http://), imported only when a proxy is set. */
@@ -16,7 +17,7 @@ export function createProxyTransport(
   let closed = false;
 
   function dispatcher(): Promise<Dispatcher> {
-    loading ??= Promise.all([import('undici'), trust()]).then(([{ EnvHttpProxyAgent }, secureContext]) => {
+    loading ??= Promise.all([import('undici'), trust()]).then(([{ EnvHttpProxyAgent, Pool }, secureContext]) => {
       agent = new EnvHttpProxyAgent({
         // One context for every TLS connection undici opens: direct, to an https:// proxy, and through a tunnel.
         connect: { secureContext },
@@ -30,6 +31,8 @@ export function createProxyTransport(
         // port 443 only, and a forwarding proxy is what http_proxy has always meant.
         proxyTunnel: false,
         connections: connectionLimit(options),
+        // undici's own factory, but a CONNECT the proxy hangs up on fails the request instead of being sent again.
+        clientFactory: (proxyUrl, opts) => tunnelClient(new Pool(proxyUrl, opts), proxyUrl),
       });
       if (closed) void agent.destroy().catch(() => {});
       return agent;
@@ -52,7 +55,7 @@ export function createProxyTransport(
     sent.stream?.on('error', (err) => attempt.end(err));
     let res: Dispatcher.ResponseData | undefined;
     try {
-      res = await d.request({
+      const pending = d.request({
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: req.method,
@@ -68,6 +71,7 @@ export function createProxyTransport(
         // undici hands a status below 100 over as an interim response too, and asserts on it later.
         onInfo: ({ statusCode }) => attempt.interim(statusCode),
       });
+      res = await settledByEnd(pending, attempt);
       const sink = attempt.response(res.statusCode, res.headers);
       const body = await readBody(res.body, sink, attempt);
       // undici gives the reason phrase as sent, but header names only in lower case (docs/cli.md, "api").
@@ -90,4 +94,22 @@ export function createProxyTransport(
       if (agent) void agent.destroy().catch(() => {});
     },
   };
+}
+
+/**
+ * undici only notes the abort of a request still waiting for its connection (a CONNECT the proxy has not answered),
+ * and settles it when that connection opens or fails: the attempt's end settles it here, whatever the proxy does.
+ */
+function settledByEnd(pending: Promise<Dispatcher.ResponseData>, attempt: Attempt): Promise<Dispatcher.ResponseData> {
+  return new Promise((resolve, reject) => {
+    attempt.onEnd((reason) => {
+      reject(reason);
+      // Should the response come after all, its body is given up with its connection.
+      pending.then(
+        (late) => late.body.on('error', () => {}).destroy(),
+        () => {},
+      );
+    });
+    pending.then(resolve, reject);
+  });
 }

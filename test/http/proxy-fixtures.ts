@@ -1,12 +1,19 @@
 /**
  * Network fixtures for the proxy and TLS tests, all on 127.0.0.1 port 0: a forward proxy (absolute-form
  * requests for http:// targets, CONNECT tunnels for https:// targets, RFC 9110 §9.3.6) that records what it saw
- * and can demand Proxy-Authorization; a TLS-terminating reverse proxy in front of the emulator; and a throwaway
+ * and can demand Proxy-Authorization; a broken proxy that fails every CONNECT in one of the ways a hostile or
+ * failing proxy does; a TLS-terminating reverse proxy in front of the emulator; and a throwaway
  * CA with a server certificate for 127.0.0.1 made with openssl (test/emulator/pki.ts).
  */
 import { createServer, type IncomingMessage, request as httpRequest, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { type AddressInfo, connect, type Server as NetServer, type Socket } from 'node:net';
+import {
+  type AddressInfo,
+  connect,
+  createServer as createNetServer,
+  type Server as NetServer,
+  type Socket,
+} from 'node:net';
 import type { Pki } from '../emulator/pki.js';
 
 export interface ProxyHit {
@@ -112,6 +119,37 @@ export async function startForwardProxy(
     upstream.on('error', () => client.destroy());
   });
   return { ...(await listenTracked(server, sockets, 'http')), hits };
+}
+
+/** How a broken proxy treats a CONNECT: hang up at once, hang up after half a status line, or never answer. */
+export type ConnectFault = 'hang-up' | 'half-status-line' | 'silent';
+
+export interface BrokenProxy {
+  url: string;
+  port: number;
+  /** The CONNECT requests it has read. */
+  connects: number;
+  close(): Promise<void>;
+}
+
+/** A proxy that reads each CONNECT and answers it with `fault`, never opening a tunnel. */
+export async function startBrokenProxy(fault: ConnectFault): Promise<BrokenProxy> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((client) => {
+    client.on('error', () => {});
+    let head = '';
+    const onData = (chunk: Buffer): void => {
+      head += chunk.toString('latin1');
+      if (!head.includes('\r\n\r\n')) return;
+      client.off('data', onData);
+      if (head.startsWith('CONNECT ')) proxy.connects++;
+      if (fault === 'hang-up') client.destroy();
+      else if (fault === 'half-status-line') client.end('HTTP/1.1 200 Conn');
+    };
+    client.on('data', onData);
+  });
+  const proxy: BrokenProxy = { ...(await listenTracked(server, sockets, 'http')), connects: 0 };
+  return proxy;
 }
 
 export { makePki, type Pki, requireOpenssl } from '../emulator/pki.js';
