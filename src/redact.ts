@@ -60,20 +60,71 @@ export function paramName(part: string): string {
 
 /**
  * Every known secret value in `text` replaced, as is and with any of its characters percent-encoded (in either case
- * of hex, as a server or a proxy may re-encode a URL); under 8 characters they are words.
+ * of hex, as a server or a proxy may re-encode a URL); under 8 characters they are words. Then every run of token
+ * characters holding a piece of a secret (redactPieces): a host name lower-cases a token, and a clipped echo cuts it.
  */
 export function redactValues(text: string, secrets: Iterable<string>): string {
   let out = text;
   // The pattern of a long token is built only for a line that holds the token once decoded (or cannot tell).
   let decoded: string | undefined;
+  const long: string[] = [];
   for (const s of secrets) {
     if (s.length < 8) continue;
+    if (s.length >= PIECE) long.push(s);
     if (out.includes('%')) {
       decoded ??= percentDecoded(text);
       if (s.includes('%') || decoded.includes(s)) out = out.replace(encodedForms(s), REDACTED);
     } else if (out.includes(s)) out = out.split(s).join(REDACTED);
   }
-  return out;
+  // The early-out: a line with no run of PIECE token characters holds no piece of any secret.
+  return long.length === 0 || !HAS_RUN.test(out) ? out : redactPieces(out, long);
+}
+
+/**
+ * How long a piece of a secret must be to be redacted wherever it appears, in any case: long enough that no word or
+ * path idcli prints holds one by chance, short enough that a copy clipped for a message still does.
+ */
+export const PIECE = 12;
+/** The characters tokens are made of (base64, base64url, JWTs, RFC 6750's b64token), and `%` of their `%XX` forms. */
+const TOKEN_RUN = new RegExp(`[\\w.~+/=%-]{${PIECE},}`, 'g');
+const HAS_RUN = new RegExp(TOKEN_RUN.source);
+
+/**
+ * `text` with every run of token characters redacted whole when it holds, in any case and percent-decoded or not,
+ * PIECE characters in a row of one of `secrets`: a run that is a piece of a secret, or contains one.
+ */
+function redactPieces(text: string, secrets: readonly string[]): string {
+  let pieces: ReadonlySet<string> | undefined;
+  return text.replace(TOKEN_RUN, (run) => {
+    pieces ??= piecesOf(secrets);
+    const holds = (s: string) => holdsPiece(s.toLowerCase(), pieces!);
+    return holds(run) || (run.includes('%') && holds(percentDecoded(run))) ? REDACTED : run;
+  });
+}
+
+function holdsPiece(lower: string, pieces: ReadonlySet<string>): boolean {
+  for (let i = 0; i + PIECE <= lower.length; i++) if (pieces.has(lower.slice(i, i + PIECE))) return true;
+  return false;
+}
+
+// Every line the logger writes is redacted against the same few secrets: their pieces are worked out once each.
+const piecesCache = new Map<string, ReadonlySet<string>>();
+
+/** Every PIECE characters in a row of each secret, lower-cased. */
+function piecesOf(secrets: readonly string[]): ReadonlySet<string> {
+  if (secrets.length === 1) return piecesOfOne(secrets[0]!);
+  return new Set(secrets.flatMap((s) => [...piecesOfOne(s)]));
+}
+
+function piecesOfOne(secret: string): ReadonlySet<string> {
+  let pieces = piecesCache.get(secret);
+  if (!pieces) {
+    const lower = secret.toLowerCase();
+    pieces = new Set(Array.from({ length: lower.length - PIECE + 1 }, (_, i) => lower.slice(i, i + PIECE)));
+    if (piecesCache.size >= 16) piecesCache.clear();
+    piecesCache.set(secret, pieces);
+  }
+  return pieces;
 }
 
 /** Each run of `%XX` decoded as UTF-8; a copy of a secret, encoded in part or whole, becomes the secret. */

@@ -10,8 +10,8 @@ import { createProxyTransport } from './proxy-transport.js';
 import type { HttpRequest, Transport } from './types.js';
 
 export interface TransportOptions extends LimitOptions {
-  /** Told once which proxy is in effect. */
-  log?: Pick<Logger, 'verbose'>;
+  /** Told once which proxy is in effect, and of a CA file or directory the trust store skipped. */
+  log?: Pick<Logger, 'verbose'> & Partial<Pick<Logger, 'warn'>>;
   /**
    * The TLS context to verify against instead of the trust store: for peers with a CA of their own, and a client
    * certificate (the etcd store's members). Whatever gives it, every https:// connection gets its trust here.
@@ -21,7 +21,9 @@ export interface TransportOptions extends LimitOptions {
 
 export function createTransport(env: Env, options: TransportOptions = {}): Transport {
   const trust =
-    options.trust ?? ((): Promise<SecureContext> => import('./trust.js').then((m) => m.trustStore(env).secureContext));
+    options.trust ??
+    ((): Promise<SecureContext> =>
+      import('./trust.js').then((m) => m.trustStore(env, options.log?.warn?.bind(options.log)).secureContext));
   if (!wantsProxy(env)) return explaining(createNodeTransport(options, trust), trust);
   let proxy: ProxyEnv | undefined;
   try {

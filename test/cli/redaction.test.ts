@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { eachTest, list, type ListEnv, plainItems } from '../list/helpers.js';
+import { PIECE } from '../../src/redact.js';
 import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
 
 /** Long enough to be told apart from any word idcli prints. */
@@ -97,6 +98,40 @@ describe('one redaction for every line on stderr', () => {
             `"/v1/items?sig=[redacted]&api_key=[redacted]" here)`,
         );
       }
+    });
+  });
+
+  describe('a lying server that echoes the access token', () => {
+    let emu: Emulator;
+    let env: ListEnv;
+    eachTest(plainItems(5), (e, v) => {
+      emu = e;
+      env = v;
+    });
+
+    /** No PIECE characters in a row of the token, in any case, anywhere in what the run printed. */
+    function expectNoPiece(r: CliResult, token: string): void {
+      const out = `${r.stdout}\n${r.stderr}`.toLowerCase();
+      const lower = token.toLowerCase();
+      for (let i = 0; i + PIECE <= lower.length; i++) expect(out).not.toContain(lower.slice(i, i + PIECE));
+    }
+
+    it('a links.next with the token as its host name (lower-cased by URL parsing): exit 5, no piece of it', async () => {
+      const token = env.token!;
+      emu.inject({ path: '/v1/items', fault: { kind: 'next', href: `http://${token}.evil.example/` } });
+      const r = await list(env, ['/v1/items']);
+      expect(r.code, r.stderr).toBe(5);
+      expect(r.stderr).toMatch(/links\.next points to another origin \(http:\[redacted\]\)/);
+      expectNoPiece(r, token);
+    });
+
+    it('a Content-Encoding that is the token (lower-cased and clipped in the message): no piece of it', async () => {
+      const token = env.token!;
+      emu.inject({ path: '/v1/items', fault: { kind: 'encoding', coding: token } });
+      const r = await list(env, ['/v1/items', '--verbose']);
+      expect(r.code, r.stderr).toBe(5);
+      expect(r.stderr).toMatch(/the response is in content coding '\[redacted\]/);
+      expectNoPiece(r, token);
     });
   });
 });

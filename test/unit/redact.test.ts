@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { redactLine, redactSecrets, redactUrl, redactValues } from '../../src/redact.js';
+import { PIECE, redactLine, redactSecrets, redactUrl, redactValues } from '../../src/redact.js';
 import { suggest } from '../../src/suggest.js';
 import { colourEnabled, stderrStyle } from '../../src/style.js';
 
@@ -170,5 +170,47 @@ describe('a known secret percent-encoded in part or whole', () => {
       expect(redactLine(`GET https://api.example.com/v1/${copy}/x`, [token])).toBe(
         'GET https://api.example.com/v1/[redacted]/x',
       );
+  });
+});
+
+describe('a piece of a secret, in any case', () => {
+  const TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~+/=-';
+  const secret = fc.string({ unit: fc.constantFrom(...TOKEN_CHARS), minLength: 20, maxLength: 200 });
+  /** How a message may carry it: as is, lower- or upper-cased (a host name), or each character's case flipped. */
+  const recase = fc.constantFrom(
+    (s: string) => s,
+    (s: string) => s.toLowerCase(),
+    (s: string) => s.toUpperCase(),
+    (s: string) => [...s].map((c) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase())).join(''),
+  );
+  const place = fc.constantFrom(
+    (p: string) => `error: links.next points to another origin (http://${p}.evil.example)`,
+    (p: string) => `error: the response is in content coding '${p}…'`,
+    (p: string) => `GET https://api.example/v1/x?cursor=${p} -> 200`,
+    (p: string) => `header "${p}" refused`,
+    (p: string) => `https://h.example/p/${encodeURIComponent(p)}/q`,
+    (p: string) => `raw ${[...p].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')} encoded`,
+    (p: string) => `x${p}y`,
+  );
+
+  it('is redacted wherever it is embedded, however cut (to PIECE characters or more) or cased', () => {
+    fc.assert(
+      fc.property(secret, recase, place, fc.nat(), fc.nat(), (s, cased, at, a, b) => {
+        const len = PIECE + (a % (s.length - PIECE + 1));
+        const start = b % (s.length - len + 1);
+        const line = at(cased(s.slice(start, start + len)));
+        const out = redactLine(line, [s]).toLowerCase();
+        const lower = s.toLowerCase();
+        for (let i = 0; i + PIECE <= lower.length; i++) expect(out).not.toContain(lower.slice(i, i + PIECE));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('leaves a line with no such piece as it is', () => {
+    const s = 'tokQWERTYuiop1234567890ASDFghjklZXCVbnm-_xyz';
+    const line = 'GET https://api.example/v1/items?pageIndex=2 -> 200 (3 ms); tokQWERTYui is 11 characters';
+    expect(redactLine(line, [s])).toBe(line);
+    expect(redactLine(`host tokqwertyuiop1234567890asdfghjklzxcvbnm-_xyz.evil.example`, [s])).toBe('host [redacted]');
   });
 });
