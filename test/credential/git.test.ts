@@ -79,6 +79,20 @@ describeEachStore('credential git', (store) => {
     }
   });
 
+  it('get prints nothing when the input is cut at its cap before its empty line or its end', async () => {
+    await seedSignIn(h);
+    // What arrived by the cap ends in the middle of `url=http://HOST:PORT@evil.example/repo`.
+    const padding = 'wwwauth[]=Basic realm="git"\n'.repeat(Math.ceil((64 * 1024) / 28));
+    for (const tail of [`url=${h.emu.baseUrl}`, `protocol=http\nhost=${base.host}`]) {
+      const r = await get(`${padding}${tail}`);
+      expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    }
+    // Under the cap, the same lines get the answer.
+    const r = await get(`wwwauth[]=Basic realm="git"\nurl=${h.emu.baseUrl}\n\n`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toBe('');
+  });
+
   it('get with capability[]=authtype answers a Bearer credential', async () => {
     const t = await seedSignIn(h);
     const r = await get(`capability[]=authtype\nprotocol=http\nhost=${base.host}\n\n`);
