@@ -1,4 +1,5 @@
 /** git's credential helper protocol as idcli reads it (git-credential(1), "INPUT/OUTPUT FORMAT"). */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { onTokenOrigin } from '../../src/apiclient/target.js';
 import { answer, parseAttributes, queryUrl } from '../../src/commands/credential/git-attributes.js';
@@ -9,6 +10,44 @@ const answers = (text: string) => {
   const url = queryUrl(parseAttributes(text));
   return url !== undefined && onTokenOrigin(url, settings);
 };
+
+/** Every scheme and host the lines name, as git reads them (credential_from_url) and as WHATWG does. */
+function readings(lines: string[]): { protocols: Set<string>; hosts: Set<string> } {
+  const protocols = new Set<string>();
+  const hosts = new Set<string>();
+  const whatwg = (text: string) => (URL.canParse(text) ? new URL(text) : undefined);
+  for (const line of lines) {
+    const eq = line.indexOf('=');
+    const [key, value] = [line.slice(0, eq), line.slice(eq + 1)];
+    if (key === 'protocol') protocols.add(value);
+    if (key === 'host') {
+      hosts.add(value);
+      const read = whatwg(`http://${value}/`);
+      if (read) hosts.add(read.host);
+    }
+    if (key !== 'url') continue;
+    const end = value.indexOf('://');
+    if (end >= 0) {
+      const rest = value.slice(end + 3);
+      const slash = rest.search(/[/?#]|$/);
+      const at = rest.indexOf('@');
+      protocols.add(value.slice(0, end));
+      const host = rest.slice(at >= 0 && at < slash ? at + 1 : 0, slash);
+      hosts.add(host);
+      try {
+        hosts.add(decodeURIComponent(host));
+      } catch {
+        hosts.add(`${host}%`);
+      }
+    }
+    const read = whatwg(value);
+    if (read) {
+      protocols.add(read.protocol.slice(0, -1));
+      hosts.add(read.host);
+    }
+  }
+  return { protocols, hosts };
+}
 
 describe('parseAttributes', () => {
   it('reads protocol, host with its port, and path, up to the empty line', () => {
@@ -85,6 +124,57 @@ describe('the origins get answers for', () => {
       expect(answers(`protocol=https\nhost=${host}\n`), host).toBe(false);
     expect(answers('protocol=https\nhost=evil.example\\id.example.com\n')).toBe(false);
     expect(answers('protocol=https\nhost=id.example.com:443:443\n')).toBe(false);
+  });
+
+  it('no url= that git and WHATWG could read apart, nor one beside another origin', () => {
+    for (const input of [
+      'url=https://id.example.com\\@evil.example/\n',
+      'url=https://evil.example@id.example.com/\n',
+      'url=https://id.example.com%40evil.example/\n',
+      'url= https://id.example.com/\n',
+      'url=https://id.example.com\t/\n',
+      'protocol=https\nhost=evil.example\nurl=https://id.example.com/\n',
+      'url=https://id.example.com/\nprotocol=http\n',
+      'url=https://evil.example/\nurl=https://id.example.com/\n',
+      'host=evil.example\nhost=id.example.com\nprotocol=https\n',
+    ])
+      expect(answers(input), JSON.stringify(input)).toBe(false);
+    expect(answers('protocol=https\nhost=id.example.com\nurl=https://ID.example.com/org/repo.git\n')).toBe(true);
+  });
+
+  it("nothing whose host, by git's reading or WHATWG's, of any line, is not the token's origin", () => {
+    const scheme = fc.constantFrom('https', 'http', 'HTTPS', ' https', 'ssh');
+    const hostish = fc
+      .array(
+        fc.constantFrom(
+          ...['id.example.com', 'api.example.com:8443', 'api.example.com', 'evil.example', 'ID.example.com'],
+          ...['id.example.com:443', '127.0.0.1', '', '@', '\\', '/', '?', '#', ':', '%40', '%2f', ' ', '\t', '.'],
+          ...[':443', ':8443', '[::1]'],
+        ),
+        { minLength: 1, maxLength: 4 },
+      )
+      .map((parts) => parts.join(''));
+    const path = fc.constantFrom('', '/', '/org/repo.git', '/a@b', '?x', '#y', '\\x');
+    const url = fc.tuple(scheme, fc.constantFrom('://', ':/', ':///'), hostish, path).map((parts) => parts.join(''));
+    const line = fc.oneof(
+      scheme.map((v) => `protocol=${v}`),
+      hostish.map((v) => `host=${v}`),
+      url.map((v) => `url=${v}`),
+      fc.constantFrom('path=x', 'wwwauth[]=Basic', 'capability[]=authtype'),
+    );
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 1, maxLength: 4 }), (lines) => {
+        const text = `${lines.join('\n')}\n`;
+        if (!answers(text)) return;
+        const { protocols, hosts } = readings(lines);
+        for (const p of protocols)
+          for (const h of hosts) {
+            const target = `${p}://${h}/`;
+            expect(URL.canParse(target) && onTokenOrigin(new URL(target), settings), `${text} → ${target}`).toBe(true);
+          }
+      }),
+      { numRuns: 5000 },
+    );
   });
 
   it('on http on port 80 when base-url says so', () => {

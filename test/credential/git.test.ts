@@ -54,6 +54,8 @@ describeEachStore('credential git', (store) => {
       'protocol=http\nhost=127.0.0.1\n\n',
       `protocol=http\nhost=evil.example@${base.host}\n\n`,
       `url=http://evil.example/?${base.host}\n\n`,
+      `url=http://${base.host}\\@evil.example/\n\n`,
+      `protocol=http\nhost=evil.example\nurl=http://${base.host}/\n\n`,
       `\nprotocol=http\nhost=${base.host}\n`,
       `protocol=http\n\n`,
       '',

@@ -12,12 +12,17 @@ export interface CredentialQuery {
   /** The token git sent and the server refused (`erase`): `password`, or `credential` with an authtype. */
   rejected?: string;
   /** git announced `capability[]=authtype` (git 2.46+): it can send `Authorization: <authtype> <credential>`. */
-  authtype: boolean;
+  authtype: boolean; /**
+   * The request names its origin two ways (a `url=` beside another `url=`, `protocol=` or `host=` that says otherwise),
+   * or in a `url=` that git and WHATWG could read as different hosts: no origin is answered for.
+   */
+  ambiguous?: true;
 }
 
 /** The attribute lines up to the first empty one; a line ending in CR (a helper run through Windows tools) counts too. */
 export function parseAttributes(text: string): CredentialQuery {
   const query: CredentialQuery = { authtype: false };
+  const named = { protocol: new Set<string>(), host: new Set<string>() };
   for (const raw of text.split('\n')) {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
     if (line === '') break;
@@ -25,7 +30,11 @@ export function parseAttributes(text: string): CredentialQuery {
     // git itself refuses a line without `=`; a helper ignores what it does not understand.
     if (eq <= 0) continue;
     apply(query, line.slice(0, eq), line.slice(eq + 1));
+    if (query.protocol !== undefined) named.protocol.add(query.protocol);
+    if (query.host !== undefined) named.host.add(query.host.toLowerCase());
   }
+  // git keeps the last of each, but which one a reader takes is a guess; a token goes only where all of them agree.
+  if (named.protocol.size > 1 || named.host.size > 1) query.ambiguous = true;
   return query;
 }
 
@@ -39,6 +48,7 @@ function apply(query: CredentialQuery, key: string, value: string): void {
     case 'url':
       // git reads `url=` as the parts it names, replacing what came before (credential_from_url).
       Object.assign(query, urlParts(value));
+      if (!unambiguousUrl(value)) query.ambiguous = true;
       break;
     case 'password':
     case 'credential':
@@ -50,6 +60,24 @@ function apply(query: CredentialQuery, key: string, value: string): void {
   }
 }
 
+/** A host as a token may be sent to: a name, IPv4 or [IPv6], and a port; nothing that parses into another. */
+const PLAIN_HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * Whether git (its host ends at the first `/`, `?` or `#`, after the last `@` before it, percent-decoded) and WHATWG
+ * (a `\\` is a `/`, spaces and tabs dropped) read the same scheme and host in `value`: no `\\`, `@`, `%`, space or
+ * control character in it, and a plain host.
+ */
+function unambiguousUrl(value: string): boolean {
+  if (/[\\@%\u0000-\u0020\u007f]/.test(value)) return false;
+  const git = /^([^:/?#]+):\/\/([^/?#]*)/.exec(value);
+  if (!git || !PLAIN_HOST.test(git[2]!) || !URL.canParse(value)) return false;
+  const plain = `${git[1]!}://${git[2]!}/`;
+  if (!URL.canParse(plain)) return false;
+  const [whatwg, gits] = [new URL(value), new URL(plain)];
+  return whatwg.protocol === `${git[1]!}:` && whatwg.host === gits.host;
+}
+
 function urlParts(value: string): Pick<CredentialQuery, 'protocol' | 'host' | 'path'> {
   if (!URL.canParse(value)) return { protocol: undefined, host: undefined, path: undefined };
   const url = new URL(value);
@@ -59,12 +87,13 @@ function urlParts(value: string): Pick<CredentialQuery, 'protocol' | 'host' | 'p
 
 /**
  * The origin git asks about, or undefined when it names none a token could go to: an http(s) scheme and a host that
- * is a host (name, IPv4 or [IPv6], and a port), never one that would parse into another (`a@b`, `a/b`, `a\\b`).
+ * is a host (name, IPv4 or [IPv6], and a port), never one that would parse into another (`a@b`, `a/b`, `a\\b`), and
+ * nothing that names another origin beside it.
  */
 export function queryUrl(query: CredentialQuery): URL | undefined {
   const { protocol, host } = query;
-  if ((protocol !== 'https' && protocol !== 'http') || host === undefined) return undefined;
-  if (!/^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host)) return undefined;
+  if (query.ambiguous || (protocol !== 'https' && protocol !== 'http') || host === undefined) return undefined;
+  if (!PLAIN_HOST.test(host)) return undefined;
   const text = `${protocol}://${host}/`;
   return URL.canParse(text) ? new URL(text) : undefined;
 }
