@@ -143,6 +143,14 @@ describeEachStore('credential git', (store) => {
     );
     expect(other).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(await h.record()).toEqual(stored);
+    // Nor does one that names no token at all.
+    const unnamed = await h.command(
+      ['credential', 'git', 'erase'],
+      {},
+      { stdin: `protocol=http\nhost=${base.host}\nusername=oauth2\n\n` },
+    );
+    expect(unnamed).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(await h.record()).toEqual(stored);
 
     const erased = await h.command(
       ['credential', 'git', 'erase'],

@@ -19,7 +19,8 @@ export async function gitCredential(action: 'get' | 'store' | 'erase', invocatio
   if (url === undefined || !onTokenOrigin(url, ctx.settings)) return;
   const credentials = await openCredentials(ctx);
   if (action === 'erase') {
-    if (credentials.kind === 'stored') await credentials.session.expire(query.rejected);
+    // erase acts only while the token git names is still the stored one: with none named, there is nothing to match.
+    if (credentials.kind === 'stored' && query.rejected !== undefined) await credentials.session.expire(query.rejected);
     return;
   }
   if (credentials.kind === 'env') return ctx.deps.print(answer(query, credentials.token, credentials.expiresAt));
