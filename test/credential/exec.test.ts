@@ -103,6 +103,12 @@ describe('exec: the command and its exit', () => {
     const refused = await h.run(['exec', '--', plain]);
     expect(refused.code).toBe(126);
     expectOneErrorLine(refused, /cannot run .*not-executable: permission denied/);
+    const badint = join(h.dir, 'badint');
+    await writeFile(badint, '#!/nonexistent/interpreter\nexit 0\n');
+    await chmod(badint, 0o755);
+    const interpreter = await h.run(['exec', '--', badint]);
+    expect(interpreter.code).toBe(127);
+    expectOneErrorLine(interpreter, /cannot run .*badint: its interpreter \(the #! line\) was not found/);
   });
 
   it.each(['SIGINT', 'SIGTERM', 'SIGHUP'] as const)('passes %s on and exits as the command did', async (signal) => {
@@ -162,6 +168,17 @@ describe('exec: the command and its exit', () => {
       expect(r.stdout).toBe('');
       expectOneErrorLine(r, /--env must be an environment variable name/);
     }
+  });
+
+  it('refuses an --env the dynamic loader or a shell reads, before anything runs', async () => {
+    for (const name of ['LD_PRELOAD', 'LD_LIBRARY_PATH', 'DYLD_INSERT_LIBRARIES', 'PATH', 'IFS', 'ENV', 'BASH_ENV']) {
+      const r = await h.run(['exec', '--env', name, '--', 'sh', '-c', 'echo ran']);
+      expect(r.code, name).toBe(2);
+      expect(r.stdout).toBe('');
+      expectOneErrorLine(r, new RegExp(`--env ${name} would have the dynamic loader or a shell read the token`));
+    }
+    for (const name of ['SHELLOPTS', 'PS4', 'NODE_OPTIONS'])
+      expect((await h.run(['exec', '--env', name, '--', 'sh', '-c', 'echo ran'])).code, name).toBe(2);
   });
 
   it('needs a command', async () => {

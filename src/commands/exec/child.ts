@@ -1,7 +1,8 @@
 /** The command `idcli exec` runs: no shell, stdio its own, stop signals passed on, its exit status told as a shell does. */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
+import { delimiter, join } from 'node:path';
 import type { Invocation } from '../../argv/define.js';
 import { ExitCode, IdcliError } from '../../errors.js';
 import { clip, printable } from '../../printable.js';
@@ -32,7 +33,7 @@ export function runChild({ argv, env, relaySignals, verbose }: ChildSpec): Promi
     });
     child.once('error', (err) => {
       stopRelay();
-      reject(startFailure(file, err));
+      reject(startFailure(file, err, env.PATH));
     });
     child.once('exit', (code, signal) => {
       stopRelay();
@@ -41,8 +42,16 @@ export function runChild({ argv, env, relaySignals, verbose }: ChildSpec): Promi
   });
 }
 
-function startFailure(file: string, err: unknown): unknown {
+function startFailure(file: string, err: unknown, path: string | undefined): unknown {
   const shown = clip(printable(file));
+  // execve's ENOENT for a file that is there means its #! interpreter is not; bash and dash exit 127 for it too.
+  if (errCode(err) === 'ENOENT' && found(file, path))
+    return new IdcliError(
+      'EXEC_COMMAND_NOT_FOUND',
+      `cannot run ${shown}: its interpreter (the #! line) was not found`,
+      ExitCode.COMMAND_NOT_FOUND,
+      { hint: 'check the path on its first line' },
+    );
   if (errCode(err) === 'ENOENT')
     return new IdcliError('EXEC_COMMAND_NOT_FOUND', `command not found: ${shown}`, ExitCode.COMMAND_NOT_FOUND, {
       hint: 'check its name, or give its path',
@@ -57,6 +66,12 @@ function startFailure(file: string, err: unknown): unknown {
       },
     );
   return err;
+}
+
+/** Whether `file` exists: as given when it holds a `/`, else in a directory of `path`, as spawn looks for it. */
+function found(file: string, path: string | undefined): boolean {
+  if (file.includes('/')) return existsSync(file);
+  return (path ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, file)));
 }
 
 /**

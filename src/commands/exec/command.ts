@@ -6,6 +6,12 @@ import { MIN_TTL_SEC } from '../../token-rules.js';
 
 const DEFAULT_ENV = 'IDCLI_ACCESS_TOKEN';
 
+/**
+ * Names the dynamic loader (LD_*, DYLD_*) or a shell reads as instructions: a token there is run, printed in an error
+ * (ld.so names the "library" it cannot preload) or breaks the command (PATH, IFS), never just passed along.
+ */
+const REFUSED_ENV = /^(?:LD_.*|DYLD_.*|PATH|IFS|ENV|BASH_ENV|SHELLOPTS|PS4|NODE_OPTIONS)$/;
+
 export const command = defineCommand({
   name: 'exec',
   summary: 'run a command with the access token in its environment',
@@ -37,6 +43,11 @@ export const command = defineCommand({
       throw usageError(
         'EXEC_ENV_NAME_INVALID',
         `--env must be an environment variable name (letters, digits and _, not first a digit), not ${clip(printable(o.env))}`,
+      );
+    if (o.env !== undefined && REFUSED_ENV.test(o.env))
+      throw usageError(
+        'EXEC_ENV_NAME_INVALID',
+        `--env ${o.env} would have the dynamic loader or a shell read the token as instructions; name another variable`,
       );
   },
   async run(o, invocation) {
