@@ -1,8 +1,9 @@
 /**
  * Text from servers and links may carry terminal control sequences that rewrite the screen: everything shown passes
- * here, each control character escaped as JSON writes it (`\r`, `\u001b`), seen but inert.
+ * here, each control character escaped as JSON writes it (`\r`, `\u001b`), seen but inert. Bidi controls (U+200E/F,
+ * U+202A–U+202E, U+2066–U+2069) too: they reorder what follows on screen, so a name could show as another.
  */
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** JSON's short escapes; every other control character is written `\u00XX`. */
 const SHORT_ESCAPES: Readonly<Record<number, string>> = {
@@ -18,7 +19,7 @@ function escaped(code: number): string {
   return SHORT_ESCAPES[code] ?? `\\u${code.toString(16).padStart(4, '0')}`;
 }
 
-/** One line of a message: every C0 and C1 control character (newline and tab too) escaped. Idempotent. */
+/** One line of a message: every C0, C1 and bidi control character (newline and tab too) escaped. Idempotent. */
 export function printable(text: string): string {
   return text.replace(CONTROLS, (c) => escaped(c.charCodeAt(0)));
 }
@@ -52,6 +53,13 @@ export const MAX_ECHO = 200;
 /** `text` cut to `max` characters, the cut marked with an ellipsis. */
 export function clip(text: string, max = MAX_ECHO): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** `text` cut to `max` characters by dropping its middle, marked with an ellipsis: both ends of a name tell. */
+export function clipMiddle(text: string, max = MAX_ECHO): string {
+  if (text.length <= max) return text;
+  const head = Math.ceil((max - 1) / 2);
+  return `${text.slice(0, head)}…${text.slice(text.length - (max - 1 - head))}`;
 }
 
 /** A value from the user or a file, quoted for a message and cut to MAX_ECHO characters: an argument can be 128 KiB. */

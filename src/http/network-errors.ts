@@ -4,7 +4,7 @@ import { protocolMismatch } from './protocol-mismatch.js';
 import { RETRYABLE_STATUSES } from './retry.js';
 import { withReason } from './status-text.js';
 import { NetworkError } from './types.js';
-import { printable } from '../printable.js';
+import { clipMiddle, printable } from '../printable.js';
 import { errCode, withoutRuntimeHint } from '../shape.js';
 
 export interface ErrorContext {
@@ -104,8 +104,23 @@ export class UntrustedCertificate extends NetworkError {
 export const HOW_TO_TRUST =
   "if that CA is your company's or your network's (TLS inspection), add it to the system's CA store (e.g. update-ca-certificates), or name its PEM file in SSL_CERT_FILE or NODE_EXTRA_CA_CERTS";
 
+/** The most characters of a certificate's subject or issuer in the message, so it stays one short line. */
+const MAX_NAME = 120;
+
+/**
+ * A subject or issuer as the message shows it: OpenSSL writes a control character as `\XX` (hex), which is turned
+ * back into the character so `printable` escapes it JSON-style as everywhere else; then clipped in the middle.
+ */
+function shownName(dn: string): string {
+  const decoded = dn.replace(/\\(\\|[0-9A-Fa-f]{2})/g, (all, esc: string) => {
+    const code = esc === '\\' ? NaN : parseInt(esc, 16);
+    return code < 0x20 || code === 0x7f ? String.fromCharCode(code) : all;
+  });
+  return clipMiddle(printable(decoded), MAX_NAME);
+}
+
 function untrusted(reason: string, shown?: { subject: string; issuer: string }): string {
-  const named = shown ? `: "${printable(shown.subject)}" issued by "${printable(shown.issuer)}"` : '';
+  const named = shown ? `: "${shownName(shown.subject)}" issued by "${shownName(shown.issuer)}"` : '';
   return `the server's TLS certificate is not trusted (${reason})${named}; ${HOW_TO_TRUST}`;
 }
 

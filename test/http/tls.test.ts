@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { UntrustedCertificate } from '../../src/http/network-errors.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { plainItems } from '../list/helpers.js';
 import { BIN, baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
@@ -294,5 +295,23 @@ describe('connections of a walk over HTTPS', () => {
       await cfg.cleanup();
       await records.close();
     }
+  });
+});
+
+describe('the untrusted-certificate message', () => {
+  const message = (subject: string, issuer: string) =>
+    new UntrustedCertificate('self-signed certificate', 'DEPTH_ZERO_SELF_SIGNED_CERT', undefined, { subject, issuer })
+      .message;
+
+  it("escapes control characters JSON-style, OpenSSL's \\XX ones too, and bidi controls", () => {
+    const m = message('CN=a\\0Ab\\1B[2J, O=x\\\\0A', 'CN=\u202emoc.elgoog\u202c\r');
+    expect(m).toContain('"CN=a\\nb\\u001b[2J, O=x\\\\0A" issued by "CN=\\u202emoc.elgoog\\u202c\\r"');
+    expect(m).not.toMatch(/[\u0000-\u001f\u202a-\u202e]/);
+  });
+
+  it('clips each long name in its middle, so the message stays one short line', () => {
+    const m = message(`CN=${'s'.repeat(5000)}end`, `CN=start${'i'.repeat(5000)}, O=CA`);
+    expect(m.length).toBeLessThan(600);
+    expect(m).toMatch(/"CN=s+…s+end" issued by "CN=starti+…i+, O=CA"/);
   });
 });

@@ -22,6 +22,10 @@ describe('printable', () => {
     const body = 'x\x1b]0;t\x07\r\b\f\u009d';
     expect(printable(body)).toBe(escapeControls(Buffer.from(body)).toString());
   });
+  it('escapes bidi controls, which would reorder what follows on screen', () => {
+    expect(printable('a\u202eb\u200e\u200f\u202a\u2066\u2069c')).toBe('a\\u202eb\\u200e\\u200f\\u202a\\u2066\\u2069c');
+    expect(printable(printable('\u202e'))).toBe('\\u202e');
+  });
   it('leaves text without controls as it is, so a second pass changes nothing', () => {
     const text = 'café ✓ \u00a0 "quoted" back\\slash';
     expect(printable(text)).toBe(text);
