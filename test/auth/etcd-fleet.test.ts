@@ -272,6 +272,46 @@ describe('a sign-in shared through etcd', () => {
     }
   }, 180_000);
 
+  it('a lock key planted without a lease is taken over at once', async () => {
+    h = await harness();
+    const f = fleet(h, cluster!);
+    await login(h, [], f.machine(0));
+    const s = f.store();
+    const lockKey = s.lockKey(h.key());
+    s.close();
+    cluster!.ctl(['put', lockKey, 'x']);
+    const started = Date.now();
+    const r = await h.run(['token', '--refresh'], f.machine(1), { timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(r.stdout).toBe(`${(await f.record())?.accessToken}\n`);
+    // Taken with this run's lease, it went with it.
+    expect(cluster!.ctl(['get', lockKey])).toBe('');
+  }, 60_000);
+
+  it('a lock key on a lease longer than idcli grants: exit 4 at once, naming the key to delete', async () => {
+    h = await harness();
+    const f = fleet(h, cluster!);
+    await login(h, [], f.machine(0));
+    const s = f.store();
+    const lockKey = s.lockKey(h.key());
+    s.close();
+    const lease = /lease ([0-9a-f]+) granted/.exec(cluster!.ctl(['lease', 'grant', '3600']))![1]!;
+    try {
+      cluster!.ctl(['put', `--lease=${lease}`, lockKey, 'x']);
+      const started = Date.now();
+      const r = await h.run(['token', '--refresh'], f.machine(1), { timeoutMs: 120_000 });
+      expect(r.code, r.stderr).toBe(4);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(r.stderr).toContain(`the etcd lock ${lockKey} is held on a lease of 3600 s`);
+      expect(r.stderr).toContain(`etcdctl del '${lockKey}'`);
+      expect(r.stderr).not.toContain('a holder that died');
+      expect(refreshGrants(h)).toHaveLength(0);
+    } finally {
+      cluster!.ctl(['lease', 'revoke', lease]);
+    }
+  }, 60_000);
+
   it('a holder killed before the service acted on its refresh: the fleet goes on with the chain', async () => {
     h = await harness();
     const f = fleet(h, cluster!);
