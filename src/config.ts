@@ -515,14 +515,16 @@ function parseEtcdEndpoints(raw: string): string[] {
     } catch {
       throw invalidSetting(`IDCLI_ETCD_ENDPOINTS holds ${quoted(value)}, which is not a URL`, 'give https://host:2379');
     }
+    // A URL without an origin (unix://…) is named as given, not as "null".
+    const named = url.origin === 'null' ? value : url.origin;
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname)))
       throw invalidSetting(
-        `IDCLI_ETCD_ENDPOINTS: the etcd endpoint ${quoted(url.origin)} must use https (http only on loopback)`,
+        `IDCLI_ETCD_ENDPOINTS: the etcd endpoint ${quoted(named)} must use https (http only on loopback)`,
         'give its https:// address, with IDCLI_ETCD_CACERT when its CA is not trusted by the system',
       );
     if (url.username || url.password || url.search || url.hash || url.pathname !== '/')
       throw invalidSetting(
-        `IDCLI_ETCD_ENDPOINTS: the etcd endpoint ${quoted(url.origin)} must be scheme, host and port only`,
+        `IDCLI_ETCD_ENDPOINTS: the etcd endpoint ${quoted(named)} must be scheme, host and port only`,
       );
     return url.origin;
   });

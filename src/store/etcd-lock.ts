@@ -67,6 +67,8 @@ async function takeTurn<T>(
   const owner = JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() });
   const limit = opts.waitLimit ?? { at: Date.now() + WAIT_LIMIT_MS, error: timedOut };
   let waiting = false;
+  /** The leases seen on the lock and found idcli's, asked about once. */
+  const checked = new Set<string>();
   for (let round = 0; ; round++) {
     if (opts.signal?.aborted) throw interrupted();
     const txn = await client.call('/v3/kv/txn', {
@@ -78,6 +80,16 @@ async function takeTurn<T>(
     const current = lockOf(txn);
     // Our own put, applied by a member that timed out before answering and tried again on another.
     if (current?.lease === lease) return undefined;
+    if (current && (await notIdclis(client, current, lockKey, checked))) {
+      // idcli binds its lock to a lease, always: a key without one holds back no idcli. Taken on its revision, so of
+      // two machines taking it over one wins and the other waits for it.
+      const taken = await client.call('/v3/kv/txn', {
+        compare: [{ target: 'MOD', key: b64(lockKey), mod_revision: String(current.modRevision), result: 'EQUAL' }],
+        success: [{ request_put: { key: b64(lockKey), value: b64(owner), lease } }],
+      });
+      if (taken.succeeded === true) return undefined;
+      continue;
+    }
     const holder = holderOf(current);
     if (!waiting) {
       waiting = true;
@@ -90,6 +102,38 @@ async function takeTurn<T>(
     const pause = Math.min(Math.floor(base / 2 + Math.random() * base), Math.max(0, limit.at - Date.now()));
     await sleep(pause, undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
   }
+}
+
+/**
+ * Whether the lock key is not an idcli's: true when it has no lease (to be taken over); an error naming the key when
+ * its lease was granted for longer than idcli ever asks, which would keep the fleet waiting without end.
+ */
+async function notIdclis(client: EtcdClient, kv: EtcdKv, lockKey: string, checked: Set<string>): Promise<boolean> {
+  if (kv.lease === '0') return true;
+  if (checked.has(kv.lease)) return false;
+  let granted: number;
+  try {
+    const live = await client.call('/v3/lease/timetolive', { ID: kv.lease });
+    granted = Number(scalarText(live.grantedTTL, '0'));
+  } catch (err) {
+    // Reading a lease needs access to every key on it: idcli's carries only its lock, under the prefix we may read.
+    if (err instanceof IdcliError && err.code === 'ETCD_PERMISSION_DENIED') throw foreignLock(lockKey, undefined);
+    throw err;
+  }
+  if (granted > LEASE_TTL_SEC) throw foreignLock(lockKey, granted);
+  checked.add(kv.lease);
+  return false;
+}
+
+function foreignLock(lockKey: string, granted: number | undefined): IdcliError {
+  const lease = granted === undefined ? 'a lease that also holds keys outside the prefix' : `a lease of ${granted} s`;
+  return new IdcliError(
+    'ETCD_LOCK_FOREIGN',
+    `the etcd lock ${lockKey} is held on ${lease}, which idcli never takes (its leases last ${LEASE_TTL_SEC} s)`,
+    ExitCode.NETWORK,
+    // Quoted for a shell: the key holds `|` between its parts.
+    { hint: `if no idcli holds it, delete it: etcdctl del '${lockKey.replaceAll("'", "'\\''")}'` },
+  );
 }
 
 function lockOf(txn: Record<string, unknown>): EtcdKv | undefined {

@@ -41,6 +41,8 @@ export class EtcdStore implements CredentialStore {
   readonly #held = new Map<string, HeldLock>();
   /** The record's mod_revision when this run last read it (0: absent): a write under the lock commits only on it. */
   readonly #seen = new Map<string, number>();
+  /** Accounts whose in-flight marker this run wrote: from then on the refresh token may be spent. */
+  readonly #sending = new Set<string>();
 
   constructor(opts: EtcdStoreOptions) {
     this.prefix = opts.prefix;
@@ -71,6 +73,10 @@ export class EtcdStore implements CredentialStore {
 
   /** One linearizable read; under the lock the marker is read in the same request, to tell of a lost refresh. */
   async read(key: CredentialKey): Promise<CredentialRecord | null> {
+    return this.#afterSending(key, () => this.#read(key));
+  }
+
+  async #read(key: CredentialKey): Promise<CredentialRecord | null> {
     const account = accountName(key);
     const held = this.#held.has(account);
     const ranges = [this.recordKey(key), ...(held ? [this.markerKey(key)] : [])].map((k) => ({
@@ -98,14 +104,15 @@ export class EtcdStore implements CredentialStore {
   async beforeRefresh(key: CredentialKey): Promise<void> {
     const marker = JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() });
     await this.#commit(key, [{ request_put: { key: b64(this.markerKey(key)), value: b64(marker) } }]);
+    this.#sending.add(accountName(key));
   }
 
   async write(key: CredentialKey, record: CredentialRecord, _opts?: WriteOptions): Promise<void> {
-    await this.#replace(key, encodeRecord(record));
+    await this.#afterSending(key, () => this.#replace(key, encodeRecord(record)));
   }
 
   async reject(key: CredentialKey): Promise<void> {
-    await this.#replace(key, REJECTED);
+    await this.#afterSending(key, () => this.#replace(key, REJECTED));
   }
 
   async delete(key: CredentialKey): Promise<boolean> {
@@ -126,12 +133,28 @@ export class EtcdStore implements CredentialStore {
       return await fn();
     } finally {
       this.#held.delete(account);
+      this.#sending.delete(account);
       await taken.held.release();
     }
   }
 
   close(): void {
     this.client.close();
+  }
+
+  /**
+   * Once the refresh went out, a cluster that no longer answers does not mean nothing was sent: the service may have
+   * spent the refresh token, and its successor is only in this run's memory. The marker stays in etcd, so the next
+   * holder tries the old token once and, refused, tells every machine to sign in again.
+   */
+  async #afterSending<T>(key: CredentialKey, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      if (!this.#sending.has(accountName(key)) || !(err instanceof IdcliError)) throw err;
+      if (err.code !== 'ETCD_UNAVAILABLE' && err.code !== 'ETCD_TLS_FAILED') throw err;
+      throw refreshUnstored(err.message);
+    }
   }
 
   /** The record replaced and the marker removed in one transaction, on the revision read under the lock. */
@@ -173,6 +196,17 @@ export class EtcdStore implements CredentialStore {
       { hint: 'run the command again; if it then says so, run `idcli login`' },
     );
   }
+}
+
+function refreshUnstored(why: string): IdcliError {
+  return new IdcliError(
+    'ETCD_REFRESH_UNSTORED',
+    `the refresh was made but its answer could not be stored in etcd, so this sign-in may be lost (${why})`,
+    ExitCode.NETWORK,
+    {
+      hint: 'once the cluster answers again (etcdctl endpoint health), run the command again; if it says so, run `idcli login`',
+    },
+  );
 }
 
 function responses(txn: JsonObject): JsonObject[] {

@@ -200,4 +200,15 @@ describe('endpoints', () => {
     expect(r.stderr).toContain('http://192.0.2.10:2379');
     expect(r.stderr).toContain('must use https');
   });
+
+  it('a unix:// endpoint is named as given', async () => {
+    h = await harness();
+    const r = await h.run(['token'], {
+      IDCLI_CREDENTIAL_STORE: 'etcd',
+      IDCLI_ETCD_ENDPOINTS: 'unix:///run/etcd.sock',
+    });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('unix:///run/etcd.sock');
+    expect(r.stderr).not.toContain("'null'");
+  });
 });

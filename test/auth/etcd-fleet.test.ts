@@ -244,6 +244,74 @@ describe('a sign-in shared through etcd', () => {
     }
   }, 180_000);
 
+  it('quorum lost while the refresh is at the service: exit 4 saying the refresh was made but not stored', async () => {
+    const c = await startEtcdCluster();
+    try {
+      h = await harness();
+      const f = fleet(h, c);
+      await login(h, [], f.machine(0));
+      // The service answers late; two members die while the refresh is with it, so its answer finds no quorum.
+      h.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 2_000 } });
+      let killing: Promise<void> | undefined;
+      h.emu.onRequest((r) => {
+        if (r.path === '/oauth/token' && !killing) killing = c.kill(0).then(() => c.kill(1));
+      });
+      const r = await h.run(['token', '--refresh'], f.machine(1), { timeoutMs: 120_000 });
+      h.emu.onRequest(undefined);
+      await killing;
+      expect(refreshGrants(h).filter((e) => e.ok)).toHaveLength(1);
+      expect(r.code, r.stderr).toBe(4);
+      expect(r.stderr).toContain('the refresh was made but its answer could not be stored in etcd');
+      expect(r.stderr).toContain('`idcli login`');
+      expect(r.stderr).not.toContain('no refresh was sent');
+      // Exit 4 prints nothing on stdout: a token the fleet's record does not hold is not handed out.
+      expect(r.stdout).toBe('');
+      expectNoSecrets(h, []);
+    } finally {
+      await c.close();
+    }
+  }, 180_000);
+
+  it('a lock key planted without a lease is taken over at once', async () => {
+    h = await harness();
+    const f = fleet(h, cluster!);
+    await login(h, [], f.machine(0));
+    const s = f.store();
+    const lockKey = s.lockKey(h.key());
+    s.close();
+    cluster!.ctl(['put', lockKey, 'x']);
+    const started = Date.now();
+    const r = await h.run(['token', '--refresh'], f.machine(1), { timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(r.stdout).toBe(`${(await f.record())?.accessToken}\n`);
+    // Taken with this run's lease, it went with it.
+    expect(cluster!.ctl(['get', lockKey])).toBe('');
+  }, 60_000);
+
+  it('a lock key on a lease longer than idcli grants: exit 4 at once, naming the key to delete', async () => {
+    h = await harness();
+    const f = fleet(h, cluster!);
+    await login(h, [], f.machine(0));
+    const s = f.store();
+    const lockKey = s.lockKey(h.key());
+    s.close();
+    const lease = /lease ([0-9a-f]+) granted/.exec(cluster!.ctl(['lease', 'grant', '3600']))![1]!;
+    try {
+      cluster!.ctl(['put', `--lease=${lease}`, lockKey, 'x']);
+      const started = Date.now();
+      const r = await h.run(['token', '--refresh'], f.machine(1), { timeoutMs: 120_000 });
+      expect(r.code, r.stderr).toBe(4);
+      expect(Date.now() - started).toBeLessThan(20_000);
+      expect(r.stderr).toContain(`the etcd lock ${lockKey} is held on a lease of 3600 s`);
+      expect(r.stderr).toContain(`etcdctl del '${lockKey}'`);
+      expect(r.stderr).not.toContain('a holder that died');
+      expect(refreshGrants(h)).toHaveLength(0);
+    } finally {
+      cluster!.ctl(['lease', 'revoke', lease]);
+    }
+  }, 60_000);
+
   it('a holder killed before the service acted on its refresh: the fleet goes on with the chain', async () => {
     h = await harness();
     const f = fleet(h, cluster!);
