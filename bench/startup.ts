@@ -144,15 +144,30 @@ export async function benchStartup(): Promise<void> {
       { name: 'idcli --version', args: [bin, '--version'], env: base, budget: 1.15 },
       { name: 'idcli --help', args: [bin, '--help'], env: base, budget: 1.15 },
       { name: 'idcli token (file store)', args: [bin, 'token'], env: fileEnv, budget: 1.3 },
-      { name: 'credential kubectl (file)', args: [bin, 'credential', 'kubectl'], env: fileEnv, budget: 1.3 },
-      {
-        name: 'credential git get (file)',
-        args: [bin, 'credential', 'git', 'get'],
-        env: fileEnv,
-        input: `protocol=http\nhost=${new URL(emulator.baseUrl).host}\n\n`,
-        budget: 1.3,
-      },
     ];
+    // git and kubectl start these on every call: the same budget as `token`, for the package and the executable.
+    const gitInput = `protocol=http\nhost=${new URL(emulator.baseUrl).host}\n\n`;
+    const credentialCases = (prefix: string, command: string | undefined, first: string[], floor?: string): Case[] =>
+      [
+        {
+          name: `${prefix}credential kubectl (file)`,
+          command,
+          args: [...first, 'credential', 'kubectl'],
+          env: fileEnv,
+        },
+        {
+          name: `${prefix}credential git get (file)`,
+          command,
+          args: [...first, 'credential', 'git', 'get'],
+          env: fileEnv,
+        },
+      ].map((c) => ({
+        ...c,
+        budget: 1.3,
+        ...(c.name.includes('git') && { input: gitInput }),
+        ...(floor && { floor }),
+      }));
+    cases.push(...credentialCases('', undefined, [bin]));
     // Another build of idcli (a checkout with its own dist/) reading the same record: is this one slower than it?
     const baseline = process.env.BENCH_BASELINE;
     if (baseline) {
@@ -165,6 +180,7 @@ export async function benchStartup(): Promise<void> {
       cases.push({ name: "node -e 0, executable's Node", command: exeNode, args: ['-e', '0'], env: base });
       const floor = cases.at(-1)!.name;
       cases.push({ name: 'executable: token (file)', command: exe, args: ['token'], env: fileEnv, budget: 1.3, floor });
+      cases.push(...credentialCases('executable: ', exe, [], floor));
     }
     const gh = findGh();
     if (gh) {
