@@ -1,0 +1,14 @@
+/** `idcli list -o FILE` killed over a cursor walk, and resumed (see ./dump-kill.ts). */
+import { describe, it } from 'vitest';
+import { SCHEMES } from '../support/scheme.js';
+import { killedOverAndOver, killSuite } from './dump-kill.js';
+import { plainItems } from './helpers.js';
+
+describe.each(SCHEMES)('idcli list -o FILE killed with SIGKILL 20 times over one walk, over %s', (scheme) => {
+  killSuite(scheme);
+
+  it('a cursor walk: the finished FILE is byte-identical to a clean run', async () => {
+    const items = plainItems(8_000, 'e');
+    await killedOverAndOver('/v1/events', { type: 'cursor', items }, 20, []);
+  }, 240_000);
+});
