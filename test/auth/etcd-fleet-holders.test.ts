@@ -1,15 +1,15 @@
 /**
  * A fleet sharing one sign-in through etcd (./etcd-fleet.ts) whose lock holder dies mid-refresh: the others wait
- * for its lease to lapse. In a file of its own so that the forks run these waits beside the other etcd tests.
+ * for its lease to lapse. In a file of its own so that the forks run these waits beside the other etcd tests; the
+ * two tests, each with its own emulator and prefix, wait at the same time.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { createPkcePair } from '../../src/oauth/pkce.js';
 import { type EtcdCluster, startEtcdCluster } from '../support/etcd-cluster.js';
 import { expectFleetRefreshed, fleet, killHolderMidRefresh } from './etcd-fleet.js';
 import { type Harness, harness, login, refreshGrants, tokenForms } from './harness.js';
 
 let cluster: EtcdCluster | undefined;
-let h: Harness | undefined;
 
 beforeAll(async () => {
   cluster = await startEtcdCluster();
@@ -17,14 +17,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.close();
 });
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
+/** A harness for the calling test, closed once it has finished. */
+async function harnessFor({ onTestFinished }: TestContext): Promise<Harness> {
+  const h = await harness();
+  onTestFinished(() => h.close());
+  return h;
+}
 
-describe('a sign-in shared through etcd', () => {
-  it('a holder killed before the service acted on its refresh: the fleet goes on with the chain', async () => {
-    h = await harness();
+describe.concurrent('a sign-in shared through etcd', () => {
+  it('a holder killed before the service acted on its refresh: the fleet goes on with the chain', async (t) => {
+    const h = await harnessFor(t);
     const f = fleet(h, cluster!);
     await login(h, [], f.machine(0));
     const before = (await f.record())?.accessToken;
@@ -32,15 +34,15 @@ describe('a sign-in shared through etcd', () => {
     await killHolderMidRefresh(h, f.machine(0));
     const started = Date.now();
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => h!.run(['token', '--refresh'], f.machine(i + 1), { timeoutMs: 120_000 })),
+      Array.from({ length: 8 }, (_, i) => h.run(['token', '--refresh'], f.machine(i + 1), { timeoutMs: 120_000 })),
     );
     // The dead holder's lease lapses (10 s); one machine finds its in-flight marker, tries once, and it works.
     expect(Date.now() - started).toBeLessThan(30_000);
     await expectFleetRefreshed(h, f, results, before);
   }, 180_000);
 
-  it('a holder killed after the service spent its refresh token: every machine says to sign in again', async () => {
-    h = await harness();
+  it('a holder killed after the service spent its refresh token: every machine says to sign in again', async (t) => {
+    const h = await harnessFor(t);
     const f = fleet(h, cluster!);
     await login(h, [], f.machine(0));
     const chain = (await f.record())!;
@@ -60,7 +62,7 @@ describe('a sign-in shared through etcd', () => {
     expect(spent.status, await spent.clone().text()).toBe(200);
     const started = Date.now();
     const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => h!.run(['token', '--refresh'], f.machine(i + 1), { timeoutMs: 120_000 })),
+      Array.from({ length: 8 }, (_, i) => h.run(['token', '--refresh'], f.machine(i + 1), { timeoutMs: 120_000 })),
     );
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(new Set(results.map((r) => r.code)), results.map((r) => r.stderr).join('\n')).toEqual(new Set([3]));
