@@ -6,22 +6,12 @@
  * saying so; a third leaves at once. Real signals to the built CLI, against the emulator delaying its answer.
  *
  * The tests are in refresh-signals.test.ts (one signal) and refresh-signals-grace.test.ts (more), so that the forks
- * run their waits side by side.
+ * run their waits side by side; within a file, each test has its own harness and they run at the same time.
  */
 import type { ChildProcess } from 'node:child_process';
-import { afterEach, expect } from 'vitest';
+import { expect, type TestContext } from 'vitest';
 import type { CliResult } from '../support/cli.js';
 import { type Harness, harness, login, type StoreKind, refreshGrants } from './harness.js';
-
-let h: Harness | undefined;
-
-/** Closes, after each test of the calling file, the harness refreshing() made. */
-export function closeAfterEach(): void {
-  afterEach(async () => {
-    await h?.close();
-    h = undefined;
-  });
-}
 
 const tokenRequests = (h: Harness) => h.emu.requests.filter((r) => r.path === '/oauth/token').length;
 
@@ -32,9 +22,13 @@ export const SECOND = (key: string) =>
 export const GIVEN_UP =
   'error: stopped before the token refresh finished, which may have lost the sign-in; if the next `idcli token` says so, run `idcli login`\n';
 
-/** Signed in, with an expired access token: the next `token` refreshes. The token answer comes `delayMs` late. */
-export async function refreshing(store: StoreKind, delayMs: number): Promise<Harness> {
-  h = await harness({ store });
+/**
+ * Signed in, with an expired access token: the next `token` refreshes. The token answer comes `delayMs` late. The
+ * harness is the calling test's own, closed once it has finished, so tests may run at the same time.
+ */
+export async function refreshing(store: StoreKind, delayMs: number, { onTestFinished }: TestContext): Promise<Harness> {
+  const h = await harness({ store });
+  onTestFinished(() => h.close());
   // The sign-in is set-up, not what is tested: made in this process, it spares a CLI start.
   await login(h, [], {}, 'command');
   await h.writeRecord({ ...(await h.record())!, expiresAt: Date.now() - 1000 });
