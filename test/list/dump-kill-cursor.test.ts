@@ -4,11 +4,15 @@ import { SCHEMES } from '../support/scheme.js';
 import { killedOverAndOver, killSuite } from './dump-kill.js';
 import { plainItems } from './helpers.js';
 
-describe.each(SCHEMES)('idcli list -o FILE killed with SIGKILL 20 times over one walk, over %s', (scheme) => {
-  killSuite(scheme);
+// Each scheme's suite has an emulator of its own: the two run at the same time.
+describe.concurrent.each(SCHEMES)(
+  'idcli list -o FILE killed with SIGKILL 20 times over one walk, over %s',
+  (scheme) => {
+    const suite = killSuite(scheme);
 
-  it('a cursor walk: the finished FILE is byte-identical to a clean run', async () => {
-    const items = plainItems(8_000, 'e');
-    await killedOverAndOver('/v1/events', { type: 'cursor', items }, 20, []);
-  }, 240_000);
-});
+    it('a cursor walk: the finished FILE is byte-identical to a clean run', async () => {
+      const items = plainItems(8_000, 'e');
+      await killedOverAndOver(suite, '/v1/events', { type: 'cursor', items }, 20, []);
+    }, 240_000);
+  },
+);

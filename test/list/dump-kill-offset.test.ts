@@ -4,11 +4,15 @@ import { SCHEMES } from '../support/scheme.js';
 import { killedOverAndOver, killSuite } from './dump-kill.js';
 import { plainItems } from './helpers.js';
 
-describe.each(SCHEMES)('idcli list -o FILE killed with SIGKILL 20 times over one walk, over %s', (scheme) => {
-  killSuite(scheme);
+// Each scheme's suite has an emulator of its own: the two run at the same time.
+describe.concurrent.each(SCHEMES)(
+  'idcli list -o FILE killed with SIGKILL 20 times over one walk, over %s',
+  (scheme) => {
+    const suite = killSuite(scheme);
 
-  it('an offset walk with pages in flight: the finished FILE is byte-identical to a clean run', async () => {
-    const items = plainItems(30_000);
-    await killedOverAndOver('/v1/items', { type: 'offset', items }, 20, ['--concurrency', '4']);
-  }, 240_000);
-});
+    it('an offset walk with pages in flight: the finished FILE is byte-identical to a clean run', async () => {
+      const items = plainItems(30_000);
+      await killedOverAndOver(suite, '/v1/items', { type: 'offset', items }, 20, ['--concurrency', '4']);
+    }, 240_000);
+  },
+);

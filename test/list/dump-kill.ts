@@ -22,23 +22,28 @@ import { sha256 } from '../support/hash.js';
 import type { Scheme } from '../support/scheme.js';
 import { eachTest, list, type ListEnv } from './helpers.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
+/** The emulator and environment of the running test of a suite. */
+export interface KillSuite {
+  emu: Emulator;
+  env: ListEnv & { cleanup: () => Promise<void> };
+}
 
 /**
- * Registers, for every test of the calling suite over `scheme`, the emulator and environment that
- * killedOverAndOver() uses.
+ * Registers, for every test of the calling suite over `scheme`, an emulator and environment, handed to
+ * killedOverAndOver() through the returned value. Each suite has its own, so suites may run at the same time.
  */
-export function killSuite(scheme: Scheme): void {
+export function killSuite(scheme: Scheme): KillSuite {
+  const suite = {} as KillSuite;
   eachTest(
     [],
     (e, v) => {
-      emu = e;
-      env = v;
+      suite.emu = e;
+      suite.env = v;
     },
     'minted',
     scheme,
   );
+  return suite;
 }
 
 const KILLS = 20;
@@ -52,7 +57,7 @@ function random(seed: number): () => number {
 }
 
 /** SIGKILL at a random moment within WINDOW_MS of the run's first request for `path`. */
-function killAtRandom(path: string, next: () => number) {
+function killAtRandom(emu: Emulator, path: string, next: () => number) {
   const delay = Math.floor(next() * WINDOW_MS);
   let child: ChildProcess | undefined;
   emu.onRequest((q) => {
@@ -69,6 +74,7 @@ function killAtRandom(path: string, next: () => number) {
 
 /** Serves `collection` at `path`, kills `idcli list PATH -o FILE` KILLS times over one walk, then resumes it. */
 export async function killedOverAndOver(
+  { emu, env }: KillSuite,
   path: string,
   collection: CollectionSpec,
   pageSize: number,
@@ -93,7 +99,7 @@ export async function killedOverAndOver(
   /** Runs whose state moved on by more than one page: replaced during the run, not only after its first page. */
   let replacedMidRun = 0;
   while (kills < KILLS) {
-    const r = await list(env, [path, ...args, '-o', out], killAtRandom(path, next));
+    const r = await list(env, [path, ...args, '-o', out], killAtRandom(emu, path, next));
     // The collection is long enough for every kill to land before the walk completes.
     expect(r.signal, `${why}: run ${kills + 1} ended by itself (${r.code}): ${r.stderr}`).toBe('SIGKILL');
     kills++;
