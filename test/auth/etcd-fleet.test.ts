@@ -1,23 +1,19 @@
 /**
  * A fleet of machines sharing one sign-in through a real three-member etcd cluster (IDCLI_CREDENTIAL_STORE=etcd).
  * Each machine is a process with its own HOME and config directory; the emulator's refresh-token reuse detection
- * is the judge: a refresh token sent twice revokes the chain.
+ * is the judge: a refresh token sent twice revokes the chain (the fleet is in ./etcd-fleet.ts). A cluster that loses
+ * members and a lock holder that dies are in etcd-fleet-members and etcd-fleet-holders, so that the forks run their
+ * waits side by side.
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPkcePair } from '../../src/oauth/pkce.js';
-import { EtcdStore } from '../../src/store/etcd-store.js';
-import type { CredentialRecord } from '../../src/store/record.js';
-import { type EtcdCluster, startEtcdCluster } from '../support/etcd-cluster.js';
 import type { CliResult } from '../support/cli.js';
+import { type EtcdCluster, startEtcdCluster } from '../support/etcd-cluster.js';
 import { until } from '../support/until.js';
-import { expectNoSecrets, type Harness, harness, login, refreshGrants, tokenForms } from './harness.js';
+import { expectFleetRefreshed, fleet } from './etcd-fleet.js';
+import { expectNoSecrets, type Harness, harness, login, refreshGrants } from './harness.js';
 
 let cluster: EtcdCluster | undefined;
 let h: Harness | undefined;
-let prefixes = 0;
 
 beforeAll(async () => {
   cluster = await startEtcdCluster();
@@ -29,39 +25,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** A fleet: machine i's environment (its own HOME and config directory), all on one prefix of the cluster. */
-function fleet(hh: Harness, c: EtcdCluster, extra: Record<string, string> = {}) {
-  const prefix = `/idcli-test-${process.pid}-${prefixes++}/`;
-  const machine = (i: number): Record<string, string> => {
-    const home = join(hh.dir, `machine-${i}`);
-    mkdirSync(join(home, 'config'), { recursive: true, mode: 0o700 });
-    return {
-      HOME: home,
-      IDCLI_CONFIG_DIR: join(home, 'config'),
-      IDCLI_CREDENTIAL_STORE: 'etcd',
-      IDCLI_ETCD_ENDPOINTS: c.members.map((m) => m.clientUrl).join(','),
-      IDCLI_ETCD_PREFIX: prefix,
-      ...extra,
-    };
-  };
-  const store = () => new EtcdStore({ endpoints: c.members.map((m) => m.clientUrl), prefix });
-  const record = async (): Promise<CredentialRecord | null> => {
-    const s = store();
-    try {
-      return await s.read(hh.key());
-    } finally {
-      s.close();
-    }
-  };
-  return { prefix, machine, record, store };
-}
-
-function refreshTokensSent(hh: Harness): string[] {
-  return tokenForms(hh.emu)
-    .filter((f) => f.grant_type === 'refresh_token')
-    .map((f) => f.refresh_token ?? '');
-}
 
 describe('a sign-in shared through etcd', () => {
   it('is made on one machine and served on another, from one linearizable read', async () => {
@@ -202,48 +165,6 @@ describe('a sign-in shared through etcd', () => {
     await expectFleetRefreshed(h, f, results, before);
   }, 180_000);
 
-  it('a member killed in the middle of a burst is not seen by the fleet', async () => {
-    const c = await startEtcdCluster();
-    try {
-      h = await harness();
-      const f = fleet(h, c);
-      await login(h, [], f.machine(0));
-      const before = (await f.record())?.accessToken;
-      const runs = Array.from({ length: 12 }, (_, i) =>
-        h!.run(['token', '--refresh'], f.machine(i), { timeoutMs: 120_000 }),
-      );
-      // Killed once the burst is under way: the first refresh request has reached the service.
-      await until(() => (refreshGrants(h!).length > 0 ? true : undefined), 60_000, 'the first refresh');
-      await c.kill(0);
-      await expectFleetRefreshed(h, f, await Promise.all(runs), before, c.members.slice(1));
-    } finally {
-      await c.close();
-    }
-  }, 180_000);
-
-  it('without a quorum: exit 4 naming the members, and no refresh is sent', async () => {
-    const c = await startEtcdCluster();
-    try {
-      h = await harness();
-      const f = fleet(h, c);
-      await login(h, [], f.machine(0));
-      await c.kill(0);
-      await c.kill(1);
-      const results = await Promise.all(
-        [1, 2, 3].map((i) => h!.run(['token', '--refresh'], f.machine(i), { timeoutMs: 120_000 })),
-      );
-      for (const r of results) {
-        expect(r.code, r.stderr).toBe(4);
-        expect(r.stderr).toContain('no etcd member answered with a quorum');
-        for (const m of c.members) expect(r.stderr).toContain(m.clientUrl);
-        expect(r.stderr).not.toMatch(/^\s+at /m); // one line, no stack
-      }
-      expect(tokenForms(h.emu).filter((x) => x.grant_type === 'refresh_token')).toHaveLength(0);
-    } finally {
-      await c.close();
-    }
-  }, 180_000);
-
   it('quorum lost while the refresh is at the service: exit 4 saying the refresh was made but not stored', async () => {
     const c = await startEtcdCluster();
     try {
@@ -311,112 +232,4 @@ describe('a sign-in shared through etcd', () => {
       cluster!.ctl(['lease', 'revoke', lease]);
     }
   }, 60_000);
-
-  it('a holder killed before the service acted on its refresh: the fleet goes on with the chain', async () => {
-    h = await harness();
-    const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0));
-    const before = (await f.record())?.accessToken;
-    // The holder dies as its request arrives; the service drops it unprocessed: the refresh token is not spent.
-    await killHolderMidRefresh(h, f.machine(0));
-    const started = Date.now();
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => h!.run(['token', '--refresh'], f.machine(i + 1), { timeoutMs: 120_000 })),
-    );
-    // The dead holder's lease lapses (10 s); one machine finds its in-flight marker, tries once, and it works.
-    expect(Date.now() - started).toBeLessThan(30_000);
-    await expectFleetRefreshed(h, f, results, before);
-  }, 180_000);
-
-  it('a holder killed after the service spent its refresh token: every machine says to sign in again', async () => {
-    h = await harness();
-    const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0));
-    const chain = (await f.record())!;
-    await killHolderMidRefresh(h, f.machine(0));
-    // What the service does when the request got through before the holder died: the refresh token is spent, and
-    // its successor died with the holder.
-    const next = createPkcePair();
-    const form = {
-      grant_type: 'refresh_token',
-      refresh_token: chain.refreshToken!,
-      client_id: h.emu.client.id,
-      code_verifier: chain.codeVerifier!,
-      code_challenge: next.challenge,
-      code_challenge_method: 'S256',
-    };
-    const spent = await fetch(`${h.emu.baseUrl}/oauth/token`, { method: 'POST', body: new URLSearchParams(form) });
-    expect(spent.status, await spent.clone().text()).toBe(200);
-    const started = Date.now();
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => h!.run(['token', '--refresh'], f.machine(i + 1), { timeoutMs: 120_000 })),
-    );
-    expect(Date.now() - started).toBeLessThan(30_000);
-    expect(new Set(results.map((r) => r.code)), results.map((r) => r.stderr).join('\n')).toEqual(new Set([3]));
-    for (const r of results) expect(r.stderr).toContain('the stored sign-in was rejected by the server');
-    // One machine tried once; the others learnt the outcome from the store, without a refresh of their own.
-    const tries = tokenForms(h.emu).filter((x) => x.grant_type === 'refresh_token');
-    expect(tries).toHaveLength(3); // the dead holder's (dropped), the spending one above, and the one retry
-    expect(refreshGrants(h).filter((e) => e.reuse)).toHaveLength(1);
-    const later = await h.run(['token'], f.machine(9));
-    expect(later.code).toBe(3);
-    expect(later.stderr).toContain('the stored sign-in was rejected by the server');
-    // Signing in again mends it for the whole fleet.
-    await login(h, [], f.machine(9));
-    const mended = await h.run(['token', '--refresh'], f.machine(1));
-    expect(mended.code, mended.stderr).toBe(0);
-  }, 180_000);
 });
-
-/**
- * Starts a refresh on `machine` and SIGKILLs it the moment its refresh request reaches the service, which drops that
- * request unprocessed. The holder dies holding the lock, after writing its in-flight marker.
- */
-async function killHolderMidRefresh(hh: Harness, machine: Record<string, string>): Promise<void> {
-  hh.emu.inject({ path: '/oauth/token', fault: { kind: 'drop' } });
-  let holder: ChildProcess | undefined;
-  let arrived = false;
-  hh.emu.onRequest((r) => {
-    if (r.path !== '/oauth/token' || arrived || !holder?.pid) return;
-    arrived = true;
-    process.kill(holder.pid, 'SIGKILL');
-  });
-  const run = hh.run(['token', '--refresh'], machine, {
-    onSpawn: (c) => {
-      holder = c;
-    },
-  });
-  const ended = await run;
-  hh.emu.onRequest(undefined);
-  expect(arrived).toBe(true);
-  expect(ended.signal).toBe('SIGKILL');
-}
-
-/** Every machine printed a token from a refresh made after it started; no refresh token went out twice. */
-async function expectFleetRefreshed(
-  hh: Harness,
-  f: ReturnType<typeof fleet>,
-  results: CliResult[],
-  before: string | undefined,
-  _live?: unknown,
-): Promise<void> {
-  for (const r of results) {
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^\S+\n$/);
-  }
-  // A request the service dropped unprocessed (a fault) spent nothing; its token may go out once more.
-  const refreshes = refreshGrants(hh).filter((e) => !e.error?.startsWith('fault:'));
-  expect(refreshes.length).toBeGreaterThanOrEqual(1);
-  expect(refreshes.every((e) => e.ok && !e.reuse)).toBe(true);
-  const sent = refreshTokensSent(hh);
-  expect(new Set(sent).size).toBe(sent.length - (refreshGrants(hh).length - refreshes.length));
-  const printed = results.map((r) => r.stdout.trim());
-  expect(printed).not.toContain(before);
-  const rec = await f.record();
-  expect(printed).toContain(rec?.accessToken);
-  // The chain is intact: one more refresh proves the last stored verifier.
-  const after = await hh.run(['token', '--refresh'], f.machine(99));
-  expect(after.code, after.stderr).toBe(0);
-  expect(refreshGrants(hh).every((e) => (e.ok && !e.reuse) || e.error?.startsWith('fault:'))).toBe(true);
-  expectNoSecrets(hh, [...printed, after.stdout.trim()]);
-}

@@ -1,128 +1,25 @@
-/**
- * A stop signal while a refresh is in flight. The server spends the old refresh token as it answers, so abandoning
- * the answer would lose the sign-in: the first signal says, in one line, that idcli finishes the refresh and that a
- * second signal loses the sign-in; the refresh is then finished and saved, and the run ends with the signal's code.
- * A second signal still waits for an answer due within a few seconds; one that is not due by then is given up,
- * saying so; a third leaves at once. Real signals to the built CLI, against the emulator delaying its answer.
- */
-import type { ChildProcess } from 'node:child_process';
-import { afterEach, expect, it } from 'vitest';
-import type { CliResult } from '../support/cli.js';
-import { describeEachStore, type Harness, harness, login, type StoreKind, refreshGrants } from './harness.js';
+/** A first stop signal during a refresh: the refresh is finished and saved (see ./refresh-signals.ts). */
+import { describe, expect, it } from 'vitest';
+import { describeEachStore } from './harness.js';
+import { expectSignInKept, FIRST, refreshing, tokenStoppedBy } from './refresh-signals.js';
 
-let h: Harness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
-const tokenRequests = (h: Harness) => h.emu.requests.filter((r) => r.path === '/oauth/token').length;
-
-const FIRST = (key: string) =>
-  `idcli: finishing the token refresh before stopping; a second ${key} waits 5 s more at most, then stops and loses the sign-in\n`;
-const SECOND = (key: string) =>
-  `idcli: waiting 5 s at most for the token refresh to finish; a third ${key} stops now\n`;
-const GIVEN_UP =
-  'error: stopped before the token refresh finished, which may have lost the sign-in; if the next `idcli token` says so, run `idcli login`\n';
-
-/** Signed in, with an expired access token: the next `token` refreshes. The token answer comes `delayMs` late. */
-async function refreshing(store: StoreKind, delayMs: number): Promise<Harness> {
-  h = await harness({ store });
-  await login(h);
-  await h.writeRecord({ ...(await h.record())!, expiresAt: Date.now() - 1000 });
-  h.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: delayMs } });
-  return h;
-}
-
-/**
- * Runs `idcli token` and sends `signal` once the refresh request has reached the server; each further signal
- * (up to `times`) once the CLI has said its line about the previous one.
- */
-function tokenStoppedBy(h: Harness, signal: NodeJS.Signals, times: number): Promise<CliResult> {
-  const before = tokenRequests(h);
-  return h.run(
-    ['token'],
-    {},
-    {
-      onSpawn: (child: ChildProcess) => {
-        let sent = 0;
-        let stderr = '';
-        const send = () => {
-          sent += 1;
-          child.kill(signal);
-        };
-        const timer = setInterval(() => {
-          if (tokenRequests(h) > before) {
-            clearInterval(timer);
-            send();
-          }
-        }, 10);
-        child.on('exit', () => clearInterval(timer));
-        child.stderr!.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString('utf8');
-          const lines = stderr.split('\n').filter((l) => l.startsWith('idcli: ')).length;
-          if (sent > 0 && sent < times && lines === sent) send();
-        });
-      },
-    },
-  );
-}
-
-/** The refresh went through and was kept: a forced refresh with what is stored now is accepted, no reuse. */
-async function expectSignInKept(h: Harness, generationBefore: number): Promise<void> {
-  const record = (await h.record())!;
-  expect(record.generation).toBe(generationBefore + 1);
-  const again = await h.run(['token', '--refresh']);
-  expect(again.code, again.stderr).toBe(0);
-  expect(refreshGrants(h)).toHaveLength(2);
-  expect(refreshGrants(h).every((e) => e.ok && !e.reuse)).toBe(true);
-}
-
-describeEachStore('a stop signal during a refresh', (store) => {
-  for (const [signal, code, key] of [
-    ['SIGINT', 130, 'Ctrl-C'],
-    ['SIGTERM', 143, 'SIGTERM'],
-  ] as const) {
-    it(`${signal}: one line says the refresh is finished first; it is saved, and the run ends with ${code}`, async () => {
-      const h = await refreshing(store, 1500);
-      const generation = (await h.record())!.generation;
-      const r = await tokenStoppedBy(h, signal, 1);
-      expect(r.signal).toBeNull();
-      expect(r.code).toBe(code);
-      expect(r.stdout).toBe('');
-      expect(r.stderr).toBe(FIRST(key));
-      await expectSignInKept(h, generation);
-    });
-  }
-
-  it('a second Ctrl-C waits for an answer due within its grace, which is saved', async () => {
-    const h = await refreshing(store, 2000);
-    const generation = (await h.record())!.generation;
-    const r = await tokenStoppedBy(h, 'SIGINT', 2);
-    expect(r.signal).toBeNull();
-    expect(r.code).toBe(130);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(FIRST('Ctrl-C') + SECOND('Ctrl-C'));
-    await expectSignInKept(h, generation);
-  });
-
-  it('a second Ctrl-C gives up an answer not due within its grace, and says what that may have cost', async () => {
-    const h = await refreshing(store, 60_000);
-    const before = await h.record();
-    const r = await tokenStoppedBy(h, 'SIGINT', 2);
-    expect(r.signal).toBeNull();
-    expect(r.code).toBe(130);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toBe(FIRST('Ctrl-C') + SECOND('Ctrl-C') + GIVEN_UP);
-    // Nothing was saved: what happens to the sign-in is up to the server, as the message says.
-    expect(await h.record()).toEqual(before);
-  });
-
-  it('a third Ctrl-C leaves at once, without waiting for the grace', async () => {
-    const h = await refreshing(store, 60_000);
-    const r = await tokenStoppedBy(h, 'SIGINT', 3);
-    expect(r.signal).toBeNull();
-    expect(r.code).toBe(130);
-    expect(r.stderr).toBe(FIRST('Ctrl-C') + SECOND('Ctrl-C'));
+// Each test has its own harness and waits on real time: they run at the same time.
+describe.concurrent('a stop signal during a refresh, each test at once', () => {
+  describeEachStore('a stop signal during a refresh', (store) => {
+    for (const [signal, code, key] of [
+      ['SIGINT', 130, 'Ctrl-C'],
+      ['SIGTERM', 143, 'SIGTERM'],
+    ] as const) {
+      it(`${signal}: one line says the refresh is finished first; it is saved, and the run ends with ${code}`, async (t) => {
+        const h = await refreshing(store, 1500, t);
+        const generation = (await h.record())!.generation;
+        const r = await tokenStoppedBy(h, signal, 1);
+        expect(r.signal).toBeNull();
+        expect(r.code).toBe(code);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toBe(FIRST(key));
+        await expectSignInKept(h, generation);
+      });
+    }
   });
 });

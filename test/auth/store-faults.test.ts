@@ -5,6 +5,9 @@
  * The tests run as root, whom no file mode stops, so a directory that is not writable is made for the user it
  * stops: the CLI runs as `nobody`, in a config directory handed over to it. A keychain that cannot take a write is
  * a locked keyring, on a Secret Service of the test's own so the rest of the suite keeps its keyring.
+ *
+ * The sign-in a test starts from is set-up, made in this process; on the test's own Secret Service it is made by the
+ * built CLI, which is given that service's address.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -54,7 +57,7 @@ async function orphanTemp(h: Harness, pid: number): Promise<string> {
 describe('temp files of writers killed mid-write', () => {
   it('the next write removes those of writers that are gone, and leaves a running writer its own (file store)', async () => {
     const h = await newHarness('file');
-    await login(h);
+    await login(h, [], {}, 'command');
     const dead = await orphanTemp(h, await deadPid());
     const live = `${await recordPathOf(h)}.${process.pid}.0f1e2d3c4b5a.tmp`;
     await writeFile(live, '', { mode: 0o600 });
@@ -68,7 +71,7 @@ describe('temp files of writers killed mid-write', () => {
   describeEachStore('logout', (store) => {
     it('removes them with the sign-in', async () => {
       const h = await newHarness(store);
-      await login(h);
+      await login(h, [], {}, 'command');
       const dead = await orphanTemp(h, await deadPid());
       const r = await h.run(['logout']);
       expect(r.code, r.stderr).toBe(0);
@@ -97,7 +100,7 @@ function escaped(text: string): string {
 describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', () => {
   it('a credentials directory of another user is refused with exit 2, saying whose it is', async () => {
     const h = await newHarness('file');
-    await login(h);
+    await login(h, [], {}, 'command');
     await chown(credentialsDirOf(h), NOBODY.uid, NOBODY.gid);
     const r = await h.run(['token']);
     expect(r.code, r.stderr).toBe(2);
@@ -112,7 +115,7 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
 
   it('a record of another user is refused, in a directory of ours', async () => {
     const h = await newHarness('file');
-    await login(h);
+    await login(h, [], {}, 'command');
     const record = await recordPathOf(h);
     await chown(record, NOBODY.uid, NOBODY.gid);
     const r = await h.run(['token']);
@@ -123,7 +126,7 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
 
   it("root's 0755 directory and 0644 record: a user is refused, and nothing claims a chmod it could not make", async () => {
     const h = await newHarness('file');
-    await login(h);
+    await login(h, [], {}, 'command');
     await handOver(h, NOBODY);
     const dir = credentialsDirOf(h);
     const record = await recordPathOf(h);
@@ -144,7 +147,7 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
     // The CLI runs as nobody, in a config directory of its own; the record in it is root's and private. Root
     // would read it regardless of its mode, so only a run as another user meets EACCES, as a real user would.
     const h = await newHarness('file');
-    await login(h);
+    await login(h, [], {}, 'command');
     await handOver(h, NOBODY);
     const record = await recordPathOf(h);
     await chown(record, 0, 0);
@@ -165,7 +168,7 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
 
   it('a record of our own that we may not read (mode 0200) is exit 2 with the chmod that mends it', async () => {
     const h = await newHarness('file');
-    await login(h);
+    await login(h, [], {}, 'command');
     await handOver(h, NOBODY);
     const record = await recordPathOf(h);
     await chmod(record, 0o200);
@@ -184,7 +187,7 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
 
   it('a chmod that fails is reported as failed, with the command that fixes it', async () => {
     const h = await newHarness('file');
-    await login(h);
+    await login(h, [], {}, 'command');
     const dirs = [configDirOf(h), credentialsDirOf(h)];
     await writeFile(join(configDirOf(h), 'config.json'), '{"profiles":{}}');
     // Immutable: even root's chmod fails (EPERM), as it does on a read-only mount.
@@ -218,7 +221,7 @@ interface Breakable {
 async function breakable(store: StoreKind): Promise<Breakable> {
   const h = await newHarness(store);
   if (store === 'file') {
-    await login(h);
+    await login(h, [], {}, 'command');
     await handOver(h, NOBODY);
     const dir = credentialsDirOf(h);
     const record = await recordPathOf(h);
@@ -284,7 +287,7 @@ describe.runIf(AS_ROOT)('a store that cannot save', () => {
 
   it('a lock directory that cannot be written: exit 2 with the fix, nothing sent (file store)', async () => {
     const h = await newHarness('file');
-    await login(h);
+    await login(h, [], {}, 'command');
     await handOver(h, NOBODY);
     const locks = join(configDirOf(h), 'locks');
     const sent = refreshGrants(h).length;
@@ -305,7 +308,7 @@ describe.runIf(AS_ROOT)('a store that cannot save', () => {
   describeEachStore('a lock directory that may not be changed at all', (store) => {
     it('a refresh is exit 2 with the path, the reason and the fix, nothing sent, and works once mended', async () => {
       const h = await newHarness(store);
-      await login(h);
+      await login(h, [], {}, 'command');
       const locks = join(configDirOf(h), 'locks');
       await mkdir(locks, { recursive: true, mode: 0o700 });
       // Immutable: even root may not create the lock file in it (EPERM), whichever store holds the sign-in.

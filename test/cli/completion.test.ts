@@ -74,7 +74,9 @@ COMP_WORDS=(${words.map(sq).join(' ')}); COMP_CWORD=${words.length - 1}
 COMP_LINE=${sq(line)}; COMP_POINT=\${#COMP_LINE}; COMP_TYPE=9; COMP_KEY=9
 "$fn" idcli "\${COMP_WORDS[COMP_CWORD]}" "\${COMP_WORDS[COMP_CWORD-1]}"
 printf '%s\\n' "\${COMPREPLY[@]}"`;
-  const { stdout } = await run('bash', ['-c', script], { env: opts.env ?? env, cwd: opts.cwd });
+  // --norc: with a socket for stdin (Node's pipes), a `bash -c` started by no other shell reads ~/.bashrc as if it
+  // came through sshd, and the user's own setup would run, slowly, with every Tab of the test.
+  const { stdout } = await run('bash', ['--norc', '-c', script], { env: opts.env ?? env, cwd: opts.cwd });
   return stdout.split('\n').filter(Boolean).sort();
 }
 

@@ -145,9 +145,10 @@ describe('short outputs written straight to stdout', () => {
     );
     // `true` leaves without reading; 120 kB (under the 128 kB limit of one environment string) cannot fit a 64 kB pipe buffer, so the write meets EPIPE.
     for (let i = 0; i < 3; i++) {
+      // --norc: a `bash -c` with a socket for stdin (Node's pipes) would read ~/.bashrc as if run through sshd.
       const r = spawnSync(
         'bash',
-        ['-c', `"${process.execPath}" "${BIN}" token 2>"$ERR" | true; echo "\${PIPESTATUS[0]}"`],
+        ['--norc', '-c', `"${process.execPath}" "${BIN}" token 2>"$ERR" | true; echo "\${PIPESTATUS[0]}"`],
         {
           env: { ...tokenEnv, ERR: join(dir.path, 'stderr.txt') },
           encoding: 'utf8',
@@ -168,7 +169,7 @@ describe('short outputs written straight to stdout', () => {
     // The reader stops for a while only once the first byte has come, so idcli always meets a full pipe, however
     // long it took to start; it then counts that byte and the rest.
     const reader = `(IFS= read -r -n 1 -d '' first; sleep 0.3; echo $(( $(wc -c) + \${#first} )))`;
-    const r = spawnSync('bash', ['-c', `"${process.execPath}" "${BIN}" token | ${reader}`], {
+    const r = spawnSync('bash', ['--norc', '-c', `"${process.execPath}" "${BIN}" token | ${reader}`], {
       env: tokenEnv,
       encoding: 'utf8',
     });

@@ -3,7 +3,7 @@
  * emulator: a retry never comes sooner than the backoff floor of its attempt, so the retries outlast a storm of
  * STORM_MS and the walk writes exactly what `-c 1` writes on a healthy server, whatever the concurrency or page size.
  */
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
 
@@ -40,28 +40,23 @@ beforeAll(async () => {
   }
 }, 60_000);
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
-
-beforeEach(async () => {
-  ({ emu, env } = await serve());
-});
-afterEach(async () => {
-  expect(emu.errors).toEqual([]);
-  await emu.close();
-  await env.cleanup();
-});
-
-describe('idcli list: a storm of 429s asking for no wait', () => {
+// Each case waits out a storm of real time with an emulator of its own, so the cases run at the same time.
+describe.concurrent('idcli list: a storm of 429s asking for no wait', () => {
   const cases = ['0', PAST].flatMap((retryAfter) =>
     ['1', 'auto', '16'].flatMap((concurrency) =>
       ['7', '100'].map((pageSize) => ({ retryAfter, concurrency, pageSize })),
     ),
   );
 
-  it.each(cases)(
+  it.for(cases)(
     'Retry-After: $retryAfter, -c $concurrency, --page-size $pageSize: the walk outlasts it, output exact',
-    async ({ retryAfter, concurrency, pageSize }) => {
+    { timeout: 60_000 },
+    async ({ retryAfter, concurrency, pageSize }, { onTestFinished }) => {
+      const { emu, env } = await serve();
+      onTestFinished(async () => {
+        await emu.close();
+        await env.cleanup();
+      });
       emu.inject({ path: '/v1/items', forMs: STORM_MS, fault: { kind: 'status', status: 429, retryAfter } });
       const r = await listCommand(env, ['/v1/items', '--concurrency', concurrency, '--page-size', pageSize]);
       expect(r.stderr).toBe('');
@@ -82,7 +77,7 @@ describe('idcli list: a storm of 429s asking for no wait', () => {
           expect(gap).toBeGreaterThanOrEqual(FLOORS_MS[n]! - 2);
         }
       }
+      expect(emu.errors).toEqual([]);
     },
-    60_000,
   );
 });

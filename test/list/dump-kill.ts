@@ -3,23 +3,48 @@
  * of the same command, until one completes: FILE's sha256 equals a clean run's. After every kill, the state claims
  * only bytes that are in FILE, and they are the clean run's bytes.
  *
- * Each page is served 30 ms late and a run lives up to half a second, so that a kill lands anywhere in the walk:
- * before the first page, in a page's write, between a page and the state's replacement (at most every
- * STATE_INTERVAL_MS), in the state's write. The kill moments come from a seeded generator; the seed
- * is in every assertion's message, to replay a failure.
+ * Each page of a killed run is served 30 ms late and a run lives up to half a second, so that a kill lands anywhere
+ * in the walk: before the first page, in a page's write, between a page and the state's replacement (at most every
+ * STATE_INTERVAL_MS), in the state's write. The kill moments come from a seeded generator; the seed is in every
+ * assertion's message, to replay a failure. The clean run and the final re-run are not killed, so they walk at the
+ * emulator's own pace: the latency would only make them slower.
+ *
+ * The walks are in files of their own (dump-kill-*.test.ts) so that the test forks run them side by side.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { expect } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
+import type { CollectionSpec } from '../emulator/types.js';
 import { generator } from '../emulator/records.js';
 import { sha256 } from '../support/hash.js';
-import { SCHEMES } from '../support/scheme.js';
-import { eachTest, list, type ListEnv, plainItems } from './helpers.js';
+import type { Scheme } from '../support/scheme.js';
+import { eachTest, list, type ListEnv } from './helpers.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
+/** The emulator and environment of the running test of a suite. */
+export interface KillSuite {
+  emu: Emulator;
+  env: ListEnv & { cleanup: () => Promise<void> };
+}
+
+/**
+ * Registers, for every test of the calling suite over `scheme`, an emulator and environment, handed to
+ * killedOverAndOver() through the returned value. Each suite has its own, so suites may run at the same time.
+ */
+export function killSuite(scheme: Scheme): KillSuite {
+  const suite = {} as KillSuite;
+  eachTest(
+    [],
+    (e, v) => {
+      suite.emu = e;
+      suite.env = v;
+    },
+    'minted',
+    scheme,
+  );
+  return suite;
+}
 
 const KILLS = 20;
 /** A kill lands this long at most after the run's first request, so each run writes a part of the walk only. */
@@ -32,7 +57,7 @@ function random(seed: number): () => number {
 }
 
 /** SIGKILL at a random moment within WINDOW_MS of the run's first request for `path`. */
-function killAtRandom(path: string, next: () => number) {
+function killAtRandom(emu: Emulator, path: string, next: () => number) {
   const delay = Math.floor(next() * WINDOW_MS);
   let child: ChildProcess | undefined;
   emu.onRequest((q) => {
@@ -47,17 +72,25 @@ function killAtRandom(path: string, next: () => number) {
   };
 }
 
-async function killedOverAndOver(path: string, pageSize: number, args: string[]): Promise<void> {
+/** Serves `collection` at `path`, kills `idcli list PATH -o FILE` KILLS times over one walk, then resumes it. */
+export async function killedOverAndOver(
+  { emu, env }: KillSuite,
+  path: string,
+  collection: CollectionSpec,
+  pageSize: number,
+  args: string[],
+): Promise<void> {
+  emu.setCollection(path, collection);
   args = ['--page-size', String(pageSize), ...args];
   const seed = Date.now() % 2 ** 31;
   const why = `seed ${seed}`;
   const next = random(seed);
-  emu.inject({ path, times: Number.POSITIVE_INFINITY, fault: { kind: 'latency', ms: 30 } });
 
   const cleanFile = join(env.configDir, 'clean.ndjson');
   const clean = await list(env, [path, ...args, '-o', cleanFile]);
   expect(clean.code, clean.stderr).toBe(0);
   const cleanBytes = await readFile(cleanFile);
+  emu.inject({ path, times: Number.POSITIVE_INFINITY, fault: { kind: 'latency', ms: 30 } });
 
   const out = join(env.configDir, 'dump.ndjson');
   const state = `${out}.idcli-state`;
@@ -66,7 +99,7 @@ async function killedOverAndOver(path: string, pageSize: number, args: string[])
   /** Runs whose state moved on by more than one page: replaced during the run, not only after its first page. */
   let replacedMidRun = 0;
   while (kills < KILLS) {
-    const r = await list(env, [path, ...args, '-o', out], killAtRandom(path, next));
+    const r = await list(env, [path, ...args, '-o', out], killAtRandom(emu, path, next));
     // The collection is long enough for every kill to land before the walk completes.
     expect(r.signal, `${why}: run ${kills + 1} ended by itself (${r.code}): ${r.stderr}`).toBe('SIGKILL');
     kills++;
@@ -86,6 +119,7 @@ async function killedOverAndOver(path: string, pageSize: number, args: string[])
   // replaced during the run.
   expect(progressed, why).toBeGreaterThan(0);
   expect(replacedMidRun, why).toBeGreaterThan(0);
+  emu.clearFaults();
   for (;;) {
     const r = await list(env, [path, ...args, '-o', out]);
     if (r.code === 0) break;
@@ -97,25 +131,3 @@ async function killedOverAndOver(path: string, pageSize: number, args: string[])
   const left = (await readdir(env.configDir)).filter((n) => n.startsWith('dump.ndjson.'));
   expect(left, why).toEqual([]);
 }
-
-describe.each(SCHEMES)('idcli list -o FILE killed with SIGKILL 20 times over one walk, over %s', (scheme) => {
-  eachTest(
-    [],
-    (e, v) => {
-      emu = e;
-      env = v;
-    },
-    'minted',
-    scheme,
-  );
-
-  it('an offset walk with pages in flight: the finished FILE is byte-identical to a clean run', async () => {
-    emu.setCollection('/v1/items', { type: 'offset', items: plainItems(30_000) });
-    await killedOverAndOver('/v1/items', 20, ['--concurrency', '4']);
-  }, 240_000);
-
-  it('a cursor walk: the finished FILE is byte-identical to a clean run', async () => {
-    emu.setCollection('/v1/events', { type: 'cursor', items: plainItems(8_000, 'e') });
-    await killedOverAndOver('/v1/events', 20, []);
-  }, 240_000);
-});
