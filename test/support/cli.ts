@@ -186,7 +186,9 @@ export async function runCli(args: string[], opts: CliOptions = {}): Promise<Cli
 /** A fresh config directory per test, removed afterwards. */
 export async function tempDir(prefix = 'idcli-test-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
-  return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
+  // Retried: a process the test started (the HTTP browser of a sign-in that timed out) may still be writing its log
+  // there, and one file written between the listing and the rmdir fails the removal with ENOTEMPTY.
+  return { path, cleanup: () => rm(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }) };
 }
 
 /**
