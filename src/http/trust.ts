@@ -148,19 +148,9 @@ const LINUX_DIRS = ['/etc/ssl/certs', '/etc/pki/tls/certs'];
 function extraCertificates(env: Env, warn: Warn): string[] {
   const path = env.NODE_EXTRA_CA_CERTS;
   if (!path) return [];
-  const told = (why: string) => warn(`ignoring NODE_EXTRA_CA_CERTS ${path}: ${why}`);
-  const get = nodeGetter();
-  if (!get) return pemsIn(path, told);
-  const read = readCaFile(path);
-  if ('why' in read) {
-    if (read.why !== MISSING) told(read.why);
-    return [];
-  }
-  try {
-    return get('extra');
-  } catch {
-    return [];
-  }
+  // Read from the run's own environment on every Node, not through tls.getCACertificates('extra'): that one is what
+  // this process was started with, which differs from `env` where a command runs in another's process (the tests).
+  return pemsIn(path, (why) => warn(`ignoring NODE_EXTRA_CA_CERTS ${path}: ${why}`));
 }
 
 const PEM = /-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+?-----END CERTIFICATE-----/g;
