@@ -1,11 +1,13 @@
 /**
  * `api -i` shows the head as the server sent it: the reason phrase and the header names in their own case and order,
- * repeated fields as repeated lines. Against a loopback server that writes its answer byte for byte.
+ * repeated fields as repeated lines. Against a loopback server that writes its answer byte for byte, the command run
+ * in process.
  */
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { baseEnv, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, tempDir } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 
 const HEAD =
   'HTTP/1.1 201 Made It Here\r\n' +
@@ -42,9 +44,8 @@ afterEach(async () => {
 
 describe('idcli api -i', () => {
   it('prints the status line and the header fields as received, then the body', async () => {
-    const r = await runCli(['api', '-i', '/v1/x'], {
+    const r = await runCommand(['api', '-i', '/v1/x'], {
       env: baseEnv({ IDCLI_API_BASE_URL: base, IDCLI_CONFIG_DIR: dir.path, IDCLI_ACCESS_TOKEN: 'token-1234567890' }),
-      timeoutMs: 30_000,
     });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(`${HEAD}{}`);

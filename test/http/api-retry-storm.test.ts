@@ -1,12 +1,12 @@
 /**
- * `idcli api` retries a GET as `list` retries a page: through the BUILT CLI against the emulator, a storm of answers
- * that ask for no wait (`Retry-After: 0`, or a date already past) is outlasted, as no retry comes sooner than the
- * backoff floor of its attempt.
+ * `idcli api` retries a GET as `list` retries a page: each command run in process against the emulator, a storm of
+ * answers that ask for no wait (`Retry-After: 0`, or a date already past) is outlasted, as no retry comes sooner than
+ * the backoff floor of its attempt.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { cliEnv, type ListEnv, listEnv } from '../list/helpers.js';
-import { runCli } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 
 const ITEM = '{\n  "id": 42,\n  "name": "Ada"\n}\n';
 /** Every request gets the fault until this long after the first one did: less than the first four floors together. */
@@ -14,31 +14,31 @@ const STORM_MS = 1000;
 /** The least wait before each retry (docs/cli.md, Retries and time limits): 100 ms, doubling. */
 const FLOORS_MS = [100, 200, 400, 800, 1600];
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
-
-beforeEach(async () => {
-  emu = await startEmulator();
-  env = await listEnv(emu, emu.mintTokens().access_token);
+/** A fresh emulator serving ITEM, and an environment for it. */
+async function serve(): Promise<{ emu: Emulator; env: ListEnv & { cleanup: () => Promise<void> } }> {
+  const emu = await startEmulator();
+  const env = await listEnv(emu, emu.mintTokens().access_token);
   emu.setResource('/v1/users/42', ITEM);
-});
-afterEach(async () => {
-  expect(emu.errors).toEqual([]);
-  await emu.close();
-  await env.cleanup();
-});
+  return { emu, env };
+}
 
-describe('idcli api: a storm of answers asking for no wait', () => {
-  it.each([
+// Each case waits out a storm of real time with an emulator of its own, so the cases run at the same time.
+describe.concurrent('idcli api: a storm of answers asking for no wait', () => {
+  it.for([
     { status: 429, retryAfter: '0' },
     { status: 503, retryAfter: 'Thu, 01 Jan 1970 00:00:00 GMT' },
   ])(
     'a GET answered $status with Retry-After: $retryAfter waits the floor before each retry',
-    async (fault) => {
+    { timeout: 60_000 },
+    async (fault, { expect, onTestFinished }) => {
+      const { emu, env } = await serve();
+      onTestFinished(async () => {
+        await emu.close();
+        await env.cleanup();
+      });
       emu.inject({ path: '/v1/users/42', forMs: STORM_MS, fault: { kind: 'status', ...fault } });
-      const r = await runCli(['api', 'users/42'], {
+      const r = await runCommand(['api', 'users/42'], {
         env: cliEnv(env, { IDCLI_API_BASE_URL: `${emu.baseUrl}/v1` }),
-        timeoutMs: 60_000,
       });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
@@ -53,7 +53,7 @@ describe('idcli api: a storm of answers asking for no wait', () => {
         expect(seen[n + 1]!.wallTime - seen[n]!.wallTime).toBeGreaterThanOrEqual(FLOORS_MS[n]! - 2);
       // The last refusal came within the storm, the answer after it.
       expect(seen.at(-1)!.wallTime - seen[0]!.wallTime).toBeGreaterThanOrEqual(STORM_MS - 2);
+      expect(emu.errors).toEqual([]);
     },
-    60_000,
   );
 });

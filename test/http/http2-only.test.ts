@@ -1,14 +1,14 @@
 /**
- * A server that speaks only HTTP/2, with the BUILT CLI: over TLS (no HTTP/1.1 fallback) on each way a request can
+ * A server that speaks only HTTP/2, each command run in process: over TLS (no HTTP/1.1 fallback) on each way a request can
  * leave (the direct transport, undici direct, undici through a CONNECT tunnel), and in the clear (h2c). Each is exit 4
  * with one line saying the server does not speak HTTP/1.1: not a 403 about the user's access, not a garbled response,
  * and asked once, as asking again gets the same answer.
  */
-import { existsSync } from 'node:fs';
 import { createSecureServer, createServer, type Http2Server, type Http2SecureServer } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, type CliResult, tempDir } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 import { type ForwardProxy, makePki, type Pki, STACK_FRAME, startForwardProxy } from './proxy-fixtures.js';
 
 const NOT_HTTP1 = 'the server does not speak HTTP/1.1, the only protocol idcli speaks';
@@ -50,7 +50,6 @@ let h2c: H2;
 let proxy: ForwardProxy;
 
 beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error('build the CLI first: npm run build');
   dir = await tempDir('idcli-h2-');
   pki = makePki(dir.path);
   // Without allowHTTP1, as an HTTP/2-only service is set up.
@@ -67,8 +66,7 @@ afterAll(async () => {
 });
 
 function api(origin: string, extra: Record<string, string> = {}): Promise<CliResult> {
-  return runCli(['api', '/v1/users', '--api-base-url', origin], {
-    timeoutMs: 60_000,
+  return runCommand(['api', '/v1/users', '--api-base-url', origin], {
     env: baseEnv({
       IDCLI_CONFIG_DIR: dir.path,
       IDCLI_ACCESS_TOKEN: 'h2-probe-access-token',

@@ -1,5 +1,5 @@
 /**
- * Answers at the edge of HTTP through the BUILT CLI: bytes after a complete gzip member (refused clearly, once),
+ * Answers at the edge of HTTP, each command run in process: bytes after a complete gzip member (refused clearly, once),
  * zero padding after it (allowed, as zlib allows it), and a redirect to a URL without an origin (file:), named.
  */
 import { createServer, type Server } from 'node:http';
@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Emulator } from '../emulator/index.js';
 import { cliEnv, eachTest, type ListEnv } from '../list/helpers.js';
-import { runCli } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 import { STACK_FRAME } from './proxy-fixtures.js';
 
 let emu: Emulator;
@@ -61,7 +61,7 @@ describe('bytes after a complete gzip member', () => {
     async (_, tail) => {
       const s = await gzipServer(Buffer.concat([gzipSync(PAGE), tail]));
       closing = s.close;
-      const run = (args: string[]) => runCli(args, { env: cliEnv(env, { IDCLI_BASE_URL: s.url }), timeoutMs: 60_000 });
+      const run = (args: string[]) => runCommand(args, { env: cliEnv(env, { IDCLI_BASE_URL: s.url }) });
       for (const args of [
         ['list', '/v1/items'],
         ['api', '/v1/items'],
@@ -87,10 +87,7 @@ describe('bytes after a complete gzip member', () => {
     ]) {
       const s = await gzipServer(wire);
       closing = s.close;
-      const r = await runCli(['list', '/v1/items'], {
-        env: cliEnv(env, { IDCLI_BASE_URL: s.url }),
-        timeoutMs: 60_000,
-      });
+      const r = await runCommand(['list', '/v1/items'], { env: cliEnv(env, { IDCLI_BASE_URL: s.url }) });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe('{"id":"a1"}\n{"id":"a2"}\n');
       await s.close();
@@ -110,7 +107,7 @@ describe('a redirect to a URL without an origin', () => {
         headers: { location: 'file:///etc/passwd?access_token=s3cr3t-t0ken-value&x=1' },
       },
     });
-    const r = await runCli(['api', '/v1/doc'], { env: cliEnv(env), timeoutMs: 60_000 });
+    const r = await runCommand(['api', '/v1/doc'], { env: cliEnv(env) });
     expect(r.code).toBe(4);
     expect(r.stderr).toContain(
       'redirect (HTTP 302 Found) to file:///etc/passwd?access_token=[redacted]&x=1, which idcli does not follow',

@@ -1,3 +1,5 @@
+// A process is the point: the system's store is a bundle bound in a private mount namespace, and Node reads
+// SSL_CERT_FILE from its own process's environment; the single executable runs this file too.
 /**
  * A company network that inspects TLS, played by a real mitmproxy (test/http/mitmproxy.ts) in front of the emulator
  * over HTTPS, with the BUILT CLI (and the single executable under IDCLI_TEST_EXE: .ci/run lists this file):

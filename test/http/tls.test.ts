@@ -1,18 +1,19 @@
 /**
- * NODE_EXTRA_CA_CERTS with the BUILT CLI: a throwaway CA signs a certificate for 127.0.0.1, an HTTPS front on
+ * NODE_EXTRA_CA_CERTS, each command run in process: a throwaway CA signs a certificate for 127.0.0.1, an HTTPS front on
  * loopback serves the emulator with it, and idcli must trust it exactly when NODE_EXTRA_CA_CERTS names the CA,
  * on each way a request can leave: the direct transport (no proxy variable), undici direct (a proxy variable,
  * bypassed by NO_PROXY) and undici through a CONNECT tunnel. Without the CA: exit 4, a one-line TLS message naming the
  * certificate's issuer, no stack trace.
  * Then the other TLS faults: a certificate for another name, an expired one, a stalled handshake, plain HTTP.
  */
-import { existsSync } from 'node:fs';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UntrustedCertificate } from '../../src/http/network-errors.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { plainItems } from '../list/helpers.js';
-import { BIN, baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, type CliResult, tempDir } from '../support/cli.js';
+import { FakeClock } from '../support/clock.js';
+import { type CommandOptions, runCommand } from '../support/run-command.js';
 import { storeExpiredSignIn } from '../support/sign-in.js';
 import {
   type ForwardProxy,
@@ -33,7 +34,6 @@ let pki: Pki;
 let dir: { path: string; cleanup: () => Promise<void> };
 
 beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error('build the CLI first: npm run build');
   dir = await tempDir('idcli-tls-');
   // Fails with a clear message when openssl is missing.
   pki = makePki(dir.path);
@@ -74,8 +74,7 @@ const ways: Way[] = [
 ];
 
 function run(args: string[], configDir: string, extra: Record<string, string | undefined>): Promise<CliResult> {
-  return runCli(args, {
-    timeoutMs: 60_000,
+  return runCommand(args, {
     env: baseEnv({
       IDCLI_BASE_URL: front.url,
       IDCLI_CLIENT_ID: emu.client.id,
@@ -171,11 +170,15 @@ describe('TLS faults: exit 4, one clear line', () => {
     expect(lines[0]).toMatch(pattern);
   }
 
-  async function listAt(baseUrl: string, extra: Record<string, string> = {}): Promise<CliResult> {
+  async function listAt(
+    baseUrl: string,
+    extra: Record<string, string> = {},
+    opts: Omit<CommandOptions, 'env'> = {},
+  ): Promise<CliResult> {
     const cfg = await tempDir('idcli-tls-cfg-');
     try {
-      return await runCli(['list', '/v1/items', '--max-retries', '0'], {
-        timeoutMs: 60_000,
+      return await runCommand(['list', '/v1/items', '--max-retries', '0'], {
+        ...opts,
         env: baseEnv({
           IDCLI_BASE_URL: baseUrl,
           IDCLI_CONFIG_DIR: cfg.path,
@@ -217,9 +220,12 @@ describe('TLS faults: exit 4, one clear line', () => {
     const hello = new Promise<void>((resolve) => {
       silent.once('connection', (s: Socket) => s.once('data', () => resolve()));
     });
-    const r = await listAt(`https://127.0.0.1:${port(silent)}`, { IDCLI_HTTP_TIMEOUT: '1' });
+    // The run's clock moves only once the ClientHello has arrived and gone unanswered.
+    const clock = new FakeClock();
+    const run = listAt(`https://127.0.0.1:${port(silent)}`, { IDCLI_HTTP_TIMEOUT: '1' }, { clock });
     await hello;
-    expectOneLine(r, /failed: no complete response within 1 s \(IDCLI_HTTP_TIMEOUT/);
+    await clock.elapse(1000, 'the 1 s deadline of the exchange');
+    expectOneLine(await run, /failed: no complete response within 1 s \(IDCLI_HTTP_TIMEOUT/);
   });
 
   it('a plain-HTTP answer on the TLS port', async () => {
@@ -270,8 +276,7 @@ describe('connections of a walk over HTTPS', () => {
     });
     const cfg = await tempDir('idcli-tls-cfg-');
     try {
-      const r = await runCli(['list', '/v1/records', '--page-size', '250', '--verbose', ...args], {
-        timeoutMs: 60_000,
+      const r = await runCommand(['list', '/v1/records', '--page-size', '250', '--verbose', ...args], {
         env: baseEnv({
           IDCLI_BASE_URL: records.baseUrl,
           IDCLI_CONFIG_DIR: cfg.path,
