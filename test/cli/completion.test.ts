@@ -1,9 +1,11 @@
+// A process is the point: real shells (bash, zsh, fish) load the scripts and run the CLI by name on each Tab.
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { baseEnv, IDCLI, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, IDCLI, tempDir } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 
 const run = promisify(execFile);
 const hasShell = async (shell: string) =>
@@ -45,11 +47,11 @@ beforeAll(async () => {
     IDCLI_CONFIG_DIR: join(dir.path, 'cfg'),
   };
   for (const p of ['default', 'staging', 'prod-eu']) {
-    const r = await runCli(['--profile', p, 'config', 'set', 'scope', 'x'], { env });
+    const r = await runCommand(['--profile', p, 'config', 'set', 'scope', 'x'], { env });
     expect(r.code).toBe(0);
   }
   for (const shell of ['bash', 'zsh', 'fish']) {
-    const r = await runCli(['completion', shell], { env });
+    const r = await runCommand(['completion', shell], { env });
     expect(r.code).toBe(0);
     await writeFile(join(dir.path, `completion.${shell}`), r.stdout);
   }
@@ -192,7 +194,7 @@ describe.runIf(hasZsh)('zsh', () => {
 
 describe('usage', () => {
   it('an unknown shell is a usage error', async () => {
-    const r = await runCli(['completion', 'tcsh'], { env });
+    const r = await runCommand(['completion', 'tcsh'], { env });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('bash, zsh, fish');
   });
@@ -251,12 +253,12 @@ describe('profile names are data, never code', () => {
   const noMarks = async () => expect(await readdir(marks)).toEqual([]);
 
   it('__profiles refuses a config.json with a name --profile would refuse, and prints none of its names', async () => {
-    const r = await runCli(['__profiles'], { env: hostileEnv });
+    const r = await runCommand(['__profiles'], { env: hostileEnv });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/config\.json: '.*' is not a valid profile name/);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    const ok = await runCli(['__profiles'], { env });
+    const ok = await runCommand(['__profiles'], { env });
     expect(ok.stdout.split('\n').filter(Boolean).sort()).toEqual(['default', 'prod-eu', 'staging']);
   });
 

@@ -1,15 +1,16 @@
 /**
  * One redaction for every line idcli writes to stderr: the error line and the logger redact what they print, so a
- * message that quotes a URL (a refusal, a hint, a --verbose trace) shows no secret whatever its author did. Through
- * the BUILT CLI; each case asserts the secret appears nowhere in stdout or stderr and the line still says what is
- * wrong.
+ * message that quotes a URL (a refusal, a hint, a --verbose trace) shows no secret whatever its author did. Each
+ * command run in process; each case asserts the secret appears nowhere in stdout or stderr and the line still says
+ * what is wrong.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
-import { eachTest, list, type ListEnv, plainItems } from '../list/helpers.js';
+import { eachTest, listCommand as list, type ListEnv, plainItems } from '../list/helpers.js';
 import { PIECE } from '../../src/redact.js';
-import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, type CliResult, tempDir } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 
 /** Long enough to be told apart from any word idcli prints. */
 const SECRETS = ['S1GNATURE0001', 'AP1KEY000002', 'PASSW0RD0003', 'S1GNATURE0004', 'AP1KEY000005'] as const;
@@ -24,9 +25,8 @@ function expectNoSecret(r: CliResult): void {
 async function api(args: string[], extra: Record<string, string>): Promise<CliResult> {
   const dir = await tempDir();
   try {
-    return await runCli(['api', ...args], {
+    return await runCommand(['api', ...args], {
       env: baseEnv({ IDCLI_CONFIG_DIR: dir.path, IDCLI_ACCESS_TOKEN: 'token-1234567890', ...extra }),
-      timeoutMs: 30_000,
     });
   } finally {
     await dir.cleanup();

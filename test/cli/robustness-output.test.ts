@@ -1,3 +1,5 @@
+// A process is the point: what is judged is a real process's stdout and stderr on /dev/full, a file at its size
+// limit and a pipe whose reader left, set up by a real shell.
 /**
  * Output that cannot be written is a failure (docs/cli.md, Exit codes): stdout on /dev/full, or on a
  * file that stops growing mid-walk, ends with exit 1 and one line saying so; only a reader that left (EPIPE) is
@@ -9,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { cliEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from '../list/helpers.js';
 import { baseEnv, expectOneErrorLine, IDCLI as idcli } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 
 describe('--version and --help on a full disk', () => {
   for (const flag of ['--version', '--help', '-h', 'list --help']) {
@@ -52,7 +55,7 @@ describe('every command writing to stdout fails on a full disk', () => {
   for (const command of commands) {
     it(`idcli ${command} > /dev/full: exit 1 with a message`, async () => {
       const vars = cliEnv(env);
-      await shell(`${idcli} config set scope extra`, vars);
+      expect((await runCommand(['config', 'set', 'scope', 'extra'], { env: vars })).code).toBe(0);
       const r = await shell(`${idcli} ${command} > /dev/full`, vars);
       expect(r.code).toBe(1);
       expectOneErrorLine(r, /cannot write the output \(ENOSPC\); check the disk/, { alone: false });
@@ -61,7 +64,7 @@ describe('every command writing to stdout fails on a full disk', () => {
 
   it('the same commands still succeed on a writable file', async () => {
     const vars = cliEnv(env);
-    await shell(`${idcli} config set scope extra`, vars);
+    expect((await runCommand(['config', 'set', 'scope', 'extra'], { env: vars })).code).toBe(0);
     const r = await shell(`${idcli} config list > "$OUT" && cat "$OUT"`, { ...vars, OUT: join(env.configDir, 'out') });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('scope=extra\n');
@@ -99,7 +102,7 @@ describe('idcli list to an output that fails', () => {
     expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, written)));
     const resume = resumeUrl(r.stderr);
     expect(resume).toBe(`${emu.baseUrl}/v1/items?pageIndex=${written / 100}&pageSize=100`);
-    const rest = await shell(`${idcli} list "$URL"`, { ...cliEnv(env), URL: resume });
+    const rest = await runCommand(['list', resume!], { env: cliEnv(env) });
     expect(rest.code).toBe(0);
     expect(rest.stdout).toBe(ndjson(ITEMS.slice(written)));
   }, 60_000);
