@@ -1,3 +1,4 @@
+// A process is the point: idcli's own command line, stdio handed on, stop signals and exit statuses of processes.
 /**
  * `idcli exec`: the command runs without a shell, the token in its environment and in no command line, its stdio
  * its own, stop signals passed on, its exit status idcli's.
