@@ -1,11 +1,12 @@
 /**
+ * Needs a process: each test kills a real run of the built CLI with SIGKILL.
  * kill -9 at several points of a refresh. Whatever the moment, the next run either works or says to run
  * `idcli login`: never a corrupt record, never a crash, never a lock that stays stuck.
  *
  * No test hook is compiled into idcli; the CLI is paused at real seams instead: a lock held by the test (before
  * the request), emulator latency (request in flight), the emulator's log of its answer (after the response), and
  * --verbose lines plus random slack (during the write). With each credential store. The sign-in each test starts
- * from is made in process: it is set-up, and what is killed is always the built CLI. A lock file left empty is in
+ * from, and the run after each kill, are made in process: what is killed is always the built CLI. A lock file left empty is in
  * crash-empty-lock.test.ts, so that the forks run its wait beside these tests.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -38,7 +39,7 @@ function start(hh: Harness, args: string[]): { child: Promise<ChildProcess>; don
 async function expectRecoverable(hh: Harness): Promise<'works' | 'login'> {
   // The record is readable (a corrupt one would throw here), or absent.
   await hh.record();
-  const r = await hh.run(['token', '--refresh']);
+  const r = await hh.command(['token', '--refresh']);
   if (r.code === 0) {
     expect(r.stdout).toMatch(/^\S+\n$/);
     return 'works';
@@ -98,8 +99,8 @@ describe.concurrent('kill -9 during a refresh, each test at once', () => {
       expect(Date.now() - started).toBeLessThan(20_000);
       if (outcome === 'login') {
         expect(await h.record()).toBeNull();
-        await login(h);
-        expect((await h.run(['token', '--refresh'])).code).toBe(0);
+        await login(h, [], {}, 'command');
+        expect((await h.command(['token', '--refresh'])).code).toBe(0);
       }
     });
 
@@ -149,7 +150,7 @@ describe.concurrent('kill -9 during a refresh, each test at once', () => {
         // A killed run's request may still be with the emulator, which would spend its refresh token later.
         await until(() => (hh.emu.requests.every((q) => q.handled) ? true : undefined), 20_000, 'the emulator');
         const next = await expectRecoverable(hh);
-        if (next === 'login') await login(hh);
+        if (next === 'login') await login(hh, [], {}, 'command');
       }
       // The runs killed before their request was answered really were killed mid-way; the others may have finished.
       const early = outcomes.filter((o) => o.startsWith('start-up') || o.startsWith('request held'));

@@ -35,7 +35,8 @@ describeEachStore('IDCLI_ACCESS_TOKEN', (store) => {
   let h: Harness;
   let stored: CredentialRecord;
   beforeEach(async () => {
-    h = await harness({ store });
+    // No records: nothing here lists them, and the emulator would make a thousand for each test.
+    h = await harness({ store, recordItems: 0 });
     await login(h, [], {}, 'command');
     stored = (await h.record())!;
   });

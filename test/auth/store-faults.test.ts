@@ -1,6 +1,7 @@
 /**
+ * Needs a process: a store only another user is stopped by is met by the built CLI run as that user (`nobody`).
  * A credential store that cannot take a write, credentials that belong to someone else, and the temp files of a
- * writer killed mid-write, met through the built CLI.
+ * writer killed mid-write. Where the CLI runs as the test's own user it runs in process.
  *
  * The tests run as root, whom no file mode stops, so a directory that is not writable is made for the user it
  * stops: the CLI runs as `nobody`, in a config directory handed over to it. A keychain that cannot take a write is
@@ -61,7 +62,7 @@ describe('temp files of writers killed mid-write', () => {
     const dead = await orphanTemp(h, await deadPid());
     const live = `${await recordPathOf(h)}.${process.pid}.0f1e2d3c4b5a.tmp`;
     await writeFile(live, '', { mode: 0o600 });
-    const r = await h.run(['token', '--refresh']);
+    const r = await h.command(['token', '--refresh']);
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(dead)).toBe(false);
     expect(existsSync(live)).toBe(true);
@@ -73,7 +74,7 @@ describe('temp files of writers killed mid-write', () => {
       const h = await newHarness(store);
       await login(h, [], {}, 'command');
       const dead = await orphanTemp(h, await deadPid());
-      const r = await h.run(['logout']);
+      const r = await h.command(['logout']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stderr).toMatch(/Signed out/);
       expect(existsSync(dead)).toBe(false);
@@ -102,7 +103,7 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
     const h = await newHarness('file');
     await login(h, [], {}, 'command');
     await chown(credentialsDirOf(h), NOBODY.uid, NOBODY.gid);
-    const r = await h.run(['token']);
+    const r = await h.command(['token']);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stdout).toBe('');
     expectOneErrorLine(
@@ -118,7 +119,7 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
     await login(h, [], {}, 'command');
     const record = await recordPathOf(h);
     await chown(record, NOBODY.uid, NOBODY.gid);
-    const r = await h.run(['token']);
+    const r = await h.command(['token']);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stdout).toBe('');
     expectOneErrorLine(r, new RegExp(`refusing to use ${escaped(record)}: it belongs to another user \\(uid 65534\\)`));
@@ -196,7 +197,7 @@ describe.runIf(AS_ROOT)('credentials that belong to another user (file store)', 
       await run('chattr', ['+i', dir]);
       cleanups.push(() => run('chattr', ['-i', dir]).then(() => {}));
     }
-    const r = await h.run(['token']);
+    const r = await h.command(['token']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\S+\n$/);
     for (const dir of dirs) {
@@ -315,7 +316,7 @@ describe.runIf(AS_ROOT)('a store that cannot save', () => {
       await run('chattr', ['+i', locks]);
       cleanups.push(() => run('chattr', ['-i', locks]).then(() => {}));
       const sent = refreshGrants(h).length;
-      const r = await h.run(['token', '--refresh']);
+      const r = await h.command(['token', '--refresh']);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stdout).toBe('');
       expectOneErrorLine(
@@ -326,7 +327,7 @@ describe.runIf(AS_ROOT)('a store that cannot save', () => {
       );
       expect(refreshGrants(h)).toHaveLength(sent);
       await run('chattr', ['-i', locks]);
-      const again = await h.run(['token', '--refresh']);
+      const again = await h.command(['token', '--refresh']);
       expect(again.code, again.stderr).toBe(0);
       expect(refreshGrants(h)).toHaveLength(sent + 1);
     });

@@ -7,9 +7,13 @@ import { describe, expect, it, type TestContext } from 'vitest';
 import type { Fault } from '../emulator/index.js';
 import { describeEachStore, expectNoSecrets, type Harness, harness, type HarnessOptions, login } from './harness.js';
 
-/** A harness for the calling test, closed once the test has finished: each test has its own, so they run at once. */
+/**
+ * A harness for the calling test, closed once the test has finished: each test has its own, so they run at once.
+ * Its emulator serves no records: no test here lists them, and making the default thousand for every harness was
+ * most of the file's work outside the runs.
+ */
 async function harnessFor({ onTestFinished }: TestContext, opts: HarnessOptions = {}): Promise<Harness> {
-  const h = await harness(opts);
+  const h = await harness({ recordItems: 0, ...opts });
   onTestFinished(() => h.close());
   return h;
 }

@@ -1,7 +1,10 @@
 /**
+ * Needs a process: the lock's holder is a real process stopped (SIGSTOP) and continued.
  * `config set` and the lock it holds while it changes config.json (docs/cli.md, "config"): a run paused while it
  * holds the lock keeps it, a run whose lock was taken anyway writes nothing, a waiter says what it waits for, and no
- * run writes a file that later runs would refuse to read. Real processes, stopped and continued.
+ * run writes a file that later runs would refuse to read. The holders are real processes, stopped and continued;
+ * the other runs are in process. The lock is made to look old by setting its mtime back, and the waiting run is seen
+ * to look at it again through the file's access time, rather than waiting for the staleness age to pass.
  */
 import type { ChildProcess } from 'node:child_process';
 import { watch } from 'node:fs';
@@ -10,8 +13,10 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configLockPath } from '../../src/store/lock.js';
 import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 import { until } from '../support/until.js';
 import { deadPid } from '../store/support.js';
+import { ageFile, readAgain, readsShowInAtime } from '../auth/lock-age.js';
 
 /** How long a lock file may go untouched before the lock judges it abandoned, when its owner cannot be checked. */
 const STALE_MS = 10_000;
@@ -54,6 +59,16 @@ async function start(args: string[], opts: { prefix?: string[] } = {}): Promise<
     said += b.toString();
   });
   return { child, done, said: () => said, exited: () => over };
+}
+
+/** Runs `idcli <args>` in this process, and follows its stderr as it arrives. */
+function startInProcess(args: string[]): Omit<Run, 'child'> {
+  let said = '';
+  let over = false;
+  const done = runCommand(args, { env, onStderr: (text) => void (said += text) }).finally(() => {
+    over = true;
+  });
+  return { done, said: () => said, exited: () => over };
 }
 
 const lockOwner = async (): Promise<number | undefined> =>
@@ -109,16 +124,20 @@ const configFile = async () => JSON.parse(await readFile(join(dir.path, 'config.
 describe('config set and its lock', () => {
   it('a run paused holding the lock keeps it, whatever its age; the next waits, and both changes land', async () => {
     const first = await stopWhileHolding('scope', 'read:users');
-    const second = await start(['config', 'set', 'ui-locales', 'de']);
+    const second = startInProcess(['config', 'set', 'ui-locales', 'de']);
     await until(() => (second.said().includes('waiting for') ? true : undefined), 30_000, 'the wait');
     expect(second.said()).toContain(`waiting for another idcli (pid ${first.child.pid} on `);
     expect(second.said()).toContain(lockPath);
-    // Well past the age at which an unchecked lock is abandoned: the second run has had many looks at it by then.
-    await until(
-      async () => (Date.now() - (await stat(lockPath)).mtimeMs > STALE_MS + 3000 ? true : undefined),
-      60_000,
-      'the paused lock to grow old',
-    );
+    // Well past the age at which an unchecked lock is abandoned; then the second run is seen to look at it a few
+    // times (a take-over would have removed the file by the third).
+    await ageFile(lockPath, STALE_MS + 3000);
+    if (await readsShowInAtime(dir.path)) await readAgain(lockPath, 3, 'the waiting run to look at the old lock');
+    else
+      await until(
+        async () => (Date.now() - (await stat(lockPath)).mtimeMs > STALE_MS + 6000 ? true : undefined),
+        60_000,
+        'the paused lock to grow old',
+      );
     expect(second.exited(), second.said()).toBe(false);
     expect(await lockOwner()).toBe(first.child.pid);
     resume(first);
@@ -133,7 +152,7 @@ describe('config set and its lock', () => {
     const first = await stopWhileHolding('scope', 'read:users');
     // The lock deleted by hand, as a stuck lock once was: another run takes it and changes the file.
     await rm(lockPath);
-    const second = await runCli(['config', 'set', 'ui-locales', 'de'], { env });
+    const second = await runCommand(['config', 'set', 'ui-locales', 'de'], { env });
     expect(second.code, second.stderr).toBe(0);
     resume(first);
     const a = await first.done;
@@ -148,7 +167,7 @@ describe('config set and its lock', () => {
   it('says on stderr that it waits, naming the lock, when a lock it cannot read the owner of is in the way', async () => {
     await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
     await writeFile(lockPath, 'not a lock of idcli');
-    const run = await start(['config', 'set', 'scope', 'read:users']);
+    const run = startInProcess(['config', 'set', 'scope', 'read:users']);
     await until(() => (run.said().includes('waiting') ? true : undefined), 30_000, 'the wait to be told');
     expect(run.said()).toBe(`waiting for another process to finish with ${lockPath}\n`);
     await rm(lockPath);
@@ -163,7 +182,7 @@ describe('config set and its lock', () => {
     await writeFile(leftover, '{}');
     const then = new Date(Date.now() - 60_000);
     await utimes(leftover, then, then);
-    const r = await runCli(['config', 'set', 'scope', 'read:users'], { env });
+    const r = await runCommand(['config', 'set', 'scope', 'read:users'], { env });
     expect(r.code, r.stderr).toBe(0);
     expect(await readdir(dirname(lockPath))).toEqual([]);
   });
@@ -171,7 +190,7 @@ describe('config set and its lock', () => {
   it('a locks directory that is a link is refused with a fix that fits config set', async () => {
     await mkdir(join(dir.path, 'elsewhere'), { mode: 0o700 });
     await symlink(join(dir.path, 'elsewhere'), dirname(lockPath));
-    const r = await runCli(['config', 'set', 'scope', 'read:users'], { env });
+    const r = await runCommand(['config', 'set', 'scope', 'read:users'], { env });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toBe(
       `error: refusing to follow the symbolic link ${dirname(lockPath)}; remove the link (idcli makes ${dirname(lockPath)} itself) and run the command again\n`,
@@ -190,13 +209,13 @@ describe('config set and its lock', () => {
     expect(Buffer.byteLength(text)).toBeLessThan(1024 * 1024);
     const path = join(dir.path, 'config.json');
     await writeFile(path, text, { mode: 0o600 });
-    const r = await runCli(['config', 'set', 'scope', 'read:users'], { env });
+    const r = await runCommand(['config', 'set', 'scope', 'read:users'], { env });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toBe(
       `error: not written: ${path} would be larger than 1 MB, more than idcli reads; remove profiles or keys you no longer need (\`idcli config unset\`)\n`,
     );
     expect(await readFile(path, 'utf8')).toBe(text);
-    const get = await runCli(['config', 'get', 'base-url', '--profile', 'p0'], { env });
+    const get = await runCommand(['config', 'get', 'base-url', '--profile', 'p0'], { env });
     expect(get.code, get.stderr).toBe(0);
   });
 });

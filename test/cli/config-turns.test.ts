@@ -1,11 +1,13 @@
 /**
+ * Needs a process: the changes race across processes, which take turns on a lock file.
  * `config set` and `unset` run by many processes at once: each change lands (docs/cli.md, "config"), because they
- * take turns on a lock and read config.json only once they hold it.
+ * take turns on a lock and read config.json only once they hold it. The set-up of each round runs in process.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { baseEnv, runCli, tempDir } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 
 const UUID = '4f9c0a1e-1234-4abc-8def-0123456789ab';
 const ROUNDS = 3;
@@ -24,7 +26,7 @@ describe('config set and unset at once', () => {
           ['ui-locales', 'de'],
           ['client-name', 'probe'],
         ] as const)
-          expect((await run(['--profile', 'shared', 'config', 'set', k, v])).code).toBe(0);
+          expect((await runCommand(['--profile', 'shared', 'config', 'set', k, v], { env })).code).toBe(0);
         const lines = [
           ...Array.from({ length: OWN_PROFILES }, (_, i) => [
             '--profile',
