@@ -6,12 +6,11 @@
  *   all done within 3 s, no refresh token presented twice), a median over a few rounds.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '../test/emulator/index.js';
-import { startEtcdCluster } from '../test/support/etcd-cluster.js';
+import { etcdMachine, startEtcdCluster } from '../test/support/etcd-cluster.js';
 import { BIN, median } from './harness.js';
 
 const RUNS = Number(process.env.BENCH_ETCD_RUNS ?? 30);
@@ -35,7 +34,7 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; st
 
 export async function benchEtcd(): Promise<void> {
   const tmp = await mkdtemp(join(tmpdir(), 'idcli-bench-etcd-'));
-  const cluster = await startEtcdCluster();
+  const cluster = await startEtcdCluster({ onDisk: true });
   const endpoints = cluster.members.map((m) => m.clientUrl).join(',');
   const emulator = await startEmulator({ loopbackAnyPort: true, callbackUrl: 'http://127.0.0.1:8765/callback' });
   try {
@@ -48,17 +47,10 @@ export async function benchEtcd(): Promise<void> {
       IDCLI_REDIRECT_URI: 'http://127.0.0.1:0/callback',
       BROWSER: join(BIN, '..', '..', 'test', 'support', 'http-browser.mjs'),
     };
-    const machine = (name: string, prefix: string): NodeJS.ProcessEnv => {
-      const dir = join(tmp, name);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      return {
-        ...base,
-        IDCLI_CONFIG_DIR: dir,
-        IDCLI_CREDENTIAL_STORE: 'etcd',
-        IDCLI_ETCD_ENDPOINTS: endpoints,
-        IDCLI_ETCD_PREFIX: prefix,
-      };
-    };
+    const machine = (name: string, prefix: string): NodeJS.ProcessEnv => ({
+      ...base,
+      ...etcdMachine(join(tmp, name), cluster, prefix),
+    });
     const fileEnv = { ...base, IDCLI_CONFIG_DIR: join(tmp, 'file'), IDCLI_CREDENTIAL_STORE: 'file' };
     for (const env of [fileEnv, machine('laptop', '/bench-cached/')]) {
       const r = await run(['login', '--timeout', '30'], env);

@@ -1,13 +1,14 @@
 /**
- * A fleet sharing one sign-in through etcd (./etcd-fleet.ts) whose lock holder dies mid-refresh: the others wait
- * for its lease to lapse. In a file of its own so that the forks run these waits beside the other etcd tests; the
- * two tests, each with its own emulator and prefix, wait at the same time.
+ * Processes because a killed holder is the point: a lock holder SIGKILLed mid-refresh, and the fleet of machines
+ * refreshing at once that waits for its lease to lapse. A fleet sharing one sign-in through etcd (./etcd-fleet.ts);
+ * sign-ins and single checks run in this process. In a file of its own so that the forks run these waits beside the
+ * other etcd tests; the two tests, each with its own emulator and prefix, wait at the same time.
  */
-import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPkcePair } from '../../src/oauth/pkce.js';
 import { type EtcdCluster, startEtcdCluster } from '../support/etcd-cluster.js';
-import { expectFleetRefreshed, fleet, killHolderMidRefresh } from './etcd-fleet.js';
-import { type Harness, harness, login, refreshGrants, tokenForms } from './harness.js';
+import { expectFleetRefreshed, fleet, harnessFor, killHolderMidRefresh } from './etcd-fleet.js';
+import { login, refreshGrants, tokenForms } from './harness.js';
 
 let cluster: EtcdCluster | undefined;
 
@@ -17,18 +18,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.close();
 });
-/** A harness for the calling test, closed once it has finished. */
-async function harnessFor({ onTestFinished }: TestContext): Promise<Harness> {
-  const h = await harness();
-  onTestFinished(() => h.close());
-  return h;
-}
 
 describe.concurrent('a sign-in shared through etcd', () => {
   it('a holder killed before the service acted on its refresh: the fleet goes on with the chain', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0));
+    await login(h, [], f.machine(0), 'command');
     const before = (await f.record())?.accessToken;
     // The holder dies as its request arrives; the service drops it unprocessed: the refresh token is not spent.
     await killHolderMidRefresh(h, f.machine(0));
@@ -44,7 +39,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
   it('a holder killed after the service spent its refresh token: every machine says to sign in again', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0));
+    await login(h, [], f.machine(0), 'command');
     const chain = (await f.record())!;
     await killHolderMidRefresh(h, f.machine(0));
     // What the service does when the request got through before the holder died: the refresh token is spent, and
@@ -71,12 +66,12 @@ describe.concurrent('a sign-in shared through etcd', () => {
     const tries = tokenForms(h.emu).filter((x) => x.grant_type === 'refresh_token');
     expect(tries).toHaveLength(3); // the dead holder's (dropped), the spending one above, and the one retry
     expect(refreshGrants(h).filter((e) => e.reuse)).toHaveLength(1);
-    const later = await h.run(['token'], f.machine(9));
+    const later = await h.command(['token'], f.machine(9));
     expect(later.code).toBe(3);
     expect(later.stderr).toContain('the stored sign-in was rejected by the server');
     // Signing in again mends it for the whole fleet.
-    await login(h, [], f.machine(9));
-    const mended = await h.run(['token', '--refresh'], f.machine(1));
+    await login(h, [], f.machine(9), 'command');
+    const mended = await h.command(['token', '--refresh'], f.machine(1));
     expect(mended.code, mended.stderr).toBe(0);
   }, 180_000);
 });

@@ -1,35 +1,34 @@
 /**
  * The fleet of the etcd tests (etcd-fleet*.test.ts): machines sharing one sign-in through a real etcd cluster
- * (IDCLI_CREDENTIAL_STORE=etcd). Each machine is a process with its own HOME and config directory; the emulator's
- * refresh-token reuse detection is the judge: a refresh token sent twice revokes the chain.
+ * (IDCLI_CREDENTIAL_STORE=etcd), each with its own HOME and config directory, run as processes where concurrency
+ * across processes or a killed holder is the point and in this process otherwise; the emulator's refresh-token reuse
+ * detection is the judge: a refresh token sent twice revokes the chain.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { expect, type TestContext } from 'vitest';
 import { EtcdStore } from '../../src/store/etcd-store.js';
 import type { CredentialRecord } from '../../src/store/record.js';
 import type { CliResult } from '../support/cli.js';
-import type { EtcdCluster } from '../support/etcd-cluster.js';
-import { expectNoSecrets, type Harness, refreshGrants, tokenForms } from './harness.js';
+import { type EtcdCluster, etcdMachine } from '../support/etcd-cluster.js';
+import { expectNoSecrets, type Harness, harness, refreshGrants, tokenForms } from './harness.js';
 
 let prefixes = 0;
+
+/** What a run says under --verbose when another idcli holds the lock (src/oauth/session.ts). */
+export const WAITING_FOR_LOCK = 'waiting for another idcli to finish with these credentials';
+
+/** A harness for the calling test, closed once it has finished: tests that run at once each have their own. */
+export async function harnessFor({ onTestFinished }: TestContext): Promise<Harness> {
+  const h = await harness();
+  onTestFinished(() => h.close());
+  return h;
+}
 
 /** A fleet: machine i's environment (its own HOME and config directory), all on one prefix of the cluster. */
 export function fleet(hh: Harness, c: EtcdCluster, extra: Record<string, string> = {}) {
   const prefix = `/idcli-test-${process.pid}-${prefixes++}/`;
-  const machine = (i: number): Record<string, string> => {
-    const home = join(hh.dir, `machine-${i}`);
-    mkdirSync(join(home, 'config'), { recursive: true, mode: 0o700 });
-    return {
-      HOME: home,
-      IDCLI_CONFIG_DIR: join(home, 'config'),
-      IDCLI_CREDENTIAL_STORE: 'etcd',
-      IDCLI_ETCD_ENDPOINTS: c.members.map((m) => m.clientUrl).join(','),
-      IDCLI_ETCD_PREFIX: prefix,
-      ...extra,
-    };
-  };
+  const machine = (i: number) => etcdMachine(join(hh.dir, `machine-${i}`), c, prefix, extra);
   const store = () => new EtcdStore({ endpoints: c.members.map((m) => m.clientUrl), prefix });
   const record = async (): Promise<CredentialRecord | null> => {
     const s = store();
@@ -78,7 +77,6 @@ export async function expectFleetRefreshed(
   f: ReturnType<typeof fleet>,
   results: CliResult[],
   before: string | undefined,
-  _live?: unknown,
 ): Promise<void> {
   for (const r of results) {
     expect(r.code, r.stderr).toBe(0);
@@ -95,7 +93,7 @@ export async function expectFleetRefreshed(
   const rec = await f.record();
   expect(printed).toContain(rec?.accessToken);
   // The chain is intact: one more refresh proves the last stored verifier.
-  const after = await hh.run(['token', '--refresh'], f.machine(99));
+  const after = await hh.command(['token', '--refresh'], f.machine(99));
   expect(after.code, after.stderr).toBe(0);
   expect(refreshGrants(hh).every((e) => (e.ok && !e.reuse) || e.error?.startsWith('fault:'))).toBe(true);
   expectNoSecrets(hh, [...printed, after.stdout.trim()]);

@@ -3,10 +3,9 @@
  * permissions on the prefix (a probe key written and removed), the clock against the members; then with one member
  * down, and with two.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type EtcdCluster, startEtcdCluster } from '../support/etcd-cluster.js';
+import { type EtcdCluster, etcdMachine, startEtcdCluster } from '../support/etcd-cluster.js';
 import { type Harness, harness } from '../auth/harness.js';
 
 interface Check {
@@ -32,15 +31,7 @@ afterEach(async () => {
 const PREFIX = '/doctor-fleet/';
 
 async function doctor(hh: Harness): Promise<{ code: number | null; checks: Map<string, Check>; stderr: string }> {
-  const home = join(hh.dir, 'machine');
-  mkdirSync(join(home, 'config'), { recursive: true, mode: 0o700 });
-  const r = await hh.run(['doctor', '--json'], {
-    HOME: home,
-    IDCLI_CONFIG_DIR: join(home, 'config'),
-    IDCLI_CREDENTIAL_STORE: 'etcd',
-    IDCLI_ETCD_ENDPOINTS: c!.endpoints,
-    IDCLI_ETCD_PREFIX: PREFIX,
-  });
+  const r = await hh.command(['doctor', '--json'], etcdMachine(join(hh.dir, 'machine'), c!, PREFIX));
   const report = JSON.parse(r.stdout) as { checks: Check[] };
   return { code: r.code, checks: new Map(report.checks.map((x) => [x.id, x])), stderr: r.stderr };
 }
@@ -67,6 +58,8 @@ describe('idcli doctor with the etcd store', () => {
   it('one member down: a warning naming it, and the quorum still holds', async () => {
     h = await harness();
     await c!.kill(2);
+    // A member down, not an election under way: the two left have a leader again.
+    await c!.settled();
     const { checks } = await doctor(h);
     const members = checks.get('etcd-members')!;
     expect(members.status, members.detail).toBe('warn');

@@ -1,11 +1,14 @@
 /**
  * A real etcd cluster of three members on loopback for the shared sign-in tests: private data directories, free
- * ports (bound on port 0 first, then handed to etcd; a start that loses the race is retried), health polled with a
- * deadline, members stopped by pid. Optional TLS (a CA and certificates made here with openssl) and auth.
+ * ports (bound on port 0 first, then handed to etcd; a start that loses the race is retried), each member's /health
+ * polled over HTTP with a deadline, members stopped by pid. Optional TLS (a CA and certificates made here with
+ * openssl) and auth.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -13,6 +16,8 @@ import { until } from './until.js';
 
 export const ETCD_BIN = '/usr/bin/etcd';
 export const ETCDCTL_BIN = '/usr/bin/etcdctl';
+const HEARTBEAT_MS = '25';
+const ELECTION_MS = '250';
 
 export interface EtcdMember {
   name: string;
@@ -34,6 +39,8 @@ export interface EtcdCluster {
   tls: EtcdTls | undefined;
   /** SIGKILL one member, by its pid, and wait for it to be gone. */
   kill(index: number): Promise<void>;
+  /** Wait until every member still running says it is healthy: after a kill, the survivors have a leader again. */
+  settled(): Promise<void>;
   /** Run etcdctl against the cluster (as root when auth is on: `--user root:…` in args). */
   ctl(args: string[], env?: Record<string, string>): string;
   close(): Promise<void>;
@@ -100,10 +107,48 @@ function makeTls(dir: string): EtcdTls & { serverCert: string; serverKey: string
   };
 }
 
-export async function startEtcdCluster(opts: { tls?: boolean; size?: number } = {}): Promise<EtcdCluster> {
+/**
+ * Where the members keep their data: tmpfs when there is one. etcd syncs its log to disk on every write, which on a
+ * shared disk makes each write wait on other tests' I/O; a throw-away test cluster needs no durability, and the
+ * etcd here (3.4) has no --unsafe-no-fsync.
+ */
+function dataRoot(): string {
+  return existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+}
+
+/** Whether the member at `clientUrl` says it is healthy: it has a leader and a quorum read went through. */
+function healthy(clientUrl: string, tls: EtcdTls | undefined): Promise<boolean> {
+  const secure = tls && {
+    ca: readFileSync(tls.ca),
+    cert: readFileSync(tls.clientCert),
+    key: readFileSync(tls.clientKey),
+  };
+  return new Promise((resolve) => {
+    const request = secure ? httpsRequest : httpRequest;
+    const req = request(`${clientUrl}/health`, { agent: false, timeout: 2_000, ...secure }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve(res.statusCode === 200 && /"health":\s*"true"/.test(body)));
+      res.on('error', () => resolve(false));
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(false));
+    req.end();
+  });
+}
+
+export interface EtcdClusterOptions {
+  tls?: boolean;
+  size?: number;
+  /** Data on disk, synced as a real cluster's is (the bench), rather than on tmpfs. */
+  onDisk?: boolean;
+}
+
+export async function startEtcdCluster(opts: EtcdClusterOptions = {}): Promise<EtcdCluster> {
   const size = opts.size ?? 3;
   // Not cli.ts's tempDir: that module needs vitest, and the bench starts its cluster here too.
-  const path = await mkdtemp(join(tmpdir(), 'idcli-etcd-'));
+  const path = await mkdtemp(join(opts.onDisk ? tmpdir() : dataRoot(), 'idcli-etcd-'));
   const tmp = { path, cleanup: () => rm(path, { recursive: true, force: true }) };
   const tls = opts.tls ? makeTls(tmp.path) : undefined;
   const scheme = tls ? 'https' : 'http';
@@ -127,7 +172,9 @@ export async function startEtcdCluster(opts: { tls?: boolean; size?: number } = 
         .concat(['--advertise-client-urls', m.clientUrl, '--listen-peer-urls', m.peerUrl])
         .concat(['--initial-advertise-peer-urls', m.peerUrl, '--initial-cluster', initial])
         .concat(['--initial-cluster-state', 'new', '--initial-cluster-token', `t${process.pid}-${attempt}`])
-        .concat(['--heartbeat-interval', '50', '--election-timeout', '500', '--log-level', 'error'])
+        // Members on one machine answer each other within milliseconds: short ticks make the first election, and the
+        // next one after a member is killed, quick.
+        .concat(['--heartbeat-interval', HEARTBEAT_MS, '--election-timeout', ELECTION_MS, '--log-level', 'error'])
         .concat(tls ? ['--cert-file', tls.serverCert, '--key-file', tls.serverKey] : [])
         .concat(tls ? ['--trusted-ca-file', tls.ca, '--client-cert-auth'] : []);
       const child = spawn(ETCD_BIN, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -148,38 +195,61 @@ export async function startEtcdCluster(opts: { tls?: boolean; size?: number } = 
       process.kill(child.pid!, 'SIGKILL');
       await gone;
     };
+    const killAll = () => Promise.all(members.map((_, i) => kill(i)));
+    const running = () => members.filter((m) => m.process?.exitCode === null && m.process.signalCode === null);
+    const allHealthy = async (of: EtcdMember[]) =>
+      (await Promise.all(of.map((m) => healthy(m.clientUrl, tls)))).every(Boolean) ? true : undefined;
     const cluster: EtcdCluster = {
       members,
       endpoints,
       tls,
       kill,
+      settled: async () => {
+        await until(() => allHealthy(running()), 30_000, 'the running etcd members to be healthy');
+      },
       ctl,
       async close() {
-        for (let i = 0; i < members.length; i++) await kill(i);
+        await killAll();
         await tmp.cleanup();
       },
     };
     const lostRace = () => logs.join('').includes('address already in use');
     try {
       await until(
-        () => {
+        async () => {
           if (lostRace()) throw new Error('port taken');
-          try {
-            ctl(['endpoint', 'health', '--command-timeout=2s']);
-            return true;
-          } catch {
-            return undefined;
-          }
+          return allHealthy(members);
         },
         30_000,
         'the etcd cluster to become healthy',
       );
       return cluster;
     } catch (err) {
-      for (let i = 0; i < members.length; i++) await kill(i);
+      await killAll();
       if (attempt < 3 && lostRace()) continue;
       await tmp.cleanup();
       throw new Error(`etcd did not start: ${String(err)}\n${logs.join('').slice(-2000)}`);
     }
   }
+}
+
+/**
+ * The environment of one machine of a fleet sharing a sign-in through `c`: its own HOME and config directory (made
+ * here, under `home`), the etcd store on `prefix`, then `extra` (a user, TLS files).
+ */
+export function etcdMachine(
+  home: string,
+  c: EtcdCluster,
+  prefix: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  mkdirSync(join(home, 'config'), { recursive: true, mode: 0o700 });
+  return {
+    HOME: home,
+    IDCLI_CONFIG_DIR: join(home, 'config'),
+    IDCLI_CREDENTIAL_STORE: 'etcd',
+    IDCLI_ETCD_ENDPOINTS: c.endpoints,
+    IDCLI_ETCD_PREFIX: prefix,
+    ...extra,
+  };
 }
