@@ -2,6 +2,7 @@
  * The stored sign-in as a TokenSource: the cached token, else a Serial PKCE refresh under a cross-process lock, the
  * record read again after taking it: a refresh token sent twice looks like theft (RFC 9700 §4.14.2).
  */
+import { clockOf } from '../clock.js';
 import type { SessionContext } from '../context.js';
 import type { TokenSource } from '../deps.js';
 import { ExitCode, IdcliError, lockLost, notLoggedIn, signInRejected } from '../errors.js';
@@ -108,11 +109,9 @@ async function underLock<T>(
   const lockPath = lockPathFor(ctx.settings.configDir, key);
   return withLock(lockPath, (lease) => fn((lost) => lease.confirm(lost)), {
     signal: ctx.deps.signal,
+    clock: clockOf(ctx.deps),
     onWait: onWait && (() => onWait(lockPath)),
-    // The lock counts on Date.now(); the caller's deadline is on deps.now(): what is left of it carries over.
-    ...(deadline && {
-      waitLimit: { at: Date.now() + (deadline.at - ctx.deps.now()), error: (who) => deadline.error(who, lockPath) },
-    }),
+    ...(deadline && { waitLimit: { at: deadline.at, error: (who) => deadline.error(who, lockPath) } }),
   });
 }
 

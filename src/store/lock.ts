@@ -10,7 +10,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, link, lstat, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Clock, sleep, systemClock } from '../clock.js';
 import { seconds } from '../duration.js';
 import { CONFIG_DIR_ELSEWHERE, CONFIG_DIR_OWN } from '../config-file.js';
 import { checkPrivateDir } from '../private-path.js';
@@ -41,8 +41,13 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** Called once, when the lock is found held and this process starts to wait; `who` as holderName() says. */
   onWait?: (who: string) => void;
-  /** A limit on the whole wait (`login --timeout`): past `at` (Date.now() time) it ends with `error(holderName)`. */
+  /** A limit on the whole wait (`login --timeout`): past `at` (`clock` time) it ends with `error(holderName)`. */
   waitLimit?: { at: number; error: (who: string) => Error };
+  /**
+   * The clock of the wait (its polls and deadlines), of a lock's age and of the heartbeat; the machine's by default.
+   * Ages compare it with the files' mtimes, so a run's clock is the machine's, or one that starts from it (a test's).
+   */
+  clock?: Clock;
   /** What the lock guards, as its messages name it ("the configuration"); default "these credentials". */
   guards?: string;
 }
@@ -81,7 +86,7 @@ export async function withLock<T>(
   fn: (lease: Lease) => Promise<T>,
   opts: LockOptions = {},
 ): Promise<T> {
-  const { owner, release } = await acquire(lockPath, opts);
+  const { owner, release } = await acquire(lockPath, opts, opts.clock ?? systemClock);
   const lease: Lease = {
     async confirm(lost) {
       const now = await snapshot(lockPath).catch(() => null);
@@ -100,7 +105,7 @@ interface Held {
   release: () => Promise<void>;
 }
 
-async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
+async function acquire(lockPath: string, opts: LockOptions, clock: Clock): Promise<Held> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   const staleMs = opts.staleMs ?? DEFAULT_LOCK_STALE_MS;
   const dir = dirname(lockPath);
@@ -118,40 +123,41 @@ async function acquire(lockPath: string, opts: LockOptions): Promise<Held> {
     // The locks directory not there yet stands for the nearest one above it (see fs-faults.ts).
     throw lockFsError('create', dir, err, dir);
   }
-  await sweepDeadTemps(lockPath);
-  const owner = newOwner();
+  await sweepDeadTemps(lockPath, clock);
+  const owner = newOwner(clock);
   let waitingOn: string | null | undefined;
-  let deadline = Date.now() + timeoutMs;
+  let deadline = clock.now() + timeoutMs;
   for (let round = 0; ; round++) {
     if (opts.signal?.aborted) throw interrupted();
     // After the first try, only read until the lock looks free: creating a file on every poll would load the disk.
     const seen = round === 0 ? null : await snapshot(lockPath);
     if (seen === null) {
       const fh = await createExclusive(lockPath, owner);
-      if (fh) return { owner, release: hold(lockPath, fh, owner, staleMs, timeoutMs) };
+      if (fh) return { owner, release: hold(lockPath, fh, owner, staleMs, timeoutMs, clock) };
     }
     const holder = seen ?? (await snapshot(lockPath));
-    const stale = (snap: Snapshot) => isStale(snap, staleMs);
-    if (holder && stale(holder) && (await removeUnder(lockPath, stale, deadline, opts.signal))) continue;
+    const stale = (snap: Snapshot) => isStale(snap, staleMs, clock);
+    if (holder && stale(holder) && (await removeUnder(lockPath, stale, deadline, clock, opts.signal))) continue;
     const id = holderId(holder);
     if (id !== waitingOn) {
       if (waitingOn === undefined) opts.onWait?.(holderName(holder));
       waitingOn = id;
-      deadline = Date.now() + timeoutMs;
+      deadline = clock.now() + timeoutMs;
     }
-    if (opts.waitLimit && Date.now() >= opts.waitLimit.at) throw opts.waitLimit.error(holderName(holder));
-    if (Date.now() >= deadline) throw timeoutError(lockPath, timeoutMs, holder, opts.guards ?? 'these credentials');
-    const pause = Math.min(pollDelay(round), Math.max(0, (opts.waitLimit?.at ?? Infinity) - Date.now()));
-    await sleep(pause, undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
+    const now = clock.now();
+    if (opts.waitLimit && now >= opts.waitLimit.at) throw opts.waitLimit.error(holderName(holder));
+    if (now >= deadline) throw timeoutError(lockPath, timeoutMs, holder, opts.guards ?? 'these credentials');
+    const pause = Math.min(pollDelay(round), Math.max(0, (opts.waitLimit?.at ?? Infinity) - now));
+    await sleep(clock, pause, opts.signal).catch(() => {});
   }
 }
 
 /** The token tells this process's own lock file from a successor's. */
-function newOwner(): Owner {
+function newOwner(clock: Clock): Owner {
   const owner: Owner = {
     pid: process.pid,
     host: hostname(),
-    createdAt: Date.now(),
+    createdAt: clock.now(),
     token: randomBytes(16).toString('hex'),
   };
   const start = processStart(process.pid);
@@ -159,20 +165,29 @@ function newOwner(): Owner {
 }
 
 /** Keeps the file's mtime fresh until released, so a slow but healthy refresh is never taken over as stale. */
-function hold(lockPath: string, fh: FileHandle, owner: Owner, staleMs: number, timeoutMs: number): () => Promise<void> {
-  const beat = setInterval(
-    () => {
-      const now = new Date();
+function hold(
+  lockPath: string,
+  fh: FileHandle,
+  owner: Owner,
+  staleMs: number,
+  timeoutMs: number,
+  clock: Clock,
+): () => Promise<void> {
+  // The mtime is set from the clock that waiters judge ages by, so a test's clock moved on sees a fresh lock too.
+  const beat = clock.setTimeout(
+    function touch() {
+      const now = new Date(clock.now());
       fh.utimes(now, now).catch(() => {});
+      beat.refresh();
     },
     Math.max(10, Math.floor(staleMs / 3)),
   );
-  beat.unref();
   return async () => {
-    clearInterval(beat);
+    beat.clear();
     await fh.close().catch(() => {});
     // Never throws: a lock left behind by a failed release turns stale (dead pid, no heartbeat) and is recovered.
-    await removeUnder(lockPath, (snap) => snap.owner?.token === owner.token, Date.now() + timeoutMs).catch(() => false);
+    const mine = (snap: Snapshot) => snap.owner?.token === owner.token;
+    await removeUnder(lockPath, mine, clock.now() + timeoutMs, clock).catch(() => false);
   };
 }
 
@@ -264,14 +279,14 @@ function parseOwner(text: string): Owner | null {
 }
 
 /** A lock of this host's is stale exactly when its process is gone; only one that cannot be checked ages out. */
-function isStale(snap: Snapshot, staleMs: number): boolean {
+function isStale(snap: Snapshot, staleMs: number, clock: Clock): boolean {
   const owner = snap.owner;
   if (owner && owner.host === hostname()) {
     if (!processRunning(owner.pid)) return true;
     if (owner.start !== undefined && processStart(owner.pid) !== undefined)
       return !recordedProcessRunning(owner.pid, owner.start);
   }
-  return Date.now() - snap.mtimeMs > staleMs;
+  return clock.now() - snap.mtimeMs > staleMs;
 }
 
 /**
@@ -279,7 +294,7 @@ function isStale(snap: Snapshot, staleMs: number): boolean {
  * it. Only once a few seconds old: the pid is this host's, and a run on another host sharing the directory (a home
  * on NFS) keeps its temp for two system calls only.
  */
-async function sweepDeadTemps(lockPath: string): Promise<void> {
+async function sweepDeadTemps(lockPath: string, clock: Clock): Promise<void> {
   const dir = dirname(lockPath);
   const base = basename(lockPath);
   const names = await readdir(dir).catch((): string[] => []);
@@ -288,7 +303,7 @@ async function sweepDeadTemps(lockPath: string): Promise<void> {
     if (!name.startsWith(base) || !m || processRunning(Number(m[1]))) continue;
     const path = join(dir, name);
     const st = await lstat(path).catch(() => null);
-    if (st?.isFile() && Date.now() - st.mtimeMs > REAPER_STALE_MS) await unlink(path).catch(() => {});
+    if (st?.isFile() && clock.now() - st.mtimeMs > REAPER_STALE_MS) await unlink(path).catch(() => {});
   }
 }
 
@@ -297,10 +312,11 @@ async function removeUnder(
   lockPath: string,
   shouldRemove: (snap: Snapshot) => boolean,
   deadline: number,
+  clock: Clock,
   signal?: AbortSignal,
 ): Promise<boolean> {
   const reaperPath = `${lockPath}.reaper`;
-  const me = newOwner();
+  const me = newOwner(clock);
   for (;;) {
     const fh = await createExclusive(reaperPath, me);
     if (fh) {
@@ -315,13 +331,13 @@ async function removeUnder(
     }
     const reaper = await snapshot(reaperPath);
     // A dead reaper is removed unguarded: a race needs a death inside two syscalls AND two waiters judging it at once.
-    if (reaper && isStale(reaper, REAPER_STALE_MS)) {
+    if (reaper && isStale(reaper, REAPER_STALE_MS, clock)) {
       await unlink(reaperPath).catch(() => {});
       continue;
     }
-    if (Date.now() >= deadline) return false;
+    if (clock.now() >= deadline) return false;
     if (signal?.aborted) throw interrupted();
-    await sleep(10 + Math.floor(Math.random() * 41));
+    await sleep(clock, 10 + Math.floor(Math.random() * 41));
   }
 }
 

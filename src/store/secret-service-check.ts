@@ -2,6 +2,7 @@
  * A bounded look at the Secret Service before the keychain library, which blocks without limit: just enough D-Bus on a
  * socket of its own to ask whether the default collection is locked. It reads no secret.
  */
+import { type Clock, systemClock } from '../clock.js';
 import { createConnection, type Socket } from 'node:net';
 
 export type CheckResult = { status: 'ready' } | { status: 'unavailable'; reason: string } | { status: 'unchecked' };
@@ -59,12 +60,15 @@ function decodeAddressValue(value: string): string {
 export async function checkSecretService(opts: {
   env: Record<string, string | undefined>;
   timeoutMs: number;
+  /** The clock of the timeout; the machine's by default. */
+  clock?: Clock;
 }): Promise<CheckResult> {
   const path = sessionBusSocket(opts.env);
   if (path === undefined) return { status: 'unavailable', reason: NO_BUS };
   if (path === null) return { status: 'unchecked' };
   const bus = new Connection(path);
-  const timer = setTimeout(() => bus.fail(new Unusable(keychainTimeoutReason(opts.timeoutMs))), opts.timeoutMs);
+  const clock = opts.clock ?? systemClock;
+  const timer = clock.setTimeout(() => bus.fail(new Unusable(keychainTimeoutReason(opts.timeoutMs))), opts.timeoutMs);
   try {
     // SASL EXTERNAL with this process's uid ("Authentication Protocol"), with BEGIN and the first messages right
     // behind AUTH ("BEGIN command"); a bus that answers REJECTED leaves the keyring unchecked.
@@ -96,7 +100,7 @@ export async function checkSecretService(opts: {
     if (err instanceof Unusable) return { status: 'unavailable', reason: err.message };
     throw err;
   } finally {
-    clearTimeout(timer);
+    timer.clear();
     bus.close();
   }
 }

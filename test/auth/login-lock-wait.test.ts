@@ -3,12 +3,19 @@
  * sign-in ends (exit 3, naming the holder) before any browser opens; a holder that lets go in time costs the wait
  * only what it took.
  *
- * The tests wait on real deadlines and share nothing (each has its own harness), so they run at the same time.
+ * Each login runs in process on a clock the test moves, so a deadline is the clock's, not the machine's pace; the
+ * holder is this process, as a refreshing idcli would be (a live pid, a fresh heartbeat). The tests share nothing
+ * (each has its own harness), so they run at the same time.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lockPathFor, withLock } from '../../src/store/lock.js';
+import { FakeClock } from '../support/clock.js';
+import { until } from '../support/until.js';
 import { authorizeQueries, describeEachStore, type Harness, harness, login, type StoreKind } from './harness.js';
+
+/** The lock's polls, which the test lets fire; the sign-in's own timeout (seconds) is longer than any of them. */
+const isPoll = (ms: number) => ms <= 300;
 
 /** A harness signed in (in this process: it is set-up), for `test`; closed after it, whatever the outcome. */
 async function signedIn<T>(store: StoreKind, test: (h: Harness) => Promise<T>): Promise<T> {
@@ -21,10 +28,7 @@ async function signedIn<T>(store: StoreKind, test: (h: Harness) => Promise<T>): 
   }
 }
 
-/**
- * Holds the sign-in's lock from this process, as a refreshing idcli would (a live pid, a fresh heartbeat), until
- * the returned function is called.
- */
+/** Holds the sign-in's lock from this process until the returned function is called. */
 async function holdLock(h: Harness): Promise<() => Promise<void>> {
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
@@ -52,8 +56,12 @@ describe.concurrent('login --timeout, each test at once', () => {
         const release = await holdLock(h);
         try {
           const opened = authorizeQueries(h.emu).length;
-          const r = await h.run(['login', '--timeout', '2']);
+          const clock = new FakeClock();
+          const started = clock.now();
+          const r = await clock.runUntilSettled(h.command(['login', '--timeout', '2'], {}, { clock }), 'the login');
           expect(r.code, r.stderr).toBe(3);
+          // At the deadline itself: the last pause is cut short to end there.
+          expect(clock.now() - started).toBe(2000);
           expect(r.stdout).toBe('');
           expect(r.stderr).toMatch(
             new RegExp(
@@ -82,31 +90,30 @@ describe.concurrent('login --timeout, each test at once', () => {
       const r = await loginWhileHeld(store, ['--timeout', '6', '--no-browser'], 2000);
       expect(r.code, r.stderr).toBe(3);
       expect(r.stderr).toMatch(/error: sign-in timed out after 6 s/);
+      // The whole run ended at its --timeout: the browser's wait was what the lock's left of it.
+      expect(r.clockMs).toBe(6000);
     });
   });
 });
 
-/** `login args --verbose` while this process holds the lock, let go `lateMs` after the login says it waits. */
+/**
+ * `login args --verbose` in process while this process holds the lock, let go `lateMs` of the login's clock after it
+ * says it waits; then the login goes on, its clock moved only by the lock's polls when `lateMs` is 0 (the browser
+ * signs in), and by every timer otherwise (the sign-in times out). `clockMs` is how far the login's clock went.
+ */
 async function loginWhileHeld(store: StoreKind, args: string[], lateMs: number) {
   return signedIn(store, async (h) => {
     const release = await holdLock(h);
+    const clock = new FakeClock();
+    const started = clock.now();
     let stderr = '';
-    let released: Promise<void> | undefined;
-    const r = await h.run(
-      ['login', ...args, '--verbose'],
-      {},
-      {
-        onSpawn: (child) =>
-          child.stderr!.on('data', (chunk: Buffer) => {
-            stderr += chunk.toString('utf8');
-            if (released === undefined && stderr.includes('waiting for another idcli')) {
-              released = new Promise((resolve) => setTimeout(resolve, lateMs)).then(release);
-            }
-          }),
-      },
-    );
-    await released;
-    expect(released).toBeDefined();
-    return r;
+    const run = h.command(['login', ...args, '--verbose'], {}, { clock, onStderr: (text) => (stderr += text) });
+    run.catch(() => {});
+    await until(() => (stderr.includes('waiting for another idcli') ? true : undefined), 20_000, 'the wait');
+    const waitFrom = clock.now();
+    while (clock.now() - waitFrom < lateMs) await clock.elapseFirst(isPoll, "the lock's poll");
+    await release();
+    const r = await clock.runUntilSettled(run, 'the login', lateMs === 0 ? isPoll : undefined);
+    return { ...r, clockMs: clock.now() - started };
   });
 }

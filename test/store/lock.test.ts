@@ -8,8 +8,12 @@ import { configLockPath, type LockOptions, lockPathFor, withLock } from '../../s
 import { processStart } from '../../src/store/pid.js';
 import { deadPid, KEY, runFixture, waitForExit } from './support.js';
 import { tempDir } from '../support/cli.js';
+import { FakeClock } from '../support/clock.js';
 import { until } from '../support/until.js';
 import { rejection } from './rejection.js';
+
+/** The delays of a waiter's polls, which back off to 200 ms and are jittered by half either way. */
+const isPoll = (ms: number) => ms <= 300;
 
 async function plantLock(path: string, owner: { pid: number; host: string; start?: string }, ageMs = 0): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
@@ -23,26 +27,39 @@ async function plantLock(path: string, owner: { pid: number; host: string; start
 describe('lock', () => {
   let dir: { path: string; cleanup: () => Promise<void> };
   let lockPath: string;
+  /** The clock of the waits: a test moves it, so a deadline or an age is the lock's rule, not the machine's pace. */
+  let clock: FakeClock;
 
   beforeEach(async () => {
     dir = await tempDir('idcli-lock-');
     lockPath = lockPathFor(dir.path, KEY);
+    clock = new FakeClock();
   });
   afterEach(() => dir.cleanup());
 
-  /** withLock with `opts` on a lock that stays someone else's: the error it ends with, and whether the work ran. */
+  /**
+   * withLock with `opts` on a lock that stays someone else's, on `clock` moved on until it ends: the error it ends
+   * with, whether the work ran, and how much of the clock's time the wait took.
+   */
   async function refused(opts: LockOptions) {
     let ran = false;
-    const err = await rejection(
-      withLock(
-        lockPath,
-        async () => {
-          ran = true;
-        },
-        opts,
-      ),
+    const from = clock.now();
+    const work = withLock(
+      lockPath,
+      async () => {
+        ran = true;
+      },
+      { ...opts, clock },
     );
-    return { err, ran };
+    const err = await rejection(clock.runUntilSettled(work, 'the wait'));
+    return { err, ran, waitedMs: clock.now() - from };
+  }
+
+  /** withLock on `clock`, moved on until it ends; with how much of the clock's time it took. */
+  async function taken<T>(fn: () => Promise<T>, opts: LockOptions = {}) {
+    const from = clock.now();
+    const value = await clock.runUntilSettled(withLock(lockPath, fn, { ...opts, clock }), 'the lock');
+    return { value, waitedMs: clock.now() - from };
   }
 
   /** The planted lock is as it was planted: a waiter must not touch a lock it does not own. */
@@ -86,22 +103,39 @@ describe('lock', () => {
   });
 
   it('keeps a waiter waiting while the lock changes hands, far past timeoutMs in all', async () => {
-    // Each holder keeps the lock for a quarter of timeoutMs; the last of the eight waits seven of those turns.
+    // Three holders in turn, each for 0.6 of timeoutMs: the waiter's wait starts over at each change of hands.
     const timeoutMs = 1000;
-    const waited: number[] = [];
-    const started = Date.now();
-    const hold = () =>
-      withLock(
-        lockPath,
-        async () => {
-          waited.push(Date.now() - started);
-          await new Promise((r) => setTimeout(r, timeoutMs / 4));
-        },
-        { timeoutMs },
-      );
-    await Promise.all(Array.from({ length: 8 }, hold));
-    expect(waited).toHaveLength(8);
-    expect(Math.max(...waited)).toBeGreaterThan(timeoutMs);
+    const turnMs = 600;
+    const start = processStart(process.pid)!;
+    const started = clock.now();
+    const holders = ['second', 'third', 'none'];
+    await plantLock(lockPath, { pid: process.pid, host: hostname(), start });
+    let waits = 0;
+    let waitedMs = -1;
+    const waiter = withLock(lockPath, async () => void (waitedMs = clock.now() - started), {
+      timeoutMs,
+      clock,
+      onWait: () => waits++,
+    });
+    waiter.catch(() => {});
+    await until(() => (waits > 0 ? true : undefined), 10_000, 'the wait');
+    for (const [turn, holder] of holders.entries()) {
+      while (clock.now() - started < (turn + 1) * turnMs) await clock.elapseFirst(isPoll, "the waiter's poll");
+      // Another live holder (this process, as a run of this host) takes over from the one before; the last lets go.
+      if (holder === 'none') await rm(lockPath);
+      else
+        await writeFile(
+          lockPath,
+          JSON.stringify({ pid: process.pid, host: hostname(), start, createdAt: 0, token: holder }),
+        );
+      // The waiter's next look sees it, within the turn.
+      await clock.elapseFirst(isPoll, "the waiter's poll");
+      await until(() => (clock.pending().some(isPoll) || waitedMs >= 0 ? true : undefined), 10_000, 'the look');
+    }
+    await clock.runUntilSettled(waiter, 'the waiter');
+    expect(waitedMs).toBeGreaterThanOrEqual(holders.length * turnMs);
+    expect(waitedMs).toBeGreaterThan(timeoutMs);
+    expect(waits).toBe(1);
   });
 
   it('calls onWait once when it has to wait, and not when the lock is free', async () => {
@@ -117,7 +151,7 @@ describe('lock', () => {
       });
     });
     const second = withLock(lockPath, async () => 'second', { onWait: () => waits++, timeoutMs: 10_000 });
-    for (const end = Date.now() + 10_000; waits === 0 && Date.now() < end;) await new Promise((r) => setTimeout(r, 10));
+    await until(() => (waits > 0 ? waits : undefined), 10_000, 'the wait');
     expect(waits).toBe(1);
     release();
     await first;
@@ -143,10 +177,8 @@ describe('lock', () => {
 
   it('recovers at once from a lock whose holder pid is dead on this host', async () => {
     await plantLock(lockPath, { pid: await deadPid(), host: hostname() });
-    const started = Date.now();
-    expect(await withLock(lockPath, async () => 'mine', { timeoutMs: 10_000 })).toBe('mine');
-    // Half the timeout: what this catches is a waiter polling until the end, not a slow machine.
-    expect(Date.now() - started).toBeLessThan(5_000);
+    // No time of the wait's clock passes: what this catches is a waiter polling until its deadline.
+    expect(await taken(async () => 'mine', { timeoutMs: 10_000 })).toEqual({ value: 'mine', waitedMs: 0 });
   });
 
   it('recovers from a lock of another host once it is older than staleMs', async () => {
@@ -158,21 +190,26 @@ describe('lock', () => {
     await mkdir(dirname(lockPath), { recursive: true });
     const dead = await deadPid();
     const pidAsText = JSON.stringify({ pid: String(dead), host: hostname(), createdAt: Date.now(), token: 't' });
+    const staleMs = 10_000;
     for (const text of ['not json', 'null', '[]', pidAsText]) {
       await writeFile(lockPath, text);
-      const { err, ran } = await refused({ timeoutMs: 200 });
+      // Written at the wait clock's time, so that its age is the clock's to decide.
+      const written = new Date(clock.now());
+      await utimes(lockPath, written, written);
+      const { err, ran } = await refused({ timeoutMs: 200, staleMs });
       expect([ran, err.code, err.message.includes('held by')], text).toEqual([false, 'LOCK_TIMED_OUT', false]);
       expect(await readFile(lockPath, 'utf8'), text).toBe(text);
-      const then = new Date(Date.now() - 120_000);
-      await utimes(lockPath, then, then);
-      expect(await withLock(lockPath, async () => 'mine', { timeoutMs: 10_000 }), text).toBe('mine');
+      clock.advance(written.getTime() + staleMs + 1 - clock.now());
+      expect(await taken(async () => 'mine', { timeoutMs: 10_000, staleMs }), text).toEqual({
+        value: 'mine',
+        waitedMs: 0,
+      });
     }
   });
 
   it('times out on a fresh lock of another host with exit 2 naming the lock path', async () => {
     await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
-    const started = Date.now();
-    const { err, ran } = await refused({ timeoutMs: 300 });
+    const { err, ran, waitedMs } = await refused({ timeoutMs: 300 });
     expect(ran).toBe(false);
     // Something local is in the way, which the user lets finish or removes: not an internal error (exit 1).
     expect(err.exitCode).toBe(ExitCode.USAGE);
@@ -180,21 +217,26 @@ describe('lock', () => {
     expect(err.message).toContain(lockPath);
     expect(err.message).toMatch(/after 0\.3 s/);
     expect(err.message).toContain('some-other-host.invalid');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    // Given up at its first look past the deadline: one poll interval at most after it.
+    expect(waitedMs).toBeGreaterThanOrEqual(300);
+    expect(waitedMs).toBeLessThan(300 + 300);
     await stillPlanted();
   });
 
   it('does not take over a lock whose live holder outlasts staleMs: the holder keeps it fresh', async () => {
     const staleMs = 500;
     const order: string[] = [];
+    let letGo!: () => void;
+    const working = new Promise<void>((resolve) => (letGo = resolve));
+    const started = clock.now();
     const slow = withLock(
       lockPath,
       async () => {
         order.push('slow+');
-        await new Promise((r) => setTimeout(r, 1600));
+        await working;
         order.push('slow-');
       },
-      { staleMs },
+      { staleMs, clock },
     );
     const firstSeen = await until(
       () =>
@@ -210,17 +252,21 @@ describe('lock', () => {
       async () => {
         order.push('eager');
       },
-      { staleMs, timeoutMs: 10_000 },
+      { staleMs, timeoutMs: 10_000, clock },
     );
-    // The heartbeat: the holder touches the lock while it works, well within its 1.6 s.
+    // The holder works for 1.6 s of the clock, more than three times staleMs.
+    clock.advance(1600);
+    // The heartbeat: the holder touched the lock while it worked, at the clock's time.
     const touched = await until(
-      () => stat(lockPath).then((st) => (st.mtimeMs > firstSeen ? st.mtimeMs : undefined)),
+      () => stat(lockPath).then((st) => (st.mtimeMs !== firstSeen ? st.mtimeMs : undefined)),
       10_000,
       'the heartbeat',
     );
     expect(order).toEqual(['slow+']);
-    expect(touched).toBeGreaterThan(firstSeen);
-    await Promise.all([slow, eager]);
+    expect(touched).toBeGreaterThanOrEqual(started + Math.floor(staleMs / 3));
+    expect(touched).toBeLessThanOrEqual(clock.now());
+    letGo();
+    await clock.runUntilSettled(Promise.all([slow, eager]), 'both holders');
     expect(order).toEqual(['slow+', 'slow-', 'eager']);
   });
 
@@ -247,9 +293,7 @@ describe('lock', () => {
 
   it('takes over at once a lock whose pid now belongs to another process (its start time differs)', async () => {
     await plantLock(lockPath, { pid: process.pid, host: hostname(), start: 'another-boot/1' });
-    const started = Date.now();
-    expect(await withLock(lockPath, async () => 'mine', { timeoutMs: 10_000 })).toBe('mine');
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await taken(async () => 'mine', { timeoutMs: 10_000 })).toEqual({ value: 'mine', waitedMs: 0 });
   });
 
   it('tells a holder whether the lock is still its own, right before it commits', async () => {
@@ -293,7 +337,7 @@ describe('lock', () => {
   });
   it("waitLimit ends the whole wait at its time with the caller's error, naming the holder", async () => {
     await plantLock(lockPath, { pid: 1, host: 'some-other-host.invalid' });
-    const limit = Date.now() + 300;
+    const limit = clock.now() + 300;
     const { err, ran } = await refused({
       timeoutMs: 10_000,
       waitLimit: { at: limit, error: (who) => usageError('SIGN_IN_LOCK_TIMED_OUT', `gave up on ${who}`) },
@@ -301,7 +345,8 @@ describe('lock', () => {
     expect(ran).toBe(false);
     expect(err.code).toBe('SIGN_IN_LOCK_TIMED_OUT');
     expect(err.message).toBe('gave up on pid 1 on some-other-host.invalid');
-    expect(Date.now()).toBeGreaterThanOrEqual(limit);
+    // Exactly at its time: the pauses between looks are cut short to end there.
+    expect(clock.now()).toBe(limit);
     await stillPlanted();
   });
 

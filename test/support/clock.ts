@@ -74,6 +74,25 @@ export class FakeClock implements Clock {
     return t.ms;
   }
 
+  /**
+   * Moves time on, to one pending timer after another, until `work` settles: for work that waits on this clock (a
+   * lock's polls and deadlines), however much of its time that takes. Only timers whose delay `which` picks are let
+   * fire, e.g. a lock's polls but not a sign-in's timeout. Resolves or rejects as `work` does.
+   */
+  async runUntilSettled<T>(work: Promise<T>, what = 'the work', which = (_ms: number) => true): Promise<T> {
+    let settled = false;
+    const watched = work.finally(() => {
+      settled = true;
+    });
+    watched.catch(() => {});
+    for (;;) {
+      const due = () => this.#sorted().find((p) => which(p.ms));
+      const next = await until(() => (settled ? null : due()), 20_000, `${what} to end or wait`);
+      if (next === null) return watched;
+      this.advance(next.at - this.#now);
+    }
+  }
+
   #sorted(): Pending[] {
     return [...this.#timers].sort((a, b) => a.at - b.at || a.seq - b.seq);
   }

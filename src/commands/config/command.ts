@@ -1,5 +1,6 @@
 /** `idcli config`: read and write the settings of a profile in config.json. */
 import { argument, defineCommand, defineGroup, type Invocation } from '../../argv/define.js';
+import { clockOf } from '../../clock.js';
 import { assertConfigKey, type ConfigFile, validateSetting } from '../../config.js';
 import { loadConfigFile, prepareConfigDir, saveConfigFile } from '../../config-file.js';
 import { ExitCode, type IdcliError, lockLost } from '../../errors.js';
@@ -41,7 +42,7 @@ function target({ deps, settings }: Invocation) {
           const beforeCommit = () => lease.confirm(configLost);
           if (edit(file)) await saveConfigFile(configDir, file, { ...io, beforeCommit });
         },
-        { signal: deps.signal, onWait, guards: 'the configuration' },
+        { signal: deps.signal, clock: clockOf(deps), onWait, guards: 'the configuration' },
       );
     },
   };
