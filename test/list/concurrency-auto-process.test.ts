@@ -1,27 +1,26 @@
 // A process: these measure the peak resident memory of the CLI's own process (GNU time) while it writes to a pipe.
 /**
  * `--concurrency auto` under pages of many MB: the byte cap holds pages back and the memory stays bounded, through the
- * BUILT CLI against the emulator (collection responses held for LATENCY_MS, as in concurrency-auto.test.ts).
+ * BUILT CLI against the emulator (collection responses held for LATENCY_MS, so that requests overlap there).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Emulator, growingItems, startEmulator } from '../emulator/index.js';
 import { BIN } from '../support/cli.js';
 import { sha256Ndjson } from '../support/hash.js';
-import { cliEnv, type ListEnv, listEnv, shell } from './helpers.js';
+import { cliEnv, eachEmulator, type ListEnv, listEnv, shell } from './helpers.js';
 
 const LATENCY_MS = 300;
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
 
-beforeEach(async () => {
-  emu = await startEmulator({ latencyMs: LATENCY_MS });
-  env = await listEnv(emu, emu.mintTokens().access_token);
-});
-afterEach(async () => {
-  await emu.close();
-  await env.cleanup();
-});
+eachEmulator(
+  (e, v) => {
+    emu = e;
+    env = v;
+  },
+  { latencyMs: LATENCY_MS },
+);
 
 /** How many collection requests were in flight at the emulator as each request for `path` arrived, in order. */
 function inFlight(path: string): number[] {
@@ -47,13 +46,17 @@ describe('idcli list --concurrency auto (the default): memory', () => {
     expect(Math.max(...inFlight('/v1/large'))).toBeLessThanOrEqual(3);
   }, 60_000);
 
+  // 300 pages of 1 KB let the window grow to 32 while it knows only small pages; then each page is 4 times the one
+  // before, up to 12 pages of 30 MB. Judged from the pages seen so far, they would all be on their way at once.
+  const perPage = 10;
+  const items = growingItems(perPage, 30 * 1024 * 1024);
+  // Hashed once for both windows: hundreds of MB.
+  let expected: string | undefined;
+
   it.each(['32', 'auto'])(
     'counts the bytes arriving at -c %s: pages growing from 1 KB to 30 MB after 300 small ones',
     async (window) => {
-      // 300 pages of 1 KB let the window grow to 32 while it knows only small pages; then each page is 4 times the one
-      // before, up to 12 pages of 30 MB. Judged from the pages seen so far, they would all be on their way at once.
-      const perPage = 10;
-      const items = growingItems(perPage, 30 * 1024 * 1024);
+      expected ??= sha256Ndjson(items);
       const fast = await startEmulator();
       const fastEnv = await listEnv(fast, fast.mintTokens().access_token);
       try {
@@ -61,7 +64,7 @@ describe('idcli list --concurrency auto (the default): memory', () => {
         const script = `/usr/bin/time -f 'rss=%M' node "${BIN}" list /v1/growing --page-size ${perPage} --concurrency ${window} --verbose | sha256sum`;
         const out = await shell(script, cliEnv(fastEnv, { IDCLI_HTTP_COMPRESSION: '0' }));
         expect(out.code).toBe(0);
-        expect(out.stdout.split(' ')[0]).toBe(sha256Ndjson(items));
+        expect(out.stdout.split(' ')[0]).toBe(expected);
         // At 32 the cap is what holds the pages back (under auto, pages that slowed may have brought the window down first).
         // Which page size it first tells of depends on when the pages arrive; the window it names must fit the cap.
         if (window === '32') {

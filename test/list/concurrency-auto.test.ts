@@ -5,26 +5,25 @@
  * response is held for LATENCY_MS, so requests that overlap arrive together and requests that wait for one another
  * arrive at least that far apart, whatever the machine's speed.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
-import { listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
+import { eachEmulator, listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
 
-const LATENCY_MS = 300;
+const LATENCY_MS = 100;
 const ITEMS = plainItems(200);
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
 
-beforeEach(async () => {
-  emu = await startEmulator({ latencyMs: LATENCY_MS });
-  env = await listEnv(emu, emu.mintTokens().access_token);
-  emu.setCollection('/v1/items', { type: 'offset', items: [...ITEMS] });
-  emu.setCollection('/v1/events', { type: 'cursor', items: [...ITEMS] });
-});
-afterEach(async () => {
-  await emu.close();
-  await env.cleanup();
-});
+eachEmulator(
+  (e, v) => {
+    emu = e;
+    env = v;
+    emu.setCollection('/v1/items', { type: 'offset', items: [...ITEMS] });
+    emu.setCollection('/v1/events', { type: 'cursor', items: [...ITEMS] });
+  },
+  { latencyMs: LATENCY_MS },
+);
 
 /** Arrival times (ms) of the requests for `path`, in order. */
 function arrivals(path: string): number[] {

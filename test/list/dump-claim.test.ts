@@ -1,7 +1,9 @@
+// A process for the races: runs started together on one FILE are processes, each claim named by its pid.
 /**
  * `idcli list -o FILE`'s one-writer claim (docs/cli.md, "One writer per FILE") against what a killed run, an older
  * idcli or anyone else left where the claim goes: whatever it holds, a run takes it over or refuses naming it (exit
- * 2), never exit 1, and of runs started together exactly one writes. Real processes racing, through the built CLI.
+ * 2), never exit 1, and of runs started together exactly one writes. Real processes racing, through the built CLI;
+ * a single run that only meets what was left runs in this process (runCommand).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -12,7 +14,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { until } from '../support/until.js';
-import { eachTest, list, type ListEnv, type ListRun, ndjson, plainItems } from './helpers.js';
+import { eachTest, list, listCommand, type ListEnv, type ListRun, ndjson, plainItems } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
@@ -96,7 +98,7 @@ function oneWriter({ results, writers }: { results: ListRun[]; writers: number }
 }
 
 async function completes(file: string): Promise<void> {
-  const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+  const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
   expect(r.code, r.stderr).toBe(0);
   expect(await readFile(file, 'utf8')).toBe(ndjson(ITEMS));
   expect(await exists(claimOf(file))).toBe(false);
@@ -116,7 +118,7 @@ describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
     for (const [what, plant] of kinds) {
       await plant();
       await writeFile(claimOf(file), holder(dead));
-      const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+      const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
       expect(r.code, `${what}: ${r.stderr}`).toBe(0);
       expect(await readFile(file, 'utf8')).toBe(ndjson(ITEMS));
       expect(await exists(claimOf(file))).toBe(false);
@@ -185,7 +187,7 @@ describe('idcli list -o FILE: what is not a claim of idcli is refused naming it'
     ];
     for (const plant of plants) {
       await plant();
-      const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+      const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`refusing to use ${claim}`);
       expect(r.stderr).toContain(`remove ${claim} (rm -r)`);

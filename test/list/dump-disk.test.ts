@@ -5,6 +5,7 @@
  * The disk is a small tmpfs mounted for the test, with a filler file taking most of it. Where mounting is not
  * allowed (not root, or a container without the capability), the same run meets a real file-size limit instead
  * (`ulimit -f`: write(2) fails with EFBIG), which takes the same path in idcli; the test's name says which it used.
+ * The runs are in this process (runCommand), but for the one under the limit, which only a process of its own gets.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, open, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN } from '../support/cli.js';
 import { sha256 } from '../support/hash.js';
-import { cliEnv, eachTest, list, type ListEnv, plainItems, shell } from './helpers.js';
+import { cliEnv, eachTest, listCommand, type ListEnv, plainItems, shell } from './helpers.js';
 
 let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(60_000);
@@ -52,7 +53,7 @@ describe(`idcli list -o FILE when the disk fills in the middle (${how})`, () => 
     const out = join(DISK, 'items.ndjson');
     const state = `${out}.idcli-state`;
     const args = ['/v1/items', '--page-size', '1000', '-o', out];
-    const clean = await list(env, ['/v1/items', '--page-size', '1000']);
+    const clean = await listCommand(env, ['/v1/items', '--page-size', '1000']);
     expect(clean.code).toBe(0);
     const cleanBytes = clean.stdoutBytes;
     // FILE needs more than what is left on the disk, or under the limit.
@@ -64,7 +65,7 @@ describe(`idcli list -o FILE when the disk fills in the middle (${how})`, () => 
       await writeFile(join(DISK, 'filler'), Buffer.alloc(FILLER_BYTES));
       const fs = await statfs(DISK);
       room = fs.bavail * fs.bsize;
-      first = await list(env, args);
+      first = await listCommand(env, args);
     } else {
       await mkdir(DISK, { recursive: true });
       const limitBlocks = (DISK_BYTES - FILLER_BYTES) / 1024;
@@ -86,7 +87,7 @@ describe(`idcli list -o FILE when the disk fills in the middle (${how})`, () => 
     expect(saved.bytes + page + 8192).toBeGreaterThan(room);
 
     if (mounted) await rm(join(DISK, 'filler'));
-    const again = await list(env, args);
+    const again = await listCommand(env, args);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain(`resuming ${out} after ${saved.items} items`);
     const done = await readFile(out);

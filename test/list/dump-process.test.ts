@@ -1,13 +1,13 @@
 // A process: each stop signal is sent to the CLI's own process, and its exit code is the signal's.
 /**
- * `idcli list -o FILE` stopped by a signal mid-walk: the stop line, what FILE holds, and the re-run that completes it,
- * through the built CLI (or the single executable under IDCLI_TEST_EXE) against the emulator.
+ * `idcli list -o FILE` stopped by a signal mid-walk: the stop line and what FILE holds, through the built CLI (or the
+ * single executable under IDCLI_TEST_EXE) against the emulator; then the re-run that completes it, in this process.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
-import { eachTest, list, type ListEnv, ndjson, plainItems, signalAtThirdPage } from './helpers.js';
+import { eachTest, list, listCommand, type ListEnv, ndjson, plainItems, signalAtThirdPage } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
@@ -36,7 +36,7 @@ describe('idcli list -o FILE', () => {
       expect(r.stderr).toContain(`stopped after 200 items in ${out}; run the same command again to continue`);
       expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 200)));
       emu.clearFaults();
-      const again = await list(env, ['/v1/items', ...seq, '-o', out]);
+      const again = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
       expect(again.code, again.stderr).toBe(0);
       expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
     }, 60_000);

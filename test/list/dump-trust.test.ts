@@ -1,9 +1,11 @@
+// A process for some: a FIFO must not hang the run, -o /dev/stdout is the process's own stdout, one writer per FILE
+// is told by pid across runs killed and racing, and a relative FILE is the process's cwd, as another user.
 /**
  * `idcli list -o FILE` writes only to files of the user's own (docs/cli.md, "Private files"): links and files that
  * another user (`nobody`, really running `ln`, `touch` and `mkdir` through setpriv) put in a shared sticky directory,
- * FIFOs and devices, names that leave no room for the state, and one writer per FILE. Against the emulator, through
- * the built CLI, with the kernel's own protected_* settings as they are (off here; where on, the kernel refuses first
- * and the same assertions hold).
+ * FIFOs and devices, names that leave no room for the state, and one writer per FILE. Against the emulator, in this
+ * process (runCommand) where no process is the point, with the kernel's own protected_* settings as they are (off
+ * here; where on, the kernel refuses first and the same assertions hold).
  */
 import { type ChildProcess, execFile } from 'node:child_process';
 import { constants } from 'node:fs';
@@ -27,7 +29,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
 import { runCli } from '../support/cli.js';
-import { cliEnv, eachTest, list, type ListEnv, ndjson, plainItems, signalAtThirdPage } from './helpers.js';
+import { cliEnv, eachTest, list, listCommand, type ListEnv, ndjson, plainItems, signalAtThirdPage } from './helpers.js';
 
 const run = promisify(execFile);
 const ROOT_USER = process.getuid?.() === 0;
@@ -78,7 +80,7 @@ describe.runIf(ROOT_USER)('idcli list -o FILE meets what another user put there'
     await writeFile(victim, 'keep me\n');
     const planted = join(shared, 'users.ndjson');
     await asNobody('ln', '-s', victim, planted);
-    const r = await list(env, ['/v1/items', ...seq, '-o', planted]);
+    const r = await listCommand(env, ['/v1/items', ...seq, '-o', planted]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toBe(
       `error: refusing to follow the symbolic link ${planted}: it belongs to another user (uid ${NOBODY}); remove the link, or name a file of your own for -o, in a directory only you may write\n`,
@@ -93,7 +95,7 @@ describe.runIf(ROOT_USER)('idcli list -o FILE meets what another user put there'
     const shared = await sharedDir();
     const file = join(shared, 'dump.ndjson');
     await asNobody('sh', '-c', `umask 0; printf 'nobody\\n' > '${file}'`);
-    const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+    const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(
       new RegExp(`^error: refusing to use ${file}: it belongs to another user \\(uid ${NOBODY}\\), not to you`),
@@ -108,7 +110,7 @@ describe.runIf(ROOT_USER)('idcli list -o FILE meets what another user put there'
     const dir = join(await sharedDir(), 'nobodys');
     await asNobody('mkdir', '-m', '0777', dir);
     const file = join(dir, 'out.ndjson');
-    const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+    const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`refusing to use ${file}: it is in ${dir}, and it belongs to uid ${NOBODY}`);
     expect(r.requests).toEqual([]);
@@ -124,7 +126,7 @@ describe.runIf(ROOT_USER)('idcli list -o FILE meets what another user put there'
       const foreign = levels[3 - level]!;
       await run('chown', [`${NOBODY}:${NOBODY}`, foreign]);
       const file = join(levels[2]!, 'out.ndjson');
-      const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+      const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
       expect(r.code, r.stderr).toBe(2);
       const where = level === 1 ? `it is in ${foreign}` : `${foreign} is on the way to it`;
       expect(r.stderr).toBe(
@@ -141,7 +143,7 @@ describe.runIf(ROOT_USER)('idcli list -o FILE meets what another user put there'
     await mkdir(join(env.configDir, 'dumps'));
     const planted = join(shared, 'dumps');
     await asNobody('ln', '-s', join(env.configDir, 'dumps'), planted);
-    const r = await list(env, ['/v1/items', ...seq, '-o', join(planted, 'out.ndjson')]);
+    const r = await listCommand(env, ['/v1/items', ...seq, '-o', join(planted, 'out.ndjson')]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(
       `refusing to follow the symbolic link ${planted}: it belongs to another user (uid ${NOBODY})`,
@@ -153,7 +155,7 @@ describe.runIf(ROOT_USER)('idcli list -o FILE meets what another user put there'
     const shared = await sharedDir();
     await mkdir(join(shared, 'mine', 'dumps'), { recursive: true, mode: 0o700 });
     const file = join(shared, 'mine', 'dumps', 'out.ndjson');
-    const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+    const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
     expect(r.code, r.stderr).toBe(0);
     expect(await readFile(file, 'utf8')).toBe(ndjson(ITEMS));
   });
@@ -163,7 +165,7 @@ describe.runIf(ROOT_USER)('idcli list -o FILE meets what another user put there'
     const file = join(shared, 'out.ndjson');
     await writeFile(file, 'mine\n');
     await asNobody('touch', `${file}.idcli-state.tmp`);
-    const cleared = await list(env, ['/v1/items', ...seq, '-o', file]);
+    const cleared = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
     expect(cleared.code, cleared.stderr).toBe(0);
     expect(await readFile(file, 'utf8')).toBe(ndjson(ITEMS));
     expect(await exists(`${file}.idcli-state.tmp`)).toBe(false);
@@ -171,7 +173,7 @@ describe.runIf(ROOT_USER)('idcli list -o FILE meets what another user put there'
     await writeFile(file, 'mine\n');
     await asNobody('mkdir', `${file}.idcli-state`);
     for (const extra of [[], ['--restart']]) {
-      const r = await list(env, ['/v1/items', ...seq, '-o', file, ...extra]);
+      const r = await listCommand(env, ['/v1/items', ...seq, '-o', file, ...extra]);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`${file}.idcli-state`);
       expect(r.requests).toEqual([]);
@@ -187,11 +189,11 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
     const link = join(env.configDir, 'latest.ndjson');
     await symlink(join('dumps', 'today.ndjson'), link);
     emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'status', status: 500 } });
-    const first = await list(env, ['/v1/items', ...seq, '-o', link]);
+    const first = await listCommand(env, ['/v1/items', ...seq, '-o', link]);
     expect(first.code).toBe(4);
     // The state lies beside the file the link leads to.
     expect(await exists(`${target}.idcli-state`)).toBe(true);
-    const again = await list(env, ['/v1/items', ...seq, '-o', link]);
+    const again = await listCommand(env, ['/v1/items', ...seq, '-o', link]);
     expect(again.code, again.stderr).toBe(0);
     expect((await lstat(link)).isSymbolicLink()).toBe(true);
     expect(await readFile(target, 'utf8')).toBe(ndjson(ITEMS));
@@ -253,10 +255,10 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
   });
 
   it("-o '' and -o nodir/ are exit 2 saying what is wrong", async () => {
-    const empty = await list(env, ['/v1/items', '-o', '']);
+    const empty = await listCommand(env, ['/v1/items', '-o', '']);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toBe('error: -o needs a file name; name a file for -o, e.g. users.ndjson, or - for stdout\n');
-    const slash = await list(env, ['/v1/items', '-o', `${join(env.configDir, 'nodir')}/`]);
+    const slash = await listCommand(env, ['/v1/items', '-o', `${join(env.configDir, 'nodir')}/`]);
     expect(slash.code).toBe(2);
     expect(slash.stderr).toContain('ends with /: it names a directory');
     expect(slash.requests).toEqual([]);
@@ -268,7 +270,7 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
     await link(out, other);
     for (const file of [out, other]) {
       for (const extra of [[], ['--restart']]) {
-        const r = await list(env, ['/v1/items', ...seq, '-o', file, ...extra]);
+        const r = await listCommand(env, ['/v1/items', ...seq, '-o', file, ...extra]);
         expect(r.code, r.stderr).toBe(2);
         expect(r.stderr).toBe(
           `error: refusing to use ${file}: it has 2 names (hard links), and a run on another of them would write it too; remove its other names, or name another file for -o\n`,
@@ -282,7 +284,7 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
 
   it('a FILE path over PATH_MAX: exit 2 saying so, the path shown by its start and its end, no request', async () => {
     const file = join(env.configDir, `${'a/'.repeat(2500)}x.ndjson`);
-    const r = await list(env, ['/v1/items', ...seq, '-o', file]);
+    const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/^error: cannot create \S+…\S+x\.ndjson: it is too long \(\d+ bytes\) \(ENAMETOOLONG\)/);
     expect(r.stderr).toContain(file.slice(0, 60));
@@ -294,7 +296,7 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
     const file = join(env.configDir, `${'x'.repeat(240)}.ndjson`);
     await writeFile(file, 'keep\n');
     for (const extra of [[], ['--restart']]) {
-      const r = await list(env, ['/v1/items', ...seq, '-o', file, ...extra]);
+      const r = await listCommand(env, ['/v1/items', ...seq, '-o', file, ...extra]);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/is too long for -o: .*; use a name of at most 233 bytes\n$/);
       expect(r.requests).toEqual([]);
@@ -302,7 +304,7 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
     }
     // The longest name allowed works.
     const longest = join(env.configDir, `${'y'.repeat(226)}.ndjson`);
-    const ok = await list(env, ['/v1/items', ...seq, '-o', longest]);
+    const ok = await listCommand(env, ['/v1/items', ...seq, '-o', longest]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(await readFile(longest, 'utf8')).toBe(ndjson(ITEMS));
   });
@@ -337,7 +339,7 @@ describe('idcli list -o FILE has one writer', () => {
     expect(f.code, f.stderr).toBe(143);
     expect(await exists(`${out}.idcli-run`)).toBe(false);
     emu.clearFaults();
-    const again = await list(env, ['/v1/items', ...seq, '-o', out]);
+    const again = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
     expect(again.code, again.stderr).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
   }, 60_000);
@@ -347,7 +349,7 @@ describe('idcli list -o FILE has one writer', () => {
     expect(first.signal).toBe('SIGKILL');
     expect(await exists(`${out}.idcli-run`)).toBe(true);
     emu.clearFaults();
-    const again = await list(env, ['/v1/items', ...seq, '-o', out]);
+    const again = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/resuming \S+ after [12]00 items/);
     expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
@@ -375,7 +377,7 @@ describe('idcli list -o FILE has one writer', () => {
     for (const r of results.filter((x) => x.code === 2))
       expect(r.stderr).toMatch(/is being (written|claimed) by another idcli run/);
     emu.clearFaults();
-    const again = await list(env, ['/v1/items', ...seq, '-o', out]);
+    const again = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
     expect(again.code, again.stderr).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
   }, 90_000);
@@ -384,16 +386,16 @@ describe('idcli list -o FILE has one writer', () => {
 describe('idcli list -o FILE: the state tells the truth', () => {
   it('--limit below what FILE holds: exit 2 saying so, FILE and its state kept, no request', async () => {
     emu.inject({ path: '/v1/items', nth: 3, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 500 } });
-    expect((await list(env, ['/v1/items', ...seq, '-o', out])).code).toBe(4);
+    expect((await listCommand(env, ['/v1/items', ...seq, '-o', out])).code).toBe(4);
     emu.clearFaults();
-    const r = await list(env, ['/v1/items', ...seq, '--limit', '150', '-o', out]);
+    const r = await listCommand(env, ['/v1/items', ...seq, '--limit', '150', '-o', out]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toBe(
       `error: ${out} already holds 200 items, more than --limit 150; run with --limit 200 or more to continue it, or add --restart to start over with --limit 150\n`,
     );
     expect(r.requests).toEqual([]);
     expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 200)));
-    const restart = await list(env, ['/v1/items', ...seq, '--limit', '150', '-o', out, '--restart']);
+    const restart = await listCommand(env, ['/v1/items', ...seq, '--limit', '150', '-o', out, '--restart']);
     expect(restart.code, restart.stderr).toBe(0);
     expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 150)));
   });
@@ -403,7 +405,7 @@ describe('idcli list -o FILE: the state tells the truth', () => {
     await writeFile(`${out}.idcli-state`, '');
     // Sparse: the size is there, the disk blocks are not.
     await truncate(`${out}.idcli-state`, 1024 ** 3);
-    const r = await list(env, ['/v1/items', ...seq, '-o', out], { timeoutMs: 20_000 });
+    const r = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`its state ${out}.idcli-state cannot be used (it is larger than 16 MB)`);
     expect(r.stderr).toContain('add --restart to start over');
@@ -417,7 +419,7 @@ describe('idcli list -o FILE: the state tells the truth', () => {
       nth: 3,
       fault: { kind: 'next', href: 'http://other.invalid/v1/items?pageIndex=3' },
     });
-    const r = await list(env, ['/v1/items', ...seq, '-o', out]);
+    const r = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
     expect(r.code, r.stderr).toBe(5);
     const said = /stopped after (\d+) items in (\S+); running the same command again gets the same answer/.exec(
       r.stderr,

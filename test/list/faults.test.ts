@@ -76,29 +76,45 @@ describe('idcli list: transient failures are retried and the output stays exact'
   }, 60_000);
 
   it('an HTTP-date Retry-After is honoured too', async () => {
-    const at = new Date(Date.now() + 1500).toUTCString();
+    const clock = new FakeClock();
+    // Whole seconds: the date has no finer grain, and its second is counted from the run's clock.
+    const at = new Date(Math.ceil(clock.now() / 1000) * 1000 + 2000).toUTCString();
     emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 503, retryAfter: at } });
-    const r = await listCommand(env, ['/v1/items', '--limit', '1']);
+    const running = listCommand(env, ['/v1/items', '--limit', '1'], { clock });
+    const waits = await throughWaits(clock, running);
+    const r = await running;
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 1)));
     expect(r.requests).toHaveLength(2);
+    // Until the date, not the backoff floor of a first retry.
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(1000);
   }, 60_000);
 
   it('says why it waits when the server asks for a long pause, unless --quiet', async () => {
     emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
-    const r = await listCommand(env, ['/v1/items', '--limit', '1']);
+    const clock = new FakeClock();
+    const running = listCommand(env, ['/v1/items', '--limit', '1'], { clock });
+    expect(Math.min(...(await throughWaits(clock, running)))).toBeGreaterThanOrEqual(2000);
+    const r = await running;
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 1)));
     expect(r.stderr).toBe('HTTP 429; retrying in 2 s (retry 1 of 5)\n');
     emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 503, retryAfter: '2' } });
-    const quiet = await listCommand(env, ['/v1/items', '--limit', '1', '--quiet']);
+    const quietClock = new FakeClock();
+    const quietRun = listCommand(env, ['/v1/items', '--limit', '1', '--quiet'], { clock: quietClock });
+    expect(await throughWaits(quietClock, quietRun)).toHaveLength(1);
+    const quiet = await quietRun;
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).toBe('');
   }, 60_000);
 
   it('gives up after --max-retries with exit 4', async () => {
     emu.inject({ path: '/v1/items', nth: 1, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 503 } });
-    const r = await listCommand(env, ['/v1/items', '--max-retries', '2']);
+    const clock = new FakeClock();
+    const running = listCommand(env, ['/v1/items', '--max-retries', '2'], { clock });
+    expect(await throughWaits(clock, running)).toHaveLength(2);
+    const r = await running;
     expect(r.code).toBe(4);
     expect(r.stdout).toBe('');
     expect(r.requests).toHaveLength(3);

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
+import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
 import { type CommandOptions, runCommand } from '../support/run-command.js';
 import { type Scheme, type SchemeSetup, schemeSetup } from '../support/scheme.js';
@@ -30,6 +30,27 @@ export async function listEnv(
 ): Promise<ListEnv & { cleanup: () => Promise<void> }> {
   const dir = await tempDir('idcli-list-');
   return { emu, configDir: dir.path, token, cleanup: dir.cleanup };
+}
+
+/**
+ * Registers, for every test of the calling suite, a fresh emulator started with `options` and a list environment
+ * with a minted access token, handed to `use` before the test; both are closed after it.
+ */
+export function eachEmulator(
+  use: (emu: Emulator, env: ListEnv & { cleanup: () => Promise<void> }) => void,
+  options: EmulatorOptions = {},
+): void {
+  let emu: Emulator | undefined;
+  let env: (ListEnv & { cleanup: () => Promise<void> }) | undefined;
+  beforeEach(async () => {
+    emu = await startEmulator(options);
+    env = await listEnv(emu, emu.mintTokens().access_token);
+    use(emu, env);
+  });
+  afterEach(async () => {
+    await emu?.close();
+    await env?.cleanup();
+  });
 }
 
 /**

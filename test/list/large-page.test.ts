@@ -1,13 +1,14 @@
 /**
  * A page of any size never ends a walk early (docs/cli.md, "Concurrency"): one page of tens of MB among small ones,
- * through the BUILT CLI against the emulator, gives every item at every window, and `-o` keeps its state until then.
+ * in this process (runCommand) against the emulator, gives every item at every window, and `-o` keeps its state
+ * until then.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../emulator/index.js';
 import { sha256 } from '../support/hash.js';
-import { listCommand, type ListEnv, listEnv, ndjson, plainItems } from './helpers.js';
+import { eachEmulator, listCommand, type ListEnv, ndjson, plainItems } from './helpers.js';
 
 const MB = 1024 * 1024;
 const PAGE = 50;
@@ -22,13 +23,9 @@ function withLargeItem(mb: number, at: number): string[] {
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
 
-beforeEach(async () => {
-  emu = await startEmulator();
-  env = await listEnv(emu, emu.mintTokens().access_token);
-});
-afterEach(async () => {
-  await emu.close();
-  await env.cleanup();
+eachEmulator((e, v) => {
+  emu = e;
+  env = v;
 });
 
 const exists = (path: string) =>
@@ -39,7 +36,9 @@ const exists = (path: string) =>
 
 describe('idcli list: a large page among small ones', () => {
   const items = withLargeItem(40, 420);
-  const expected = sha256(ndjson(items));
+  const text = ndjson(items);
+  const expected = sha256(text);
+  const expectedBytes = Buffer.byteLength(text);
 
   it.each([['1'], ['4'], ['auto']])(
     'a page of 40 MB mid-walk at -c %s: every item, exit 0',
@@ -47,7 +46,7 @@ describe('idcli list: a large page among small ones', () => {
       emu.setCollection('/v1/items', { type: 'offset', items });
       const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stdoutBytes.length).toBe(Buffer.byteLength(ndjson(items)));
+      expect(r.stdoutBytes.length).toBe(expectedBytes);
       expect(sha256(r.stdoutBytes)).toBe(expected);
     },
     120_000,
@@ -72,11 +71,12 @@ describe('idcli list: a large page among small ones', () => {
     'a page of %d MB (the item at %d) at auto and -c 4: every item',
     async (mb, at) => {
       const these = withLargeItem(mb, at);
+      const want = sha256(ndjson(these));
       emu.setCollection('/v1/items', { type: 'offset', items: these });
       for (const window of ['4', 'auto']) {
         const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
         expect(r.code, r.stderr).toBe(0);
-        expect(sha256(r.stdoutBytes), `-c ${window}`).toBe(sha256(ndjson(these)));
+        expect(sha256(r.stdoutBytes), `-c ${window}`).toBe(want);
       }
     },
     120_000,

@@ -1,21 +1,16 @@
 // A process: these are about the CLI's process itself, under node --jitless and writing into a pipe `head` closes.
 /** `idcli list` as the BUILT CLI in a child process against the emulator. */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../emulator/index.js';
 import { BIN } from '../support/cli.js';
-import { awkward, cliEnv, list, listEnv, type ListEnv, ndjson, plainItems, shell } from './helpers.js';
+import { awkward, cliEnv, eachEmulator, list, type ListEnv, ndjson, plainItems, shell } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
 
-beforeEach(async () => {
-  emu = await startEmulator();
-  env = await listEnv(emu, emu.mintTokens().access_token);
-});
-
-afterEach(async () => {
-  await emu.close();
-  await env.cleanup();
+eachEmulator((e, v) => {
+  emu = e;
+  env = v;
 });
 
 describe('idcli list: lossless NDJSON', () => {

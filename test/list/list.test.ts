@@ -1,18 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
-import { awkward, listCommand, listEnv, type ListEnv, ndjson, plainItems } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../emulator/index.js';
+import { awkward, eachEmulator, listCommand, type ListEnv, ndjson, plainItems } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
 
-beforeEach(async () => {
-  emu = await startEmulator();
-  env = await listEnv(emu, emu.mintTokens().access_token);
-});
-
-afterEach(async () => {
-  await emu.close();
-  await env.cleanup();
+eachEmulator((e, v) => {
+  emu = e;
+  env = v;
 });
 
 describe('idcli list: lossless NDJSON', () => {

@@ -4,12 +4,12 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Emulator } from '../emulator/index.js';
 import { BIN } from '../support/cli.js';
 import { onTerminal } from '../support/pty.js';
 import { frames, screen } from '../support/terminal.js';
-import { cliEnv, list, listEnv, type ListEnv, ndjson, plainItems } from './helpers.js';
+import { cliEnv, eachEmulator, list, type ListEnv, ndjson, plainItems } from './helpers.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
@@ -19,19 +19,17 @@ beforeAll(() => {
   if (!existsSync(BIN)) throw new Error('build the CLI first: npm run build');
 });
 
-beforeEach(async () => {
-  emu = await startEmulator();
-  env = await listEnv(emu, emu.mintTokens().access_token);
+eachEmulator((e, v) => {
+  emu = e;
+  env = v;
   out = join(env.configDir, 'out.ndjson');
 });
 
-afterEach(async () => {
-  await emu.close();
-  await env.cleanup();
-});
-
-/** Ten pages of 100 items, each after the first one held back, so the walk takes a few seconds. */
-function slowCollection(path: string, type: 'offset' | 'cursor', ms = 250): void {
+/**
+ * Ten pages of 100 items, each after the first one held back longer than the line's least interval between draws,
+ * so that each page shows.
+ */
+function slowCollection(path: string, type: 'offset' | 'cursor', ms = 150): void {
   emu.setCollection(path, { type, items: plainItems(1000) });
   emu.inject({ path, nth: 2, times: 9, fault: { kind: 'latency', ms } });
 }

@@ -1,6 +1,6 @@
 /**
- * A storm of 429s that ask for no wait (`Retry-After: 0`, or a date already past), through the BUILT CLI against the
- * emulator: a retry never comes sooner than the backoff floor of its attempt, so the retries outlast a storm of
+ * A storm of 429s that ask for no wait (`Retry-After: 0`, or a date already past), in this process (runCommand)
+ * against the emulator: a retry never comes sooner than the backoff floor of its attempt, so the retries outlast a storm of
  * STORM_MS and the walk writes exactly what `-c 1` writes on a healthy server, whatever the concurrency or page size.
  */
 import { beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
  * The same answer at every window and page size: exact output, a link to another origin, a loop, a malformed page
  * and a page with another pageIndex end the walk as they do at `-c 1`, with the same stdout and exit, whether the
  * window is 1, `auto` (growing), `auto` against a server that rate-limits (shrinking) or 32, and whatever page size
- * is asked. Through the BUILT CLI against the emulator.
+ * is asked. In this process (runCommand) against the emulator.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
@@ -31,7 +31,7 @@ const emus: Record<'plain' | 'limited', { emu: Emulator; env: ListEnv & { cleanu
 beforeAll(async () => {
   for (const [name, opts] of [
     ['plain', {}],
-    ['limited', { maxInFlight: 3, rateLimitRetryAfter: '1', latencyMs: 20 }],
+    ['limited', { maxInFlight: 3, rateLimitRetryAfter: '0', latencyMs: 20 }],
   ] as const) {
     const emu = await startEmulator(opts);
     const env = await listEnv(emu, emu.mintTokens().access_token);

@@ -1,8 +1,8 @@
 /**
  * A server that serves more or fewer items a page than asked, numbering its pages by what it serves: the window
  * asks only for the pages the links lead to, so every window writes what `-c 1` writes, with the same exit code,
- * whatever page size is asked and whichever page size the server's links spell. Through the BUILT CLI against the
- * emulator's collections that ignore pageSize.
+ * whatever page size is asked and whichever page size the server's links spell. In this process (runCommand)
+ * against the emulator's collections that ignore pageSize.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../emulator/index.js';
