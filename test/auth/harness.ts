@@ -158,12 +158,12 @@ export function expectNoSecrets(h: Harness, allowed: readonly string[] = []): vo
   }
 }
 
-/** Sign in through the HTTP browser, by `how` (the built CLI by default); fails the test when it does not work. */
+/** Sign in through the HTTP browser, in this process unless `how` asks for the built CLI; fails the test if it fails. */
 export async function login(
   h: Harness,
   args: string[] = [],
   extra: Record<string, string | undefined> = {},
-  how: 'run' | 'command' = 'run',
+  how: 'run' | 'command' = 'command',
 ): Promise<CliResult> {
   const r = await h[how](['login', '--timeout', '30', ...args], extra);
   expect(r.stderr).toContain('Signed in');

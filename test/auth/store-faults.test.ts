@@ -238,7 +238,8 @@ async function breakable(store: StoreKind): Promise<Breakable> {
   }
   const keyring = await startPrivateKeyring(join(h.dir, 'keyring'));
   cleanups.push(() => keyring.close());
-  await login(h, [], keyring.env);
+  // A process: the keychain library in this process is bound to the suite's own bus, not the private keyring's.
+  await login(h, [], keyring.env, 'run');
   return {
     h,
     run: (args) => h.run(args, keyring.env),
