@@ -9,7 +9,7 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectNoSecrets, type Harness, harness } from '../auth/harness.js';
+import { expectNoSecrets, type Harness, harness } from '../support/harness.js';
 import { SCHEMES } from '../support/scheme.js';
 import { until } from '../support/until.js';
 

@@ -8,7 +8,7 @@ import { IdcliError } from '../../src/errors.js';
 import { createHttpClient, type HttpClient, request } from '../../src/http/client.js';
 import { NetworkError } from '../../src/http/types.js';
 import { listenLoopback } from '../support/listen.js';
-import { closedPort, type ForwardProxy, startForwardProxy } from './proxy-fixtures.js';
+import { closedPort, type ForwardProxy, startForwardProxy } from '../support/proxy.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildNdjsonInPlace } from '../../src/paginate/ndjson.js';
 import { createSpanTable, itemSpan, JsonSyntaxError, scanPage } from '../../src/paginate/json-scan.js';
-import { parsesAsJson, seededRandom, stringByteCases } from './json-cases.js';
+import { parsesAsJson, seededRandom, stringByteCases } from '../support/json-cases.js';
 
 const enc = (s: string) => Buffer.from(s, 'utf8');
 

@@ -17,9 +17,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { FileStore } from '../../src/store/file-store.js';
 import { accountName } from '../../src/store/record.js';
-import { KEY, runFixture, sampleRecord, waitForExit, waitForLine } from './support.js';
+import { KEY, runFixture, sampleRecord, waitForExit, waitForLine } from '../support/store.js';
 import { tempDir } from '../support/cli.js';
-import { rejection } from './rejection.js';
+import { rejection } from '../support/rejection.js';
 
 const POSIX = process.platform !== 'win32';
 

@@ -6,11 +6,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode, usageError } from '../../src/errors.js';
 import { configLockPath, type LockOptions, lockPathFor, withLock } from '../../src/store/lock.js';
 import { processStart } from '../../src/store/pid.js';
-import { deadPid, KEY, runFixture, waitForExit } from './support.js';
+import { deadPid, KEY, runFixture, waitForExit } from '../support/store.js';
 import { tempDir } from '../support/cli.js';
 import { FakeClock } from '../support/clock.js';
 import { until } from '../support/until.js';
-import { rejection } from './rejection.js';
+import { rejection } from '../support/rejection.js';
 
 /** The delays of a waiter's polls, which back off to 200 ms and are jittered by half either way. */
 const isPoll = (ms: number) => ms <= 300;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
 import { accountName, CredentialRecordError, decodeRecord, encodeRecord } from '../../src/store/record.js';
-import { KEY, sampleRecord } from './support.js';
+import { KEY, sampleRecord } from '../support/store.js';
 
 function decodeError(text: string): CredentialRecordError {
   try {

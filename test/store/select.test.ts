@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { allStores, openStore } from '../../src/store/select.js';
-import { KEY, sampleRecord } from './support.js';
+import { KEY, sampleRecord } from '../support/store.js';
 import { tempDir } from '../support/cli.js';
-import { rejection } from './rejection.js';
+import { rejection } from '../support/rejection.js';
 
 describe('openStore: file mode', () => {
   it('uses the file store without asking the keychain', async () => {

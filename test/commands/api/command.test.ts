@@ -1,0 +1,611 @@
+/**
+ * `idcli api` and `idcli token --header` in process (the built CLI where a process is the point) against the emulator's resource API, with a stored
+ * sign-in in the file store (so the token is in no environment variable or argument of any process).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdir, readFile, readlink, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expectNoSecrets, type Harness, harness } from '../../support/harness.js';
+import type { Clock } from '../../../src/clock.js';
+import { FakeClock } from '../../support/clock.js';
+import { until } from '../../support/until.js';
+import { shell } from '../../support/list.js';
+import { baseEnv, type CliOptions, type CliResult, EXE, IDCLI } from '../../support/cli.js';
+import { onTerminal } from '../../support/pty.js';
+import { SCHEMES, type Scheme } from '../../support/scheme.js';
+import { storeSignIn } from '../../support/sign-in.js';
+
+const ITEM = '{\n  "id": 9007199254740993,\n  "name": "Ada",\n  "note": "caf\\u00e9 \\"x\\""\n}\n';
+
+const CURL = await hasCurl();
+
+let h: Harness;
+/** Access tokens printed on purpose (by `token`), which the leak check allows. */
+let printed: string[];
+
+/** Registers, for every test of the calling suite, a signed-in harness over `scheme` with the item stored. */
+function eachTest(scheme: Scheme = 'http'): void {
+  beforeEach(async () => {
+    h = await harness({ scheme });
+    printed = [];
+    await storeSignIn({ emu: h.emu, configDir: join(h.dir, 'config'), ttlSec: 3600 });
+    h.emu.setResource('/v1/users/42', ITEM);
+  });
+
+  afterEach(async () => {
+    // No token, code or verifier in any output of the test, --verbose traces and error messages included.
+    expectNoSecrets(h, printed);
+    expect(h.emu.errors).toEqual([]);
+    await h.close();
+  });
+}
+
+function api(
+  args: string[],
+  extra: Record<string, string | undefined> = {},
+  opts: Omit<CliOptions, 'env'> & { clock?: Clock } = {},
+): Promise<CliResult> {
+  const env = { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra };
+  // A process only where the test needs one: to signal it, or to hand it a file descriptor.
+  const { input, onSpawn, stdout, prefix, uid, gid, cwd, bin, clock } = opts;
+  // The single executable (IDCLI_TEST_EXE) runs every command, on the machine's clock.
+  if (EXE !== undefined || [onSpawn, stdout, prefix, uid, gid, cwd, bin].some((o) => o !== undefined))
+    return h.run(['api', ...args], env, opts);
+  return h.command(['api', ...args], env, { ...(input !== undefined && { stdin: input }), ...(clock && { clock }) });
+}
+
+/** Requests the emulator saw outside /oauth/. */
+function calls(path?: string) {
+  return h.emu.requests.filter((r) => !r.path.startsWith('/oauth/') && (path === undefined || r.path === path));
+}
+
+function refreshes(): number {
+  return h.emu.tokenEvents.filter((e) => e.grant === 'refresh_token' && e.ok).length;
+}
+
+async function accessToken(): Promise<string> {
+  return (await h.record())!.accessToken!;
+}
+
+describe.each(SCHEMES)('idcli api: the response, over %s', (scheme) => {
+  eachTest(scheme);
+
+  it('prints the body exactly as received: pretty-printed, an integer beyond 2^53, escapes', async () => {
+    const r = await api(['users/42']);
+    expect(r.code).toBe(0);
+    expect(r.stdoutBytes.equals(Buffer.from(ITEM))).toBe(true);
+    expect(r.stderr).toBe('');
+    expect(calls()).toHaveLength(1);
+    expect(calls()[0]).toMatchObject({ method: 'GET', path: '/v1/users/42' });
+    expect(calls()[0]!.headers.accept).toBe('application/json');
+  });
+
+  it('-i prints the status line and the headers first, then the body', async () => {
+    const r = await api(['-i', 'users/42']);
+    expect(r.code).toBe(0);
+    const [head, ...rest] = r.stdout.split('\r\n\r\n');
+    const lines = head!.split('\r\n');
+    expect(lines[0]).toBe('HTTP/1.1 200 OK');
+    expect(lines).toContain('content-type: application/json; charset=utf-8');
+    expect(lines).toContain(`content-length: ${Buffer.byteLength(ITEM)}`);
+    expect(rest.join('\r\n\r\n')).toBe(ITEM);
+  });
+
+  it('DELETE answered 204: empty stdout, exit 0', async () => {
+    const r = await api(['-X', 'DELETE', 'users/42']);
+    expect(r.code).toBe(0);
+    expect(r.stdoutBytes.length).toBe(0);
+    expect(h.emu.resource('/v1/users/42')).toBeUndefined();
+  });
+
+  it('404: exit 4, the body on stdout, the status on stderr', async () => {
+    const r = await api(['users/nobody']);
+    expect(r.code).toBe(4);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'not_found' });
+    expect(r.stderr).toMatch(/^error: GET https?:\/\/127\.0\.0\.1:\d+\/v1\/users\/nobody failed: HTTP 404 Not Found; /);
+    expect(r.stderr.startsWith(`error: GET ${h.emu.baseUrl}/`)).toBe(true);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('a redirect is not followed: exit 4, the reason on stderr, nothing sent to Location', async () => {
+    const r = await api([`status/302?location=${encodeURIComponent(`${h.emu.baseUrl}/v1/echo`)}`]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain('redirect (HTTP 302 Found)');
+    expect(r.stderr).toContain('which idcli does not follow');
+    expect(JSON.parse(r.stdout)).toEqual({ status: 302 });
+    expect(calls().map((c) => c.path)).toEqual(['/v1/status/302']);
+  });
+
+  it('on a terminal, control characters but newline and tab are shown escaped; into a pipe or a file, byte for byte', async () => {
+    // Clear the screen, retitle the window, overwrite a line, delete, C1 CSI (as UTF-8), NUL; then plain text.
+    const body = Buffer.from(
+      'a\x1b[2Jb \x1b]0;pwned\x07 ok\rFAKE \x7f\u009b31m\x00\x08\x0c end\tcafé ✓\nline 2\n',
+      'utf8',
+    );
+    h.emu.setResource('/v1/odd', body);
+    const env = h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` });
+    const tty = await onTerminal(`${IDCLI} api odd`, { env });
+    h.outputs.push(tty.raw);
+    expect(tty.code).toBe(0);
+    // The terminal's line discipline turns each \n into \r\n; nothing else reaches it but the escaped text.
+    expect(tty.raw).toBe(
+      'a\\u001b[2Jb \\u001b]0;pwned\\u0007 ok\\rFAKE \\u007f\\u009b31m\\u0000\\b\\f end\tcafé ✓\r\nline 2\r\n',
+    );
+    const piped = await api(['odd']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdoutBytes.equals(body)).toBe(true);
+    const file = join(h.dir, 'odd.out');
+    const toFile = await shell(`${IDCLI} api odd > "${file}"`, env);
+    expect(toFile.code).toBe(0);
+    expect((await readFile(file)).equals(body)).toBe(true);
+  });
+
+  it('a reader that leaves early (| head) is exit 0', async () => {
+    h.emu.setResource('/v1/big', JSON.stringify({ data: 'x'.repeat(4 * 1024 * 1024) }));
+    const r = await shell(`${IDCLI} api big | head -c 10; echo " exit=\${PIPESTATUS[0]}"`, {
+      ...h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` }),
+    });
+    expect(r.stdout).toBe('{"data":"x exit=0\n');
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('idcli api: the request', () => {
+  eachTest();
+
+  it('-f fields: a JSON object of strings, Content-Type application/json, POST by default', async () => {
+    const r = await api(['echo', '-f', 'name=Ada', '--field', 'note=a=b', '-f', 'empty=']);
+    expect(r.code).toBe(0);
+    const echoed = JSON.parse(r.stdout) as { method: string; headers: Record<string, string>; body: string };
+    expect(echoed.method).toBe('POST');
+    expect(echoed.headers['content-type']).toBe('application/json');
+    expect(echoed.body).toBe('{"name":"Ada","note":"a=b","empty":""}');
+  });
+
+  it('-X PATCH with -f updates an item; -H adds headers and may set the content type', async () => {
+    const r = await api(['-X', 'PATCH', 'users/42', '-f', 'name=Grace', '-H', 'X-Request-Id: r1']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ name: 'Grace' });
+    expect(calls()[0]!.headers['x-request-id']).toBe('r1');
+    const e = await api(['-XPUT', 'echo', '--input', '-', '-H', 'Content-Type: text/plain'], {}, { input: 'plain' });
+    expect(JSON.parse(e.stdout)).toMatchObject({
+      method: 'PUT',
+      body: 'plain',
+      headers: { 'content-type': 'text/plain' },
+    });
+  });
+
+  it('--input - sends stdin byte for byte with PUT; the item then holds exactly those bytes', async () => {
+    const body = '{ "id" : 12345678901234567890123,\r\n\t"name":"Zoë", "esc":"\\u0041\\n" }  \n';
+    const r = await api(['-X', 'PUT', 'users/42', '--input', '-'], {}, { input: body });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(body);
+    expect(h.emu.resource('/v1/users/42')!.equals(Buffer.from(body))).toBe(true);
+    expect(calls()[0]!.headers['content-type']).toBe('application/json');
+  });
+
+  it('--input file sends the file as is (POST when no -X)', async () => {
+    const file = join(h.dir, 'body.bin');
+    const bytes = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x31, 0x7d, 0x0a, 0xc3, 0xa9, 0x00, 0xff]);
+    await writeFile(file, bytes);
+    const r = await api(['echo', '--input', file]);
+    expect(r.code).toBe(0);
+    const echoed = JSON.parse(r.stdout) as { method: string; bodyBase64: string };
+    expect(echoed.method).toBe('POST');
+    expect(Buffer.from(echoed.bodyBase64, 'base64').equals(bytes)).toBe(true);
+    const missing = await api(['echo', '--input', join(h.dir, 'nope.json')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('cannot read --input');
+  });
+
+  it('refused before any request: -f with --input, another origin, an Authorization header of your own', async () => {
+    const both = await api(['echo', '-f', 'a=1', '--input', '-'], {}, { input: '{}' });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('-f/--field and --input cannot be used together');
+    const other = await api(['https://elsewhere.example.com/v1/users/42']);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('is not the API origin');
+    const auth = await api(['users/42', '-H', 'Authorization: Bearer mine']);
+    expect(auth.code).toBe(2);
+    expect(auth.stderr).toContain('Authorization header of your own is refused');
+    expect(h.emu.requests).toHaveLength(0);
+    for (const r of [both, other, auth]) expect(r.stdout).toBe('');
+  });
+
+  it('-X CONNECT and -X TRACE are refused: exit 2 at once, nothing sent', async () => {
+    for (const method of ['CONNECT', 'connect', 'TRACE']) {
+      const r = await api(['-X', method, 'users/42'], {}, { timeoutMs: 10_000 });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(
+        /^error: -X\/--method (CONNECT|TRACE) is not supported: .*; use GET, POST, PUT, PATCH, DELETE, HEAD or OPTIONS\n$/,
+      );
+    }
+    expect(h.emu.requests).toHaveLength(0);
+  });
+
+  it('IDCLI_ACCESS_TOKEN is sent as is, no store read', async () => {
+    const t = h.emu.mintTokens().access_token;
+    const r = await api(['users/42'], { IDCLI_ACCESS_TOKEN: t, IDCLI_CONFIG_DIR: join(h.dir, 'empty') });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ITEM);
+    expect(calls()[0]!.bearer).toBe(t);
+  });
+});
+
+describe.each(SCHEMES)('idcli api: retries and the token, over %s', (scheme) => {
+  eachTest(scheme);
+
+  it('a POST answered 503 is sent exactly once: exit 4, the body on stdout', async () => {
+    const r = await api(['-X', 'POST', 'unavailable?retryAfter=0', '-f', 'a=1']);
+    expect(r.code).toBe(4);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'unavailable' });
+    expect(r.stderr).toContain('failed: HTTP 503 Service Unavailable');
+    expect(calls()).toHaveLength(1);
+    // PUT and DELETE are not retried either, although they are idempotent: the contract retries GET, HEAD, OPTIONS.
+    h.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 503, retryAfter: '0' } });
+    expect((await api(['-X', 'DELETE', 'users/42'])).code).toBe(4);
+    expect(calls('/v1/users/42')).toHaveLength(1);
+  });
+
+  it('a GET answered 503 twice then 200 succeeds, waiting as Retry-After says', async () => {
+    h.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 503, retryAfter: '1' } });
+    h.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 503 } });
+    const clock = EXE === undefined ? new FakeClock() : undefined;
+    const running = api(['users/42', '--verbose'], {}, clock && { clock });
+    // The waits between the attempts, told from the HTTP deadline (IDCLI_HTTP_TIMEOUT's 30 s) pending meanwhile.
+    const retryWait = (ms: number) => ms < 30_000;
+    const waited = clock && [
+      await clock.elapseFirst(retryWait, 'the wait Retry-After asked for'),
+      await clock.elapseFirst(retryWait, 'the backoff after the second 503'),
+    ];
+    const r = await running;
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ITEM);
+    const seen = calls('/v1/users/42');
+    expect(seen.map((c) => c.status)).toEqual([503, 503, 200]);
+    const told = [...r.stderr.matchAll(/ in (\d+) ms/g)].map((m) => Number(m[1]));
+    expect(told).toHaveLength(2);
+    expect(told[0]).toBeGreaterThanOrEqual(1000);
+    if (waited) expect(told).toEqual(waited);
+    expect(r.stderr).toContain('retry 1 of 5');
+  });
+
+  it('--max-retries bounds the GET retries: exit 4 after them, naming the count', async () => {
+    const r = await api(['unavailable', '--max-retries', '2']);
+    expect(r.code).toBe(4);
+    expect(calls()).toHaveLength(3);
+    expect(r.stderr).toContain('HTTP 503 Service Unavailable after 2 retries');
+  });
+
+  it('a 401: one refresh, then the request once more, even a POST', async () => {
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 401 } });
+    const r = await api(['echo', '-f', 'a=1']);
+    expect(r.code).toBe(0);
+    expect(refreshes()).toBe(1);
+    const seen = calls('/v1/echo');
+    expect(seen.map((c) => [c.method, c.status])).toEqual([
+      ['POST', 401],
+      ['POST', 200],
+    ]);
+    expect(seen[1]!.bearer).not.toBe(seen[0]!.bearer);
+    expect(JSON.parse(r.stdout)).toMatchObject({ body: '{"a":"1"}' });
+  });
+
+  it('a 401 that remains after the refresh: exit 3, the body on stdout, no third try', async () => {
+    h.emu.inject({ path: '/v1/users/42', times: 2, fault: { kind: 'status', status: 401 } });
+    const r = await api(['-X', 'PATCH', 'users/42', '-f', 'a=1']);
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'injected_fault' });
+    expect(r.stderr).toContain('rejected (HTTP 401 Unauthorized) even after a refresh');
+    expect(calls()).toHaveLength(2);
+    expect(refreshes()).toBe(1);
+  });
+
+  it('refreshes first when the token is about to expire', async () => {
+    await storeSignIn({ emu: h.emu, configDir: join(h.dir, 'config'), ttlSec: 20 });
+    const r = await api(['users/42']);
+    expect(r.code).toBe(0);
+    expect(refreshes()).toBe(1);
+    expect(calls().map((c) => c.status)).toEqual([200]);
+  });
+
+  it('--verbose traces the request with every secret redacted', async () => {
+    const r = await api(['-X', 'PATCH', 'users/42', '-f', 'name=Grace', '--verbose']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`* PATCH ${h.emu.baseUrl}/v1/users/42 -> 200 (`);
+    expect(r.stderr).toContain('authorization (values not shown), a 16-byte body');
+    expect(r.stderr).not.toContain(await accessToken());
+  });
+});
+
+describe('idcli api --input: streamed, and every wait can be ended', () => {
+  eachTest();
+
+  const MiB = 1024 * 1024;
+  /**
+   * The most resident memory a run may reach: the runtime's own, plus up to 64 MiB kept of a body that can be read
+   * only once. A body read whole would pass it within the first few hundred megabytes.
+   */
+  const MAX_PEAK_MIB = 224;
+  const LINUX = process.platform === 'linux';
+  /**
+   * How long a signalled run may take to end. Generous on purpose: what these tests catch is a run that never ends
+   * (an endless body, a FIFO nobody writes to), not a slow one on a busy machine.
+   */
+  const SIGNAL_EXIT_MS = 20_000;
+
+  /** The child's peak resident memory so far (VmHWM) in MiB, or undefined once it has gone. */
+  async function peakMiB(pid: number | undefined): Promise<number | undefined> {
+    const status = pid === undefined ? undefined : await readFile(`/proc/${pid}/status`, 'utf8').catch(() => undefined);
+    const kb = status === undefined ? undefined : /^VmHWM:\s+(\d+) kB/m.exec(status)?.[1];
+    return kb === undefined ? undefined : Number(kb) / 1024;
+  }
+
+  /** Whether the process has `path` open. */
+  async function holds(pid: number | undefined, path: string): Promise<boolean> {
+    if (pid === undefined) return false;
+    const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+    const targets = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+    return targets.includes(path);
+  }
+
+  function received(): number {
+    return calls('/v1/upload')[0]?.received ?? 0;
+  }
+
+  /** Starts `idcli api args`; once the upload endpoint has `bytes` of the body, the child's peak memory then. */
+  async function uploading(args: string[], bytes: number) {
+    let child: ChildProcess | undefined;
+    const running = api(args, {}, { onSpawn: (c) => (child = c), timeoutMs: 120_000 });
+    const peak = await until(
+      async () => (received() >= bytes ? ((await peakMiB(child?.pid)) ?? -1) : undefined),
+      90_000,
+      `${bytes} bytes at the server`,
+    ).catch(stopped(() => child));
+    return { child: child!, running, peak };
+  }
+
+  /** Rethrows a failed wait once the child is killed, so no process is left behind blocked on its input. */
+  function stopped(child: () => ChildProcess | undefined): (err: unknown) => never {
+    return (err) => {
+      child()?.kill('SIGKILL');
+      throw err;
+    };
+  }
+
+  async function fifo(): Promise<string> {
+    const path = join(h.dir, 'body.fifo');
+    expect((await shell(`mkfifo "${path}"`, baseEnv())).code).toBe(0);
+    return path;
+  }
+
+  /** Starts `idcli api args` and waits until it has the FIFO open, reading from it. */
+  async function readingFifo(path: string, args: string[], extra: Record<string, string | undefined> = {}) {
+    let child: ChildProcess | undefined;
+    const running = api(args, extra, { onSpawn: (c) => (child = c) });
+    await until(async () => ((await holds(child?.pid, path)) ? true : undefined), 20_000, 'the FIFO opened').catch(
+      stopped(() => child),
+    );
+    return { child: child!, running };
+  }
+
+  it.runIf(LINUX)(
+    'a large file goes out with its Content-Length as it is read, in bounded memory',
+    async () => {
+      const file = join(h.dir, 'big.bin');
+      await writeFile(file, '');
+      await truncate(file, 512 * MiB);
+      const { running, peak } = await uploading(['-X', 'PUT', 'upload', '--input', file], 256 * MiB);
+      const r = await running;
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ received: 512 * MiB });
+      expect(r.stderr).toBe('');
+      expect(calls('/v1/upload')[0]!.headers['content-length']).toBe(String(512 * MiB));
+      expect(peak).toBeGreaterThan(0);
+      expect(peak).toBeLessThan(MAX_PEAK_MIB);
+    },
+    120_000,
+  );
+
+  // process.exit() can hang for good on Node 24 when V8 still compiles in the background, which a long upload makes
+  // likely; --trace-exit makes Node report every process.exit() on stderr.
+  it('a finished run ends by itself, not through process.exit(), and keeps its exit code', async () => {
+    const file = join(h.dir, 'body.bin');
+    await writeFile(file, '');
+    await truncate(file, 8 * MiB);
+    const traced = { NODE_OPTIONS: '--trace-exit' };
+    const sent = await api(['-X', 'PUT', 'upload', '--input', file], traced);
+    expect(sent.code).toBe(0);
+    expect(JSON.parse(sent.stdout)).toEqual({ received: 8 * MiB });
+    expect(sent.stderr).toBe('');
+    const failed = await api(['users/nobody'], traced);
+    expect(failed.code).toBe(4);
+    expect(failed.stderr).not.toContain('Exited the environment');
+    expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it.runIf(LINUX)(
+    '/dev/zero: past the cap it is sent chunked once, in bounded memory; the first SIGTERM ends it (143)',
+    async () => {
+      const { child, running, peak } = await uploading(['-X', 'POST', 'upload', '--input', '/dev/zero'], 384 * MiB);
+      const stoppedAt = Date.now();
+      child.kill('SIGTERM');
+      const r = await running;
+      expect(Date.now() - stoppedAt).toBeLessThan(SIGNAL_EXIT_MS);
+      expect(r.code).toBe(143);
+      expect(peak).toBeGreaterThan(0);
+      expect(peak).toBeLessThan(MAX_PEAK_MIB);
+      expect(r.stderr).toBe(
+        '--input /dev/zero is over 64 MB: it is sent as it is read, and the request is not repeated (no retry, no second try after a 401)\n',
+      );
+      expect(calls('/v1/upload')).toHaveLength(1);
+      expect(calls('/v1/upload')[0]!.headers['transfer-encoding']).toBe('chunked');
+    },
+    120_000,
+  );
+
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
+    it.runIf(LINUX)(`a FIFO nobody writes to: ${signal} ends the wait (${code}), nothing sent`, async () => {
+      const path = await fifo();
+      const { child, running } = await readingFifo(path, ['-X', 'POST', 'upload', '--input', path]);
+      const stoppedAt = Date.now();
+      child.kill(signal);
+      const r = await running;
+      expect(Date.now() - stoppedAt).toBeLessThan(SIGNAL_EXIT_MS);
+      expect(r.code).toBe(code);
+      expect(r.stdout).toBe('');
+      expect(calls()).toHaveLength(0);
+    });
+  }
+
+  it.runIf(LINUX)('a FIFO nobody writes to: IDCLI_HTTP_TIMEOUT ends the wait (exit 4), nothing sent', async () => {
+    const path = await fifo();
+    const started = Date.now();
+    const { running } = await readingFifo(path, ['-X', 'POST', 'upload', '--input', path], {
+      IDCLI_HTTP_TIMEOUT: '1',
+    });
+    const r = await running;
+    expect(r.code).toBe(4);
+    // Well below the 30 s a default timeout would wait, with room for a loaded machine's start-up.
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(r.stderr).toBe(
+      `error: the request body from --input ${path} did not arrive within 1 s (IDCLI_HTTP_TIMEOUT); check that something writes it and closes it, or raise IDCLI_HTTP_TIMEOUT\n`,
+    );
+    expect(calls()).toHaveLength(0);
+  });
+
+  it.runIf(LINUX)('a FIFO written to: the body is kept and sent again whole after a 401', async () => {
+    const path = await fifo();
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 401 } });
+    const { running } = await readingFifo(path, ['echo', '--input', path]);
+    await writeFile(path, '{"from":"a fifo"}');
+    const r = await running;
+    expect(r.code).toBe(0);
+    expect(calls('/v1/echo').map((c) => c.status)).toEqual([401, 200]);
+    expect(JSON.parse(r.stdout)).toMatchObject({ method: 'POST', body: '{"from":"a fifo"}' });
+    expect(calls('/v1/echo')[1]!.headers['content-length']).toBe('17');
+  });
+
+  it('a file is read again for a retry and for the repeat after a 401; stdin within the cap is kept for it', async () => {
+    const file = join(h.dir, 'body.json');
+    await writeFile(file, '{"from":"a file"}');
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 503, retryAfter: '0' } });
+    const get = await api(['-X', 'GET', 'echo', '--input', file]);
+    expect(get.code).toBe(0);
+    expect(JSON.parse(get.stdout)).toMatchObject({ method: 'GET', body: '{"from":"a file"}' });
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 401 } });
+    const post = await api(['echo', '--input', file]);
+    expect(post.code).toBe(0);
+    expect(JSON.parse(post.stdout)).toMatchObject({ method: 'POST', body: '{"from":"a file"}' });
+    h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 401 } });
+    const piped = await api(['echo', '--input', '-'], {}, { input: '{"from":"stdin"}' });
+    expect(piped.code).toBe(0);
+    expect(JSON.parse(piped.stdout)).toMatchObject({ body: '{"from":"stdin"}' });
+    expect(calls('/v1/echo').map((c) => c.status)).toEqual([503, 200, 401, 200, 401, 200]);
+    expect(refreshes()).toBe(2);
+  });
+
+  it('stdin over the cap goes out once: a 401 refreshes the token but does not repeat it (exit 3)', async () => {
+    h.emu.inject({ path: '/v1/upload', fault: { kind: 'status', status: 401 } });
+    const r = await shell(
+      `head -c ${70 * MiB} /dev/zero | ${IDCLI} api -X POST upload --input -`,
+      h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` }),
+    );
+    h.outputs.push(r.stdout, r.stderr);
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: 'injected_fault' });
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain('stdin is over 64 MB: it is sent as it is read, and the request is not repeated');
+    expect(lines[1]).toMatch(
+      /^error: POST http:\/\/127\.0\.0\.1:\d+\/v1\/upload: the access token was rejected \(HTTP 401 Unauthorized\), and the request was not repeated: its body from stdin was sent as it was read and cannot be sent again; the token is refreshed now; run the command again$/,
+    );
+    expect(calls('/v1/upload')).toHaveLength(1);
+    expect(refreshes()).toBe(1);
+  }, 60_000);
+});
+
+describe('the token stays out of every command line', () => {
+  eachTest();
+
+  /** Every process's arguments on this machine that contain `needle`, as far as /proc lets us read them. */
+  async function cmdlinesWith(needle: string): Promise<string[]> {
+    const found: string[] = [];
+    for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
+      const text = await readFile(`/proc/${pid}/cmdline`).then(
+        (b) => b.toString('utf8'),
+        () => '',
+      );
+      if (text.includes(needle)) found.push(pid);
+    }
+    return found;
+  }
+
+  it.runIf(process.platform === 'linux')(
+    'while idcli api waits on a slow endpoint, no /proc/<pid>/cmdline holds the token',
+    async () => {
+      const token = await accessToken();
+      // The scan itself works: a process with a marker in its arguments is found.
+      const marker = `marker-${Date.now()}-${process.pid}`;
+      const control: ChildProcess = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 20000)', marker]);
+      try {
+        await until(async () => ((await cmdlinesWith(marker)).length > 0 ? true : undefined), 10_000, 'the control');
+      } finally {
+        control.kill();
+      }
+      const running = api(['slow?ms=3000']);
+      await until(() => (calls('/v1/slow').length > 0 ? true : undefined), 20_000, 'the slow request');
+      expect(await cmdlinesWith(token)).toEqual([]);
+      const r = await running;
+      expect(r.code).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual({ slept: 3000 });
+      expect(calls('/v1/slow')[0]!.bearer).toBe(token);
+    },
+  );
+});
+
+describe('idcli token --header', () => {
+  eachTest();
+
+  it('prints exactly "Authorization: Bearer <token>" and a newline', async () => {
+    const token = await accessToken();
+    printed.push(token);
+    const r = await h.command(['token', '--header']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`Authorization: Bearer ${token}\n`);
+    expect(r.stderr).toBe('');
+    const t = h.emu.mintTokens().access_token;
+    printed.push(t);
+    expect((await h.command(['token', '--header'], { IDCLI_ACCESS_TOKEN: t })).stdout).toBe(
+      `Authorization: Bearer ${t}\n`,
+    );
+  });
+
+  it('--header with --json is a usage error', async () => {
+    const r = await h.command(['token', '--header', '--json']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('--json and --header cannot be used together');
+  });
+
+  it.runIf(CURL)('piped into curl -H @-: the call works and a set -x trace shows no token', async () => {
+    const token = await accessToken();
+    const r = await shell(`set -x; ${IDCLI} token --header | curl -sS -H @- "${h.emu.baseUrl}/v1/users/42"`, h.env());
+    h.outputs.push(r.stdout, r.stderr);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ITEM);
+    expect(r.stderr).toContain('+ curl -sS -H @-');
+    expect(r.stderr).not.toContain(token);
+    expect(calls()[0]!.bearer).toBe(token);
+  });
+});
+
+async function hasCurl(): Promise<boolean> {
+  const r = await shell('command -v curl', { PATH: process.env.PATH });
+  return r.code === 0;
+}

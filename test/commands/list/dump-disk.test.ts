@@ -1,0 +1,142 @@
+/**
+ * `idcli list -o FILE` on a disk that fills in the middle of the walk: exit 1, and a state that still matches FILE
+ * (its length, and the clean run's bytes); once space is freed, the same command completes FILE.
+ *
+ * The disk is a small tmpfs mounted for the test, with a filler file taking most of it. Where mounting is not
+ * allowed (not root, or a container without the capability), the same run meets a real file-size limit instead
+ * (`ulimit -f`: write(2) fails with EFBIG), which takes the same path in idcli; the test's name says which it used.
+ * The runs are in this process (runCommand), but for the one under the limit, which only a process of its own gets.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, open, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { overwriteState, parseState, writeState } from '../../../src/output/dump-state.js';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BIN } from '../../support/cli.js';
+import { sha256 } from '../../support/hash.js';
+import { cliEnv, eachTest, listCommand, type ListEnv, plainItems, shell } from '../../support/list.js';
+
+let env: ListEnv & { cleanup: () => Promise<void> };
+const ITEMS = plainItems(60_000);
+eachTest(ITEMS, (_, v) => {
+  env = v;
+});
+
+const DISK = join(process.env.TMPDIR ?? '/tmp', `idcli-full-disk-${process.pid}`);
+const DISK_BYTES = 2 * 1024 * 1024;
+const FILLER_BYTES = 1200 * 1024;
+
+/**
+ * Mounts a 2 MiB tmpfs at DISK; false when this machine does not let the test mount one (or IDCLI_TEST_NO_MOUNT=1,
+ * to try the other way where mounting works).
+ */
+function mountSmallDisk(): boolean {
+  execFileSync('mkdir', ['-p', DISK]);
+  if (process.env.IDCLI_TEST_NO_MOUNT === '1') return false;
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES},mode=0700`, 'tmpfs', DISK], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const mounted = mountSmallDisk();
+afterAll(() => {
+  if (mounted) execFileSync('umount', [DISK]);
+  execFileSync('rm', ['-rf', DISK]);
+});
+
+const how = mounted ? 'a 2 MiB tmpfs filled by another file' : 'a file-size limit (ulimit -f, EFBIG)';
+
+describe(`idcli list -o FILE when the disk fills in the middle (${how})`, () => {
+  it('exit 1, the state still matches FILE; after space is freed the same command completes it', async () => {
+    const out = join(DISK, 'items.ndjson');
+    const state = `${out}.idcli-state`;
+    const args = ['/v1/items', '--page-size', '1000', '-o', out];
+    const clean = await listCommand(env, ['/v1/items', '--page-size', '1000']);
+    expect(clean.code).toBe(0);
+    const cleanBytes = clean.stdoutBytes;
+    // FILE needs more than what is left on the disk, or under the limit.
+    expect(cleanBytes.length).toBeGreaterThan(DISK_BYTES - FILLER_BYTES);
+
+    let first;
+    let room = DISK_BYTES - FILLER_BYTES;
+    if (mounted) {
+      await writeFile(join(DISK, 'filler'), Buffer.alloc(FILLER_BYTES));
+      const fs = await statfs(DISK);
+      room = fs.bavail * fs.bsize;
+      first = await listCommand(env, args);
+    } else {
+      await mkdir(DISK, { recursive: true });
+      const limitBlocks = (DISK_BYTES - FILLER_BYTES) / 1024;
+      const quoted = args.map((a) => `'${a}'`).join(' ');
+      first = await shell(`ulimit -f ${limitBlocks}; exec '${process.execPath}' '${BIN}' list ${quoted}`, cliEnv(env));
+    }
+    expect(first.code, first.stderr).toBe(1);
+    expect(first.stderr).toMatch(/cannot write the output \((ENOSPC|EFBIG)\)/);
+    expect(first.stderr).toMatch(/stopped after \d+ items in .*; run the same command again to continue/);
+    const saved = JSON.parse(await readFile(state, 'utf8')) as { bytes: number; items: number };
+    const file = await readFile(out);
+    expect(saved.items).toBeGreaterThan(0);
+    // FILE ends with the last page the state records: nothing of the page that did not fit is left.
+    expect(file.length).toBe(saved.bytes);
+    expect(file.equals(cleanBytes.subarray(0, saved.bytes))).toBe(true);
+    expect(saved.items).toBe(file.toString().split('\n').length - 1);
+    // Every whole page that fitted is kept: the next page, and the state's own block, would not have fitted too.
+    const page = Math.ceil(cleanBytes.length / (ITEMS.length / 1000));
+    expect(saved.bytes + page + 8192).toBeGreaterThan(room);
+
+    if (mounted) await rm(join(DISK, 'filler'));
+    const again = await listCommand(env, args);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`resuming ${out} after ${saved.items} items`);
+    const done = await readFile(out);
+    expect(sha256(done)).toBe(sha256(cleanBytes));
+    await expect(stat(state)).rejects.toThrow();
+  }, 120_000);
+
+  it.runIf(mounted)(
+    "a disk with no room for the state's temp: the state is written in place over the last one",
+    async () => {
+      const state = join(DISK, 'in-place.ndjson.idcli-state');
+      const walk = {
+        target: '/v1/items',
+        apiBaseUrl: 'http://127.0.0.1:1',
+        profile: 'default',
+        pageSize: null,
+        pageIndex: null,
+      };
+      const at = (items: number) => ({
+        walk,
+        next: `http://127.0.0.1:1/v1/items?pageIndex=${items / 1000}`,
+        items,
+        bytes: items * 20,
+        tail: '',
+      });
+      writeState(state, at(1000));
+      // Every byte of the disk taken, as a walk that filled it leaves it.
+      const filler = join(DISK, 'all-of-it');
+      const fh = await open(filler, 'w');
+      try {
+        for (;;) await fh.write(Buffer.alloc(64 * 1024));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+      for (;;) {
+        try {
+          await fh.write(Buffer.alloc(1));
+        } catch {
+          break;
+        }
+      }
+      await fh.close();
+      try {
+        expect(() => writeState(state, at(2000))).toThrow(/ENOSPC/);
+        overwriteState(state, at(123_000));
+        expect(parseState(await readFile(state, 'utf8'))).toEqual(at(123_000));
+      } finally {
+        await rm(filler);
+      }
+    },
+  );
+});

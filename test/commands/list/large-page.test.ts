@@ -1,0 +1,84 @@
+/**
+ * A page of any size never ends a walk early (docs/cli.md, "Concurrency"): one page of tens of MB among small ones,
+ * in this process (runCommand) against the emulator, gives every item at every window, and `-o` keeps its state
+ * until then.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Emulator } from '../../emulator/index.js';
+import { sha256 } from '../../support/hash.js';
+import { eachEmulator, listCommand, type ListEnv, ndjson, plainItems } from '../../support/list.js';
+
+const MB = 1024 * 1024;
+const PAGE = 50;
+
+/** 1000 small items with one of `mb` MB at `at`: with pages of 50, the page holding it is about that large. */
+function withLargeItem(mb: number, at: number): string[] {
+  const items = plainItems(1000);
+  items[at] = `{"id":"large","pad":"${'x'.repeat(mb * MB)}"}`;
+  return items;
+}
+
+let emu: Emulator;
+let env: ListEnv & { cleanup: () => Promise<void> };
+
+eachEmulator((e, v) => {
+  emu = e;
+  env = v;
+});
+
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
+describe('idcli list: a large page among small ones', () => {
+  const items = withLargeItem(40, 420);
+  const text = ndjson(items);
+  const expected = sha256(text);
+  const expectedBytes = Buffer.byteLength(text);
+
+  it.each([['1'], ['4'], ['auto']])(
+    'a page of 40 MB mid-walk at -c %s: every item, exit 0',
+    async (window) => {
+      emu.setCollection('/v1/items', { type: 'offset', items });
+      const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdoutBytes.length).toBe(expectedBytes);
+      expect(sha256(r.stdoutBytes)).toBe(expected);
+    },
+    120_000,
+  );
+
+  it('with -o FILE: FILE holds every item, and only then is its state removed', async () => {
+    emu.setCollection('/v1/items', { type: 'offset', items });
+    const out = join(env.configDir, 'items.ndjson');
+    const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '-o', out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(sha256(await readFile(out))).toBe(expected);
+    expect(await exists(`${out}.idcli-state`)).toBe(false);
+  }, 120_000);
+
+  it.each([
+    [16, 420],
+    [21, 420],
+    [31, 420],
+    [33, 420],
+    [33, 10],
+  ])(
+    'a page of %d MB (the item at %d) at auto and -c 4: every item',
+    async (mb, at) => {
+      const these = withLargeItem(mb, at);
+      const want = sha256(ndjson(these));
+      emu.setCollection('/v1/items', { type: 'offset', items: these });
+      for (const window of ['4', 'auto']) {
+        const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(sha256(r.stdoutBytes), `-c ${window}`).toBe(want);
+      }
+    },
+    120_000,
+  );
+});

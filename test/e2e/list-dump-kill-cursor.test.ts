@@ -1,0 +1,18 @@
+/** `idcli list -o FILE` killed over a cursor walk, and resumed (see test/support/dump-kill.ts). */
+import { describe, it } from 'vitest';
+import { SCHEMES } from '../support/scheme.js';
+import { killedOverAndOver, killSuite } from '../support/dump-kill.js';
+import { plainItems } from '../support/list.js';
+
+// Each scheme's suite has an emulator of its own: the two run at the same time.
+describe.concurrent.each(SCHEMES)(
+  'idcli list -o FILE killed with SIGKILL 20 times over one walk, over %s',
+  (scheme) => {
+    const suite = killSuite(scheme);
+
+    it('a cursor walk: the finished FILE is byte-identical to a clean run', async () => {
+      const items = plainItems(8_000, 'e');
+      await killedOverAndOver(suite, '/v1/events', { type: 'cursor', items }, 20, []);
+    }, 240_000);
+  },
+);

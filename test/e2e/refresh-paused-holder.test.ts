@@ -1,0 +1,156 @@
+/**
+ * Needs a process: the lock's holder is a real process stopped (SIGSTOP) and continued.
+ * A refresh paused while it holds the lock (Ctrl-Z, SIGSTOP, a frozen VM). A holder still running on this host keeps
+ * the lock however long it is paused, so no other run sends the refresh token it already sent; a holder whose lock
+ * was taken anyway (deleted by hand) saves nothing once it resumes, and says the sign-in may need `idcli login`.
+ * With each credential store, with real processes stopped and continued; the run that waits meanwhile, and the runs
+ * around them, run in process. The lock is made to look old by setting its mtime back, and the waiting run is seen
+ * to look at it again through the file's access time, rather than waiting for the staleness age to pass.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, expect, it } from 'vitest';
+import { lockPathFor } from '../../src/store/lock.js';
+import { processStart } from '../../src/store/pid.js';
+import type { CliResult } from '../support/cli.js';
+import { until } from '../support/until.js';
+import { describeEachStore, type Harness, harness, login, refreshGrants, tokenForms } from '../support/harness.js';
+import { ageFile, readAgain, readsShowInAtime } from '../support/lock-age.js';
+
+/** How long a lock file may go untouched before the lock judges it abandoned, when its owner cannot be checked. */
+const STALE_MS = 10_000;
+
+let h: Harness | undefined;
+let stopped: ChildProcess | undefined;
+afterEach(async () => {
+  stopped?.kill('SIGCONT');
+  stopped = undefined;
+  await h?.close();
+  h = undefined;
+});
+
+interface Run {
+  child: ChildProcess;
+  done: Promise<CliResult>;
+  /** stderr so far, as it arrives. */
+  said: () => string;
+  exited: () => boolean;
+}
+
+async function start(hh: Harness, args: string[]): Promise<Run> {
+  let resolveChild!: (c: ChildProcess) => void;
+  const spawned = new Promise<ChildProcess>((r) => {
+    resolveChild = r;
+  });
+  let over = false;
+  const done = hh.run(args, {}, { onSpawn: resolveChild, timeoutMs: 120_000 }).finally(() => {
+    over = true;
+  });
+  const child = await spawned;
+  let said = '';
+  child.stderr!.on('data', (b: Buffer) => {
+    said += b.toString();
+  });
+  return { child, done, said: () => said, exited: () => over };
+}
+
+/** Runs `idcli <args>` in this process, and follows its stderr as it arrives. */
+function waitInProcess(hh: Harness, args: string[]): Omit<Run, 'child'> {
+  let said = '';
+  let over = false;
+  const done = hh.command(args, {}, { onStderr: (text) => void (said += text) }).finally(() => {
+    over = true;
+  });
+  return { done, said: () => said, exited: () => over };
+}
+
+const tokenRequests = (hh: Harness) => hh.emu.requests.filter((r) => r.path === '/oauth/token').length;
+
+/** Starts `token --refresh` and stops it (SIGSTOP) once its refresh request reached the server: it holds the lock. */
+async function stopInFlight(hh: Harness): Promise<Run> {
+  const before = tokenRequests(hh);
+  // The answer waits a little, so that the run is stopped before it reads it.
+  hh.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 300 } });
+  const first = await start(hh, ['token', '--refresh']);
+  await until(() => (tokenRequests(hh) > before ? true : undefined), 30_000, 'the refresh request');
+  first.child.kill('SIGSTOP');
+  stopped = first.child;
+  return first;
+}
+
+describeEachStore('a refresh paused while it holds the lock', (store) => {
+  it('keeps the lock, whatever its age: the next run waits, and no refresh token is sent twice', async () => {
+    h = await harness({ store });
+    const hh = h;
+    await login(hh, [], {}, 'command');
+    const lockPath = lockPathFor(join(hh.dir, 'config'), hh.key());
+    const first = await stopInFlight(hh);
+    const sentBefore = tokenRequests(hh);
+    const second = waitInProcess(hh, ['token', '--refresh', '--verbose']);
+    await until(() => (second.said().includes('waiting for another idcli') ? true : undefined), 30_000, 'the wait');
+    // Well past the age at which an unchecked lock is abandoned; then the second run is seen to look at it a few
+    // times (a take-over would have removed the file by the third).
+    await ageFile(lockPath, STALE_MS + 3000);
+    if (await readsShowInAtime(hh.dir)) await readAgain(lockPath, 3, 'the waiting run to look at the old lock');
+    else
+      await until(
+        async () => (Date.now() - (await stat(lockPath)).mtimeMs > STALE_MS + 6000 ? true : undefined),
+        60_000,
+        'the paused lock to grow old',
+      );
+    expect(second.exited(), second.said()).toBe(false);
+    expect(tokenRequests(hh)).toBe(sentBefore);
+    expect(JSON.parse(await readFile(lockPath, 'utf8')).pid).toBe(first.child.pid);
+
+    first.child.kill('SIGCONT');
+    stopped = undefined;
+    const [a, b] = await Promise.all([first.done, second.done]);
+    expect(a.code, a.stderr).toBe(0);
+    expect(b.code, b.stderr).toBe(0);
+    // The second run started before the first's refresh completed: that refresh is its answer.
+    expect(b.stdout).toBe(a.stdout);
+    expect(refreshGrants(hh).every((e) => e.ok && !e.reuse)).toBe(true);
+    const sent = tokenForms(hh.emu)
+      .filter((f) => f.grant_type === 'refresh_token')
+      .map((f) => f.refresh_token);
+    expect(new Set(sent).size).toBe(sent.length);
+    expect((await hh.record())?.accessToken).toBe(a.stdout.trim());
+    const after = await hh.command(['token', '--refresh']);
+    expect(after.code, after.stderr).toBe(0);
+  }, 120_000);
+
+  it('saves nothing once its lock was taken while it was paused, and says the sign-in may need a login', async () => {
+    h = await harness({ store });
+    const hh = h;
+    await login(hh, [], {}, 'command');
+    const lockPath = lockPathFor(join(hh.dir, 'config'), hh.key());
+    const before = await hh.record();
+    const first = await stopInFlight(hh);
+    // Another run takes the lock: its file deleted by hand (as a stuck lock once was) and made again by that run.
+    await rm(lockPath);
+    await mkdir(dirname(lockPath), { recursive: true });
+    const taker = {
+      pid: process.pid,
+      host: hostname(),
+      createdAt: Date.now(),
+      token: 'taker',
+      start: processStart(process.pid),
+    };
+    await writeFile(lockPath, JSON.stringify(taker));
+    first.child.kill('SIGCONT');
+    stopped = undefined;
+    const a = await first.done;
+    expect(a.code, a.stderr).toBe(3);
+    expect(a.stdout).toBe('');
+    expect(a.stderr).toMatch(
+      /^error: another process took the lock \S+ while this run held it, so the refreshed sign-in was not saved.*`idcli login`/m,
+    );
+    expect(a.stderr).not.toMatch(/\n\s+at /);
+    // What the taker holds is left alone: the record is the one from before, and the lock is still the taker's.
+    expect((await hh.record())?.generation).toBe(before?.generation);
+    expect(JSON.parse(await readFile(lockPath, 'utf8')).token).toBe('taker');
+    await rm(lockPath);
+  }, 120_000);
+});

@@ -1,0 +1,111 @@
+/**
+ * A proxy that fails the CONNECT of an https:// request, each command run in process: hanging up on it, or after
+ * half a status line, ends the run with exit 4 and one line naming the proxy, after at most --max-retries + 1
+ * CONNECTs; a proxy that never answers ends it at IDCLI_HTTP_TIMEOUT. That a stop signal ends such a run is in
+ * test/e2e/proxy-broken-connect.test.ts.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type Emulator, startEmulator } from '../emulator/index.js';
+import { cliEnv, listEnv, type ListEnv } from '../support/list.js';
+import type { CliResult } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
+import { storeExpiredSignIn } from '../support/sign-in.js';
+import { type BrokenProxy, closedPort, type ConnectFault, STACK_FRAME, startBrokenProxy } from '../support/proxy.js';
+
+let emu: Emulator;
+let env: ListEnv & { cleanup: () => Promise<void> };
+let proxy: BrokenProxy | undefined;
+/** An https:// API nothing listens at: the CONNECT fails before any request could reach it. */
+let target: string;
+
+beforeEach(async () => {
+  emu = await startEmulator();
+  env = await listEnv(emu, emu.mintTokens().access_token);
+  target = `https://127.0.0.1:${await closedPort()}`;
+});
+
+afterEach(async () => {
+  await proxy?.close();
+  proxy = undefined;
+  await emu.close();
+  await env.cleanup();
+});
+
+function run(args: string[], extra: Record<string, string | undefined> = {}): Promise<CliResult> {
+  return runCommand(args, { env: cliEnv(env, { HTTPS_PROXY: proxy?.url, ...extra }) });
+}
+
+/** The one line of a request that failed at the proxy's CONNECT. */
+function failedAtProxy(request: string, retries: number): RegExp {
+  const after = retries === 0 ? '' : retries === 1 ? ' \\(after 1 retry\\)' : ` \\(after ${retries} retries\\)`;
+  return new RegExp(
+    `^error: ${request}\\S* failed: the proxy http://127\\.0\\.0\\.1:${proxy!.port} closed the connection instead of opening the tunnel \\(CONNECT\\)${after}\\n$`,
+  );
+}
+
+function expectClean(r: CliResult): void {
+  expect(r.stdout).toBe('');
+  expect(r.stderr).not.toMatch(STACK_FRAME);
+}
+
+const FAULTS: ConnectFault[] = ['hang-up', 'half-status-line'];
+
+describe.each(FAULTS)('a proxy that fails the CONNECT (%s)', (fault) => {
+  beforeEach(async () => {
+    proxy = await startBrokenProxy(fault);
+  });
+
+  it('list: exit 4 naming the proxy, after --max-retries + 1 CONNECTs', async () => {
+    const r = await run(['list', '/v1/users', '--limit', '2', '--max-retries', '1', '--api-base-url', target]);
+    expectClean(r);
+    expect(r.stderr).toMatch(failedAtProxy(`GET ${target}/v1/users`, 1));
+    expect(r.code).toBe(4);
+    expect(proxy!.connects).toBe(2);
+  }, 20_000);
+
+  it('list --max-retries 0: one CONNECT only', async () => {
+    const r = await run(['list', '/v1/users', '--limit', '2', '--max-retries', '0', '--api-base-url', target]);
+    expectClean(r);
+    expect(r.stderr).toMatch(failedAtProxy(`GET ${target}/v1/users`, 0));
+    expect(r.code).toBe(4);
+    expect(proxy!.connects).toBe(1);
+  }, 20_000);
+
+  it('api: exit 4 naming the proxy, after --max-retries + 1 CONNECTs', async () => {
+    const r = await run(['api', `${target}/v1/users`, '--api-base-url', target, '--max-retries', '2']);
+    expectClean(r);
+    expect(r.stderr).toMatch(failedAtProxy(`GET ${target}/v1/users`, 2));
+    expect(r.code).toBe(4);
+    expect(proxy!.connects).toBe(3);
+  }, 20_000);
+
+  it('token --refresh: exit 4 naming the proxy after one CONNECT (a POST is not repeated)', async () => {
+    env.token = undefined;
+    await storeExpiredSignIn({ emu, configDir: env.configDir, baseUrl: target });
+    const r = await run(['token', '--refresh'], { IDCLI_BASE_URL: target });
+    expectClean(r);
+    expect(r.stderr).toMatch(failedAtProxy(`POST ${target}/oauth/token`, 0));
+    expect(r.code).toBe(4);
+    expect(proxy!.connects).toBe(1);
+  }, 20_000);
+});
+
+describe('a proxy that never answers the CONNECT', () => {
+  beforeEach(async () => {
+    proxy = await startBrokenProxy('silent');
+  });
+
+  it('list ends at IDCLI_HTTP_TIMEOUT with exit 4, after one CONNECT', async () => {
+    const started = Date.now();
+    const r = await run(['list', '/v1/users', '--limit', '2', '--api-base-url', target], { IDCLI_HTTP_TIMEOUT: '1' });
+    expectClean(r);
+    expect(r.stderr).toMatch(
+      new RegExp(`^error: GET ${target}/v1/users\\S* failed: no complete response within 1 s \\(IDCLI_HTTP_TIMEOUT;`),
+    );
+    expect(r.stderr.split('\n')).toHaveLength(2);
+    expect(r.code).toBe(4);
+    expect(proxy!.connects).toBe(1);
+    // Generous: the failure this catches is a run held until undici's own CONNECT timeout, minutes later.
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 20_000);
+});
