@@ -1,10 +1,11 @@
 // A process is the point: the peak resident set of a run is measured by GNU time, outside the process it measures.
 /**
  * The BUILT CLI against a server whose gzip body decodes to (almost) nothing and never ends (a header whose file
- * name runs on, empty members without end, members of one byte), chunked or close-delimited: `list`, `api`, `doctor`, the token endpoint and a
- * walk through a proxy each end with their documented exit code, having asked once, with the peak resident set
- * bounded. The child's peak RSS is measured by GNU time, outside the process it measures. The cases run at the same
- * time, each with a server, a config directory and (for the proxy) a proxy of its own: each waits on its child.
+ * name runs on, empty members without end, members of one byte behind a long header field), chunked or
+ * close-delimited: `list`, `api`, `doctor`, the token endpoint and a walk through a proxy each end with their
+ * documented exit code, having asked once, with the peak resident set bounded. The child's peak RSS is measured by
+ * GNU time, outside the process it measures. The cases run at the same time, each with a server, a config directory
+ * and (for the proxy) a proxy of its own: each waits on its child.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
