@@ -1,4 +1,8 @@
 // A process is the point: real shells (bash, zsh, fish) load the scripts and run the CLI by name on each Tab.
+/**
+ * The completion scripts in the shells they are for; what the CLI answers in process (`completion` with an unknown
+ * shell, `__profiles`) is in test/commands/completion/command.test.ts. Independent shells run at the same time: the tests wait on them.
+ */
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -82,8 +86,8 @@ printf '%s\\n' "\${COMPREPLY[@]}"`;
   return stdout.split('\n').filter(Boolean).sort();
 }
 
-describe('bash', () => {
-  it('completes commands, options, option values, config keys and profiles', async () => {
+describe.concurrent('bash', () => {
+  it('completes commands, options, option values, config keys and profiles', async ({ expect }) => {
     expect(await bashComplete('idcli lo')).toEqual(['login', 'logout']);
     expect(await bashComplete('idcli token --')).toEqual(
       expect.arrayContaining(['--refresh', '--json', '--min-ttl', '--profile']),
@@ -96,7 +100,9 @@ describe('bash', () => {
     expect(await bashComplete('idcli completion ')).toEqual(['bash', 'fish', 'zsh']);
     expect(await bashComplete('idcli list users --page-size ')).toEqual(['auto', 'service']);
   });
-  it('completes credential and exec: subcommands, their options and values, and the command to run', async () => {
+  it('completes credential and exec: subcommands, their options and values, and the command to run', async ({
+    expect,
+  }) => {
     expect(await bashComplete('idcli cre')).toEqual(['credential']);
     expect(await bashComplete('idcli credential ')).toEqual(['git', 'kubectl']);
     expect(await bashComplete('idcli credential kubectl --')).toEqual(
@@ -112,7 +118,9 @@ describe('bash', () => {
     expect(await bashComplete('idcli exec -- kubect')).toContain('kubectl');
     expect(await bashComplete('idcli exec kubectl --')).toEqual([]);
   });
-  it('completes api: short and long flags, methods, and a header value is not taken for a command', async () => {
+  it('completes api: short and long flags, methods, and a header value is not taken for a command', async ({
+    expect,
+  }) => {
     expect(await bashComplete('idcli api users -')).toEqual(
       expect.arrayContaining(['-X', '--method', '-H', '--header', '-f', '--field', '--input', '-i', '--include']),
     );
@@ -126,7 +134,7 @@ describe('bash', () => {
   });
 });
 
-describe.runIf(hasFish)('fish', () => {
+describe.runIf(hasFish).concurrent('fish', () => {
   const fish = async (line: string) => {
     const { stdout } = await run('fish', ['-c', `source ${join(dir.path, 'completion.fish')}; complete -C '${line}'`], {
       env,
@@ -137,7 +145,7 @@ describe.runIf(hasFish)('fish', () => {
       .map((l) => l.split('\t')[0])
       .sort();
   };
-  it('completes commands, option values, config keys and profiles', async () => {
+  it('completes commands, option values, config keys and profiles', async ({ expect }) => {
     expect(await fish('idcli lo')).toEqual(['login', 'logout']);
     expect(await fish('idcli login --prompt ')).toEqual(['create', 'login', 'none']);
     expect(await fish('idcli --profile ')).toEqual(['default', 'prod-eu', 'staging']);
@@ -149,7 +157,7 @@ describe.runIf(hasFish)('fish', () => {
     expect(await fish('idcli api users -X ')).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
     expect(await fish('idcli api users -')).toEqual(expect.arrayContaining(['-X', '-H', '-f', '-i']));
   });
-  it('completes credential and exec', async () => {
+  it('completes credential and exec', async ({ expect }) => {
     expect(await fish('idcli credential ')).toEqual(['git', 'kubectl']);
     expect(await fish('idcli credential kubectl --token-type ')).toEqual(['access', 'id']);
     expect(await fish('idcli credential kubectl --')).toEqual(expect.arrayContaining(['--token-type', '--min-ttl']));
@@ -189,14 +197,6 @@ describe.runIf(hasZsh)('zsh', () => {
     expect(text).toContain('idcli __profiles');
     expect(text).toContain("'*'{-H+,--header=}");
     expect(text).toContain("'(-X --method)'{-X+,--method=}");
-  });
-});
-
-describe('usage', () => {
-  it('an unknown shell is a usage error', async () => {
-    const r = await runCommand(['completion', 'tcsh'], { env });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain('bash, zsh, fish');
   });
 });
 
@@ -252,16 +252,6 @@ describe('profile names are data, never code', () => {
   });
   const noMarks = async () => expect(await readdir(marks)).toEqual([]);
 
-  it('__profiles refuses a config.json with a name --profile would refuse, and prints none of its names', async () => {
-    const r = await runCommand(['__profiles'], { env: hostileEnv });
-    expect(r.code).toBe(2);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/config\.json: '.*' is not a valid profile name/);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    const ok = await runCommand(['__profiles'], { env });
-    expect(ok.stdout.split('\n').filter(Boolean).sort()).toEqual(['default', 'prod-eu', 'staging']);
-  });
-
   it('bash: Tab runs nothing from the real config.json and offers nothing from it', async () => {
     expect(await bashComplete('idcli --profile ', { env: hostileEnv, cwd: work })).toEqual([]);
     await noMarks();
@@ -311,20 +301,28 @@ describe('profile names are data, never code', () => {
       await noMarks();
     });
     it('runs nothing from the real config.json, and completes a valid profile from a valid one', async () => {
-      expect((await zshTab('idcli --profile ', hostileEnv, work)).line).toBe('idcli --profile');
+      const [hostileLine, staging, prod] = await Promise.all([
+        zshTab('idcli --profile ', hostileEnv, work),
+        zshTab('idcli --profile st', env, work),
+        zshTab('idcli token --profile prod', env, work),
+      ]);
+      expect(hostileLine.line).toBe('idcli --profile');
       await noMarks();
-      expect((await zshTab('idcli --profile st', env, work)).line).toBe('idcli --profile staging');
-      expect((await zshTab('idcli token --profile prod', env, work)).line).toBe('idcli token --profile prod-eu');
+      expect(staging.line).toBe('idcli --profile staging');
+      expect(prod.line).toBe('idcli token --profile prod-eu');
     });
     it('completes the subcommands of credential and config, their options and values', async () => {
-      expect((await zshTab('idcli credential ku', env, work)).line).toBe('idcli credential kubectl');
-      expect((await zshTab('idcli credential kubectl --token-type acc', env, work)).line).toBe(
-        'idcli credential kubectl --token-type access',
-      );
-      expect((await zshTab('idcli credential git er', env, work)).line).toBe('idcli credential git erase');
-      expect((await zshTab('idcli config set base-u', env, work)).line).toBe('idcli config set base-url');
-      expect((await zshTab('idcli exec --env X kubect', env, work)).line).toBe('idcli exec --env X kubectl');
-      expect((await zshTab('idcli exec -- kubect', env, work)).line).toBe('idcli exec -- kubectl');
+      // Each line typed into a zsh of its own, all at once.
+      const typed: [string, string][] = [
+        ['idcli credential ku', 'idcli credential kubectl'],
+        ['idcli credential kubectl --token-type acc', 'idcli credential kubectl --token-type access'],
+        ['idcli credential git er', 'idcli credential git erase'],
+        ['idcli config set base-u', 'idcli config set base-url'],
+        ['idcli exec --env X kubect', 'idcli exec --env X kubectl'],
+        ['idcli exec -- kubect', 'idcli exec -- kubectl'],
+      ];
+      const lines = await Promise.all(typed.map(([line]) => zshTab(line, env, work)));
+      typed.forEach(([line, completed], i) => expect(lines[i]!.line, line).toBe(completed));
     });
   });
 });
@@ -347,9 +345,16 @@ print -r -- "$out"
 zpty -d z
 `;
 
+/** The driver's file, written once: zshTab runs several zsh at a time. */
+let zshDriver: Promise<string> | undefined;
+
 async function zshTab(line: string, e: Record<string, string>, cwd: string) {
-  const driver = join(dir.path, 'zsh-driver.zsh');
-  await writeFile(driver, ZSH_DRIVER);
+  zshDriver ??= (async () => {
+    const file = join(dir.path, 'zsh-driver.zsh');
+    await writeFile(file, ZSH_DRIVER);
+    return file;
+  })();
+  const driver = await zshDriver;
   const { stdout } = await run('zsh', ['-f', driver, join(dir.path, 'completion.zsh'), line], {
     env: { ...e, TERM: 'xterm' },
     cwd,

@@ -1,8 +1,9 @@
 /**
  * A hostile server on loopback whose every answer is a 200 with a gzip body that decodes to (almost) nothing and
  * never ends: a header whose file name runs on (`1f 8b 08 08 …` then `A` without end), empty gzip members one after
- * the other, or members of one byte each. The body is chunked or delimited by closing the connection. It writes only as fast as the client reads
- * (it waits for 'drain'), so what grows, if anything, is the client's memory, never the test's.
+ * the other, or members of one byte each behind a long header field. The body is chunked or delimited by closing the
+ * connection. It writes only as fast as the client reads (it waits for 'drain'), so what grows, if anything, is the
+ * client's memory, never the test's.
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
@@ -28,9 +29,27 @@ function bodyOf(kind: EndlessBody): { start: Buffer; block: Buffer } {
     return { start: Buffer.from([0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 0xff]), block: Buffer.alloc(BLOCK, 0x41) };
   }
   // Empty members decode to nothing; members of one space each decode to a byte now and then.
-  const member = gzipSync(kind === 'empty-members' ? Buffer.alloc(0) : ' ');
-  const block = Buffer.concat(Array.from({ length: Math.floor(BLOCK / member.length) }, () => member));
-  return { start: Buffer.alloc(0), block };
+  if (kind === 'empty-members') {
+    const member = gzipSync(Buffer.alloc(0));
+    return {
+      start: Buffer.alloc(0),
+      block: Buffer.concat(Array.from({ length: Math.floor(BLOCK / member.length) }, () => member)),
+    };
+  }
+  // The member's header carries an extra field (FEXTRA) as long as a block, which zlib passes over without output:
+  // the body still decodes to a byte now and then, and reaches idcli's size limit with a fraction of the inflating.
+  return { start: Buffer.alloc(0), block: withExtraField(gzipSync(' '), BLOCK - 64) };
+}
+
+/** `member` with an extra field of one subfield holding `size` bytes (RFC 1952 §2.3.1.1), FLG.FEXTRA set. */
+function withExtraField(member: Buffer, size: number): Buffer {
+  const field = Buffer.alloc(2 + 4 + size, 0x45);
+  field.writeUInt16LE(4 + size, 0); // XLEN
+  field.write('ID', 2, 'latin1'); // SI1, SI2
+  field.writeUInt16LE(size, 4); // LEN
+  const head = Buffer.from(member.subarray(0, 10));
+  head[3] = head[3]! | 0x04;
+  return Buffer.concat([head, field, member.subarray(10)]);
 }
 
 /**
