@@ -1,7 +1,7 @@
 /** The entry point: argv → command, the one place where errors become exit codes, the only module touching `process`. */
 import { fstatSync, writeSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, systemClock, type Timer } from './clock.js';
 import { createFileOutput } from './output/file-output.js';
 import { parseArgv } from './argv/parse.js';
 import { type CommandSpec, loadAll } from './argv/define.js';
@@ -29,8 +29,12 @@ export interface Process {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   /** Created on first use, like the other streams: a command that reads no input never touches it. */
   stdin(): Readable & { isTTY?: boolean };
-  /** The clock of every rule about time in the run. */
+  /** The clock of every rule about time in the run, the grace of a second stop signal too. */
   clock: Clock;
+  /** Where the stop signals come from: `process` in a real run, what a test sends in process. */
+  readonly signals: SignalSource;
+  /** Ends the run at once with `code`, whatever is still running: a third stop signal, a grace run out. */
+  exit(code: number): void;
   /** When the process started (epoch ms, on `clock`): what a concurrent run did while this one was loading counts too. */
   startedAt: number;
   print(text: string): void;
@@ -52,7 +56,12 @@ const FINISH_GRACE_MS = 5_000;
 
 /** The process signals handled like Ctrl-C, with the exit code of each. */
 const STOP_SIGNALS = { SIGINT: ExitCode.INTERRUPTED, SIGTERM: ExitCode.TERMINATED, SIGHUP: ExitCode.HANGUP } as const;
-type StopSignal = keyof typeof STOP_SIGNALS;
+export type StopSignal = keyof typeof STOP_SIGNALS;
+
+/** What stop signals are heard on: `process.on`, or an emitter a test sends them through. */
+export interface SignalSource {
+  on(name: StopSignal, listener: () => void): unknown;
+}
 
 export async function main(proc: Process): Promise<number> {
   let style: Style | undefined;
@@ -163,12 +172,13 @@ export function run(): void {
   let stdout: (NodeJS.WritableStream & Writable & { isTTY?: boolean }) | undefined;
   let writeFailure: unknown;
   let stderrGuarded = false;
-  const stops = stopSignals((line) => void proc.stderr.write(`${line}\n`));
+  const edges = { clock: systemClock, signals: process, exit: (code: number) => process.exit(code) };
+  const stops = stopSignals(edges, (line) => void proc.stderr.write(`${line}\n`));
   const proc: Process = {
     argv: process.argv,
     env: process.env,
     stdin: () => process.stdin,
-    clock: systemClock,
+    ...edges,
     // The process's start, not main()'s: what a concurrent run did while this one was loading counts too.
     startedAt: Date.now() - Math.round(process.uptime() * 1000),
     get stdout() {
@@ -235,15 +245,19 @@ function end(code: number): void {
   setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
 }
 
-/** The stop signals, taken over on the first `interrupt`, and the work that must finish before they stop the run. */
-function stopSignals(say: (line: string) => void): Required<
-  Pick<Process, 'interrupt' | 'stopped' | 'mustFinish' | 'relaySignals'>
-> & {
+/**
+ * The stop signals of `proc`, taken over on the first `interrupt`, and the work that must finish before they stop the
+ * run: what run() and a test's run in process (test/support/run-command.ts) both stop by.
+ */
+export function stopSignals(
+  { clock, signals, exit }: Pick<Process, 'clock' | 'signals' | 'exit'>,
+  say: (line: string) => void,
+): Required<Pick<Process, 'interrupt' | 'stopped' | 'mustFinish' | 'relaySignals'>> & {
   readonly signal: AbortSignal | undefined;
 } {
   let controller: AbortController | undefined;
   const unfinished = new Set<UnabandonableTask>();
-  let grace: NodeJS.Timeout | undefined;
+  let grace: Timer | undefined;
   let relay: ((signal: StopSignal) => void) | undefined;
   const interrupt = (): AbortSignal => {
     if (controller) return controller.signal;
@@ -261,14 +275,14 @@ function stopSignals(say: (line: string) => void): Required<
           );
       } else if (task && grace === undefined) {
         say(`idcli: waiting ${FINISH_GRACE_MS / 1000} s at most for ${task.what} to finish; a third ${key} stops now`);
-        grace = setTimeout(() => {
+        grace = clock.setTimeout(() => {
           say(`error: stopped before ${task.what} finished, which may have lost ${task.loses}; ${task.fix}`);
-          process.exit(STOP_SIGNALS[name]);
+          exit(STOP_SIGNALS[name]);
         }, FINISH_GRACE_MS);
-      } else process.exit(STOP_SIGNALS[name]);
+      } else exit(STOP_SIGNALS[name]);
     };
     // Object.keys loses the key type.
-    for (const name of Object.keys(STOP_SIGNALS) as StopSignal[]) process.on(name, onSignal);
+    for (const name of Object.keys(STOP_SIGNALS) as StopSignal[]) signals.on(name, () => onSignal(name));
     return c.signal;
   };
   return {
@@ -297,7 +311,7 @@ function stopSignals(say: (line: string) => void): Required<
       } finally {
         unfinished.delete(task);
         if (unfinished.size === 0) {
-          clearTimeout(grace);
+          grace?.clear();
           grace = undefined;
         }
       }

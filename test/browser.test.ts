@@ -155,10 +155,10 @@ describe('login with a $BROWSER list', () => {
     h = undefined;
   });
 
-  it('signs in through the second command of $BROWSER, run with its arguments and %s (built CLI)', async () => {
+  it('signs in through the second command of $BROWSER, run with its arguments and %s (login)', async () => {
     h = await harness();
     const browser = `${join(dir.path, 'no-such-browser')} --new-window %s:${process.execPath} ${HTTP_BROWSER} %s`;
-    const r = await h.run(['login', '--timeout', '30'], { BROWSER: browser });
+    const r = await h.command(['login', '--timeout', '30'], { BROWSER: browser });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('Signed in as');
     expect(r.stderr).not.toContain('warning');

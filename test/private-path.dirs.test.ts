@@ -49,7 +49,7 @@ async function asNobody(...args: string[]): Promise<void> {
 describeEachStore('a config directory of another user', (store) => {
   it.runIf(ROOT_USER)('is exit 2 before any request, naming it and its owner; the token goes nowhere', async () => {
     const h = await newHarness(store);
-    await login(h);
+    await login(h, [], {}, 'command');
     const other = await bystander();
     const shared = await mkdtemp(join(tmpdir(), 'idcli-shared-'));
     cleanups.push(() => rm(shared, { recursive: true, force: true }));
@@ -60,7 +60,7 @@ describeEachStore('a config directory of another user', (store) => {
     await asNobody('sh', '-c', `umask 0; printf '%s' '${config}' > '${g}/config.json'`);
     const before = h.emu.requests.length;
     for (const extra of [{}, { IDCLI_ACCESS_TOKEN: h.emu.mintTokens().access_token }]) {
-      const r = await h.run(['api', '/v1/me'], { IDCLI_CONFIG_DIR: g, ...extra });
+      const r = await h.command(['api', '/v1/me'], { IDCLI_CONFIG_DIR: g, ...extra });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toBe(
         `error: refusing to use ${g}: it belongs to another user (uid ${NOBODY}), not to you (uid 0); use a config directory of your own (IDCLI_CONFIG_DIR), or have its owner hand it over (chown)\n`,
@@ -77,7 +77,7 @@ describeEachStore('a config directory under a directory of another user', (store
     'is exit 2 naming that directory and its owner, at any level above, and through a link of the user',
     async () => {
       const h = await newHarness(store);
-      await login(h);
+      await login(h, [], {}, 'command');
       const up = join(h.dir, 'up');
       const levels = [join(up, 'a'), join(up, 'a', 'b'), join(up, 'a', 'b', 'c')];
       const config = join(levels[2]!, 'config');
@@ -92,7 +92,7 @@ describeEachStore('a config directory under a directory of another user', (store
           [join(h.dir, 'mine'), ['status']],
           [config, ['config', 'set', 'scope', 'x']],
         ] as const) {
-          const r = await h.run([...args], { IDCLI_CONFIG_DIR: named });
+          const r = await h.command([...args], { IDCLI_CONFIG_DIR: named });
           expect(r.code, r.stderr).toBe(2);
           expect(r.stderr).toBe(
             `error: refusing to use ${named}: ${where}, and it belongs to uid ${NOBODY}; ${CONFIG_DIR_OWN}\n`,
@@ -100,7 +100,7 @@ describeEachStore('a config directory under a directory of another user', (store
         }
         await chown(foreign, 0, 0);
       }
-      const ok = await h.run(['token'], { IDCLI_CONFIG_DIR: join(h.dir, 'mine') });
+      const ok = await h.command(['token'], { IDCLI_CONFIG_DIR: join(h.dir, 'mine') });
       expect(ok.code, ok.stderr).toBe(0);
     },
   );
@@ -111,20 +111,20 @@ describeEachStore('a link to the config directory', (store) => {
     "planted by nobody in a shared directory is refused; one of the user's own is followed",
     async () => {
       const h = await newHarness(store);
-      await login(h);
+      await login(h, [], {}, 'command');
       const shared = await mkdtemp(join(tmpdir(), 'idcli-shared-'));
       cleanups.push(() => rm(shared, { recursive: true, force: true }));
       await run('chmod', ['1777', shared]);
       const planted = join(shared, 'cfg');
       await asNobody('ln', '-s', join(h.dir, 'config'), planted);
-      const r = await h.run(['token'], { IDCLI_CONFIG_DIR: planted });
+      const r = await h.command(['token'], { IDCLI_CONFIG_DIR: planted });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(
         `refusing to follow the symbolic link ${planted}: it belongs to another user (uid ${NOBODY})`,
       );
       const own = join(h.dir, 'mine');
       await run('ln', ['-s', join(h.dir, 'config'), own]);
-      const ok = await h.run(['token'], { IDCLI_CONFIG_DIR: own });
+      const ok = await h.command(['token'], { IDCLI_CONFIG_DIR: own });
       expect(ok.code, ok.stderr).toBe(0);
     },
   );
@@ -133,12 +133,12 @@ describeEachStore('a link to the config directory', (store) => {
 describeEachStore('a locks directory of another user', (store) => {
   it.runIf(ROOT_USER)('is exit 2 naming it and its owner; no refresh token is sent', async () => {
     const h = await newHarness(store);
-    await login(h);
+    await login(h, [], {}, 'command');
     const locks = join(h.dir, 'config', 'locks');
     await mkdir(locks, { recursive: true });
     await chown(locks, NOBODY, NOBODY);
     const before = h.emu.tokenEvents.length;
-    const r = await h.run(['token', '--refresh']);
+    const r = await h.command(['token', '--refresh']);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`refusing to use ${locks}: it belongs to another user (uid ${NOBODY})`);
     expect(h.emu.tokenEvents.slice(before)).toEqual([]);

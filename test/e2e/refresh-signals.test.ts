@@ -1,25 +1,36 @@
-/** A first stop signal during a refresh: the refresh is finished and saved (see test/support/refresh-signals.ts). */
+// A process is the point: the signals come from the system to the built CLI, and the exit code is how it ends.
+/**
+ * One test per rule of stop signals during a refresh, with real signals (see ./refresh-signals.ts); the rules in
+ * full, both stores and the grace, are tested in process in test/commands/token/signals.test.ts and signals-grace.test.ts.
+ */
 import { describe, expect, it } from 'vitest';
-import { describeEachStore } from '../support/harness.js';
-import { expectSignInKept, FIRST, refreshing, tokenStoppedBy } from '../support/refresh-signals.js';
+import {
+  expectSignInKept,
+  FIRST,
+  PROCESS_STORE,
+  refreshing,
+  SECOND,
+  tokenStoppedBy,
+} from '../support/refresh-signals.js';
 
 // Each test has its own harness and waits on real time: they run at the same time.
-describe.concurrent('a stop signal during a refresh, each test at once', () => {
-  describeEachStore('a stop signal during a refresh', (store) => {
-    for (const [signal, code, key] of [
-      ['SIGINT', 130, 'Ctrl-C'],
-      ['SIGTERM', 143, 'SIGTERM'],
-    ] as const) {
-      it(`${signal}: one line says the refresh is finished first; it is saved, and the run ends with ${code}`, async (t) => {
-        const h = await refreshing(store, 1500, t);
-        const generation = (await h.record())!.generation;
-        const r = await tokenStoppedBy(h, signal, 1);
-        expect(r.signal).toBeNull();
-        expect(r.code).toBe(code);
-        expect(r.stdout).toBe('');
-        expect(r.stderr).toBe(FIRST(key));
-        await expectSignInKept(h, generation);
-      });
-    }
+describe.concurrent(`a real stop signal during a refresh (${PROCESS_STORE} store)`, () => {
+  it('SIGINT: one line says the refresh is finished first; it is saved, and the run ends with 130', async (t) => {
+    const h = await refreshing(PROCESS_STORE, 1500, t);
+    const generation = (await h.record())!.generation;
+    const r = await tokenStoppedBy(h, 'SIGINT', 1);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(130);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(FIRST('Ctrl-C'));
+    await expectSignInKept(h, generation);
+  });
+
+  it('a third Ctrl-C leaves at once, without waiting for the grace', async (t) => {
+    const h = await refreshing(PROCESS_STORE, 60_000, t);
+    const r = await tokenStoppedBy(h, 'SIGINT', 3);
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(130);
+    expect(r.stderr).toBe(FIRST('Ctrl-C') + SECOND('Ctrl-C'));
   });
 });

@@ -3,15 +3,21 @@
  * the answer would lose the sign-in: the first signal says, in one line, that idcli finishes the refresh and that a
  * second signal loses the sign-in; the refresh is then finished and saved, and the run ends with the signal's code.
  * A second signal still waits for an answer due within a few seconds; one that is not due by then is given up,
- * saying so; a third leaves at once. Real signals to the built CLI, against the emulator delaying its answer.
+ * saying so; a third leaves at once. Against the emulator delaying its answer, with signals sent in process
+ * (StopSignals) and a FakeClock for the grace, or real signals to the built CLI.
  *
- * The tests are in test/e2e/refresh-signals.test.ts (one signal) and test/e2e/refresh-signals-grace.test.ts (more), so that the forks
- * run their waits side by side; within a file, each test has its own harness and they run at the same time.
+ * The tests are in test/commands/token/signals.test.ts (one signal) and signals-grace.test.ts (more), in process, and
+ * test/e2e/refresh-signals.test.ts (real signals to a real process); each test has its own harness and they run at
+ * the same time.
  */
 import type { ChildProcess } from 'node:child_process';
 import { expect, type TestContext } from 'vitest';
+import type { StopSignal } from '../../src/cli.js';
 import type { CliResult } from './cli.js';
-import { type Harness, harness, login, type StoreKind, refreshGrants } from './harness.js';
+import type { FakeClock } from './clock.js';
+import { StopSignals } from './run-command.js';
+import { until } from './until.js';
+import { type Harness, harness, KEYCHAIN_TESTABLE, login, type StoreKind, refreshGrants } from './harness.js';
 
 const tokenRequests = (h: Harness) => h.emu.requests.filter((r) => r.path === '/oauth/token').length;
 
@@ -34,6 +40,34 @@ export async function refreshing(store: StoreKind, delayMs: number, { onTestFini
   await h.writeRecord({ ...(await h.record())!, expiresAt: Date.now() - 1000 });
   h.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: delayMs } });
   return h;
+}
+
+/** The store of the process tests: the keychain where there is one, whose connection must not hold the exit up. */
+export const PROCESS_STORE: StoreKind = KEYCHAIN_TESTABLE ? 'keychain' : 'file';
+
+const saidLines = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('idcli: ')).length;
+
+/**
+ * Runs `idcli token` in process on `clock` and sends `signal` once the refresh request has reached the server; each
+ * further signal (up to `times`) once the CLI has said its line about the previous one. Resolves, once they are sent,
+ * with the run still going.
+ */
+export async function tokenSignalled(
+  h: Harness,
+  signal: StopSignal,
+  times: number,
+  clock?: FakeClock,
+): Promise<{ run: Promise<CliResult> }> {
+  const before = tokenRequests(h);
+  const signals = new StopSignals();
+  let stderr = '';
+  const run = h.command(['token'], {}, { signals, onStderr: (text) => (stderr += text), ...(clock && { clock }) });
+  await until(() => (tokenRequests(h) > before ? true : undefined), 20_000, 'the refresh request');
+  for (let sent = 1; ; sent++) {
+    signals.send(signal);
+    if (sent === times) return { run };
+    await until(() => (saidLines(stderr) === sent ? true : undefined), 20_000, `the line about signal ${sent}`);
+  }
 }
 
 /**
@@ -74,7 +108,7 @@ export function tokenStoppedBy(h: Harness, signal: NodeJS.Signals, times: number
 export async function expectSignInKept(h: Harness, generationBefore: number): Promise<void> {
   const record = (await h.record())!;
   expect(record.generation).toBe(generationBefore + 1);
-  const again = await h.run(['token', '--refresh']);
+  const again = await h.command(['token', '--refresh']);
   expect(again.code, again.stderr).toBe(0);
   expect(refreshGrants(h)).toHaveLength(2);
   expect(refreshGrants(h).every((e) => e.ok && !e.reuse)).toBe(true);

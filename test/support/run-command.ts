@@ -1,13 +1,15 @@
 /**
  * Runs a command in this process through main(), the CLI's seam, the way gh's tests run a command against fake
  * iostreams: stdout and stderr kept in memory (terminals or not, as asked), stdin from a string, the environment
- * given whole (nothing comes from this process's own), and a clock the test may drive (test/support/clock.ts). The
- * result has runCli's shape, so a test reads the same stdout, stderr and exit code either way. What a process is the
- * point of (signals, a closed pipe, start-up) stays with runCli.
+ * given whole (nothing comes from this process's own), a clock the test may drive (test/support/clock.ts), and stop
+ * signals the test sends (StopSignals), heard by the CLI's own handling of them. The result has runCli's shape, so a
+ * test reads the same stdout, stderr and exit code either way. What a process is the point of (signals from the
+ * system, a closed pipe, start-up) stays with runCli.
  */
+import { EventEmitter } from 'node:events';
 import { PassThrough, type Readable, Writable } from 'node:stream';
 import { type Clock, systemClock } from '../../src/clock.js';
-import { main, type Process } from '../../src/cli.js';
+import { main, type Process, type StopSignal, stopSignals } from '../../src/cli.js';
 import type { CliResult } from './cli.js';
 
 export interface CommandOptions {
@@ -15,8 +17,8 @@ export interface CommandOptions {
   env?: Record<string, string | undefined>;
   /** Also IDCLI_CONFIG_DIR. */
   configDir?: string;
-  /** What the command reads on stdin; none (end of input at once) if not given. */
-  stdin?: string;
+  /** What the command reads on stdin: a string (then end of input), a stream the test writes to; none if not given. */
+  stdin?: string | Readable;
   /** Whether stdin, stdout and stderr say they are terminals (default: none is). */
   tty?: { stdin?: boolean; stdout?: boolean; stderr?: boolean };
   /** The clock of the run (the machine's by default). */
@@ -25,8 +27,24 @@ export interface CommandOptions {
   startedAt?: number;
   /** Aborting it stops the run as a stop signal would, with its reason as the signal's name (default SIGINT). */
   interrupt?: AbortSignal;
+  /** Stop signals the test sends, as the system sends them to a process: `signals.send('SIGINT')`, then again. */
+  signals?: StopSignals;
   /** Called with each write to stderr as it happens, e.g. to read a URL the command prints while it waits. */
   onStderr?: (text: string) => void;
+}
+
+/** The stop signals a test sends to a run in process, each heard as the process hears one from the system. */
+export class StopSignals {
+  readonly #emitter = new EventEmitter();
+
+  send(name: StopSignal = 'SIGINT'): void {
+    this.#emitter.emit(name);
+  }
+
+  on(name: StopSignal, listener: () => void): this {
+    this.#emitter.on(name, listener);
+    return this;
+  }
 }
 
 /** A stream that keeps what is written to it. */
@@ -65,8 +83,14 @@ export async function runCommand(args: string[], opts: CommandOptions = {}): Pro
   const stdout = new Captured(opts.tty?.stdout);
   const stderr = new Captured(opts.tty?.stderr, opts.onStderr);
   let stdin: (Readable & { isTTY?: boolean }) | undefined;
-  const stop = new AbortController();
-  const onInterrupt = (): void => stop.abort(opts.interrupt?.reason ?? 'SIGINT');
+  const signals = opts.signals ?? new StopSignals();
+  const onInterrupt = (): void => signals.send((opts.interrupt?.reason as StopSignal | undefined) ?? 'SIGINT');
+  let exited!: (code: number) => void;
+  const exit = new Promise<number>((resolve) => (exited = resolve));
+  const edges = { clock, signals, exit: (code: number) => exited(code) };
+  const stops = stopSignals(edges, (line) => void stderr.write(`${line}\n`));
+  // Taken over at once: a signal the test sends before the command asks for it stops the run all the same.
+  stops.interrupt();
   if (opts.interrupt?.aborted) onInterrupt();
   else opts.interrupt?.addEventListener('abort', onInterrupt, { once: true });
   const proc: Process = {
@@ -76,21 +100,28 @@ export async function runCommand(args: string[], opts: CommandOptions = {}): Pro
     stderr,
     stdin() {
       if (stdin) return stdin;
+      if (opts.stdin !== undefined && typeof opts.stdin !== 'string') {
+        const given: Readable & { isTTY?: boolean } = opts.stdin;
+        if (opts.tty?.stdin) given.isTTY = true;
+        return (stdin = given);
+      }
       const s: PassThrough & { isTTY?: boolean } = new PassThrough();
       if (opts.tty?.stdin) s.isTTY = true;
       s.end(opts.stdin ?? '');
       return (stdin = s);
     },
-    clock,
+    ...edges,
     startedAt: opts.startedAt ?? clock.now(),
     print: (text) => void stdout.write(text),
-    interrupt: () => stop.signal,
     flush: () => new Promise((resolve) => stdout.write('', () => resolve(undefined))),
-    stopped: () => stop.signal.aborted,
-    mustFinish: async (_task, work) => work(),
+    interrupt: stops.interrupt,
+    stopped: stops.stopped,
+    mustFinish: stops.mustFinish,
+    relaySignals: stops.relaySignals,
   };
   try {
-    const code = await main(proc);
+    // An exit (a third stop signal, a grace run out) ends the run where it is, as process.exit ends a process.
+    const code = await Promise.race([main(proc), exit]);
     const stdoutBytes = stdout.bytes();
     return {
       code,

@@ -1,14 +1,17 @@
 /**
  * `idcli login` with a terminal on stdin, through the BUILT CLI on a pseudo-terminal: the address a browser on
  * another machine ended on (where the callback cannot load) is pasted, checked like a callback, and signs in;
- * the callback still wins when it comes first; the timeout and Ctrl-C cover the question too.
+ * the callback still wins when it comes first; the timeout and Ctrl-C cover the question too. The timeout is a rule
+ * about time, not about the terminal: it runs in process on a FakeClock, with stdin and stderr said to be terminals.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN } from '../../support/cli.js';
-import { onTerminal, type TerminalRun } from '../../support/pty.js';
-import { frames, screen } from '../../support/terminal.js';
+import { BIN } from '../support/cli.js';
+import { FakeClock } from '../support/clock.js';
+import { onTerminal, type TerminalRun } from '../support/pty.js';
+import { frames, screen } from '../support/terminal.js';
 import {
   authorizeUrlIn,
   browse,
@@ -17,8 +20,8 @@ import {
   type Harness,
   harness,
   type HarnessOptions,
-} from '../../support/harness.js';
-import { until } from '../../support/until.js';
+} from '../support/harness.js';
+import { until } from '../support/until.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -253,13 +256,29 @@ describe('login with a pasted address', () => {
 
   it('times out while asking (exit 3), the question gone before the error', async () => {
     h = await harness();
-    const started = Date.now();
-    const t = terminalLogin('--no-browser --timeout 2', h.env());
-    const r = await t.done;
-    expect(r.code, r.raw).toBe(3);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
-    expect(r.raw).toContain(QUESTION);
-    const end = screen(r.raw).filter((l) => l !== '');
+    // In process: the rule is about time, counted on a FakeClock; stdin a terminal that is never answered.
+    const clock = new FakeClock();
+    const started = clock.now();
+    const stdin = new PassThrough();
+    let asked = false;
+    const run = h.command(
+      ['login', '--no-browser', '--timeout', '2'],
+      {},
+      {
+        clock,
+        stdin,
+        tty: { stdin: true, stdout: true, stderr: true },
+        onStderr: (text) => (asked ||= text.includes(QUESTION)),
+      },
+    );
+    await until(() => (asked ? true : undefined), 20_000, 'the question');
+    await clock.elapse(2000, 'the sign-in timeout');
+    const r = await run;
+    stdin.destroy();
+    expect(r.code, r.stderr).toBe(3);
+    expect(clock.now() - started).toBe(2000);
+    expect(r.stderr).toContain(QUESTION);
+    const end = screen(r.stderr).filter((l) => l !== '');
     expect(end.some((l) => l.includes(QUESTION))).toBe(false);
     expect(end.at(-1)).toMatch(/^error: sign-in timed out after 2 s/);
   }, 60_000);

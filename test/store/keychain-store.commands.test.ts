@@ -1,5 +1,5 @@
 /**
- * Sign-in records in the REAL OS keychain, through the built CLI. Run under `scripts/with-keyring.sh` (a private
+ * Sign-in records in the REAL OS keychain, through the CLI in process (the keychain is as real there). Run under `scripts/with-keyring.sh` (a private
  * D-Bus session with gnome-keyring, IDCLI_TEST_KEYRING=1); with IDCLI_REQUIRE_KEYCHAIN=1 (CI) they run anyway and
  * fail when no keyring is there. The fallback tests need no keyring: the missing D-Bus is the point.
  */
@@ -41,7 +41,7 @@ describe.runIf(HAVE_KEYRING || REQUIRE_KEYRING)('sign-in in the OS keychain', ()
     const service = `idcli-auth-${process.pid}-${Date.now().toString(36)}`;
     h = await harness();
     const env = { IDCLI_CREDENTIAL_STORE: 'keychain', IDCLI_KEYCHAIN_SERVICE: service };
-    const r = await login(h, [], env);
+    const r = await login(h, [], env, 'command');
     expect(r.stderr).toContain('credentials in OS keychain)');
     expect(r.stderr).not.toContain('warning');
 
@@ -58,24 +58,24 @@ describe.runIf(HAVE_KEYRING || REQUIRE_KEYRING)('sign-in in the OS keychain', ()
       expect(rec?.refreshToken).toBeTruthy();
       expect(rec?.codeVerifier).toMatch(/^[A-Za-z0-9_-]{43,128}$/);
 
-      const t = await h.run(['token', '--refresh'], env);
+      const t = await h.command(['token', '--refresh'], env);
       expect(t.code, t.stderr).toBe(0);
       const after = await store.read(h.key());
       expect(after?.generation).toBe((rec?.generation ?? 0) + 1);
       expect(t.stdout).toBe(`${after?.accessToken}\n`);
       expect(after?.refreshToken).not.toBe(rec?.refreshToken);
 
-      const s = await h.run(['status', '--json'], env);
+      const s = await h.command(['status', '--json'], env);
       expect(JSON.parse(s.stdout)).toMatchObject({
         storeKind: 'keychain',
         store: `OS keychain (service "${service}")`,
       });
 
       // auto mode finds the same record in the keychain.
-      const auto = await h.run(['token'], { ...env, IDCLI_CREDENTIAL_STORE: 'auto' });
+      const auto = await h.command(['token'], { ...env, IDCLI_CREDENTIAL_STORE: 'auto' });
       expect(auto.stdout).toBe(t.stdout);
 
-      expect((await h.run(['logout'], env)).stderr).toContain(`removed from OS keychain (service "${service}")`);
+      expect((await h.command(['logout'], env)).stderr).toContain(`removed from OS keychain (service "${service}")`);
       expect(await store.read(h.key())).toBeNull();
       expect(await secretToolEntries(service)).not.toContain(account);
       expectNoSecrets(h, [t.stdout.trim()]);
@@ -101,7 +101,7 @@ describe('without a D-Bus session', () => {
     h.emu.setResource('/v1/users/42', '{"id":42}');
     const auto = { ...noBus, IDCLI_CREDENTIAL_STORE: 'auto', IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` };
 
-    const r = await h.run(['login', '--timeout', '30'], auto);
+    const r = await h.command(['login', '--timeout', '30'], auto);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(fallbackWarning);
     expect(warnings(r.stderr)).toBe(1);
@@ -109,36 +109,36 @@ describe('without a D-Bus session', () => {
     expect(await files(join(h.dir, 'config', 'credentials'))).toHaveLength(1);
 
     // Reads: the cached token, a list, an API call. A CI job runs these many times; the log stays clean.
-    const t = await h.run(['token'], auto);
+    const t = await h.command(['token'], auto);
     expect(t.code, t.stderr).toBe(0);
     expect(t.stdout).toBe(`${(await h.record())?.accessToken}\n`);
     expect(t.stderr).toBe('');
-    const l = await h.run(['list', '/v1/items'], auto);
+    const l = await h.command(['list', '/v1/items'], auto);
     expect(l.code, l.stderr).toBe(0);
     expect(l.stdout).toBe('{"id":1}\n{"id":2}\n');
     expect(l.stderr).not.toContain('warning');
-    const a = await h.run(['api', 'users/42'], auto);
+    const a = await h.command(['api', 'users/42'], auto);
     expect(a.code, a.stderr).toBe(0);
     expect(a.stderr).not.toContain('warning');
 
     // A refresh overwrites the record that is already there: no warning either.
     const before = await h.record();
-    const refreshed = await h.run(['token', '--refresh'], auto);
+    const refreshed = await h.command(['token', '--refresh'], auto);
     expect(refreshed.code, refreshed.stderr).toBe(0);
     expect((await h.record())?.generation).toBe((before?.generation ?? 0) + 1);
     expect(refreshed.stderr).toBe('');
 
     // Asked where the credentials are, status and doctor say it.
-    const s = await h.run(['status'], auto);
+    const s = await h.command(['status'], auto);
     expect(s.code, s.stderr).toBe(0);
     expect(s.stderr).toMatch(fallbackWarning);
     expect(warnings(s.stderr)).toBe(1);
-    const d = await h.run(['doctor'], auto);
+    const d = await h.command(['doctor'], auto);
     expect(`${d.stdout}${d.stderr}`).toMatch(/OS keychain unavailable \(.+\); storing credentials in .+ instead/);
     expect(d.stdout).toMatch(/^warn {2}credential store/m);
 
     // Signing in again is a new sign-in: told again, once.
-    const again = await h.run(['login', '--timeout', '30'], auto);
+    const again = await h.command(['login', '--timeout', '30'], auto);
     expect(again.code, again.stderr).toBe(0);
     expect(warnings(again.stderr)).toBe(1);
     expectNoSecrets(h, [t.stdout.trim(), refreshed.stdout.trim()]);
@@ -147,20 +147,20 @@ describe('without a D-Bus session', () => {
   it('IDCLI_CREDENTIAL_STORE=file says nothing about the keychain, at login or after', async () => {
     h = await harness();
     const file = { ...noBus, IDCLI_CREDENTIAL_STORE: 'file' };
-    const r = await login(h, [], file);
+    const r = await login(h, [], file, 'command');
     expect(r.stderr).not.toContain('warning');
     for (const args of [['token'], ['token', '--refresh'], ['status']]) {
-      const run = await h.run(args, file);
+      const run = await h.command(args, file);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stderr, args.join(' ')).not.toContain('warning');
     }
-    const d = await h.run(['doctor'], file);
+    const d = await h.command(['doctor'], file);
     expect(`${d.stdout}${d.stderr}`).not.toContain('keychain unavailable');
   });
 
   it('keychain mode is a configuration error (exit 2) before any browser opens', async () => {
     h = await harness();
-    const r = await h.run(['login', '--timeout', '30'], { ...noBus, IDCLI_CREDENTIAL_STORE: 'keychain' });
+    const r = await h.command(['login', '--timeout', '30'], { ...noBus, IDCLI_CREDENTIAL_STORE: 'keychain' });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('keychain unavailable');
     expect(h.emu.requests).toHaveLength(0);
