@@ -47,6 +47,7 @@ export function storeOptions({ settings, deps }: SessionContext): OpenStoreOptio
     service: settings.keychainService,
     warn: (msg) => deps.log.warn(msg),
     env: deps.env,
+    clock: deps.clock,
     etcd: () => {
       const user = settings.etcdUser?.();
       if (user) deps.log.addSecret(user.password);

@@ -2,6 +2,7 @@
  * The OS keychain through @napi-rs/keyring, whose calls block without limit (D-Bus, an unlock prompt, a dialog): on
  * Linux a bounded check (secret-service-check.ts) runs first, and every call is given up on after the timeout.
  */
+import { type Clock, systemClock } from '../clock.js';
 import { IdcliError, usageError } from '../errors.js';
 import { errMessage } from '../shape.js';
 import { checkSecretService, keychainTimeoutReason, sessionBusOf } from './secret-service-check.js';
@@ -24,6 +25,8 @@ export interface KeyringClientOptions {
   env?: Record<string, string | undefined>;
   /** Told what loading the library had to say: the single executable's cache directory tightened, or refused. */
   warn?: (msg: string) => void;
+  /** The clock of the timeout; the machine's by default. */
+  clock?: Clock | undefined;
 }
 
 export interface KeyringBackend {
@@ -43,6 +46,7 @@ export class KeyringClient implements KeyringBackend {
   readonly timeoutMs: number;
   readonly #env: Record<string, string | undefined>;
   readonly #warn: (msg: string) => void;
+  readonly #clock: Clock;
   #ready: Promise<KeyringModule> | null = null;
   /** One entry per account: on Linux, constructing one costs a D-Bus connection and a key exchange. */
   readonly #entries = new Map<string, AsyncEntry>();
@@ -54,6 +58,7 @@ export class KeyringClient implements KeyringBackend {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_KEYCHAIN_TIMEOUT_MS;
     this.#env = opts.env ?? process.env;
     this.#warn = opts.warn ?? (() => {});
+    this.#clock = opts.clock ?? systemClock;
   }
 
   async ready(): Promise<void> {
@@ -63,7 +68,7 @@ export class KeyringClient implements KeyringBackend {
   async writable(): Promise<void> {
     await this.#library();
     if (process.platform !== 'linux') return; // no check to repeat: a locked keychain prompts, within the timeout
-    const check = await checkSecretService({ env: this.#env, timeoutMs: this.timeoutMs });
+    const check = await checkSecretService({ env: this.#env, timeoutMs: this.timeoutMs, clock: this.#clock });
     if (check.status === 'unavailable') throw keychainError(check.reason);
   }
 
@@ -101,7 +106,7 @@ export class KeyringClient implements KeyringBackend {
 
   async #prepare(): Promise<KeyringModule> {
     if (process.platform === 'linux') {
-      const check = await checkSecretService({ env: this.#env, timeoutMs: this.timeoutMs });
+      const check = await checkSecretService({ env: this.#env, timeoutMs: this.timeoutMs, clock: this.#clock });
       if (check.status === 'unavailable') throw keychainError(check.reason);
       if (sessionBusOf(this.#env) !== sessionBusOf(process.env)) {
         throw keychainError(
@@ -136,8 +141,8 @@ export class KeyringClient implements KeyringBackend {
   #guard<T>(call: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const timeout = (): void => reject(this.#fail(keychainError(keychainTimeoutReason(this.timeoutMs))));
-      const timer = setTimeout(timeout, this.timeoutMs);
-      call.then(resolve, (err: unknown) => reject(libraryError(err))).finally(() => clearTimeout(timer));
+      const timer = this.#clock.setTimeout(timeout, this.timeoutMs);
+      call.then(resolve, (err: unknown) => reject(libraryError(err))).finally(() => timer.clear());
     });
   }
 

@@ -6,8 +6,9 @@ import {
   isRetried,
   parseRetryAfter,
   retryDelay,
-  sleep,
 } from '../../src/http/retry.js';
+import { sleep } from '../../src/clock.js';
+import { FakeClock } from '../support/clock.js';
 
 const NOW = Date.parse('2025-01-01T00:00:00Z');
 
@@ -110,12 +111,35 @@ describe('retrying', () => {
   });
 
   it('sleep stops at once on abort with the signal reason', async () => {
+    const clock = new FakeClock();
+    const started = clock.now();
     const ac = new AbortController();
-    const started = Date.now();
-    const p = sleep(10_000, ac.signal);
+    const p = sleep(clock, 10_000, ac.signal);
+    expect(clock.pending()).toEqual([10_000]);
     ac.abort(new Error('stop'));
+    // Rejects with the clock never moved: a sleep that waited itself out would not settle until it did.
     await expect(p).rejects.toThrow('stop');
-    // Half the sleep: what this catches is an abort that waits the sleep out, not a slow wake-up on a busy machine.
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(clock.now()).toBe(started);
+    expect(clock.pending()).toEqual([]); // and its timer is gone
+  });
+
+  it('sleep resolves once its time has passed on its clock, not before', async () => {
+    const clock = new FakeClock();
+    let woke = false;
+    const p = sleep(clock, 10_000, new AbortController().signal).then(() => (woke = true));
+    clock.advance(9_999);
+    await Promise.resolve();
+    expect(woke).toBe(false);
+    clock.advance(1);
+    await p;
+    expect(woke).toBe(true);
+  });
+
+  it('sleep rejects at once when the signal has already aborted', async () => {
+    const clock = new FakeClock();
+    const ac = new AbortController();
+    ac.abort(new Error('already'));
+    await expect(sleep(clock, 10_000, ac.signal)).rejects.toThrow('already');
+    expect(clock.pending()).toEqual([]);
   });
 });

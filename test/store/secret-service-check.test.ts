@@ -190,22 +190,30 @@ describe.runIf(process.platform === 'linux')('checkSecretService against fake bu
 
   it('KeyringClient: a failed check fails every later call at once, with the same exit-2 error', async () => {
     const bus = await fake('silent');
+    const clock = new FakeClock();
     const client = new KeyringClient({
       service: 'idcli-probe-test',
       timeoutMs: 2000,
       env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address },
+      clock,
     });
-    const first = await client.ready().catch((err: unknown) => err);
+    const ready = client.ready().catch((err: unknown) => err);
+    await until(() => (bus.connections > 0 ? true : undefined), 10_000, 'the check to connect');
+    await clock.elapse(2000, "the check's timeout");
+    const first = await ready;
     expect(first).toBeInstanceOf(IdcliError);
     expect((first as IdcliError).exitCode).toBe(ExitCode.USAGE);
     expect((first as IdcliError).code).toBe('KEYCHAIN_UNAVAILABLE');
     expect((first as IdcliError).message).toBe('keychain did not answer within 2 s');
-    const started = Date.now();
-    await expect(client.get('someone')).rejects.toBe(first);
-    await expect(client.set('someone', Buffer.from('x'))).rejects.toBe(first);
-    await expect(client.list()).rejects.toBe(first);
-    // Below one more timeout, with room for a loaded machine: a later call that waited again would take 2 s.
-    expect(Date.now() - started).toBeLessThan(1500);
+    // Later calls fail with the clock never moved again: one that waited for another timeout would never settle.
+    const started = clock.now();
+    let settled = false;
+    const later = Promise.allSettled([client.get('someone'), client.set('someone', Buffer.from('x')), client.list()]);
+    void later.finally(() => (settled = true));
+    await until(() => (settled ? true : undefined), 10_000, 'the later calls to fail without waiting');
+    expect(await later).toEqual([0, 1, 2].map(() => ({ status: 'rejected', reason: first })));
+    expect(clock.now()).toBe(started);
+    expect(clock.pending()).toEqual([]);
     expect(bus.connections).toBe(1);
   });
 
@@ -235,11 +243,14 @@ describe.runIf(process.platform === 'linux')('checkSecretService against fake bu
 
 describe.runIf(HAVE_KEYRING)('checkSecretService against the real session bus (gnome-keyring)', () => {
   it('finds it ready, quickly', async () => {
-    // On an idle machine this takes a few milliseconds. Half the check's own timeout separates a check that waits
-    // for something other than the keyring's answers (a timer, a prompt) from a slow one on a loaded machine.
-    const started = Date.now();
-    expect(await checkSecretService({ env: process.env, timeoutMs: 20_000 })).toEqual({ status: 'ready' });
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // On an idle machine this takes a few milliseconds. The check's own timeout is on a clock that never moves, so a
+    // check that waits for something other than the keyring's answers (a timer, a prompt) never settles, and the
+    // deadline on its answer says so; a slow answer on a loaded machine still comes well within that deadline.
+    const clock = new FakeClock();
+    let result: Awaited<ReturnType<typeof checkSecretService>> | undefined;
+    void checkSecretService({ env: process.env, timeoutMs: 20_000, clock }).then((r) => (result = r));
+    expect(await until(() => result, 10_000, "the keyring's answer")).toEqual({ status: 'ready' });
+    expect(clock.pending()).toEqual([]); // the check's timer is gone with it
   });
 });
 

@@ -10,6 +10,8 @@ import { allStores, openStore } from '../../src/store/select.js';
 import { KEY, sampleRecord } from '../support/store.js';
 import { tempDir } from '../support/cli.js';
 import { rejection } from '../support/rejection.js';
+import { FakeClock } from '../support/clock.js';
+import { until } from '../support/until.js';
 
 describe('openStore: file mode', () => {
   it('uses the file store without asking the keychain', async () => {
@@ -109,38 +111,47 @@ describe.runIf(process.platform === 'linux')('openStore without a usable Secret 
       await new Promise((r) => server.close(r));
     });
 
-    it('keychain mode is cut by the timeout with exit 2', async () => {
-      const started = Date.now();
-      const err = await rejection(
-        openStore({
-          mode: 'keychain',
-          configDir: dir.path,
-          service,
-          warn: (m) => warnings.push(m),
-          timeoutMs: 1000,
-          env,
-        }),
-      );
-      const elapsed = Date.now() - started;
-      expect(err.exitCode).toBe(ExitCode.USAGE);
-      expect(err.code).toBe('KEYCHAIN_UNAVAILABLE');
-      expect(err.message).toBe(
-        'keychain unavailable: keychain did not answer within 1 s; set IDCLI_CREDENTIAL_STORE=file',
-      );
-      expect(elapsed).toBeGreaterThanOrEqual(950);
-      expect(elapsed).toBeLessThan(10_000);
-      expect(sockets.length).toBeGreaterThan(0); // the helper really connected and was left waiting
-    });
-
-    it('auto falls back to the file store after the timeout, with a notice saying why', async () => {
-      const store = await openStore({
-        mode: 'auto',
+    /**
+     * openStore on a clock of its own, moved by the 1 s timeout only once the helper has connected and is left
+     * waiting; `early` says whether it had settled before that, `elapsed` is the clock's time it took.
+     */
+    async function openTimingOut(mode: 'keychain' | 'auto') {
+      const clock = new FakeClock();
+      const started = clock.now();
+      let done = false;
+      const opened = openStore({
+        mode,
         configDir: dir.path,
         service,
         warn: (m) => warnings.push(m),
         timeoutMs: 1000,
         env,
-      });
+        clock,
+      }).finally(() => (done = true));
+      opened.catch(() => {});
+      await until(() => (sockets.length > 0 || done ? true : undefined), 10_000, 'the check to connect');
+      const early = done;
+      await clock.elapse(1000, "the keychain's timeout");
+      return { opened, early, elapsed: clock.now() - started };
+    }
+
+    it('keychain mode is cut by the timeout with exit 2', async () => {
+      const { opened, early, elapsed } = await openTimingOut('keychain');
+      const err = await rejection(opened);
+      expect(err.exitCode).toBe(ExitCode.USAGE);
+      expect(err.code).toBe('KEYCHAIN_UNAVAILABLE');
+      expect(err.message).toBe(
+        'keychain unavailable: keychain did not answer within 1 s; set IDCLI_CREDENTIAL_STORE=file',
+      );
+      // Still waiting when the helper had connected, and ended when the clock reached the timeout.
+      expect({ early, elapsed }).toEqual({ early: false, elapsed: 1000 });
+      expect(sockets.length).toBeGreaterThan(0); // the helper really connected and was left waiting
+    });
+
+    it('auto falls back to the file store after the timeout, with a notice saying why', async () => {
+      const { opened, early, elapsed } = await openTimingOut('auto');
+      const store = await opened;
+      expect({ early, elapsed }).toEqual({ early: false, elapsed: 1000 });
       expect(store.kind).toBe('file');
       expect(warnings).toEqual([]);
       expect(store.notice).toMatch(/did not answer within 1 s/);

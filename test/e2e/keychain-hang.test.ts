@@ -1,8 +1,9 @@
 /**
- * A hung keychain must cost a bounded time and then a clear exit 2 (or, in auto mode, the file store). The library
- * runs in process, where a stuck call cannot be abandoned: it blocks the main thread (while connecting) or the
- * process's exit (a thread-pool call; Node joins the pool before exiting). So these run the store in a separate
- * process against a fake bus, the way `idcli token` would, and time the process until it is really gone.
+ * Needs a process: a keychain call hung on a real D-Bus peer cannot be abandoned in process, so only a child's exit
+ * shows that a hung keychain costs a bounded time and then a clear exit 2 (or, in auto mode, the file store). The
+ * library's stuck call blocks the main thread (while connecting) or the process's exit (a thread-pool call; Node
+ * joins the pool before exiting). So these run the store in a separate process against a fake bus, the way
+ * `idcli token` would, and time the process until it is really gone.
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
