@@ -4,10 +4,10 @@
  * the terminal here: with a terminal on stdin, login asks for the pasted address instead (test/commands/login/paste.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN } from '../../support/cli.js';
-import { onTerminal } from '../../support/pty.js';
-import { frames, screen } from '../../support/terminal.js';
-import { authorizeUrlIn, browse, expectNoSecrets, type Harness, harness } from '../../support/harness.js';
+import { BIN } from '../support/cli.js';
+import { onTerminal } from '../support/pty.js';
+import { frames, screen } from '../support/terminal.js';
+import { authorizeUrlIn, browse, expectNoSecrets, type Harness, harness } from '../support/harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {

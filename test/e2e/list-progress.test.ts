@@ -5,11 +5,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../../emulator/index.js';
-import { BIN } from '../../support/cli.js';
-import { onTerminal } from '../../support/pty.js';
-import { frames, screen } from '../../support/terminal.js';
-import { cliEnv, eachEmulator, list, type ListEnv, ndjson, plainItems } from '../../support/list.js';
+import type { Emulator } from '../emulator/index.js';
+import { BIN } from '../support/cli.js';
+import { onTerminal } from '../support/pty.js';
+import { frames, screen } from '../support/terminal.js';
+import { cliEnv, eachEmulator, list, type ListEnv, ndjson, plainItems } from '../support/list.js';
 
 let emu: Emulator;
 let env: ListEnv & { cleanup: () => Promise<void> };
