@@ -1,4 +1,4 @@
-// A process is the point: a CA file that blocks would hang the CLI, which only a process killed at a deadline shows.
+// Needs a process: a CA file that blocks would hang the CLI, which only a process killed at a deadline shows.
 /**
  * CA files that would wait or read for ever, with the BUILT CLI in a process of its own: SSL_CERT_FILE, SSL_CERT_DIR
  * and NODE_EXTRA_CA_CERTS naming a FIFO or /dev/zero, and a hashed SSL_CERT_DIR whose entries link to every kind of

@@ -1,4 +1,5 @@
 /**
+ * Needs a process: a real Chromium, a process of its own, signs in through the loopback listener of the built CLI.
  * One end-to-end sign-in in a real Chromium (Debian's /usr/bin/chromium driven by playwright-core): the real
  * sign-in page is filled and submitted, the browser follows the real redirect to idcli's loopback listener, and
  * idcli then serves and refreshes tokens. $BROWSER is a tiny script that hands the URL to the test. Over http, and

@@ -1,4 +1,4 @@
-// A process is the point: what the built CLI prints without loading it (version, help), and stdout into a pipe.
+// Needs a process: what the built CLI prints without loading it (version, help), and stdout into a pipe.
 /**
  * The version is written into the CLI by the build, and bin/idcli.cjs answers --version and --help (-h, or no
  * arguments) from files the build made, without loading the CLI: only the built CLI can show them. A short output

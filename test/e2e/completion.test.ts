@@ -1,4 +1,4 @@
-// A process is the point: real shells (bash, zsh, fish) load the scripts and run the CLI by name on each Tab.
+// Needs a process: real shells (bash, zsh, fish) load the scripts and run the CLI by name on each Tab.
 /**
  * The completion scripts in the shells they are for; what the CLI answers in process (`completion` with an unknown
  * shell, `__profiles`) is in test/commands/completion/command.test.ts. Independent shells run at the same time: the tests wait on them.

@@ -1,4 +1,4 @@
-// A process is the point: the CLI runs as another user, and relative paths resolve in a working directory of its own.
+// Needs a process: the CLI runs as another user, and relative paths resolve in a working directory of its own.
 /**
  * Where the config directory is and what happens when it cannot be used: relative XDG_CONFIG_HOME and HOME are
  * ignored (XDG Base Directory spec), and a directory that is a file, lies inside a file, may not be read or may not

@@ -1,4 +1,4 @@
-// A process is the point: git runs idcli as its credential helper, a command of its own, for each clone.
+// Needs a process: git runs idcli as its credential helper, a command of its own, for each clone.
 /**
  * Real git cloning over smart HTTP with the built CLI as its credential helper, from a loopback server that lets in
  * only a token the emulator still accepts.

@@ -1,4 +1,4 @@
-// A process is the point: kubectl runs idcli as its exec plugin, a command of its own, for each request.
+// Needs a process: kubectl runs idcli as its exec plugin, a command of its own, for each request.
 /**
  * The real kubectl with the built CLI as its exec plugin, against a loopback HTTPS API server that checks the bearer.
  */

@@ -1,4 +1,4 @@
-// A process is the point: the loop guard's memory is judged against the heap limit a process of the CLI is given.
+// Needs a process: the loop guard's memory is judged against the heap limit a process of the CLI is given.
 /**
  * Links of 256 kB that never repeat: the loop guard keeps digests, not the links, so a walk whose URLs add up to more
  * than the CLI's whole heap still ends.

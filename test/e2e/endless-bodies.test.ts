@@ -1,4 +1,4 @@
-// A process is the point: the peak resident set of a run is measured by GNU time, outside the process it measures.
+// Needs a process: the peak resident set of a run is measured by GNU time, outside the process it measures.
 /**
  * The BUILT CLI against a server whose gzip body decodes to (almost) nothing and never ends (a header whose file
  * name runs on, empty members without end, members of one byte behind a long header field), chunked or

@@ -1,5 +1,5 @@
 /**
- * Processes because a killed holder is the point: a lock holder SIGKILLed mid-refresh, and the fleet of machines
+ * Needs a process: a killed holder is the point, a lock holder SIGKILLed mid-refresh and the fleet of machines
  * refreshing at once that waits for its lease to lapse. A fleet sharing one sign-in through etcd (test/support/etcd-fleet.ts);
  * sign-ins and single checks run in this process. In a file of its own so that the forks run these waits beside the
  * other etcd tests; the two tests, each with its own emulator and prefix, wait at the same time.

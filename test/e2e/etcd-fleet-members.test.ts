@@ -1,5 +1,5 @@
 /**
- * Processes where concurrency across processes is the point: a burst of machines refreshing at once while a member
+ * Needs a process: concurrency across processes is the point, a burst of machines refreshing at once while a member
  * is killed. A fleet sharing one sign-in through etcd (test/support/etcd-fleet.ts) whose cluster loses members: each test kills
  * members of a cluster of its own, with its own emulator, so the tests run at the same time; sign-ins, the runs
  * without a quorum and the refresh whose answer finds no quorum run in this process.

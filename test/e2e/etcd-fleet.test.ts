@@ -1,5 +1,5 @@
 /**
- * Processes where concurrency across processes is the point (40 machines refreshing at once take turns on the
+ * Needs a process: concurrency across processes is the point (40 machines refreshing at once take turns on the
  * lock), and for `exec`, whose child inherits the process's stdout; the rest run idcli in this process. A fleet of
  * machines sharing one sign-in through a real three-member etcd cluster (IDCLI_CREDENTIAL_STORE=etcd), each with its
  * own HOME and config directory, each test on its own prefix of the cluster so that the tests run at once; the

@@ -1,4 +1,5 @@
 /**
+ * Needs a process: only the single executable carries this code, so each test runs the executable.
  * The keychain addon of the single executable (src/exe/keyring.ts): written once to the user's private cache
  * directory under its SHA-256, loaded through the descriptor whose owner, mode and bytes checked out, written again
  * when they do not, and, where no private directory can hold it, no keychain, said on stderr with the reason. The

@@ -1,4 +1,4 @@
-// A process is the point: idcli's own command line, stdio handed on, stop signals and exit statuses of processes.
+// Needs a process: idcli's own command line, stdio handed on, stop signals and exit statuses of processes.
 /**
  * `idcli exec` as a process: the token is in neither process's command line, the command's stdio is idcli's own, stop
  * signals are passed on (a Ctrl-C at a terminal reaches the command once), and a command killed by signal n makes

@@ -1,4 +1,4 @@
-// A process is the point: the packed tarball is installed and its own `idcli` binary run, as users run it.
+// Needs a process: the packed tarball is installed and its own `idcli` binary run, as users run it.
 /**
  * What users get from the registry: `npm pack` holds only what they need, and the tarball installed into a fresh
  * prefix signs in and lists a collection through its own `idcli` binary. Then the platform's prebuilt keyring

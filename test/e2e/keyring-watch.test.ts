@@ -1,4 +1,5 @@
 /**
+ * Needs a process: a test run of its own, under scripts/with-keyring.sh, whose gnome-keyring daemon dies.
  * When the suite's gnome-keyring dies under the tests, the run says so in one line naming the test, fails, and no
  * second daemon is started in its place (scripts/with-keyring.sh, keyring-watch.ts, dbus-session.conf).
  */

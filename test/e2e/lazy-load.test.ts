@@ -1,4 +1,4 @@
-// A process is the point: which modules load shows only in a process of the built CLI that starts with none.
+// Needs a process: which modules load shows only in a process of the built CLI that starts with none.
 /**
  * node:http and node:https are loaded on the first request only: a cached `idcli token` makes none, so it must not
  * pay for them, while a refresh does load node:http. Checked on the BUILT CLI with the preloaded hook that records

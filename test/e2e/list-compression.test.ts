@@ -1,4 +1,4 @@
-// A process: GNU time measures the peak resident memory and the CPU time of the CLI's own process at a gzip bomb.
+// Needs a process: GNU time measures the peak resident memory and the CPU time of the CLI's own process at a gzip bomb.
 /**
  * A page that inflates to 1 GiB, through the BUILT CLI against the emulator. That it stops early is judged by the
  * work its process did (CPU seconds, which a loaded machine does not inflate as it does wall time), not by a clock.

@@ -1,4 +1,4 @@
-// A process: these measure the peak resident memory of the CLI's own process (GNU time) while it writes to a pipe.
+// Needs a process: these measure the peak resident memory of the CLI's own process (GNU time) as it writes to a pipe.
 /**
  * `--concurrency auto` under pages of many MB: the byte cap holds pages back and the memory stays bounded, through the
  * BUILT CLI against the emulator (collection responses held for LATENCY_MS, so that requests overlap there).

@@ -1,3 +1,4 @@
+// Needs a process: runs are killed with SIGKILL at random moments of the walk, each resumed by the next one.
 /** `idcli list -o FILE` killed over an offset walk with pages in flight, and resumed (see test/support/dump-kill.ts). */
 import { describe, it } from 'vitest';
 import { SCHEMES } from '../support/scheme.js';

@@ -1,4 +1,4 @@
-// A process: each stop signal is sent to the CLI's own process, and its exit code is the signal's.
+// Needs a process: each stop signal is sent to the CLI's own process, and its exit code is the signal's.
 /**
  * `idcli list -o FILE` stopped by a signal mid-walk: the stop line and what FILE holds, through the built CLI (or the
  * single executable under IDCLI_TEST_EXE) against the emulator; then the re-run that completes it, in this process.

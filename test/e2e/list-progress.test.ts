@@ -1,4 +1,5 @@
 /**
+ * Needs a process: the line is drawn on a real pseudo-terminal, sized and resized, that the built CLI writes to.
  * `list`'s live progress line through the BUILT CLI on a pseudo-terminal: it appears, moves, fits the width (also
  * after a resize), gives way to messages and is gone at the end; nothing of it reaches a pipe, CI or --quiet.
  */

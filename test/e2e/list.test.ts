@@ -1,4 +1,4 @@
-// A process: these are about the CLI's process itself, under node --jitless and writing into a pipe `head` closes.
+// Needs a process: these are about the CLI's own process, under node --jitless and writing into a pipe `head` closes.
 /** `idcli list` as the BUILT CLI in a child process against the emulator. */
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';

@@ -1,4 +1,4 @@
-// A process is the point: the system opener reads the process's own environment (PATH, DISPLAY), not the run's.
+// Needs a process: the system opener reads the process's own environment (PATH, DISPLAY), not the run's.
 /**
  * Where no browser can be shown (an SSH session, Linux without a display), `idcli login` starts none unless
  * $BROWSER names one, and says why and how to sign in. Through the BUILT CLI, without a terminal on stdin; the

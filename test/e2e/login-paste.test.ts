@@ -1,4 +1,5 @@
 /**
+ * Needs a process: the address is typed on a real pseudo-terminal, which the built CLI has as its stdin.
  * `idcli login` with a terminal on stdin, through the BUILT CLI on a pseudo-terminal: the address a browser on
  * another machine ended on (where the callback cannot load) is pasted, checked like a callback, and signs in;
  * the callback still wins when it comes first; the timeout and Ctrl-C cover the question too. The timeout is a rule

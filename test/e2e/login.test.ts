@@ -1,4 +1,4 @@
-// A process is the point: Ctrl-C is a signal to the CLI's process, and exit 130 is how that process ends.
+// Needs a process: Ctrl-C is a signal to the CLI's process, and exit 130 is how that process ends.
 /**
  * `idcli login` stopped by Ctrl-C, through the built CLI (or the single executable under IDCLI_TEST_EXE) against the
  * strict emulator, with the HTTP "browser" that is told not to finish the sign-in.

@@ -1,4 +1,4 @@
-// A process is the point: a FIFO that blocks would hang the CLI, which only a process killed at a deadline shows.
+// Needs a process: a FIFO that blocks would hang the CLI, which only a process killed at a deadline shows.
 /**
  * A FIFO (or anything but a regular file) where config.json, the credential record or the lock file should be is
  * refused at once instead of blocking, with the BUILT CLI in a process of its own.

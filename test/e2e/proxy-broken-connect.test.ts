@@ -1,4 +1,4 @@
-// A process is the point: what ends the run is a signal from outside, as `timeout` or Ctrl-C sends it.
+// Needs a process: what ends the run is a signal from outside, as `timeout` or Ctrl-C sends it.
 /**
  * A stop signal ends a run whose requests fail at the proxy's CONNECT, at once and with 128 + the signal's number:
  * while the proxy leaves the CONNECT unanswered, and between the retries of a proxy that hangs up on it.

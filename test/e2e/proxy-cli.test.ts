@@ -1,4 +1,4 @@
-// A process is the point: what a command loads at start-up shows only in a process started from a copy of the CLI.
+// Needs a process: what a command loads at start-up shows only in a process started from a copy of the CLI.
 /**
  * undici and open stay out of the built CLI's paths that do not use them: a copy of the CLI beside a node_modules
  * without them runs a cached token and a direct list, and only a proxied request reaches for undici.

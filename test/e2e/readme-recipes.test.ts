@@ -1,4 +1,4 @@
-// A process is the point: the README's recipes run as written, as scripts under a real bash calling `idcli`.
+// Needs a process: the README's recipes run as written, as scripts under a real bash calling `idcli`.
 /**
  * The README's "Using idcli in CI" recipes, run as written: each script is read from README.md (the fenced block
  * after its `<!-- ci-recipe: NAME -->` marker), so the README and this test cannot drift apart. Every script runs

@@ -1,4 +1,4 @@
-// A process is the point: the signals come from the system to the built CLI, and the exit code is how it ends.
+// Needs a process: the signals come from the system to the built CLI, and the exit code is how it ends.
 /**
  * One test per rule of stop signals during a refresh, with real signals (see ./refresh-signals.ts); the rules in
  * full, both stores and the grace, are tested in process in test/commands/token/signals.test.ts and signals-grace.test.ts.

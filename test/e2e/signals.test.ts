@@ -1,4 +1,4 @@
-// A process is the point: signals sent to a real process and the exit status 128 + n it ends with.
+// Needs a process: signals sent to a real process and the exit status 128 + n it ends with.
 /**
  * SIGINT (Ctrl-C), SIGTERM (what CI runners send on cancel or time-out) and SIGHUP (a closed terminal) end `list`:
  * whole pages only on stdout, the resume hint on stderr, exit 128 + the signal's number.

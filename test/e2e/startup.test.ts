@@ -1,4 +1,4 @@
-// A process is the point: what a command loads shows only in a process of the built CLI that starts with none.
+// Needs a process: what a command loads shows only in a process of the built CLI that starts with none.
 /**
  * What `idcli token` with a cached token loads: scripts run it before every API call, so the terminal displays of
  * `list` and `login` (progress bar, countdown) must stay out of its path, and so must the Node modules that only

@@ -1,4 +1,4 @@
-// A process is the point: the system's store is a bundle bound in a private mount namespace, and Node reads
+// Needs a process: the system's store is a bundle bound in a private mount namespace, and Node reads
 // SSL_CERT_FILE from its own process's environment; the single executable runs this file too.
 /**
  * A company network that inspects TLS, played by a real mitmproxy (test/support/mitmproxy.ts) in front of the emulator

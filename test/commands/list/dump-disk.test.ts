@@ -2,19 +2,18 @@
  * `idcli list -o FILE` on a disk that fills in the middle of the walk: exit 1, and a state that still matches FILE
  * (its length, and the clean run's bytes); once space is freed, the same command completes FILE.
  *
- * The disk is a small tmpfs mounted for the test, with a filler file taking most of it. Where mounting is not
- * allowed (not root, or a container without the capability), the same run meets a real file-size limit instead
- * (`ulimit -f`: write(2) fails with EFBIG), which takes the same path in idcli; the test's name says which it used.
- * The runs are in this process (runCommand), but for the one under the limit, which only a process of its own gets.
+ * The disk is a small tmpfs mounted for the test, with a filler file taking most of it, and the runs are in this
+ * process (runCommand). Where mounting is not allowed (not root, or a container without the capability), these tests
+ * are skipped; test/e2e/list-dump-disk.test.ts meets a real file-size limit instead (`ulimit -f`: write(2) fails with
+ * EFBIG), which takes the same path in idcli and which only a process of its own gets.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, open, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { open, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { overwriteState, parseState, writeState } from '../../../src/output/dump-state.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BIN } from '../../support/cli.js';
 import { sha256 } from '../../support/hash.js';
-import { cliEnv, eachTest, listCommand, type ListEnv, plainItems, shell } from '../../support/list.js';
+import { eachTest, listCommand, type ListEnv, plainItems } from '../../support/list.js';
 
 let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(60_000);
@@ -28,7 +27,7 @@ const FILLER_BYTES = 1200 * 1024;
 
 /**
  * Mounts a 2 MiB tmpfs at DISK; false when this machine does not let the test mount one (or IDCLI_TEST_NO_MOUNT=1,
- * to try the other way where mounting works).
+ * to see these tests skipped where mounting works).
  */
 function mountSmallDisk(): boolean {
   execFileSync('mkdir', ['-p', DISK]);
@@ -46,54 +45,47 @@ afterAll(() => {
   execFileSync('rm', ['-rf', DISK]);
 });
 
-const how = mounted ? 'a 2 MiB tmpfs filled by another file' : 'a file-size limit (ulimit -f, EFBIG)';
+describe('idcli list -o FILE when the disk fills in the middle (a 2 MiB tmpfs filled by another file)', () => {
+  it.runIf(mounted)(
+    'exit 1, the state still matches FILE; after space is freed the same command completes it',
+    async () => {
+      const out = join(DISK, 'items.ndjson');
+      const state = `${out}.idcli-state`;
+      const args = ['/v1/items', '--page-size', '1000', '-o', out];
+      const clean = await listCommand(env, ['/v1/items', '--page-size', '1000']);
+      expect(clean.code).toBe(0);
+      const cleanBytes = clean.stdoutBytes;
+      // FILE needs more than what is left on the disk.
+      expect(cleanBytes.length).toBeGreaterThan(DISK_BYTES - FILLER_BYTES);
 
-describe(`idcli list -o FILE when the disk fills in the middle (${how})`, () => {
-  it('exit 1, the state still matches FILE; after space is freed the same command completes it', async () => {
-    const out = join(DISK, 'items.ndjson');
-    const state = `${out}.idcli-state`;
-    const args = ['/v1/items', '--page-size', '1000', '-o', out];
-    const clean = await listCommand(env, ['/v1/items', '--page-size', '1000']);
-    expect(clean.code).toBe(0);
-    const cleanBytes = clean.stdoutBytes;
-    // FILE needs more than what is left on the disk, or under the limit.
-    expect(cleanBytes.length).toBeGreaterThan(DISK_BYTES - FILLER_BYTES);
-
-    let first;
-    let room = DISK_BYTES - FILLER_BYTES;
-    if (mounted) {
       await writeFile(join(DISK, 'filler'), Buffer.alloc(FILLER_BYTES));
       const fs = await statfs(DISK);
-      room = fs.bavail * fs.bsize;
-      first = await listCommand(env, args);
-    } else {
-      await mkdir(DISK, { recursive: true });
-      const limitBlocks = (DISK_BYTES - FILLER_BYTES) / 1024;
-      const quoted = args.map((a) => `'${a}'`).join(' ');
-      first = await shell(`ulimit -f ${limitBlocks}; exec '${process.execPath}' '${BIN}' list ${quoted}`, cliEnv(env));
-    }
-    expect(first.code, first.stderr).toBe(1);
-    expect(first.stderr).toMatch(/cannot write the output \((ENOSPC|EFBIG)\)/);
-    expect(first.stderr).toMatch(/stopped after \d+ items in .*; run the same command again to continue/);
-    const saved = JSON.parse(await readFile(state, 'utf8')) as { bytes: number; items: number };
-    const file = await readFile(out);
-    expect(saved.items).toBeGreaterThan(0);
-    // FILE ends with the last page the state records: nothing of the page that did not fit is left.
-    expect(file.length).toBe(saved.bytes);
-    expect(file.equals(cleanBytes.subarray(0, saved.bytes))).toBe(true);
-    expect(saved.items).toBe(file.toString().split('\n').length - 1);
-    // Every whole page that fitted is kept: the next page, and the state's own block, would not have fitted too.
-    const page = Math.ceil(cleanBytes.length / (ITEMS.length / 1000));
-    expect(saved.bytes + page + 8192).toBeGreaterThan(room);
+      const room = fs.bavail * fs.bsize;
+      const first = await listCommand(env, args);
+      expect(first.code, first.stderr).toBe(1);
+      expect(first.stderr).toMatch(/cannot write the output \((ENOSPC|EFBIG)\)/);
+      expect(first.stderr).toMatch(/stopped after \d+ items in .*; run the same command again to continue/);
+      const saved = JSON.parse(await readFile(state, 'utf8')) as { bytes: number; items: number };
+      const file = await readFile(out);
+      expect(saved.items).toBeGreaterThan(0);
+      // FILE ends with the last page the state records: nothing of the page that did not fit is left.
+      expect(file.length).toBe(saved.bytes);
+      expect(file.equals(cleanBytes.subarray(0, saved.bytes))).toBe(true);
+      expect(saved.items).toBe(file.toString().split('\n').length - 1);
+      // Every whole page that fitted is kept: the next page, and the state's own block, would not have fitted too.
+      const page = Math.ceil(cleanBytes.length / (ITEMS.length / 1000));
+      expect(saved.bytes + page + 8192).toBeGreaterThan(room);
 
-    if (mounted) await rm(join(DISK, 'filler'));
-    const again = await listCommand(env, args);
-    expect(again.code, again.stderr).toBe(0);
-    expect(again.stderr).toContain(`resuming ${out} after ${saved.items} items`);
-    const done = await readFile(out);
-    expect(sha256(done)).toBe(sha256(cleanBytes));
-    await expect(stat(state)).rejects.toThrow();
-  }, 120_000);
+      await rm(join(DISK, 'filler'));
+      const again = await listCommand(env, args);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stderr).toContain(`resuming ${out} after ${saved.items} items`);
+      const done = await readFile(out);
+      expect(sha256(done)).toBe(sha256(cleanBytes));
+      await expect(stat(state)).rejects.toThrow();
+    },
+    120_000,
+  );
 
   it.runIf(mounted)(
     "a disk with no room for the state's temp: the state is written in place over the last one",

@@ -1,12 +1,12 @@
 /**
  * The page size idcli asks for: 1000 items unless the user says otherwise (the flag, the target, IDCLI_PAGE_SIZE or
  * the config file), no more than --limit needs, the service's default once after a 400, and the size served when the
- * server serves fewer. Through the BUILT CLI against the emulator; the output is byte-exact in every case.
+ * server serves fewer. Run in process against the emulator; the output is byte-exact in every case.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../emulator/index.js';
-import { runCli } from '../../support/cli.js';
 import { cliEnv, listCommand, type ListEnv, listEnv, ndjson, plainItems } from '../../support/list.js';
+import { runCommand } from '../../support/run-command.js';
 
 const ITEMS = plainItems(2500);
 /** No IDCLI_PAGE_SIZE: idcli's own default applies (the helpers set `service` for the other tests). */
@@ -175,7 +175,7 @@ describe('idcli list: the page size it asks for', () => {
       expect(r.code).toBe(0);
       expect(asked(r.requests)[0]).toBe(first);
     }
-    const set = await runCli(['config', 'set', 'page-size', '80'], { env: cliEnv(e) });
+    const set = await runCommand(['config', 'set', 'page-size', '80'], { env: cliEnv(e) });
     expect(set.code).toBe(0);
     const fromFile = await listCommand(e, ['/v1/items', '--limit', '100'], { extraEnv: DEFAULT });
     expect(asked(fromFile.requests)).toEqual(['-/80', '1/80']);
@@ -212,7 +212,7 @@ describe('idcli list: the page size it asks for', () => {
     async (_, args, source, what) => {
       const e = await setUp();
       if (source === 'config') {
-        const set = await runCli(['config', 'set', 'page-size', '0'], { env: cliEnv(e) });
+        const set = await runCommand(['config', 'set', 'page-size', '0'], { env: cliEnv(e) });
         expect(set.code, set.stderr).toBe(0);
       }
       const extraEnv = source === 'config' ? DEFAULT : { ...DEFAULT, ...source };
