@@ -7,7 +7,7 @@
  * the request), emulator latency (request in flight), the emulator's log of its answer (after the response), and
  * --verbose lines plus random slack (during the write). With each credential store. The sign-in each test starts
  * from, and the run after each kill, are made in process: what is killed is always the built CLI. A lock file left empty is in
- * test/e2e/refresh-crash-empty-lock.test.ts, so that the forks run its wait beside these tests.
+ * test/commands/token/empty-lock.test.ts, so that the forks run its wait beside these tests.
  */
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';

@@ -7,10 +7,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
-import { lockPathFor } from '../../src/store/lock.js';
-import { until } from '../support/until.js';
-import { describeEachStore, harness, login } from '../support/harness.js';
-import { ageFile } from '../support/lock-age.js';
+import { lockPathFor } from '../../../src/store/lock.js';
+import { until } from '../../support/until.js';
+import { describeEachStore, harness, login } from '../../support/harness.js';
+import { ageFile } from '../../support/lock-age.js';
 
 /** How long a lock file may go untouched before the lock judges it abandoned, when its owner cannot be checked. */
 const STALE_MS = 10_000;

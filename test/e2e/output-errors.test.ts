@@ -1,4 +1,4 @@
-// A process is the point: what is judged is a real process's stdout and stderr on /dev/full, a file at its size
+// Needs a process: what is judged is a real process's stdout and stderr on /dev/full, a file at its size
 // limit and a pipe whose reader left, set up by a real shell.
 /**
  * Output that cannot be written is a failure (docs/cli.md, Exit codes): stdout on /dev/full, or on a
@@ -8,10 +8,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from './emulator/index.js';
-import { cliEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from './support/list.js';
-import { baseEnv, expectOneErrorLine, IDCLI as idcli } from './support/cli.js';
-import { runCommand } from './support/run-command.js';
+import type { Emulator } from '../emulator/index.js';
+import { cliEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from '../support/list.js';
+import { baseEnv, expectOneErrorLine, IDCLI as idcli } from '../support/cli.js';
+import { runCommand } from '../support/run-command.js';
 
 describe('--version and --help on a full disk', () => {
   for (const flag of ['--version', '--help', '-h', 'list --help']) {
