@@ -1,4 +1,3 @@
-import { sleep as sleepOn, systemClock } from '../clock.js';
 import { DEFAULT_MAX_RETRIES } from '../request-defaults.js';
 import { headerValue, type HttpResponse } from './types.js';
 
@@ -67,9 +66,4 @@ export function retryDelay(
 /** Only safe methods (RFC 9110 §9.2.1) are repeated: a failed attempt may still have reached the server. */
 export function isRetried(method: string): boolean {
   return ['GET', 'HEAD', 'OPTIONS'].includes(method.toUpperCase());
-}
-
-/** Resolves after ms of the machine's clock, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return sleepOn(systemClock, ms, signal);
 }

@@ -1,7 +1,8 @@
 /**
- * Needs a process: these send signals to a running `idcli api` and read its peak memory, which only a real process
- * has. Uploads of --input that never end by themselves (/dev/zero, a FIFO nobody writes to) are ended by SIGINT or
- * SIGTERM with the contract's exit codes, and large bodies go out in bounded memory. The rest of `idcli api` is
+ * Needs a process: these send signals to a running `idcli api`, read its peak memory and see how it ends (by itself
+ * or through process.exit()), which only a real process has. Uploads of --input that never end by themselves (/dev/zero, a FIFO nobody writes to) are ended by SIGINT or
+ * SIGTERM with the contract's exit codes, large bodies go out in bounded memory, and a finished run is not cut short
+ * by process.exit(). The rest of `idcli api` is
  * tested in process in test/commands/api/command.test.ts.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -29,8 +30,12 @@ afterEach(async () => {
 });
 
 /** `idcli api args` in a process of its own, on the built CLI. */
-function api(args: string[], opts: Omit<CliOptions, 'env'> = {}): Promise<CliResult> {
-  return h.run(['api', ...args], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` }, opts);
+function api(
+  args: string[],
+  opts: Omit<CliOptions, 'env'> = {},
+  extra: Record<string, string | undefined> = {},
+): Promise<CliResult> {
+  return h.run(['api', ...args], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra }, opts);
 }
 
 /** Requests the emulator saw outside /oauth/. */
@@ -152,4 +157,25 @@ describe.runIf(process.platform === 'linux')('idcli api --input: signals and mem
       expect(calls()).toHaveLength(0);
     });
   }
+});
+
+describe('idcli api: how a finished run ends', () => {
+  const MiB = 1024 * 1024;
+
+  // process.exit() can hang for good on Node 24 when V8 still compiles in the background, which a long upload makes
+  // likely; --trace-exit makes Node report every process.exit() on stderr.
+  it('a finished run ends by itself, not through process.exit(), and keeps its exit code', async () => {
+    const file = join(h.dir, 'body.bin');
+    await writeFile(file, '');
+    await truncate(file, 8 * MiB);
+    const traced = { NODE_OPTIONS: '--trace-exit' };
+    const sent = await api(['-X', 'PUT', 'upload', '--input', file], {}, traced);
+    expect(sent.code).toBe(0);
+    expect(JSON.parse(sent.stdout)).toEqual({ received: 8 * MiB });
+    expect(sent.stderr).toBe('');
+    const failed = await api(['users/nobody'], {}, traced);
+    expect(failed.code).toBe(4);
+    expect(failed.stderr).not.toContain('Exited the environment');
+    expect(failed.stderr.trim().split('\n')).toHaveLength(1);
+  });
 });

@@ -8,7 +8,7 @@ interface Pending {
   seen: number; // matching requests since injection
   applied: number;
   forMs: number | undefined;
-  /** A forMs fault: when its storm ends (performance.now()), set as it first applies. */
+  /** A forMs fault: when its storm ends (on the queue's clock), set as it first applies. */
   endsAt: number | undefined;
   params: Array<[string, string]>;
   fault: Fault;
@@ -16,6 +16,9 @@ interface Pending {
 
 export class FaultQueue {
   private queue: Pending[] = [];
+
+  /** `now` is the clock forMs storms are measured on. */
+  constructor(private readonly now: () => number = () => performance.now()) {}
 
   inject(f: FaultSpec): void {
     const nth = f.nth ?? 1;
@@ -52,13 +55,13 @@ export class FaultQueue {
     this.queue = this.queue.filter((f) => !this.over(f));
     if (chosen === null) return null;
     chosen.applied += 1;
-    if (chosen.forMs !== undefined) chosen.endsAt ??= performance.now() + chosen.forMs;
+    if (chosen.forMs !== undefined) chosen.endsAt ??= this.now() + chosen.forMs;
     else if (chosen.applied >= chosen.times) this.queue = this.queue.filter((f) => f !== chosen);
     return chosen.fault;
   }
 
   /** Whether a forMs fault's storm is over. */
   private over(f: Pending): boolean {
-    return f.endsAt !== undefined && performance.now() >= f.endsAt;
+    return f.endsAt !== undefined && this.now() >= f.endsAt;
   }
 }

@@ -15,12 +15,10 @@ interface Run {
   exit: number | null;
   stdout: string;
   stderr: string;
-  ms: number;
 }
 
 /** Runs the script the way idcli does: the executable itself, the URL as its one argument, no shell. */
 function runBrowser(url: string, env: Record<string, string>): Promise<Run> {
-  const started = Date.now();
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HTTP_BROWSER_')));
   return new Promise((resolve, reject) => {
     const child = spawn(SCRIPT, [url], { env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -33,7 +31,7 @@ function runBrowser(url: string, env: Record<string, string>): Promise<Run> {
       stderr += d.toString();
     });
     child.on('error', reject);
-    child.on('close', (exit) => resolve({ exit, stdout, stderr, ms: Date.now() - started }));
+    child.on('close', (exit) => resolve({ exit, stdout, stderr }));
   });
 }
 

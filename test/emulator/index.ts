@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { Bombs } from './coding-faults.js';
+import { machineClock } from './clock.js';
 import { Collections } from './collections.js';
 import { EncodedCache } from './compression.js';
 import type { Core } from './core.js';
@@ -47,15 +48,16 @@ function urlHost(host: string): string {
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
   let clock = opts.now ?? Date.now;
   const issued = new Set<string>();
-  const timers = new Set<NodeJS.Timeout>();
+  const waits = opts.clock ?? machineClock;
+  const timers = new Set<{ clear(): void }>();
   const jwtSecret = randomBytes(32);
   const directory = new Directory();
   const collections = new Collections();
-  const faults = new FaultQueue();
+  const faults = new FaultQueue(() => waits.now());
   const wire = new WireMeter();
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = waits.setTimeout(() => {
         timers.delete(timer);
         resolve();
       }, ms);
@@ -74,7 +76,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         ? undefined
         : { maxInFlight: opts.maxInFlight, retryAfter: opts.rateLimitRetryAfter ?? '1' },
     // A link charged per round trip is the relay's to carry; the server then answers at once, at socket speed.
-    link: new Link(opts.link?.roundTrip ? {} : (opts.link ?? {}), sleep),
+    link: new Link(opts.link?.roundTrip ? {} : (opts.link ?? {}), waits, sleep),
     encoded: new EncodedCache(),
     bombs: new Bombs(),
     directory,
@@ -144,6 +146,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       target: serverPort,
       roundTripMs: latencyMs,
       host,
+      clock: waits,
       ...(opts.port === undefined ? {} : { port: opts.port }),
       ...(bandwidthMbps === undefined ? {} : { bandwidthMbps }),
     });
@@ -228,7 +231,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     },
     verifyIdToken: (jwt) => verifyJwt(jwt, jwtSecret),
     close: async () => {
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers) timer.clear();
       timers.clear();
       await relay?.close();
       await new Promise<void>((resolve) => {

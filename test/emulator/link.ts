@@ -1,7 +1,7 @@
 // The network between the emulator and its clients: one shared byte budget for every response (a token bucket
 // with a small burst) and a latency paid before each response, like a bottleneck link with a round trip.
 import { TokenBucket } from './token-bucket.js';
-import type { LinkOptions } from './types.js';
+import type { EmulatorClock, LinkOptions } from './types.js';
 
 /** A write on a shaped link; the burst holds two, so one piece can leave while the next waits its turn. */
 export const LINK_PIECE = 8 * 1024;
@@ -12,8 +12,10 @@ export class Link {
   private readonly bucket: TokenBucket | null;
   private taken = 0;
 
+  /** `sleep` waits on `clock`, the clock the byte budget refills by. */
   constructor(
     opts: LinkOptions,
+    clock: EmulatorClock,
     private readonly sleep: (ms: number) => Promise<void>,
   ) {
     const { bandwidthMbps, latencyMs = 0 } = opts;
@@ -23,7 +25,8 @@ export class Link {
     if (!(Number.isFinite(latencyMs) && latencyMs >= 0)) throw new Error('link latency must be ≥ 0 ms');
     this.latencyMs = latencyMs;
     // Mbit/s are 10^6 bits per second, as links are sold: 125 bytes per millisecond per Mbit/s.
-    this.bucket = bandwidthMbps === undefined ? null : new TokenBucket(bandwidthMbps * 125, LINK_BURST);
+    this.bucket =
+      bandwidthMbps === undefined ? null : new TokenBucket(bandwidthMbps * 125, LINK_BURST, () => clock.now());
   }
 
   /** Whether bytes are paced; without a bandwidth they go out at socket speed. */

@@ -2,8 +2,10 @@
 // half the round trip (as toxiproxy's latency toxic does), and paces what the server sends through the link's byte
 // budget. A TCP accept, a TLS handshake and each request then pay what they pay on a real network.
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { machineClock } from './clock.js';
 import { LINK_BURST, LINK_PIECE } from './link.js';
 import { TokenBucket } from './token-bucket.js';
+import type { EmulatorClock } from './types.js';
 
 export interface RelayOptions {
   /** The server's port, on `host`. */
@@ -16,6 +18,8 @@ export interface RelayOptions {
   host?: string;
   /** The relay's port; default a free one. */
   port?: number;
+  /** The clock the bytes are held on; default the machine's. */
+  clock?: EmulatorClock;
 }
 
 export interface Relay {
@@ -34,22 +38,23 @@ interface Direction {
   halfMs: number;
   /** The byte budget of this direction, shared with other connections; null when unlimited. */
   bucket: TokenBucket | null;
-  /** Nothing is sent before this time (performance.now()): the connection is not established until then. */
+  clock: EmulatorClock;
+  /** Nothing is sent before this time (on `clock`): the connection is not established until then. */
   notBefore?: number;
   count(n: number): void;
 }
 
 /** One direction of one connection: every piece leaves `to` at its time, in order, and the end after the last. */
 function carry(from: Socket, to: Socket, d: Direction) {
-  const { halfMs, bucket, count } = d;
+  const { halfMs, bucket, count, clock } = d;
   const queue: Array<{ at: number; piece: Buffer | null }> = [];
   let held = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: { clear(): void } | undefined;
   let last = 0;
 
   const pump = () => {
     timer = undefined;
-    const now = performance.now();
+    const now = clock.now();
     while (queue.length > 0 && queue[0]!.at <= now) {
       const { piece } = queue.shift()!;
       if (piece === null) {
@@ -61,15 +66,15 @@ function carry(from: Socket, to: Socket, d: Direction) {
       to.write(piece);
     }
     if (held < HELD_HIGH_WATER && from.isPaused()) from.resume();
-    if (queue.length > 0) timer = setTimeout(pump, queue[0]!.at - now);
+    if (queue.length > 0) timer = clock.setTimeout(pump, queue[0]!.at - now);
   };
   const hold = (piece: Buffer | null) => {
-    const now = performance.now();
+    const now = clock.now();
     const wait = piece !== null && bucket !== null ? bucket.reserve(piece.length) : 0;
     // Never earlier than what is already queued: a link does not reorder a connection's bytes.
     last = Math.max(last, Math.max(now, d.notBefore ?? 0) + wait + halfMs);
     queue.push({ at: last, piece });
-    if (timer === undefined) timer = setTimeout(pump, last - now);
+    if (timer === undefined) timer = clock.setTimeout(pump, last - now);
   };
 
   from.on('data', (data: Buffer) => {
@@ -79,14 +84,15 @@ function carry(from: Socket, to: Socket, d: Direction) {
   });
   from.on('end', () => hold(null));
   // Bytes for a socket that is gone have nowhere to go.
-  to.on('close', () => clearTimeout(timer));
+  to.on('close', () => timer?.clear());
 }
 
 export async function startRelay(opts: RelayOptions): Promise<Relay> {
-  const { roundTripMs, bandwidthMbps } = opts;
+  const { roundTripMs, bandwidthMbps, clock = machineClock } = opts;
   if (!(Number.isFinite(roundTripMs) && roundTripMs >= 0)) throw new Error('the round trip must be ≥ 0 ms');
   // Mbit/s are 10^6 bits per second: 125 bytes per millisecond per Mbit/s, with the emulator link's burst.
-  const bucket = bandwidthMbps === undefined ? null : new TokenBucket(bandwidthMbps * 125, LINK_BURST);
+  const bucket =
+    bandwidthMbps === undefined ? null : new TokenBucket(bandwidthMbps * 125, LINK_BURST, () => clock.now());
   const sockets = new Set<Socket>();
   let connections = 0;
   let downBytes = 0;
@@ -95,7 +101,7 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
     connections++;
     // The kernel completed the TCP handshake on loopback at once; a real one takes a round trip before the client
     // may send, so the client's first bytes arrive a round trip and a half after its connect.
-    const established = performance.now() + roundTripMs;
+    const established = clock.now() + roundTripMs;
     const upstream = connect({ port: opts.target, host: opts.host ?? '127.0.0.1', allowHalfOpen: true });
     for (const s of [client, upstream]) {
       sockets.add(s);
@@ -108,10 +114,11 @@ export async function startRelay(opts: RelayOptions): Promise<Relay> {
       s.on('close', () => sockets.delete(s));
     }
     const halfMs = roundTripMs / 2;
-    carry(client, upstream, { halfMs, bucket: null, notBefore: established, count: () => {} });
+    carry(client, upstream, { halfMs, bucket: null, clock, notBefore: established, count: () => {} });
     carry(upstream, client, {
       halfMs,
       bucket,
+      clock,
       count: (n) => {
         downBytes += n;
       },

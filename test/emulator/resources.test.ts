@@ -3,13 +3,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { until } from '../support/until.js';
 import { bearer } from './helpers.js';
 import { type Emulator, startEmulator } from './index.js';
+import { VirtualClock } from './virtual-clock.js';
 
 describe('resource API', { timeout: 30_000 }, () => {
   let emu: Emulator;
+  /** The clock of the emulator's waits (/v1/slow): what it waited is read from it. */
+  let clock: VirtualClock;
   let auth: Record<string, string>;
   const ITEM = '{\n  "id": 9007199254740993,\n  "name": "Ada"\n}\n';
   beforeEach(async () => {
-    emu = await startEmulator();
+    clock = new VirtualClock();
+    emu = await startEmulator({ clock });
     auth = bearer(emu.mintTokens().access_token);
     emu.setResource('/v1/users/42', ITEM);
   });
@@ -107,9 +111,9 @@ describe('resource API', { timeout: 30_000 }, () => {
     expect(a.status).toBe(503);
     expect(a.headers.get('retry-after')).toBe('1');
     expect((await call('/v1/unavailable')).headers.get('retry-after')).toBeNull();
-    const started = Date.now();
+    const started = clock.now();
     const slow = await call('/v1/slow?ms=300');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(clock.now() - started).toBeGreaterThanOrEqual(300);
     expect(await slow.json()).toEqual({ slept: 300 });
     expect((await call('/v1/slow?ms=abc')).status).toBe(400);
   });

@@ -137,6 +137,9 @@ async function handle(
       case 'latency':
         await core.sleep(fault.ms);
         break;
+      case 'hold':
+        await fault.until.catch(() => {});
+        break;
       case 'next':
         ex.nextOverride = { href: fault.href };
         break;

@@ -43,6 +43,21 @@ export interface EmulatorOptions {
    * included) waits `msPerSquare`·n² ms instead of latencyMs, n being that count. Default: latency is latencyMs.
    */
   loadLatency?: { above: number; msPerSquare: number };
+  /**
+   * The clock every wait of the emulator runs on: the link's latency and byte budget, the relay's round trips,
+   * latency faults, forMs storms, /v1/slow and latencyMs. Default the machine's (performance.now() and Node's
+   * timers). A test's clock (virtual-clock.ts, test/support/clock.ts) makes those waits counted instead of waited.
+   * Codes and tokens keep `now`.
+   */
+  clock?: EmulatorClock;
+}
+
+/** What the emulator needs of a clock: the Clock of src/clock.ts has this shape, and so does a test's FakeClock. */
+export interface EmulatorClock {
+  /** Milliseconds; only differences are read. */
+  now(): number;
+  /** Calls `fn` once `ms` of this clock have passed, unless cleared first. */
+  setTimeout(fn: () => void, ms: number): { clear(): void };
 }
 
 export interface LinkOptions {
@@ -137,6 +152,11 @@ export type Fault =
   | { kind: 'status'; status: number; retryAfter?: string; body?: string; headers?: Record<string, string> }
   | { kind: 'drop' }
   | { kind: 'latency'; ms: number }
+  /**
+   * The request waits until `until` settles, then is answered as usual: a request held for as long as the test
+   * needs, ended by an event rather than a duration.
+   */
+  | { kind: 'hold'; until: Promise<unknown> }
   | { kind: 'body'; status?: number; contentType?: string; body: string; headers?: Record<string, string> }
   /** Collection paths only: replaces links.next of the page with this value (undefined removes it). */
   | { kind: 'next'; href: unknown }
@@ -164,8 +184,8 @@ export interface FaultSpec {
   /** How many matching requests get the fault (default 1; Infinity allowed). */
   times?: number;
   /**
-   * Instead of times: every matching request gets the fault until this many ms (real time) have passed since the
-   * first one did, a storm that ends at a known time whatever the client does meanwhile.
+   * Instead of times: every matching request gets the fault until this many ms (of EmulatorOptions.clock) have
+   * passed since the first one did, a storm that ends at a known time whatever the client does meanwhile.
    */
   forMs?: number;
   /**
