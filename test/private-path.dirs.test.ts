@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, expect, it } from 'vitest';
 import { CONFIG_DIR_OWN } from '../src/config-file.js';
-import { describeEachStore, type Harness, harness, login, type StoreKind } from './support/harness.js';
+import { describeEachStore, type Harness, harness, type StoreKind, storeLogin } from './support/harness.js';
 
 const run = promisify(execFile);
 const ROOT_USER = process.getuid?.() === 0;
@@ -24,7 +24,7 @@ afterEach(async () => {
 });
 
 async function newHarness(store: StoreKind): Promise<Harness> {
-  const h = await harness({ store });
+  const h = await harness({ store, recordItems: 0 });
   cleanups.push(() => h.close());
   return h;
 }
@@ -49,7 +49,7 @@ async function asNobody(...args: string[]): Promise<void> {
 describeEachStore('a config directory of another user', (store) => {
   it.runIf(ROOT_USER)('is exit 2 before any request, naming it and its owner; the token goes nowhere', async () => {
     const h = await newHarness(store);
-    await login(h, [], {}, 'command');
+    await storeLogin(h);
     const other = await bystander();
     const shared = await mkdtemp(join(tmpdir(), 'idcli-shared-'));
     cleanups.push(() => rm(shared, { recursive: true, force: true }));
@@ -77,7 +77,7 @@ describeEachStore('a config directory under a directory of another user', (store
     'is exit 2 naming that directory and its owner, at any level above, and through a link of the user',
     async () => {
       const h = await newHarness(store);
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       const up = join(h.dir, 'up');
       const levels = [join(up, 'a'), join(up, 'a', 'b'), join(up, 'a', 'b', 'c')];
       const config = join(levels[2]!, 'config');
@@ -111,7 +111,7 @@ describeEachStore('a link to the config directory', (store) => {
     "planted by nobody in a shared directory is refused; one of the user's own is followed",
     async () => {
       const h = await newHarness(store);
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       const shared = await mkdtemp(join(tmpdir(), 'idcli-shared-'));
       cleanups.push(() => rm(shared, { recursive: true, force: true }));
       await run('chmod', ['1777', shared]);
@@ -133,7 +133,7 @@ describeEachStore('a link to the config directory', (store) => {
 describeEachStore('a locks directory of another user', (store) => {
   it.runIf(ROOT_USER)('is exit 2 naming it and its owner; no refresh token is sent', async () => {
     const h = await newHarness(store);
-    await login(h, [], {}, 'command');
+    await storeLogin(h);
     const locks = join(h.dir, 'config', 'locks');
     await mkdir(locks, { recursive: true });
     await chown(locks, NOBODY, NOBODY);

@@ -23,7 +23,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
   it('a holder killed before the service acted on its refresh: the fleet goes on with the chain', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0), 'command');
+    await f.signIn();
     const before = (await f.record())?.accessToken;
     // The holder dies as its request arrives; the service drops it unprocessed: the refresh token is not spent.
     await killHolderMidRefresh(h, f.machine(0));
@@ -39,7 +39,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
   it('a holder killed after the service spent its refresh token: every machine says to sign in again', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0), 'command');
+    await f.signIn();
     const chain = (await f.record())!;
     await killHolderMidRefresh(h, f.machine(0));
     // What the service does when the request got through before the holder died: the refresh token is spent, and

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { startEtcdCluster } from '../support/etcd-cluster.js';
 import { until } from '../support/until.js';
 import { expectFleetRefreshed, fleet, harnessFor } from '../support/etcd-fleet.js';
-import { expectNoSecrets, login, refreshGrants, tokenForms } from '../support/harness.js';
+import { expectNoSecrets, refreshGrants, tokenForms } from '../support/harness.js';
 
 describe.concurrent('a sign-in shared through etcd', () => {
   it('a member killed in the middle of a burst is not seen by the fleet', async (t) => {
@@ -16,7 +16,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
     try {
       const h = await harnessFor(t);
       const f = fleet(h, c);
-      await login(h, [], f.machine(0), 'command');
+      await f.signIn();
       const before = (await f.record())?.accessToken;
       const runs = Array.from({ length: 12 }, (_, i) =>
         h.run(['token', '--refresh'], f.machine(i), { timeoutMs: 120_000 }),
@@ -35,7 +35,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
     try {
       const h = await harnessFor(t);
       const f = fleet(h, c);
-      await login(h, [], f.machine(0), 'command');
+      await f.signIn();
       await c.kill(0);
       await c.kill(1);
       const results = await Promise.all([1, 2, 3].map((i) => h.command(['token', '--refresh'], f.machine(i))));
@@ -56,7 +56,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
     try {
       const h = await harnessFor(t);
       const f = fleet(h, c);
-      await login(h, [], f.machine(0), 'command');
+      await f.signIn();
       // The service answers late; two members die while the refresh is with it, so its answer finds no quorum.
       h.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 2_000 } });
       let killing: Promise<void> | undefined;

@@ -40,7 +40,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
   it('40 machines running `token --refresh` at once take turns: no refresh token sent twice', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0), 'command');
+    await f.signIn();
     const before = (await f.record())?.accessToken;
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) => h.run(['token', '--refresh'], f.machine(i), { timeoutMs: 120_000 })),
@@ -84,7 +84,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
   it('api, list, credential and exec on another machine use the sign-in stored in etcd', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0), 'command');
+    await f.signIn();
     const stored = (await f.record())!;
     const m = f.machine(1);
 
@@ -122,7 +122,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
   it('`token --refresh` refreshes even when the record was written by a machine whose clock runs ahead', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0), 'command');
+    await f.signIn();
     const stored = (await f.record())!;
     // The machine that wrote it believes it is an hour later than this one does.
     const s = f.store();
@@ -141,7 +141,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
   it('a refresh stored while this machine waited is taken, whatever the clock of the machine that stored it', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0), 'command');
+    await f.signIn();
     const s = f.store();
     let waiting: Promise<CliResult> | undefined;
     try {
@@ -180,7 +180,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
   it('a lock key planted without a lease is taken over at once', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0), 'command');
+    await f.signIn();
     const s = f.store();
     const lockKey = s.lockKey(h.key());
     s.close();
@@ -197,7 +197,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
   it('a lock key on a lease longer than idcli grants: exit 4 at once, naming the key to delete', async (t) => {
     const h = await harnessFor(t);
     const f = fleet(h, cluster!);
-    await login(h, [], f.machine(0), 'command');
+    await f.signIn();
     const s = f.store();
     const lockKey = s.lockKey(h.key());
     s.close();

@@ -15,7 +15,7 @@ import {
   expectNoSecrets,
   type Harness,
   harness,
-  login,
+  storeLogin,
 } from '../support/harness.js';
 import { sha256 } from '../support/hash.js';
 import { until } from '../support/until.js';
@@ -50,7 +50,7 @@ afterEach(async () => {
 async function setUp(store: 'file' | 'keychain' = 'file'): Promise<Harness> {
   // Like many real APIs, the service serves at most 100 items a page whatever is asked: a dump of USERS takes several
   // pages, so a walk can stop between them.
-  h = await harness({ store, maxPageSize: 100, overMaxPageSize: 'cap' });
+  h = await harness({ store, maxPageSize: 100, overMaxPageSize: 'cap', recordItems: 0 });
   h.emu.setResource('/v1/users/42', USER);
   h.emu.setCollection('/v1/users', { type: 'offset', items: USERS });
   const bin = join(h.dir, 'bin');
@@ -260,7 +260,7 @@ describe('a runner that keeps its disk: one sign-in, shared by jobs running at o
 describeEachStore('throwaway runners: an access token from a trusted step', (store) => {
   it('the job runs `api` and `list` with IDCLI_ACCESS_TOKEN alone, touching no store; expired, it exits 3', async () => {
     await setUp(store);
-    await login(h!);
+    await storeLogin(h!);
 
     const trusted = await runScript(recipe('trusted-step').text, join(h!.dir, 'trusted'), jobEnv());
     expect(trusted.code, trusted.stderr).toBe(0);
@@ -318,7 +318,7 @@ describeEachStore('throwaway runners: an access token from a trusted step', (sto
 describe('in the job', () => {
   it('retry: exit 4 is tried again, exit 3 is not', async () => {
     await setUp('file');
-    await login(h!);
+    await storeLogin(h!);
     const script = recipe('retry').text;
     h!.emu.inject({ path: '/v1/users/42', fault: { kind: 'status', status: 500 } });
     const r = await runScript(script, join(h!.dir, 'retry'), jobEnv({ RETRY_DELAY: '0' }));
@@ -336,7 +336,7 @@ describe('in the job', () => {
 
   it('retry: a dump that fails twice mid-walk continues on each attempt and completes on the third, byte-identical', async () => {
     await setUp('file');
-    await login(h!);
+    await storeLogin(h!);
     // A cursor walk goes one page at a time, so the requests tell where each attempt stops: the first one fails at
     // its third page, the second attempt at its second (the fifth request since the faults were queued).
     const users = plainItems(6000, 'u');
@@ -414,7 +414,7 @@ describe('in the job', () => {
  */
 async function resumeRecipe(name: string): Promise<{ commands: string[]; said: string[] }> {
   await setUp('file');
-  await login(h!);
+  await storeLogin(h!);
   const lines = recipe(name).text.split('\n');
   const commands = lines.filter((l) => l.startsWith('$ ')).map((l) => l.slice(2));
   expect(commands).toHaveLength(2);

@@ -12,7 +12,7 @@ import {
   expectNoSecrets,
   type Harness,
   harness,
-  login,
+  storeLogin,
   tokenForms,
   refreshGrants,
 } from '../support/harness.js';
@@ -30,7 +30,7 @@ afterEach(async () => {
  * started, and one more refresh works.
  */
 async function refreshAtOnce(hh: Harness, processes: number, inProcess: number, most: number): Promise<void> {
-  await login(hh, [], {}, 'command');
+  await storeLogin(hh);
   const before = (await hh.record())?.accessToken;
   const args = ['token', '--refresh'];
   const results = await Promise.all([
@@ -64,23 +64,23 @@ async function refreshAtOnce(hh: Harness, processes: number, inProcess: number, 
 
 describeEachStore('concurrent refreshes', (store) => {
   it('8 processes running `token --refresh` at once all succeed, sharing refreshes', async () => {
-    h = await harness({ store });
+    h = await harness({ store, recordItems: 0 });
     await refreshAtOnce(h, 8, 0, 3);
   }, 240_000);
 
   it('16 runs of `token --refresh` at once (4 processes) all succeed, sharing refreshes', async () => {
-    h = await harness({ store });
+    h = await harness({ store, recordItems: 0 });
     await refreshAtOnce(h, 4, 12, 3);
   }, 360_000);
 
   it('50 runs of `token --refresh` at once (10 processes) all succeed with far fewer refreshes', async () => {
-    h = await harness({ store });
+    h = await harness({ store, recordItems: 0 });
     await refreshAtOnce(h, 10, 40, 5);
   }, 600_000);
 
   it('a forced refresh takes the token of a refresh that completed after it started', async () => {
-    h = await harness({ store });
-    await login(h, [], {}, 'command');
+    h = await harness({ store, recordItems: 0 });
+    await storeLogin(h);
     // The first run's refresh is slow, so the second starts while it is in flight and waits for the lock.
     h.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: 1500 } });
     // Counted on arrival: the form of a delayed request is read only after the delay.
@@ -98,8 +98,8 @@ describeEachStore('concurrent refreshes', (store) => {
   });
 
   it('a refresh that completed before it started does not count', async () => {
-    h = await harness({ store });
-    await login(h, [], {}, 'command');
+    h = await harness({ store, recordItems: 0 });
+    await storeLogin(h);
     const a = await h.command(['token', '--refresh']);
     const b = await h.command(['token', '--refresh']);
     expect(a.code, a.stderr).toBe(0);
@@ -109,11 +109,9 @@ describeEachStore('concurrent refreshes', (store) => {
   });
 
   it('processes that need a token at once share one refresh', async () => {
-    h = await harness({ store });
-    await login(h, [], {}, 'command');
-    const rec = await h.record();
-    // Age the stored access token: every process starts out needing a refresh.
-    await h.writeRecord({ ...rec!, expiresAt: Date.now() - 1000, generation: rec!.generation + 1 });
+    h = await harness({ store, recordItems: 0 });
+    // The stored access token has expired: every process starts out needing a refresh.
+    await storeLogin(h, { ttlSec: -1 });
     const results = await Promise.all(Array.from({ length: 6 }, () => h!.run(['token'], {}, { timeoutMs: 120_000 })));
     for (const r of results) expect(r.code, r.stderr).toBe(0);
     // The first refreshed; the others re-read the record after taking the lock and found its fresh token.

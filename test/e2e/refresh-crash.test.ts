@@ -6,8 +6,9 @@
  * No test hook is compiled into idcli; the CLI is paused at real seams instead: a lock held by the test (before
  * the request), emulator latency (request in flight), the emulator's log of its answer (after the response), and
  * --verbose lines plus random slack (during the write). With each credential store. The sign-in each test starts
- * from, and the run after each kill, are made in process: what is killed is always the built CLI. A lock file left empty is in
- * test/commands/token/empty-lock.test.ts, so that the forks run its wait beside these tests.
+ * from is stored as login leaves it, and the run after each kill is made in process: what is killed is always the
+ * built CLI. A lock file left empty is in test/commands/token/empty-lock.test.ts, so that the forks run its wait
+ * beside these tests.
  */
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -20,15 +21,16 @@ import {
   type Harness,
   harness,
   login,
+  storeLogin,
   type StoreKind,
 } from '../support/harness.js';
 import { until } from '../support/until.js';
 
-/** A signed-in harness for the calling test (the sign-in made in process), closed once the test has finished. */
+/** A signed-in harness for the calling test (the sign-in stored as login leaves it), closed once it has finished. */
 async function signedIn({ onTestFinished }: TestContext, store: StoreKind): Promise<Harness> {
-  const h = await harness({ store });
+  const h = await harness({ store, recordItems: 0 });
   onTestFinished(() => h.close());
-  await login(h, [], {}, 'command');
+  await storeLogin(h);
   return h;
 }
 

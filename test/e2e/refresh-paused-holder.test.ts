@@ -16,7 +16,7 @@ import { lockPathFor } from '../../src/store/lock.js';
 import { processStart } from '../../src/store/pid.js';
 import type { CliResult } from '../support/cli.js';
 import { until } from '../support/until.js';
-import { describeEachStore, type Harness, harness, login, refreshGrants, tokenForms } from '../support/harness.js';
+import { describeEachStore, type Harness, harness, refreshGrants, storeLogin, tokenForms } from '../support/harness.js';
 import { ageFile, readAgain, readsShowInAtime } from '../support/lock-age.js';
 
 /** How long a lock file may go untouched before the lock judges it abandoned, when its owner cannot be checked. */
@@ -82,9 +82,9 @@ async function stopInFlight(hh: Harness): Promise<Run> {
 
 describeEachStore('a refresh paused while it holds the lock', (store) => {
   it('keeps the lock, whatever its age: the next run waits, and no refresh token is sent twice', async () => {
-    h = await harness({ store });
+    h = await harness({ store, recordItems: 0 });
     const hh = h;
-    await login(hh, [], {}, 'command');
+    await storeLogin(hh);
     const lockPath = lockPathFor(join(hh.dir, 'config'), hh.key());
     const first = await stopInFlight(hh);
     const sentBefore = tokenRequests(hh);
@@ -122,9 +122,9 @@ describeEachStore('a refresh paused while it holds the lock', (store) => {
   }, 120_000);
 
   it('saves nothing once its lock was taken while it was paused, and says the sign-in may need a login', async () => {
-    h = await harness({ store });
+    h = await harness({ store, recordItems: 0 });
     const hh = h;
-    await login(hh, [], {}, 'command');
+    await storeLogin(hh);
     const lockPath = lockPathFor(join(hh.dir, 'config'), hh.key());
     const before = await hh.record();
     const first = await stopInFlight(hh);

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { describeEachStore, type Harness, harness, login } from '../support/harness.js';
+import { describeEachStore, type Harness, harness, storeLogin } from '../support/harness.js';
 import { ROOT } from '../support/cli.js';
 
 const HOOK = join(ROOT, 'test', 'support', 'loaded-modules.cjs');
@@ -38,8 +38,8 @@ async function loadedBy(
 
 describe('idcli token with a cached token', () => {
   it('loads none of the progress and countdown code', async () => {
-    h = await harness();
-    await login(h);
+    h = await harness({ recordItems: 0 });
+    await storeLogin(h);
     const chunks = statusLineChunks();
     expect(chunks).toHaveLength(1);
 
@@ -58,8 +58,8 @@ describe('idcli token with a cached token', () => {
 
 describeEachStore('idcli token with a cached token', (store) => {
   it('loads no Node module that only writes, refreshes or streams need', async () => {
-    h = await harness({ store });
-    await login(h);
+    h = await harness({ store, recordItems: 0 });
+    await storeLogin(h);
     const token = await loadedBy(['token']);
     expect(token.code).toBe(0);
     expect(token.files).toContain('node:fs'); // the probe sees builtins
@@ -73,8 +73,8 @@ describeEachStore('idcli token with a cached token', (store) => {
   }, 60_000);
 
   it('loads the entry and the chunks of its store, no other file of dist/', async () => {
-    h = await harness({ store });
-    await login(h);
+    h = await harness({ store, recordItems: 0 });
+    await storeLogin(h);
     const token = await loadedBy(['token']);
     expect(token.code).toBe(0);
     // Chunks are named after their first module, then a content hash: `record-DaP5Axol.cjs`. Every file Node

@@ -39,7 +39,7 @@ async function secretToolEntries(service: string): Promise<string> {
 describe.runIf(HAVE_KEYRING || REQUIRE_KEYRING)('sign-in in the OS keychain', () => {
   it('stores the record in the Secret Service and not in a file, and logout removes it', async () => {
     const service = `idcli-auth-${process.pid}-${Date.now().toString(36)}`;
-    h = await harness();
+    h = await harness({ recordItems: 0 });
     const env = { IDCLI_CREDENTIAL_STORE: 'keychain', IDCLI_KEYCHAIN_SERVICE: service };
     const r = await login(h, [], env, 'command');
     expect(r.stderr).toContain('credentials in OS keychain)');
@@ -96,7 +96,7 @@ describe('without a D-Bus session', () => {
   const warnings = (stderr: string) => stderr.match(/^warning: OS keychain unavailable/gm)?.length ?? 0;
 
   it('auto mode falls back to the file store and says so when it writes there, not when it reads', async () => {
-    h = await harness();
+    h = await harness({ recordItems: 0 });
     h.emu.setCollection('/v1/items', { type: 'offset', items: ['{"id":1}', '{"id":2}'] });
     h.emu.setResource('/v1/users/42', '{"id":42}');
     const auto = { ...noBus, IDCLI_CREDENTIAL_STORE: 'auto', IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` };
@@ -145,7 +145,7 @@ describe('without a D-Bus session', () => {
   });
 
   it('IDCLI_CREDENTIAL_STORE=file says nothing about the keychain, at login or after', async () => {
-    h = await harness();
+    h = await harness({ recordItems: 0 });
     const file = { ...noBus, IDCLI_CREDENTIAL_STORE: 'file' };
     const r = await login(h, [], file, 'command');
     expect(r.stderr).not.toContain('warning');
@@ -159,7 +159,7 @@ describe('without a D-Bus session', () => {
   });
 
   it('keychain mode is a configuration error (exit 2) before any browser opens', async () => {
-    h = await harness();
+    h = await harness({ recordItems: 0 });
     const r = await h.command(['login', '--timeout', '30'], { ...noBus, IDCLI_CREDENTIAL_STORE: 'keychain' });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('keychain unavailable');

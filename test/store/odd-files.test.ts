@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import { lockPathFor } from '../../src/store/lock.js';
 import type { CliResult } from '../support/cli.js';
-import { describeEachStore, type Harness, harness, login, type StoreKind } from '../support/harness.js';
+import { describeEachStore, type Harness, harness, login, storeLogin, type StoreKind } from '../support/harness.js';
 
 const ODD_THINGS = {
   'a dangling symbolic link': (path: string) => symlink(join(dirname(path), 'nowhere', 'gone'), path),
@@ -28,9 +28,7 @@ afterEach(async () => {
 async function signedInAndExpired(store: StoreKind): Promise<Harness> {
   // No records: nothing here lists them, and the emulator would make a thousand for each test.
   h = await harness({ store, recordItems: 0 });
-  await login(h, [], {}, 'command');
-  const record = (await h.record())!;
-  await h.writeRecord({ ...record, expiresAt: Date.now() - 1000 });
+  await storeLogin(h, { ttlSec: -1 });
   return h;
 }
 

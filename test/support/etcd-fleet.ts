@@ -11,16 +11,19 @@ import { EtcdStore } from '../../src/store/etcd-store.js';
 import type { CredentialRecord } from '../../src/store/record.js';
 import type { CliResult } from './cli.js';
 import { type EtcdCluster, etcdMachine } from './etcd-cluster.js';
-import { expectNoSecrets, type Harness, harness, refreshGrants, tokenForms } from './harness.js';
+import { expectNoSecrets, type Harness, harness, refreshGrants, storeLogin, tokenForms } from './harness.js';
 
 let prefixes = 0;
 
 /** What a run says under --verbose when another idcli holds the lock (src/oauth/session.ts). */
 export const WAITING_FOR_LOCK = 'waiting for another idcli to finish with these credentials';
 
-/** A harness for the calling test, closed once it has finished: tests that run at once each have their own. */
+/**
+ * A harness for the calling test, closed once it has finished: tests that run at once each have their own. Its
+ * emulator serves no records: no fleet test lists them.
+ */
 export async function harnessFor({ onTestFinished }: TestContext): Promise<Harness> {
-  const h = await harness();
+  const h = await harness({ recordItems: 0 });
   onTestFinished(() => h.close());
   return h;
 }
@@ -38,7 +41,16 @@ export function fleet(hh: Harness, c: EtcdCluster, extra: Record<string, string>
       s.close();
     }
   };
-  return { prefix, machine, record, store };
+  /** A sign-in stored in etcd as `idcli login` on a machine of the fleet leaves it, without the browser flow. */
+  const signIn = async (): Promise<CredentialRecord> => {
+    const s = store();
+    try {
+      return await storeLogin(hh, { store: s });
+    } finally {
+      s.close();
+    }
+  };
+  return { prefix, machine, record, store, signIn };
 }
 
 export function refreshTokensSent(hh: Harness): string[] {

@@ -10,7 +10,9 @@ import { describe, expect } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import type { CredentialStore } from '../../src/store/interface.js';
 import { KeychainStore } from '../../src/store/keychain-store.js';
+import { lockPathFor, withLock } from '../../src/store/lock.js';
 import { accountName, type CredentialKey, type CredentialRecord } from '../../src/store/record.js';
+import { createPkcePair } from '../../src/oauth/pkce.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliOptions, type CliResult, nodeScript, ROOT, runCli, tempDir } from './cli.js';
 import { type CommandOptions, runCommand } from './run-command.js';
@@ -169,6 +171,47 @@ export async function login(
   expect(r.stderr).toContain('Signed in');
   expect(r.code).toBe(0);
   return r;
+}
+
+export interface StoredLogin {
+  profile?: string;
+  /** How long the access token stays valid, in seconds (below zero: expired); default the emulator's expires_in. */
+  ttlSec?: number;
+  /** Where to write instead of the harness's own store, e.g. an etcd fleet's; the caller closes it. */
+  store?: CredentialStore;
+}
+
+/** What login does with an expires_in of more than a year (src/oauth/token-client.ts). */
+const YEAR_SEC = 365 * 24 * 60 * 60;
+
+/**
+ * A sign-in stored as `idcli login` leaves it, without the browser flow: tokens the emulator minted with the Serial
+ * PKCE challenge whose verifier the record keeps, so the next refresh is valid. For tests where the sign-in is only
+ * set-up; a test of the login itself, its authorization request or its code grant signs in with login().
+ */
+export async function storeLogin(h: Harness, o: StoredLogin = {}): Promise<CredentialRecord> {
+  const pair = createPkcePair();
+  const now = Date.now();
+  const t = h.emu.mintTokens({ nextChallenge: pair.challenge });
+  const record: CredentialRecord = {
+    version: 1,
+    accessToken: t.access_token,
+    tokenType: t.token_type,
+    expiresAt: now + (o.ttlSec ?? Math.min(t.expires_in, YEAR_SEC)) * 1000,
+    codeVerifier: pair.verifier,
+    refreshToken: t.refresh_token,
+    idToken: t.id_token,
+    scope: t.scope,
+    updatedAt: now,
+    // A first login over no record.
+    generation: 1,
+  };
+  // Under the lock login takes, which leaves the config directory as login does: its locks directory there.
+  const key = h.key(o.profile);
+  const write = () => (o.store ? o.store.write(key, record, { signIn: true }) : h.writeRecord(record, o.profile));
+  if (o.store?.withLock) await o.store.withLock(key, write, {});
+  else await withLock(lockPathFor(join(h.dir, 'config'), key), write);
+  return record;
 }
 
 /** Runs the HTTP browser ourselves, e.g. on a URL taken from `login --no-browser`. */

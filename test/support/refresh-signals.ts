@@ -17,7 +17,7 @@ import type { CliResult } from './cli.js';
 import type { FakeClock } from './clock.js';
 import { StopSignals } from './run-command.js';
 import { until } from './until.js';
-import { type Harness, harness, KEYCHAIN_TESTABLE, login, type StoreKind, refreshGrants } from './harness.js';
+import { type Harness, harness, KEYCHAIN_TESTABLE, type StoreKind, refreshGrants, storeLogin } from './harness.js';
 
 const tokenRequests = (h: Harness) => h.emu.requests.filter((r) => r.path === '/oauth/token').length;
 
@@ -33,11 +33,10 @@ export const GIVEN_UP =
  * harness is the calling test's own, closed once it has finished, so tests may run at the same time.
  */
 export async function refreshing(store: StoreKind, delayMs: number, { onTestFinished }: TestContext): Promise<Harness> {
-  const h = await harness({ store });
+  const h = await harness({ store, recordItems: 0 });
   onTestFinished(() => h.close());
-  // The sign-in is set-up, not what is tested: made in this process, it spares a CLI start.
-  await login(h, [], {}, 'command');
-  await h.writeRecord({ ...(await h.record())!, expiresAt: Date.now() - 1000 });
+  // The sign-in is set-up, not what is tested: stored as login leaves it, without the browser flow.
+  await storeLogin(h, { ttlSec: -1 });
   h.emu.inject({ path: '/oauth/token', fault: { kind: 'latency', ms: delayMs } });
   return h;
 }

@@ -21,7 +21,7 @@ describeEachStore('credential git', (store) => {
   let api: URL;
   let base: URL;
   beforeEach(async () => {
-    h = await harness({ store });
+    h = await harness({ store, recordItems: 0 });
     base = new URL(h.emu.baseUrl);
     // Another port of the same host: an origin of its own, which the token may go to only by being api-base-url.
     api = new URL('http://127.0.0.1:1/');
@@ -179,7 +179,7 @@ describeEachStore('credential git', (store) => {
 });
 
 it('with IDCLI_ACCESS_TOKEN, get answers with it and no store is read; erase does nothing', async () => {
-  const h = await harness();
+  const h = await harness({ recordItems: 0 });
   try {
     const host = new URL(h.emu.baseUrl).host;
     // A store setting that would fail (exit 2) if any store were opened.

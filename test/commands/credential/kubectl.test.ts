@@ -22,7 +22,7 @@ const expOf = (jwt: string): string => {
 describeEachStore('credential kubectl', (store) => {
   let h: Harness;
   beforeEach(async () => {
-    h = await harness({ store });
+    h = await harness({ store, recordItems: 0 });
   });
   afterEach(async () => {
     await h?.close();
@@ -101,7 +101,7 @@ describeEachStore('credential kubectl', (store) => {
 });
 
 it('with IDCLI_ACCESS_TOKEN: access prints it with its JWT expiry, id is exit 3', async () => {
-  const h = await harness();
+  const h = await harness({ recordItems: 0 });
   try {
     const exp = Math.floor(Date.now() / 1000) + 900;
     const jwt = `eyJhbGciOiJub25lIn0.${Buffer.from(JSON.stringify({ exp })).toString('base64url')}.sig`;
@@ -124,7 +124,7 @@ it('with IDCLI_ACCESS_TOKEN: access prints it with its JWT expiry, id is exit 3'
 });
 
 it('refuses an API version it cannot write, naming the fix', async () => {
-  const h = await harness();
+  const h = await harness({ recordItems: 0 });
   try {
     const r = await h.command(['credential', 'kubectl'], {
       KUBERNETES_EXEC_INFO: execInfo('client.authentication.k8s.io/v2'),

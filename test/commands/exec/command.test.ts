@@ -21,7 +21,7 @@ describeEachStore('exec', (store) => {
   let h: Harness;
   let out: string;
   beforeEach(async () => {
-    h = await harness({ store });
+    h = await harness({ store, recordItems: 0 });
     out = join(h.dir, 'report.json');
   });
   afterEach(async () => {
@@ -76,7 +76,7 @@ describe('exec: the command and its exit', () => {
   /** Where a command that ran would leave its mark. */
   let ran: string;
   beforeEach(async () => {
-    h = await harness();
+    h = await harness({ recordItems: 0 });
     ran = join(h.dir, 'ran');
     await seedSignIn(h);
   });

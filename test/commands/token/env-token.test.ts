@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CredentialRecord } from '../../../src/store/record.js';
 import { jwt } from '../../support/jwt.js';
-import { describeEachStore, type Harness, harness, login } from '../../support/harness.js';
+import { describeEachStore, type Harness, harness, storeLogin } from '../../support/harness.js';
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 /** An hour after this file loaded: still most of an hour away when any test here runs. */
@@ -37,13 +37,12 @@ describeEachStore('IDCLI_ACCESS_TOKEN', (store) => {
   beforeEach(async () => {
     // No records: nothing here lists them, and the emulator would make a thousand for each test.
     h = await harness({ store, recordItems: 0 });
-    await login(h, [], {}, 'command');
-    stored = (await h.record())!;
+    stored = await storeLogin(h);
   });
   afterEach(async () => {
     // The stored sign-in was neither read into a request nor changed, and nothing reached the token endpoint.
     expect(await h.record()).toEqual(stored);
-    expect(h.emu.requests.filter((r) => r.path === '/oauth/token')).toHaveLength(1);
+    expect(h.emu.requests.filter((r) => r.path === '/oauth/token')).toHaveLength(0);
     await h.close();
   });
 

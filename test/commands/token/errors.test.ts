@@ -12,6 +12,7 @@ import {
   harness,
   type HarnessOptions,
   login,
+  storeLogin,
 } from '../../support/harness.js';
 
 /**
@@ -103,7 +104,7 @@ describe.concurrent('the token endpoint, each test with a harness of its own, at
   describeEachStore('a broken token endpoint at refresh', (store) => {
     it.for(BROKEN)('reports %s and keeps the stored sign-in', async ([, fault, exit, message], ctx) => {
       const h = await harnessFor(ctx, { store });
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       const before = await h.record();
       h.emu.inject({ path: '/oauth/token', fault });
       const r = await h.command(['token', '--refresh']);
@@ -119,7 +120,7 @@ describe.concurrent('the token endpoint, each test with a harness of its own, at
 
     it('never prints a hostile error body that echoes the secrets sent', async (ctx) => {
       const h = await harnessFor(ctx, { store });
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       const rec = await h.record();
       const echo = `${rec?.refreshToken} ${rec?.codeVerifier}`;
       h.emu.inject({ path: '/oauth/token', fault: json(400, { error: rec?.refreshToken, error_description: echo }) });
@@ -140,7 +141,7 @@ describe.concurrent('the token endpoint, each test with a harness of its own, at
   describeEachStore('refused refreshes', (store) => {
     it('clears an expired or revoked sign-in and says to log in (exit 3)', async (ctx) => {
       const h = await harnessFor(ctx, { store });
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       h.emu.revokeAll();
       const r = await h.command(['token', '--refresh']);
       expect(r.code).toBe(3);
@@ -157,7 +158,7 @@ describe.concurrent('the token endpoint, each test with a harness of its own, at
 
     it('refreshes an access token that is about to expire, without being asked', async (ctx) => {
       const h = await harnessFor(ctx, { store, accessTokenTtl: 30 });
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       const first = await h.record();
       const r = await h.command(['token']); // 30 s left is less than the default --min-ttl of 60 s
       expect(r.code).toBe(0);
@@ -169,7 +170,7 @@ describe.concurrent('the token endpoint, each test with a harness of its own, at
 
     it('keeps the old refresh token when a refresh returns none, and exit 3 when it is then refused', async (ctx) => {
       const h = await harnessFor(ctx, { store, refreshTokenOnRefresh: false });
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       const first = await h.record();
       const ok = await h.command(['token', '--refresh']);
       expect(ok.code).toBe(0);
@@ -194,7 +195,7 @@ describe.concurrent('the token endpoint, each test with a harness of its own, at
 
     it('calls an unreadable record exit 3 and lets login replace it', async (ctx) => {
       const h = await harnessFor(ctx, { store });
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       await h.damageRecord();
       const r = await h.command(['token']);
       expect(r.code).toBe(3);
@@ -235,7 +236,7 @@ describe.concurrent('the token endpoint, each test with a harness of its own, at
 
     it('an expires_in of 2^53-1 from a refresh is taken as a year too', async (ctx) => {
       const h = await harnessFor(ctx, { store });
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       h.emu.inject({ path: '/oauth/token', fault: { kind: 'patch', fields: { expires_in: Number.MAX_SAFE_INTEGER } } });
       const r = await h.command(['token', '--refresh', '--verbose']);
       expect(r.code, r.stderr).toBe(0);
@@ -253,7 +254,7 @@ describe.concurrent('the token endpoint, each test with a harness of its own, at
 
     it('a record stored with an expiry beyond any date reads as a year after it was written', async (ctx) => {
       const h = await harnessFor(ctx, { store });
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       const rec = (await h.record())!;
       for (const expiresAt of [1e303, Number.MAX_SAFE_INTEGER * 1000]) {
         await h.writeRecord({ ...rec, expiresAt });
@@ -295,7 +296,7 @@ describe.concurrent('the token endpoint, each test with a harness of its own, at
 
     it('are refused at refresh (exit 5): the stored sign-in stays readable', async (ctx) => {
       const h = await harnessFor(ctx, { store });
-      await login(h, [], {}, 'command');
+      await storeLogin(h);
       const before = (await h.record())!;
       h.emu.inject({ path: '/oauth/token', fault: { kind: 'patch', fields: { refresh_token: BAD } } });
       const r = await h.command(['token', '--refresh']);
