@@ -1,33 +1,34 @@
 /**
- * Needs a process: these send signals to a running `idcli api`, read its peak memory and see how it ends (by itself
- * or through process.exit()), which only a real process has. Uploads of --input that never end by themselves (/dev/zero, a FIFO nobody writes to) are ended by SIGINT or
- * SIGTERM with the contract's exit codes, large bodies go out in bounded memory, and a finished run is not cut short
- * by process.exit(). The rest of `idcli api` is
- * tested in process in test/commands/api/command.test.ts.
+ * Needs a process: these send signals to a running `idcli api`, read its peak memory, see how it ends (by itself or
+ * through process.exit()), and give it a terminal, a file as fd 1, a pipe its reader closes, and a real shell, which
+ * only a real process has. Uploads of --input that never end by themselves (/dev/zero, a FIFO nobody writes to) are
+ * ended by SIGINT or SIGTERM with the contract's exit codes, large bodies go out in bounded memory, a finished run
+ * is not cut short by process.exit(), output reaches a terminal escaped and a file or a pipe byte for byte, a reader
+ * that leaves early is no failure, and `idcli token --header` feeds curl in a traced shell without showing the
+ * token. The rest of `idcli api` is tested in process in test/commands/api/command.test.ts.
  */
 import type { ChildProcess } from 'node:child_process';
 import { readdir, readFile, readlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expectNoSecrets, type Harness, harness } from '../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import type { Harness } from '../support/harness.js';
 import { until } from '../support/until.js';
 import { shell } from '../support/list.js';
-import { baseEnv, type CliOptions, type CliResult } from '../support/cli.js';
-import { storeSignIn } from '../support/sign-in.js';
+import { type CliOptions, type CliResult, IDCLI } from '../support/cli.js';
+import { onTerminal } from '../support/pty.js';
+import { SCHEMES, type Scheme } from '../support/scheme.js';
+import { apiCalls, apiEnv, eachSignedInTest, fifo, ITEM } from '../support/api.js';
+
+const CURL = await hasCurl();
 
 let h: Harness;
 
-beforeEach(async () => {
-  h = await harness({ scheme: 'http' });
-  await storeSignIn({ emu: h.emu, configDir: join(h.dir, 'config'), ttlSec: 3600 });
-});
-
-afterEach(async () => {
-  // No token, code or verifier in any output of the test.
-  expectNoSecrets(h, []);
-  expect(h.emu.errors).toEqual([]);
-  await h.close();
-});
+/** Registers, for every test of the calling suite, a signed-in harness over `scheme` with the item stored. */
+function eachTest(scheme: Scheme = 'http'): void {
+  eachSignedInTest(scheme, (harness) => {
+    h = harness;
+  });
+}
 
 /** `idcli api args` in a process of its own, on the built CLI. */
 function api(
@@ -35,15 +36,17 @@ function api(
   opts: Omit<CliOptions, 'env'> = {},
   extra: Record<string, string | undefined> = {},
 ): Promise<CliResult> {
-  return h.run(['api', ...args], { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra }, opts);
+  return h.run(['api', ...args], { ...apiEnv(h.emu), ...extra }, opts);
 }
 
 /** Requests the emulator saw outside /oauth/. */
 function calls(path?: string) {
-  return h.emu.requests.filter((r) => !r.path.startsWith('/oauth/') && (path === undefined || r.path === path));
+  return apiCalls(h.emu, path);
 }
 
 describe.runIf(process.platform === 'linux')('idcli api --input: signals and memory of a real process', () => {
+  eachTest();
+
   const MiB = 1024 * 1024;
   /**
    * The most resident memory a run may reach: the runtime's own, plus up to 64 MiB kept of a body that can be read
@@ -95,12 +98,6 @@ describe.runIf(process.platform === 'linux')('idcli api --input: signals and mem
     };
   }
 
-  async function fifo(): Promise<string> {
-    const path = join(h.dir, 'body.fifo');
-    expect((await shell(`mkfifo "${path}"`, baseEnv())).code).toBe(0);
-    return path;
-  }
-
   /** Starts `idcli api args` and waits until it has the FIFO open, reading from it. */
   async function readingFifo(path: string, args: string[]) {
     let child: ChildProcess | undefined;
@@ -146,7 +143,7 @@ describe.runIf(process.platform === 'linux')('idcli api --input: signals and mem
     ['SIGTERM', 143],
   ] as const) {
     it(`a FIFO nobody writes to: ${signal} ends the wait (${code}), nothing sent`, async () => {
-      const path = await fifo();
+      const path = await fifo(h.dir);
       const { child, running } = await readingFifo(path, ['-X', 'POST', 'upload', '--input', path]);
       const stoppedAt = Date.now();
       child.kill(signal);
@@ -160,6 +157,8 @@ describe.runIf(process.platform === 'linux')('idcli api --input: signals and mem
 });
 
 describe('idcli api: how a finished run ends', () => {
+  eachTest();
+
   const MiB = 1024 * 1024;
 
   // process.exit() can hang for good on Node 24 when V8 still compiles in the background, which a long upload makes
@@ -179,3 +178,58 @@ describe('idcli api: how a finished run ends', () => {
     expect(failed.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe.each(SCHEMES)('idcli api: a terminal, a file and a pipe as its output, over %s', (scheme) => {
+  eachTest(scheme);
+
+  it('on a terminal, control characters but newline and tab are shown escaped; into a pipe or a file, byte for byte', async () => {
+    // Clear the screen, retitle the window, overwrite a line, delete, C1 CSI (as UTF-8), NUL; then plain text.
+    const body = Buffer.from(
+      'a\x1b[2Jb \x1b]0;pwned\x07 ok\rFAKE \x7f\u009b31m\x00\x08\x0c end\tcafé ✓\nline 2\n',
+      'utf8',
+    );
+    h.emu.setResource('/v1/odd', body);
+    const env = h.env(apiEnv(h.emu));
+    const tty = await onTerminal(`${IDCLI} api odd`, { env });
+    h.outputs.push(tty.raw);
+    expect(tty.code).toBe(0);
+    // The terminal's line discipline turns each \n into \r\n; nothing else reaches it but the escaped text.
+    expect(tty.raw).toBe(
+      'a\\u001b[2Jb \\u001b]0;pwned\\u0007 ok\\rFAKE \\u007f\\u009b31m\\u0000\\b\\f end\tcafé ✓\r\nline 2\r\n',
+    );
+    const piped = await api(['odd']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdoutBytes.equals(body)).toBe(true);
+    const file = join(h.dir, 'odd.out');
+    const toFile = await shell(`${IDCLI} api odd > "${file}"`, env);
+    expect(toFile.code).toBe(0);
+    expect((await readFile(file)).equals(body)).toBe(true);
+  });
+
+  it('a reader that leaves early (| head) is exit 0', async () => {
+    h.emu.setResource('/v1/big', JSON.stringify({ data: 'x'.repeat(4 * 1024 * 1024) }));
+    const r = await shell(`${IDCLI} api big | head -c 10; echo " exit=\${PIPESTATUS[0]}"`, h.env(apiEnv(h.emu)));
+    expect(r.stdout).toBe('{"data":"x exit=0\n');
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('idcli token --header in a real shell', () => {
+  eachTest();
+
+  it.runIf(CURL)('piped into curl -H @-: the call works and a set -x trace shows no token', async () => {
+    const token = (await h.record())!.accessToken!;
+    const r = await shell(`set -x; ${IDCLI} token --header | curl -sS -H @- "${h.emu.baseUrl}/v1/users/42"`, h.env());
+    h.outputs.push(r.stdout, r.stderr);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(ITEM);
+    expect(r.stderr).toContain('+ curl -sS -H @-');
+    expect(r.stderr).not.toContain(token);
+    expect(calls()[0]!.bearer).toBe(token);
+  });
+});
+
+async function hasCurl(): Promise<boolean> {
+  const r = await shell('command -v curl', { PATH: process.env.PATH });
+  return r.code === 0;
+}

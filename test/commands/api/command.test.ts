@@ -1,24 +1,19 @@
 /**
- * `idcli api` and `idcli token --header` in process (the built CLI where a process is the point) against the emulator's resource API, with a stored
- * sign-in in the file store (so the token is in no environment variable or argument of any process).
+ * `idcli api` and `idcli token --header` in process against the emulator's resource API, with a stored sign-in in the
+ * file store. What needs a process (a terminal, a closed pipe, a real shell, signals) is in test/e2e/api.test.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { expectNoSecrets, type Harness, harness } from '../../support/harness.js';
+import { describe, expect, it } from 'vitest';
+import type { Harness } from '../../support/harness.js';
 import type { Clock } from '../../../src/clock.js';
 import { FakeClock } from '../../support/clock.js';
 import { until } from '../../support/until.js';
-import { shell } from '../../support/list.js';
-import { baseEnv, type CliOptions, type CliResult, EXE, IDCLI } from '../../support/cli.js';
-import { onTerminal } from '../../support/pty.js';
+import { type CliOptions, type CliResult, EXE } from '../../support/cli.js';
 import { SCHEMES, type Scheme } from '../../support/scheme.js';
 import { storeSignIn } from '../../support/sign-in.js';
-
-const ITEM = '{\n  "id": 9007199254740993,\n  "name": "Ada",\n  "note": "caf\\u00e9 \\"x\\""\n}\n';
-
-const CURL = await hasCurl();
+import { apiCalls, apiEnv, eachSignedInTest, fifo, ITEM } from '../../support/api.js';
 
 let h: Harness;
 /** Access tokens printed on purpose (by `token`), which the leak check allows. */
@@ -26,38 +21,27 @@ let printed: string[];
 
 /** Registers, for every test of the calling suite, a signed-in harness over `scheme` with the item stored. */
 function eachTest(scheme: Scheme = 'http'): void {
-  beforeEach(async () => {
-    h = await harness({ scheme });
-    printed = [];
-    await storeSignIn({ emu: h.emu, configDir: join(h.dir, 'config'), ttlSec: 3600 });
-    h.emu.setResource('/v1/users/42', ITEM);
-  });
-
-  afterEach(async () => {
-    // No token, code or verifier in any output of the test, --verbose traces and error messages included.
-    expectNoSecrets(h, printed);
-    expect(h.emu.errors).toEqual([]);
-    await h.close();
+  eachSignedInTest(scheme, (harness, allowed) => {
+    h = harness;
+    printed = allowed;
   });
 }
 
 function api(
   args: string[],
   extra: Record<string, string | undefined> = {},
-  opts: Omit<CliOptions, 'env'> & { clock?: Clock } = {},
+  opts: Pick<CliOptions, 'input' | 'timeoutMs'> & { clock?: Clock } = {},
 ): Promise<CliResult> {
-  const env = { IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1`, ...extra };
-  // A process only where the test needs one: to signal it, or to hand it a file descriptor.
-  const { input, onSpawn, stdout, prefix, uid, gid, cwd, bin, clock } = opts;
+  const env = { ...apiEnv(h.emu), ...extra };
+  const { input, timeoutMs, clock } = opts;
   // The single executable (IDCLI_TEST_EXE) runs every command, on the machine's clock.
-  if (EXE !== undefined || [onSpawn, stdout, prefix, uid, gid, cwd, bin].some((o) => o !== undefined))
-    return h.run(['api', ...args], env, opts);
+  if (EXE !== undefined) return h.run(['api', ...args], env, { input, timeoutMs });
   return h.command(['api', ...args], env, { ...(input !== undefined && { stdin: input }), ...(clock && { clock }) });
 }
 
 /** Requests the emulator saw outside /oauth/. */
 function calls(path?: string) {
-  return h.emu.requests.filter((r) => !r.path.startsWith('/oauth/') && (path === undefined || r.path === path));
+  return apiCalls(h.emu, path);
 }
 
 function refreshes(): number {
@@ -115,39 +99,6 @@ describe.each(SCHEMES)('idcli api: the response, over %s', (scheme) => {
     expect(r.stderr).toContain('which idcli does not follow');
     expect(JSON.parse(r.stdout)).toEqual({ status: 302 });
     expect(calls().map((c) => c.path)).toEqual(['/v1/status/302']);
-  });
-
-  it('on a terminal, control characters but newline and tab are shown escaped; into a pipe or a file, byte for byte', async () => {
-    // Clear the screen, retitle the window, overwrite a line, delete, C1 CSI (as UTF-8), NUL; then plain text.
-    const body = Buffer.from(
-      'a\x1b[2Jb \x1b]0;pwned\x07 ok\rFAKE \x7f\u009b31m\x00\x08\x0c end\tcafé ✓\nline 2\n',
-      'utf8',
-    );
-    h.emu.setResource('/v1/odd', body);
-    const env = h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` });
-    const tty = await onTerminal(`${IDCLI} api odd`, { env });
-    h.outputs.push(tty.raw);
-    expect(tty.code).toBe(0);
-    // The terminal's line discipline turns each \n into \r\n; nothing else reaches it but the escaped text.
-    expect(tty.raw).toBe(
-      'a\\u001b[2Jb \\u001b]0;pwned\\u0007 ok\\rFAKE \\u007f\\u009b31m\\u0000\\b\\f end\tcafé ✓\r\nline 2\r\n',
-    );
-    const piped = await api(['odd']);
-    expect(piped.code).toBe(0);
-    expect(piped.stdoutBytes.equals(body)).toBe(true);
-    const file = join(h.dir, 'odd.out');
-    const toFile = await shell(`${IDCLI} api odd > "${file}"`, env);
-    expect(toFile.code).toBe(0);
-    expect((await readFile(file)).equals(body)).toBe(true);
-  });
-
-  it('a reader that leaves early (| head) is exit 0', async () => {
-    h.emu.setResource('/v1/big', JSON.stringify({ data: 'x'.repeat(4 * 1024 * 1024) }));
-    const r = await shell(`${IDCLI} api big | head -c 10; echo " exit=\${PIPESTATUS[0]}"`, {
-      ...h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` }),
-    });
-    expect(r.stdout).toBe('{"data":"x exit=0\n');
-    expect(r.stderr).toBe('');
   });
 });
 
@@ -331,20 +282,18 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
   const MiB = 1024 * 1024;
   const LINUX = process.platform === 'linux';
 
-  /** Whether this process has `path` open. */
+  /** Whether the run has `path` open: this process, or under IDCLI_TEST_EXE any (only the run opens the test's FIFO). */
   async function holds(path: string): Promise<boolean> {
-    const fds = await readdir('/proc/self/fd').catch(() => [] as string[]);
-    const targets = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
-    return targets.includes(path);
+    const pids = EXE === undefined ? ['self'] : (await readdir('/proc')).filter((d) => /^\d+$/.test(d));
+    for (const pid of pids) {
+      const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+      const targets = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+      if (targets.includes(path)) return true;
+    }
+    return false;
   }
 
-  async function fifo(): Promise<string> {
-    const path = join(h.dir, 'body.fifo');
-    expect((await shell(`mkfifo "${path}"`, baseEnv())).code).toBe(0);
-    return path;
-  }
-
-  /** Starts `idcli api args` in process and waits until it has the FIFO open, reading from it. */
+  /** Starts `idcli api args` (in process unless IDCLI_TEST_EXE) and waits until it has the FIFO open, reading from it. */
   async function readingFifo(
     path: string,
     args: string[],
@@ -357,9 +306,10 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
   }
 
   it.runIf(LINUX)('a FIFO nobody writes to: IDCLI_HTTP_TIMEOUT ends the wait (exit 4), nothing sent', async () => {
-    const path = await fifo();
-    const clock = new FakeClock();
-    const started = clock.now();
+    const path = await fifo(h.dir);
+    // The executable runs on the machine's clock, where the deadline passes by itself.
+    const clock = EXE === undefined ? new FakeClock() : undefined;
+    const started = clock?.now();
     const { running } = await readingFifo(
       path,
       ['-X', 'POST', 'upload', '--input', path],
@@ -369,9 +319,9 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
       clock,
     );
     // The wait ends at the run's own deadline, not at the 30 s a default timeout would wait.
-    await clock.elapse(1000, 'the deadline of IDCLI_HTTP_TIMEOUT');
+    await clock?.elapse(1000, 'the deadline of IDCLI_HTTP_TIMEOUT');
     const r = await running;
-    expect(clock.now() - started).toBe(1000);
+    if (clock) expect(clock.now() - started!).toBe(1000);
     expect(r.code).toBe(4);
     expect(r.stderr).toBe(
       `error: the request body from --input ${path} did not arrive within 1 s (IDCLI_HTTP_TIMEOUT); check that something writes it and closes it, or raise IDCLI_HTTP_TIMEOUT\n`,
@@ -380,7 +330,7 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
   });
 
   it.runIf(LINUX)('a FIFO written to: the body is kept and sent again whole after a 401', async () => {
-    const path = await fifo();
+    const path = await fifo(h.dir);
     h.emu.inject({ path: '/v1/echo', fault: { kind: 'status', status: 401 } });
     const { running } = await readingFifo(path, ['echo', '--input', path]);
     await writeFile(path, '{"from":"a fifo"}');
@@ -412,11 +362,7 @@ describe('idcli api --input: streamed, and every wait can be ended', () => {
 
   it('stdin over the cap goes out once: a 401 refreshes the token but does not repeat it (exit 3)', async () => {
     h.emu.inject({ path: '/v1/upload', fault: { kind: 'status', status: 401 } });
-    const r = await shell(
-      `head -c ${70 * MiB} /dev/zero | ${IDCLI} api -X POST upload --input -`,
-      h.env({ IDCLI_API_BASE_URL: `${h.emu.baseUrl}/v1` }),
-    );
-    h.outputs.push(r.stdout, r.stderr);
+    const r = await api(['-X', 'POST', 'upload', '--input', '-'], {}, { input: '\0'.repeat(70 * MiB) });
     expect(r.code).toBe(3);
     expect(JSON.parse(r.stdout)).toMatchObject({ error: 'injected_fault' });
     const lines = r.stderr.trim().split('\n');
@@ -499,20 +445,4 @@ describe('idcli token --header', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('--json and --header cannot be used together');
   });
-
-  it.runIf(CURL)('piped into curl -H @-: the call works and a set -x trace shows no token', async () => {
-    const token = await accessToken();
-    const r = await shell(`set -x; ${IDCLI} token --header | curl -sS -H @- "${h.emu.baseUrl}/v1/users/42"`, h.env());
-    h.outputs.push(r.stdout, r.stderr);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toBe(ITEM);
-    expect(r.stderr).toContain('+ curl -sS -H @-');
-    expect(r.stderr).not.toContain(token);
-    expect(calls()[0]!.bearer).toBe(token);
-  });
 });
-
-async function hasCurl(): Promise<boolean> {
-  const r = await shell('command -v curl', { PATH: process.env.PATH });
-  return r.code === 0;
-}
