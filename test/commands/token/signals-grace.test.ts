@@ -64,5 +64,25 @@ describe.concurrent('a stop signal during a refresh, each test at once', () => {
       expect(r.code).toBe(130);
       expect(r.stderr).toBe(FIRST('Ctrl-C') + SECOND('Ctrl-C'));
     });
+
+    it('a second SIGTERM whose grace runs out ends the run with 143, as the signal says', async (t) => {
+      const h = await refreshing(store, 60_000, t);
+      const clock = new FakeClock();
+      const { run } = await tokenSignalled(h, 'SIGTERM', 2, clock);
+      await clock.elapse(GRACE_MS, 'the grace of the second SIGTERM');
+      const r = await run;
+      expect(r.code).toBe(143);
+      expect(r.stderr).toBe(FIRST('SIGTERM') + SECOND('SIGTERM') + GIVEN_UP);
+    });
+
+    it('a third SIGHUP leaves at once with 129, as the signal says', async (t) => {
+      const h = await refreshing(store, 60_000, t);
+      const clock = new FakeClock();
+      const { run } = await tokenSignalled(h, 'SIGHUP', 3, clock);
+      const r = await run;
+      expect(clock.pending()).toContain(GRACE_MS);
+      expect(r.code).toBe(129);
+      expect(r.stderr).toBe(FIRST('SIGHUP') + SECOND('SIGHUP'));
+    });
   });
 });
