@@ -7,7 +7,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { baseEnv, type CliResult, tempDir } from './support/cli.js';
+import { configEnv, expectConfigError } from './support/config-dir.js';
+import { type CliResult, tempDir } from './support/cli.js';
 import { runCommand } from './support/run-command.js';
 
 let tmp: { path: string; cleanup: () => Promise<void> };
@@ -20,13 +21,7 @@ afterEach(async () => {
 
 function idcli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
   return runCommand(args, {
-    env: baseEnv({
-      IDCLI_BASE_URL: 'https://id.example.com',
-      IDCLI_CLIENT_ID: '4f9c0a1e-1234-4abc-8def-0123456789ab',
-      IDCLI_CLIENT_NAME: 'my-app',
-      IDCLI_CREDENTIAL_STORE: 'file',
-      ...env,
-    }),
+    env: configEnv(env),
   });
 }
 
@@ -34,13 +29,6 @@ function idcli(args: string[], env: Record<string, string | undefined>): Promise
 async function ownDir(path: string): Promise<string> {
   await mkdir(path, { recursive: true, mode: 0o700 });
   return path;
-}
-
-function expectConfigError(r: CliResult, message: string): void {
-  expect(r.code, r.stderr).toBe(2);
-  expect(r.stderr).toMatch(/^error: [^\n]+\n$/);
-  expect(r.stderr).toContain(message);
-  expect(r.stderr).not.toMatch(/unexpected internal error|\n\s+at /);
 }
 
 describe('what config.json holds', () => {

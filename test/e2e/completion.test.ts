@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { baseEnv, IDCLI, tempDir } from '../support/cli.js';
+import { hostileConfig, hostileNames } from '../support/hostile-profiles.js';
 import { runCommand } from '../support/run-command.js';
 
 const run = promisify(execFile);
@@ -220,21 +221,8 @@ describe('profile names are data, never code', () => {
     await mkdir(work);
     // What a glob would expand to, in the directory where Tab is pressed.
     await writeFile(join(work, 'glob-victim.txt'), '');
-    hostile = [
-      `$(touch ${marks}/dollar)`,
-      `\`touch ${marks}/backtick\``,
-      `(touch ${marks}/fish)`,
-      `$(touch ${marks}/nested)x$(touch ${marks}/nested2)`,
-      '*',
-      '{a,b}',
-      '~',
-      'x:y',
-      '__proto__',
-    ];
-    const cfg = join(dir.path, 'hostile-cfg');
-    await mkdir(cfg, { mode: 0o700 });
-    const profiles = Object.fromEntries([...hostile, 'staging'].map((n) => [n, { scope: 'x' }]));
-    await writeFile(join(cfg, 'config.json'), JSON.stringify({ profiles }));
+    hostile = hostileNames(marks);
+    const cfg = await hostileConfig(join(dir.path, 'hostile-cfg'), hostile);
     hostileEnv = { ...env, IDCLI_CONFIG_DIR: cfg };
     await mkdir(join(dir.path, 'stand-in'));
     await writeFile(join(dir.path, 'names'), [...hostile, 'staging', ''].join('\n'));

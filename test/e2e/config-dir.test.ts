@@ -11,7 +11,8 @@ import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { configEnv, expectConfigError } from '../support/config-dir.js';
+import { type CliResult, runCli, tempDir } from '../support/cli.js';
 
 const ROOT_USER = process.getuid?.() === 0;
 /** Who the CLI runs as in these tests: nobody when the tests run as root, else the user running them. */
@@ -39,13 +40,7 @@ afterEach(async () => {
 
 function idcli(args: string[], env: Record<string, string | undefined>, cwd = tmp.path): Promise<CliResult> {
   return runCli(args, {
-    env: baseEnv({
-      IDCLI_BASE_URL: 'https://id.example.com',
-      IDCLI_CLIENT_ID: '4f9c0a1e-1234-4abc-8def-0123456789ab',
-      IDCLI_CLIENT_NAME: 'my-app',
-      IDCLI_CREDENTIAL_STORE: 'file',
-      ...env,
-    }),
+    env: configEnv(env),
     cwd,
     ...AS,
   });
@@ -57,13 +52,6 @@ async function ownDir(path: string, mode = 0o700): Promise<string> {
   if (ROOT_USER) await chown(path, 65534, 65534);
   await chmod(path, mode);
   return path;
-}
-
-function expectConfigError(r: CliResult, message: string): void {
-  expect(r.code, r.stderr).toBe(2);
-  expect(r.stderr).toMatch(/^error: [^\n]+\n$/);
-  expect(r.stderr).toContain(message);
-  expect(r.stderr).not.toMatch(/unexpected internal error|\n\s+at /);
 }
 
 describe('the config directory of the XDG Base Directory spec', () => {

@@ -8,7 +8,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { watch } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configLockPath } from '../../src/store/lock.js';
@@ -16,7 +16,7 @@ import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
 import { runCommand } from '../support/run-command.js';
 import { until } from '../support/until.js';
 import { deadPid } from '../support/store.js';
-import { ageFile, readAgain, readsShowInAtime } from '../support/lock-age.js';
+import { ageWhileWatched } from '../support/lock-age.js';
 
 /** How long a lock file may go untouched before the lock judges it abandoned, when its owner cannot be checked. */
 const STALE_MS = 10_000;
@@ -128,16 +128,7 @@ describe('config set and its lock', () => {
     await until(() => (second.said().includes('waiting for') ? true : undefined), 30_000, 'the wait');
     expect(second.said()).toContain(`waiting for another idcli (pid ${first.child.pid} on `);
     expect(second.said()).toContain(lockPath);
-    // Well past the age at which an unchecked lock is abandoned; then the second run is seen to look at it a few
-    // times (a take-over would have removed the file by the third).
-    await ageFile(lockPath, STALE_MS + 3000);
-    if (await readsShowInAtime(dir.path)) await readAgain(lockPath, 3, 'the waiting run to look at the old lock');
-    else
-      await until(
-        async () => (Date.now() - (await stat(lockPath)).mtimeMs > STALE_MS + 6000 ? true : undefined),
-        60_000,
-        'the paused lock to grow old',
-      );
+    await ageWhileWatched(lockPath, dir.path, STALE_MS);
     expect(second.exited(), second.said()).toBe(false);
     expect(await lockOwner()).toBe(first.child.pid);
     resume(first);

@@ -4,25 +4,23 @@
  * sign-ins and single checks run in this process. In a file of its own so that the forks run these waits beside the
  * other etcd tests; the two tests, each with its own emulator and prefix, wait at the same time.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPkcePair } from '../../src/oauth/pkce.js';
-import { type EtcdCluster, startEtcdCluster } from '../support/etcd-cluster.js';
-import { expectFleetRefreshed, fleet, harnessFor, killHolderMidRefresh } from '../support/etcd-fleet.js';
+import {
+  clusterForFile,
+  expectFleetRefreshed,
+  fleet,
+  harnessFor,
+  killHolderMidRefresh,
+} from '../support/etcd-fleet.js';
 import { login, refreshGrants, tokenForms } from '../support/harness.js';
 
-let cluster: EtcdCluster | undefined;
-
-beforeAll(async () => {
-  cluster = await startEtcdCluster();
-}, 60_000);
-afterAll(async () => {
-  await cluster?.close();
-});
+const cluster = clusterForFile();
 
 describe.concurrent('a sign-in shared through etcd', () => {
   it('a holder killed before the service acted on its refresh: the fleet goes on with the chain', async (t) => {
     const h = await harnessFor(t);
-    const f = fleet(h, cluster!);
+    const f = fleet(h, cluster());
     await f.signIn();
     const before = (await f.record())?.accessToken;
     // The holder dies as its request arrives; the service drops it unprocessed: the refresh token is not spent.
@@ -38,7 +36,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
 
   it('a holder killed after the service spent its refresh token: every machine says to sign in again', async (t) => {
     const h = await harnessFor(t);
-    const f = fleet(h, cluster!);
+    const f = fleet(h, cluster());
     await f.signIn();
     const chain = (await f.record())!;
     await killHolderMidRefresh(h, f.machine(0));

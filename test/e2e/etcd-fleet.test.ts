@@ -7,20 +7,12 @@
  * in test/support/etcd-fleet.ts). A cluster that loses members and a lock holder that dies are in etcd-fleet-members and
  * etcd-fleet-holders, so that the forks run their waits side by side.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CliResult } from '../support/cli.js';
-import { type EtcdCluster, startEtcdCluster } from '../support/etcd-cluster.js';
-import { expectFleetRefreshed, fleet, harnessFor, WAITING_FOR_LOCK } from '../support/etcd-fleet.js';
+import { clusterForFile, expectFleetRefreshed, fleet, harnessFor, WAITING_FOR_LOCK } from '../support/etcd-fleet.js';
 import { expectNoSecrets, type Harness, login, refreshGrants } from '../support/harness.js';
 
-let cluster: EtcdCluster | undefined;
-
-beforeAll(async () => {
-  cluster = await startEtcdCluster();
-}, 60_000);
-afterAll(async () => {
-  await cluster?.close();
-});
+const cluster = clusterForFile();
 
 /**
  * Runs `args` in this process with --verbose, stopping it the moment it says it waits for the lock: a run that must
@@ -39,7 +31,7 @@ async function neverWaiting(h: Harness, args: string[], env: Record<string, stri
 describe.concurrent('a sign-in shared through etcd', () => {
   it('40 machines running `token --refresh` at once take turns: no refresh token sent twice', async (t) => {
     const h = await harnessFor(t);
-    const f = fleet(h, cluster!);
+    const f = fleet(h, cluster());
     await f.signIn();
     const before = (await f.record())?.accessToken;
     const results = await Promise.all(
@@ -50,7 +42,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
 
   it('is made on one machine and served on another, from one linearizable read', async (t) => {
     const h = await harnessFor(t);
-    const f = fleet(h, cluster!);
+    const f = fleet(h, cluster());
     await login(h, [], f.machine(0), 'command');
     const stored = await f.record();
     expect(stored?.accessToken).toBeDefined();
@@ -64,7 +56,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
     expect(status.code, status.stderr).toBe(0);
     const report = JSON.parse(status.stdout) as { signedIn: boolean; store: string; storeKind: string };
     expect(report).toMatchObject({ signedIn: true, storeKind: 'etcd' });
-    expect(report.store).toContain(cluster!.members[0]!.clientUrl);
+    expect(report.store).toContain(cluster().members[0]!.clientUrl);
 
     // A refresh on a third machine is seen by the first.
     const refreshed = await h.command(['token', '--refresh'], f.machine(3));
@@ -83,7 +75,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
 
   it('api, list, credential and exec on another machine use the sign-in stored in etcd', async (t) => {
     const h = await harnessFor(t);
-    const f = fleet(h, cluster!);
+    const f = fleet(h, cluster());
     await f.signIn();
     const stored = (await f.record())!;
     const m = f.machine(1);
@@ -121,7 +113,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
 
   it('`token --refresh` refreshes even when the record was written by a machine whose clock runs ahead', async (t) => {
     const h = await harnessFor(t);
-    const f = fleet(h, cluster!);
+    const f = fleet(h, cluster());
     await f.signIn();
     const stored = (await f.record())!;
     // The machine that wrote it believes it is an hour later than this one does.
@@ -140,7 +132,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
 
   it('a refresh stored while this machine waited is taken, whatever the clock of the machine that stored it', async (t) => {
     const h = await harnessFor(t);
-    const f = fleet(h, cluster!);
+    const f = fleet(h, cluster());
     await f.signIn();
     const s = f.store();
     let waiting: Promise<CliResult> | undefined;
@@ -179,31 +171,27 @@ describe.concurrent('a sign-in shared through etcd', () => {
 
   it('a lock key planted without a lease is taken over at once', async (t) => {
     const h = await harnessFor(t);
-    const f = fleet(h, cluster!);
+    const f = fleet(h, cluster());
     await f.signIn();
-    const s = f.store();
-    const lockKey = s.lockKey(h.key());
-    s.close();
-    cluster!.ctl(['put', lockKey, 'x']);
+    const lockKey = f.lockKey();
+    cluster().ctl(['put', lockKey, 'x']);
     // At once: the run never waits for the lock.
     const r = await neverWaiting(h, ['token', '--refresh'], f.machine(1));
     expect(r.stderr).not.toContain(WAITING_FOR_LOCK);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(`${(await f.record())?.accessToken}\n`);
     // Taken with this run's lease, it went with it.
-    expect(cluster!.ctl(['get', lockKey])).toBe('');
+    expect(cluster().ctl(['get', lockKey])).toBe('');
   }, 60_000);
 
   it('a lock key on a lease longer than idcli grants: exit 4 at once, naming the key to delete', async (t) => {
     const h = await harnessFor(t);
-    const f = fleet(h, cluster!);
+    const f = fleet(h, cluster());
     await f.signIn();
-    const s = f.store();
-    const lockKey = s.lockKey(h.key());
-    s.close();
-    const lease = /lease ([0-9a-f]+) granted/.exec(cluster!.ctl(['lease', 'grant', '3600']))![1]!;
+    const lockKey = f.lockKey();
+    const lease = /lease ([0-9a-f]+) granted/.exec(cluster().ctl(['lease', 'grant', '3600']))![1]!;
     try {
-      cluster!.ctl(['put', `--lease=${lease}`, lockKey, 'x']);
+      cluster().ctl(['put', `--lease=${lease}`, lockKey, 'x']);
       const r = await neverWaiting(h, ['token', '--refresh'], f.machine(1));
       expect(r.stderr).not.toContain(WAITING_FOR_LOCK);
       expect(r.code, r.stderr).toBe(4);
@@ -212,7 +200,7 @@ describe.concurrent('a sign-in shared through etcd', () => {
       expect(r.stderr).not.toContain('a holder that died');
       expect(refreshGrants(h)).toHaveLength(0);
     } finally {
-      cluster!.ctl(['lease', 'revoke', lease]);
+      cluster().ctl(['lease', 'revoke', lease]);
     }
   }, 60_000);
 });

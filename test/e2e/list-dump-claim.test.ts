@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Emulator } from '../emulator/index.js';
-import { claimOf, holder, plantClaimDir } from '../support/dump-claim.js';
-import { eachTest, list, listCommand, type ListEnv, type ListRun, ndjson, plainItems } from '../support/list.js';
+import { claimOf, completes as claimFreeRun, holder, plantClaimDir } from '../support/dump-claim.js';
+import { eachTest, list, type ListEnv, type ListRun, ndjson, plainItems } from '../support/list.js';
 import { deadPid } from '../support/store.js';
 import { until } from '../support/until.js';
 
@@ -29,11 +29,6 @@ eachTest(ITEMS, (e, v) => {
 });
 
 const out = () => join(env.configDir, 'items.ndjson');
-const exists = (path: string) =>
-  lstat(path).then(
-    () => true,
-    () => false,
-  );
 
 /**
  * Starts `n` runs on one FILE at once, each held at its first request, and ends them once every run has either
@@ -68,12 +63,7 @@ function oneWriter({ results, writers }: { results: ListRun[]; writers: number }
     expect(r.stderr).toMatch(new RegExp(`^error: ${file} is being (written|claimed) by another idcli run`));
 }
 
-async function completes(file: string): Promise<void> {
-  const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
-  expect(r.code, r.stderr).toBe(0);
-  expect(await readFile(file, 'utf8')).toBe(ndjson(ITEMS));
-  expect(await exists(claimOf(file))).toBe(false);
-}
+const completes = (file: string) => claimFreeRun(env, file, ITEMS);
 
 describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
   it("a temporary claim planted under the name of the next run's pid does not get in its way", async () => {

@@ -8,7 +8,7 @@
  * to look at it again through the file's access time, rather than waiting for the staleness age to pass.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { processStart } from '../../src/store/pid.js';
 import type { CliResult } from '../support/cli.js';
 import { until } from '../support/until.js';
 import { describeEachStore, type Harness, harness, refreshGrants, storeLogin, tokenForms } from '../support/harness.js';
-import { ageFile, readAgain, readsShowInAtime } from '../support/lock-age.js';
+import { ageWhileWatched } from '../support/lock-age.js';
 
 /** How long a lock file may go untouched before the lock judges it abandoned, when its owner cannot be checked. */
 const STALE_MS = 10_000;
@@ -90,16 +90,7 @@ describeEachStore('a refresh paused while it holds the lock', (store) => {
     const sentBefore = tokenRequests(hh);
     const second = waitInProcess(hh, ['token', '--refresh', '--verbose']);
     await until(() => (second.said().includes('waiting for another idcli') ? true : undefined), 30_000, 'the wait');
-    // Well past the age at which an unchecked lock is abandoned; then the second run is seen to look at it a few
-    // times (a take-over would have removed the file by the third).
-    await ageFile(lockPath, STALE_MS + 3000);
-    if (await readsShowInAtime(hh.dir)) await readAgain(lockPath, 3, 'the waiting run to look at the old lock');
-    else
-      await until(
-        async () => (Date.now() - (await stat(lockPath)).mtimeMs > STALE_MS + 6000 ? true : undefined),
-        60_000,
-        'the paused lock to grow old',
-      );
+    await ageWhileWatched(lockPath, hh.dir, STALE_MS);
     expect(second.exited(), second.said()).toBe(false);
     expect(tokenRequests(hh)).toBe(sentBefore);
     expect(JSON.parse(await readFile(lockPath, 'utf8')).pid).toBe(first.child.pid);

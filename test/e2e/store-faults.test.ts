@@ -15,34 +15,20 @@ import { execFile } from 'node:child_process';
 import { chmod, chown, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
-import { FileStore } from '../../src/store/file-store.js';
+import { describe, expect, it } from 'vitest';
 import { type CliResult, expectOneErrorLine } from '../support/cli.js';
 import {
   authorizeQueries,
   describeEachStore,
   type Harness,
-  harness,
   login,
   type StoreKind,
   refreshGrants,
 } from '../support/harness.js';
+import { configDirOf, credentialsDirOf, eachFaultTest, recordPathOf } from '../support/store-faults.js';
 import { startPrivateKeyring } from '../support/private-keyring.js';
 
-let cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
-
-const configDirOf = (h: Harness) => join(h.dir, 'config');
-const credentialsDirOf = (h: Harness) => join(configDirOf(h), 'credentials');
-const recordPathOf = (h: Harness) => new FileStore({ configDir: configDirOf(h) }).pathFor(h.key());
-async function newHarness(store: StoreKind): Promise<Harness> {
-  const h = await harness({ store });
-  cleanups.push(() => h.close());
-  return h;
-}
+const { cleanups, newHarness } = eachFaultTest();
 
 const run = promisify(execFile);
 const AS_ROOT = process.getuid?.() === 0;

@@ -5,10 +5,10 @@
  * writes, race as processes in test/e2e/list-dump-claim.test.ts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { claimOf, holder, plantClaimDir } from '../support/dump-claim.js';
+import { claimOf, completes as claimFreeRun, exists, holder, plantClaimDir } from '../support/dump-claim.js';
 import { eachTest, listCommand, type ListEnv, ndjson, plainItems } from '../support/list.js';
 import { deadPid } from '../support/store.js';
 
@@ -21,11 +21,6 @@ eachTest(ITEMS, (_, v) => {
 });
 
 const out = () => join(env.configDir, 'items.ndjson');
-const exists = (path: string) =>
-  lstat(path).then(
-    () => true,
-    () => false,
-  );
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -40,12 +35,7 @@ function otherProcess(): number {
   return c.pid;
 }
 
-async function completes(file: string): Promise<void> {
-  const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
-  expect(r.code, r.stderr).toBe(0);
-  expect(await readFile(file, 'utf8')).toBe(ndjson(ITEMS));
-  expect(await exists(claimOf(file))).toBe(false);
-}
+const completes = (file: string) => claimFreeRun(env, file, ITEMS);
 
 describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
   it('a reaper file left beside a stale claim, empty, garbage, a directory or naming a live pid, does not block FILE', async () => {

@@ -11,27 +11,14 @@ import { existsSync } from 'node:fs';
 import { chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
-import { FileStore } from '../../src/store/file-store.js';
+import { describe, expect, it } from 'vitest';
 import { encodeRecord } from '../../src/store/record.js';
 import { expectOneErrorLine } from '../support/cli.js';
 import { deadPid } from '../support/store.js';
-import { describeEachStore, type Harness, harness, login, type StoreKind, refreshGrants } from '../support/harness.js';
+import { configDirOf, credentialsDirOf, eachFaultTest, recordPathOf } from '../support/store-faults.js';
+import { describeEachStore, type Harness, login, refreshGrants } from '../support/harness.js';
 
-let cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  cleanups = [];
-});
-
-const configDirOf = (h: Harness) => join(h.dir, 'config');
-const credentialsDirOf = (h: Harness) => join(configDirOf(h), 'credentials');
-const recordPathOf = (h: Harness) => new FileStore({ configDir: configDirOf(h) }).pathFor(h.key());
-async function newHarness(store: StoreKind): Promise<Harness> {
-  const h = await harness({ store });
-  cleanups.push(() => h.close());
-  return h;
-}
+const { cleanups, newHarness } = eachFaultTest();
 
 /** What a writer killed between its write and its rename leaves: the new record, under its temp name. */
 async function orphanTemp(h: Harness, pid: number): Promise<string> {

@@ -6,17 +6,35 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { expect, type TestContext } from 'vitest';
+import { afterAll, beforeAll, expect, type TestContext } from 'vitest';
 import { EtcdStore } from '../../src/store/etcd-store.js';
 import type { CredentialRecord } from '../../src/store/record.js';
 import type { CliResult } from './cli.js';
-import { type EtcdCluster, etcdMachine } from './etcd-cluster.js';
+import { type EtcdCluster, etcdMachine, startEtcdCluster } from './etcd-cluster.js';
 import { expectNoSecrets, type Harness, harness, refreshGrants, storeLogin, tokenForms } from './harness.js';
 
 let prefixes = 0;
 
 /** What a run says under --verbose when another idcli holds the lock (src/oauth/session.ts). */
 export const WAITING_FOR_LOCK = 'waiting for another idcli to finish with these credentials';
+
+/**
+ * One cluster for the calling file, started before its first test and closed after its last: what the returned
+ * function gives while the tests run. `startMs` bounds the start.
+ */
+export function clusterForFile(startMs = 60_000): () => EtcdCluster {
+  let cluster: EtcdCluster | undefined;
+  beforeAll(async () => {
+    cluster = await startEtcdCluster();
+  }, startMs);
+  afterAll(async () => {
+    await cluster?.close();
+  });
+  return () => {
+    if (cluster === undefined) throw new Error('the etcd cluster did not start');
+    return cluster;
+  };
+}
 
 /**
  * A harness for the calling test, closed once it has finished: tests that run at once each have their own. Its
@@ -50,7 +68,16 @@ export function fleet(hh: Harness, c: EtcdCluster, extra: Record<string, string>
       s.close();
     }
   };
-  return { prefix, machine, record, store, signIn };
+  /** The key of the fleet's lock on the sign-in. */
+  const lockKey = (): string => {
+    const s = store();
+    try {
+      return s.lockKey(hh.key());
+    } finally {
+      s.close();
+    }
+  };
+  return { prefix, machine, record, store, signIn, lockKey };
 }
 
 export function refreshTokensSent(hh: Harness): string[] {

@@ -54,3 +54,19 @@ export async function readAgain(path: string, times: number, what: string): Prom
   }
   return 'read';
 }
+
+/**
+ * Makes the lock at `path` (in `dir`) look well past `staleMs`, the age at which an unchecked lock is abandoned, then
+ * sees the waiting run look at it a few times (a take-over would have removed the file by the third); where reads do
+ * not show in the access time, waits on the wall clock for the lock to grow as old.
+ */
+export async function ageWhileWatched(path: string, dir: string, staleMs: number): Promise<void> {
+  await ageFile(path, staleMs + 3000);
+  if (await readsShowInAtime(dir)) await readAgain(path, 3, 'the waiting run to look at the old lock');
+  else
+    await until(
+      async () => (Date.now() - (await stat(path)).mtimeMs > staleMs + 6000 ? true : undefined),
+      60_000,
+      'the paused lock to grow old',
+    );
+}

@@ -3,10 +3,10 @@
  * the scripts call for profile names and which refuses a config.json holding a name --profile would refuse. The
  * scripts in real shells are in test/e2e/completion.test.ts.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseEnv, tempDir } from '../../support/cli.js';
+import { hostileConfig, hostileNames } from '../../support/hostile-profiles.js';
 import { runCommand } from '../../support/run-command.js';
 
 let dir: { path: string; cleanup: () => Promise<void> };
@@ -33,21 +33,8 @@ describe('profile names are data, never code', () => {
   it('__profiles refuses a config.json with a name --profile would refuse, and prints none of its names', async () => {
     const marks = join(dir.path, 'marks');
     // Names that would run a command or glob in a shell, as test/e2e/completion.test.ts gives each shell.
-    const hostile = [
-      `$(touch ${marks}/dollar)`,
-      `\`touch ${marks}/backtick\``,
-      `(touch ${marks}/fish)`,
-      `$(touch ${marks}/nested)x$(touch ${marks}/nested2)`,
-      '*',
-      '{a,b}',
-      '~',
-      'x:y',
-      '__proto__',
-    ];
-    const cfg = join(dir.path, 'hostile-cfg');
-    await mkdir(cfg, { mode: 0o700 });
-    const profiles = Object.fromEntries([...hostile, 'staging'].map((n) => [n, { scope: 'x' }]));
-    await writeFile(join(cfg, 'config.json'), JSON.stringify({ profiles }));
+    const hostile = hostileNames(marks);
+    const cfg = await hostileConfig(join(dir.path, 'hostile-cfg'), hostile);
     const r = await runCommand(['__profiles'], { env: { ...env, IDCLI_CONFIG_DIR: cfg } });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');

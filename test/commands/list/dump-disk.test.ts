@@ -8,12 +8,12 @@
  * EFBIG), which takes the same path in idcli and which only a process of its own gets.
  */
 import { execFileSync } from 'node:child_process';
-import { open, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { open, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import { overwriteState, parseState, writeState } from '../../../src/output/dump-state.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { sha256 } from '../../support/hash.js';
 import { eachTest, listCommand, type ListEnv, plainItems } from '../../support/list.js';
+import { cleanDump, expectResumedToEnd, expectStoppedAtWholePage } from '../../support/write-fault.js';
 
 let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(60_000);
@@ -50,39 +50,18 @@ describe('idcli list -o FILE when the disk fills in the middle (a 2 MiB tmpfs fi
     'exit 1, the state still matches FILE; after space is freed the same command completes it',
     async () => {
       const out = join(DISK, 'items.ndjson');
-      const state = `${out}.idcli-state`;
-      const args = ['/v1/items', '--page-size', '1000', '-o', out];
-      const clean = await listCommand(env, ['/v1/items', '--page-size', '1000']);
-      expect(clean.code).toBe(0);
-      const cleanBytes = clean.stdoutBytes;
+      const { args, state, clean: cleanBytes } = await cleanDump(env, out);
       // FILE needs more than what is left on the disk.
       expect(cleanBytes.length).toBeGreaterThan(DISK_BYTES - FILLER_BYTES);
 
       await writeFile(join(DISK, 'filler'), Buffer.alloc(FILLER_BYTES));
       const fs = await statfs(DISK);
       const room = fs.bavail * fs.bsize;
-      const first = await listCommand(env, args);
-      expect(first.code, first.stderr).toBe(1);
-      expect(first.stderr).toMatch(/cannot write the output \((ENOSPC|EFBIG)\)/);
-      expect(first.stderr).toMatch(/stopped after \d+ items in .*; run the same command again to continue/);
-      const saved = JSON.parse(await readFile(state, 'utf8')) as { bytes: number; items: number };
-      const file = await readFile(out);
-      expect(saved.items).toBeGreaterThan(0);
-      // FILE ends with the last page the state records: nothing of the page that did not fit is left.
-      expect(file.length).toBe(saved.bytes);
-      expect(file.equals(cleanBytes.subarray(0, saved.bytes))).toBe(true);
-      expect(saved.items).toBe(file.toString().split('\n').length - 1);
-      // Every whole page that fitted is kept: the next page, and the state's own block, would not have fitted too.
-      const page = Math.ceil(cleanBytes.length / (ITEMS.length / 1000));
-      expect(saved.bytes + page + 8192).toBeGreaterThan(room);
+      const fault = { out, state, clean: cleanBytes, items: ITEMS.length, pageItems: 1000, room };
+      const saved = await expectStoppedAtWholePage(await listCommand(env, args), fault);
 
       await rm(join(DISK, 'filler'));
-      const again = await listCommand(env, args);
-      expect(again.code, again.stderr).toBe(0);
-      expect(again.stderr).toContain(`resuming ${out} after ${saved.items} items`);
-      const done = await readFile(out);
-      expect(sha256(done)).toBe(sha256(cleanBytes));
-      await expect(stat(state)).rejects.toThrow();
+      await expectResumedToEnd(await listCommand(env, args), fault, saved);
     },
     120_000,
   );
