@@ -8,6 +8,7 @@ export function sha256(data: Buffer | string): string {
 /** The SHA-256 of `items` as NDJSON, one line each, without building the whole text. */
 export function sha256Ndjson(items: readonly string[]): string {
   const digest = createHash('sha256');
-  for (const item of items) digest.update(`${item}\n`);
+  // Each item and its newline apart: an item of many MB is not copied into a new string first.
+  for (const item of items) digest.update(item).update('\n');
   return digest.digest('hex');
 }
