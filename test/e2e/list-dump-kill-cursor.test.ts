@@ -2,7 +2,7 @@
 /** `idcli list -o FILE` killed over a cursor walk, and resumed (see test/support/dump-kill.ts). */
 import { describe, it } from 'vitest';
 import { SCHEMES } from '../support/scheme.js';
-import { killedOverAndOver, killSuite } from '../support/dump-kill.js';
+import { itemsForKills, killedOverAndOver, killSuite } from '../support/dump-kill.js';
 import { plainItems } from '../support/list.js';
 
 // Each scheme's suite has an emulator of its own: the two run at the same time.
@@ -12,7 +12,7 @@ describe.concurrent.each(SCHEMES)(
     const suite = killSuite(scheme);
 
     it('a cursor walk: the finished FILE is byte-identical to a clean run', async () => {
-      const items = plainItems(8_000, 'e');
+      const items = plainItems(itemsForKills(20, 1), 'e');
       await killedOverAndOver(suite, '/v1/events', { type: 'cursor', items }, 20, []);
     }, 240_000);
   },

@@ -2,7 +2,7 @@
 /** `idcli list -o FILE` killed over an offset walk with pages in flight, and resumed (see test/support/dump-kill.ts). */
 import { describe, it } from 'vitest';
 import { SCHEMES } from '../support/scheme.js';
-import { killedOverAndOver, killSuite } from '../support/dump-kill.js';
+import { itemsForKills, killedOverAndOver, killSuite } from '../support/dump-kill.js';
 import { plainItems } from '../support/list.js';
 
 // Each scheme's suite has an emulator of its own: the two run at the same time.
@@ -12,7 +12,7 @@ describe.concurrent.each(SCHEMES)(
     const suite = killSuite(scheme);
 
     it('an offset walk with pages in flight: the finished FILE is byte-identical to a clean run', async () => {
-      const items = plainItems(30_000);
+      const items = plainItems(itemsForKills(20, 4));
       await killedOverAndOver(suite, '/v1/items', { type: 'offset', items }, 20, ['--concurrency', '4']);
     }, 240_000);
   },

@@ -52,6 +52,15 @@ const WINDOW_MS = 250;
 /** How late each page of a killed run is served: a run gets through a part of the walk in WINDOW_MS. */
 const PAGE_LATENCY_MS = 15;
 
+/**
+ * The items a walk needs so that none of its KILLS runs can complete it: a run gets at most `inFlight` pages every
+ * PAGE_LATENCY_MS before its kill, and resumes where the last one's state left it. A longer collection would only
+ * lengthen the final, unkilled run.
+ */
+export function itemsForKills(pageSize: number, inFlight: number): number {
+  return KILLS * Math.ceil(WINDOW_MS / PAGE_LATENCY_MS) * inFlight * pageSize + pageSize;
+}
+
 /** A seeded generator of numbers in [0, 1), so a failing sequence of kill moments can be replayed. */
 function random(seed: number): () => number {
   const next = generator(seed);

@@ -8,9 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../emulator/index.js';
 import { listCommand, type ListEnv, listEnv, plainItems } from '../../support/list.js';
 
-const ITEMS = plainItems(1500);
 const WINDOWS = ['auto', '4', '16'];
-const SIZES = ['7', '100', '1000'];
+/**
+ * Each page size with a collection of its own: pages enough at 7 to keep every window full many times over, more
+ * than one page at 1000. A server that serves fewer and spells the size it served shrinks its pages to one item
+ * within a few pages, so there the collection's length is the walk's number of pages, whatever size is asked.
+ */
+const ITEMS: Record<string, number> = { '7': 700, '100': 1000, '1000': 1200 };
+const SIZES = Object.keys(ITEMS);
 const SERVERS = [
   { name: 'more', times: 2, links: 'asked' },
   { name: 'fewer', times: 0.5, links: 'asked' },
@@ -24,7 +29,11 @@ let env: ListEnv & { cleanup: () => Promise<void> };
 beforeAll(async () => {
   emu = await startEmulator();
   env = await listEnv(emu, emu.mintTokens().access_token);
-  for (const s of SERVERS) emu.setCollection(`/v1/${s.name}`, { type: 'offset', items: [...ITEMS], serves: s });
+  for (const s of SERVERS) {
+    for (const [size, count] of Object.entries(ITEMS)) {
+      emu.setCollection(`/v1/${s.name}-${size}`, { type: 'offset', items: plainItems(count), serves: s });
+    }
+  }
 });
 afterAll(async () => {
   await emu.close();
@@ -36,7 +45,7 @@ describe.each(SERVERS)('a server serving $times× the items asked, links spellin
     '--page-size %s: every window writes what -c 1 writes, with its exit code',
     async (size) => {
       const run = (window: string) =>
-        listCommand(env, [`/v1/${name}`, '--page-size', size, '--concurrency', window], {
+        listCommand(env, [`/v1/${name}-${size}`, '--page-size', size, '--concurrency', window], {
           extraEnv: { IDCLI_PAGE_SIZE: undefined },
         });
       const sequential = await run('1');
