@@ -2,7 +2,7 @@
  * Needs a process: the countdown is drawn on a real pseudo-terminal that the built CLI writes to.
  * `login`'s countdown on a pseudo-terminal, through the BUILT CLI: it appears after the URL, counts down, and is
  * gone when the callback arrives or the wait times out; CI and pipes get the one plain line instead. stdin is not
- * the terminal here: with a terminal on stdin, login asks for the pasted address instead (test/commands/login/paste.test.ts).
+ * the terminal here: with a terminal on stdin, login asks for the pasted address instead (test/e2e/login-paste.test.ts).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN } from '../support/cli.js';

@@ -143,7 +143,7 @@ describe('README "Using idcli in CI": the recipes as written', () => {
   });
 });
 
-// The store-dependent behaviour of these commands is tested with each store in test/credential/; here the README's
+// The store-dependent behaviour of these commands is tested with each store in test/commands/credential/; here the README's
 // text is what is tested, with the file store.
 describe('README "Using the token with other tools": the snippets as written', () => {
   it('kubectl, with the kubeconfig user of the README, reaches an API server that checks the ID token', async () => {

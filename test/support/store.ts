@@ -29,7 +29,7 @@ export function sampleRecord(overrides: Partial<CredentialRecord> = {}): Credent
   };
 }
 
-/** Runs test/store/fixtures/<name>.ts with tsx, as a separate process (so it can be SIGKILLed or race others). */
+/** Runs test/support/fixtures/<name>.ts with tsx, as a separate process (so it can be SIGKILLed or race others). */
 export function runFixture(
   name: string,
   args: string[],
