@@ -111,9 +111,15 @@ function record(seed: number, i: number): string {
   return JSON.stringify(value);
 }
 
+/** Records made so far per seed: record i depends only on the seed and i, and every emulator serves the defaults. */
+const made = new Map<number, string[]>();
+
 /** `count` records as raw JSON text, the same for the same seed. */
 export function generateRecords(count: number, seed = 1): string[] {
-  return Array.from({ length: count }, (_, i) => record(seed, i));
+  let records = made.get(seed);
+  if (!records) made.set(seed, (records = []));
+  for (let i = records.length; i < count; i++) records.push(record(seed, i));
+  return records.slice(0, count);
 }
 
 /**

@@ -15,8 +15,14 @@ import { accountName, type CredentialKey, type CredentialRecord } from '../../sr
 import { createPkcePair } from '../../src/oauth/pkce.js';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliOptions, type CliResult, nodeScript, ROOT, runCli, tempDir } from './cli.js';
-import { type CommandOptions, runCommand } from './run-command.js';
+import type { CommandOptions } from './run-command.js';
 import { type Scheme, schemeSetup } from './scheme.js';
+
+/**
+ * The CLI's own modules, loaded on the first run in process: a file whose tests only start the built CLI as a
+ * process does not pay for loading them.
+ */
+const inProcess = () => import('./run-command.js');
 
 export const HTTP_BROWSER = join(ROOT, 'test', 'support', 'http-browser.mjs');
 
@@ -120,6 +126,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
       return r;
     },
     async command(args, extra = {}, commandOpts = {}) {
+      const { runCommand } = await inProcess();
       const r = await runCommand(args, { ...commandOpts, env: env(extra) });
       outputs.push(r.stdout, r.stderr);
       return r;

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliResult, runCli, tempDir } from './cli.js';
-import { type CommandOptions, runCommand } from './run-command.js';
+import type { CommandOptions } from './run-command.js';
 import { type Scheme, type SchemeSetup, schemeSetup } from './scheme.js';
 
 export interface ListRun extends CliResult {
@@ -122,6 +122,8 @@ export async function listCommand(
 ): Promise<ListRun> {
   if (EXE) return list(env, args, { extraEnv: opts.extraEnv });
   const { extraEnv, ...commandOpts } = opts;
+  // Loaded here, not at the top: a file whose runs are all processes does not pay for loading the CLI's modules.
+  const { runCommand } = await import('./run-command.js');
   return withRequests(env, () => runCommand(['list', ...args], { ...commandOpts, env: cliEnv(env, extraEnv) }));
 }
 
