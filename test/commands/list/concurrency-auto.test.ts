@@ -2,8 +2,8 @@
  * `--concurrency auto`, the default: pages in flight for offset collections with totalItems, a window that grows
  * while the server keeps up and halves when it throttles, never a page beyond --limit, run in this process against
  * the emulator (the peak memory of the CLI's own process is measured in test/e2e/list-concurrency-auto.test.ts). Every collection
- * response is held for LATENCY_MS, so requests that overlap arrive together and requests that wait for one another
- * arrive at least that far apart, whatever the machine's speed.
+ * response is held for LATENCY_MS, so the pages of a window are in flight at the emulator together, which counts as
+ * each request arrives how many are in flight: overlap is read from that count, not from when requests arrived.
  */
 import { describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../emulator/index.js';
@@ -24,16 +24,6 @@ eachEmulator(
   },
   { latencyMs: LATENCY_MS },
 );
-
-/** Arrival times (ms) of the requests for `path`, in order. */
-function arrivals(path: string): number[] {
-  return emu.requests.filter((r) => r.path === path).map((r) => r.wallTime);
-}
-
-/** The indexes of the requests that arrived less than half the latency after the one before: they overlapped. */
-function overlapping(times: number[]): number[] {
-  return times.flatMap((t, i) => (i > 0 && t - times[i - 1]! < LATENCY_MS / 2 ? [i] : []));
-}
 
 /** How many collection requests were in flight at the emulator as each request for `path` arrived, in order. */
 function inFlight(path: string): number[] {
@@ -125,7 +115,7 @@ describe('idcli list --concurrency auto (the default)', () => {
       expectFollowsRule(changes, 4);
       const cuts = changes.filter((c) => c.reason.startsWith(`the server answered HTTP ${status}`));
       expect(cuts).toHaveLength(1);
-      expect(arrivals('/v1/items')).toHaveLength(21);
+      expect(inFlight('/v1/items')).toHaveLength(21);
     }, 60_000);
   }
 
@@ -239,6 +229,9 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS));
     expect(r.stderr).toBe('');
-    expect(overlapping(arrivals('/v1/events'))).toEqual([]);
+    // Each request arrived with none other in flight: none overlapped.
+    const seen = inFlight('/v1/events');
+    expect(seen.length).toBeGreaterThanOrEqual(ITEMS.length / 50);
+    expect(seen.filter((n) => n !== 1)).toEqual([]);
   }, 60_000);
 });
