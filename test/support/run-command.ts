@@ -2,7 +2,9 @@
  * Runs a command in this process through main(), the CLI's seam, the way gh's tests run a command against fake
  * iostreams: stdout and stderr kept in memory (terminals or not, as asked), stdin from a string, the environment
  * given whole (nothing comes from this process's own), a clock the test may drive (test/support/clock.ts), and stop
- * signals the test sends (StopSignals), heard by the CLI's own handling of them. The result has runCli's shape, so a
+ * signals the test sends (StopSignals), heard by the CLI's own handling of them once main() takes them over, as a
+ * process hears them: one that comes before ends the run as Node's default action ends a process, killed by it, with
+ * no exit code and nothing more written. The result has runCli's shape, so a
  * test reads the same stdout, stderr and exit code either way. What a process is the point of (signals from the
  * system, a closed pipe, start-up) stays with runCli.
  */
@@ -36,14 +38,22 @@ export interface CommandOptions {
 /** The stop signals a test sends to a run in process, each heard as the process hears one from the system. */
 export class StopSignals {
   readonly #emitter = new EventEmitter();
+  #unheard: ((name: StopSignal) => void) | undefined;
 
   send(name: StopSignal = 'SIGINT'): void {
-    this.#emitter.emit(name);
+    // Nobody listening: the default action, which for a process is to die by the signal.
+    if (!this.#emitter.emit(name)) this.#unheard?.(name);
   }
 
   on(name: StopSignal, listener: () => void): this {
     this.#emitter.on(name, listener);
     return this;
+  }
+
+  /** What a signal nobody listens to does to the run (runCommand's); until `clear`. */
+  byDefault(action: (name: StopSignal) => void): { clear(): void } {
+    this.#unheard = action;
+    return { clear: () => void (this.#unheard === action && (this.#unheard = undefined)) };
   }
 }
 
@@ -85,12 +95,12 @@ export async function runCommand(args: string[], opts: CommandOptions = {}): Pro
   let stdin: (Readable & { isTTY?: boolean }) | undefined;
   const signals = opts.signals ?? new StopSignals();
   const onInterrupt = (): void => signals.send((opts.interrupt?.reason as StopSignal | undefined) ?? 'SIGINT');
-  let exited!: (code: number) => void;
-  const exit = new Promise<number>((resolve) => (exited = resolve));
-  const edges = { clock, signals, exit: (code: number) => exited(code) };
+  let ended!: (end: { code: number | null; signal: StopSignal | null }) => void;
+  const end = new Promise<{ code: number | null; signal: StopSignal | null }>((resolve) => (ended = resolve));
+  const edges = { clock, signals, exit: (code: number) => ended({ code, signal: null }) };
   const stops = stopSignals(edges, (line) => void stderr.write(`${line}\n`));
-  // Taken over at once: a signal the test sends before the command asks for it stops the run all the same.
-  stops.interrupt();
+  // Taken over only when main() asks (src/cli.ts): for a quick command, not before it needs to be.
+  const killed = signals.byDefault((signal) => ended({ code: null, signal }));
   if (opts.interrupt?.aborted) onInterrupt();
   else opts.interrupt?.addEventListener('abort', onInterrupt, { once: true });
   const proc: Process = {
@@ -120,17 +130,19 @@ export async function runCommand(args: string[], opts: CommandOptions = {}): Pro
     relaySignals: stops.relaySignals,
   };
   try {
-    // An exit (a third stop signal, a grace run out) ends the run where it is, as process.exit ends a process.
-    const code = await Promise.race([main(proc), exit]);
+    // An exit (a third stop signal, a grace run out) or a signal not taken over ends the run where it is, as
+    // process.exit or the signal ends a process.
+    const { code, signal } = await Promise.race([main(proc).then((c) => ({ code: c, signal: null })), end]);
     const stdoutBytes = stdout.bytes();
     return {
       code,
-      signal: null,
+      signal,
       stdout: stdoutBytes.toString('utf8'),
       stderr: stderr.bytes().toString('utf8'),
       stdoutBytes,
     };
   } finally {
+    killed.clear();
     opts.interrupt?.removeEventListener('abort', onInterrupt);
     stdin?.destroy();
   }
