@@ -78,8 +78,21 @@ const lockOwner = async (): Promise<number | undefined> =>
   );
 
 /**
- * Runs `config set <key> <value>` and stops it (SIGSTOP) the moment its lock file appears; a run that got through
- * before the stop landed is let go and another is started, until one is stopped holding the lock.
+ * Whether a stopped `config set` has not yet begun to write: no temp file beside config.json, and `key` not in it.
+ * Its last look at the lock comes after the temp file is written, so a run stopped before that has the look ahead.
+ */
+async function notWrittenYet(key: string): Promise<boolean> {
+  const names = await readdir(dir.path);
+  if (names.some((n) => n.endsWith('.tmp'))) return false;
+  const text = await readFile(join(dir.path, 'config.json'), 'utf8').catch(() => '');
+  return !text.includes(`"${key}"`);
+}
+
+/**
+ * Runs `config set <key> <value>` and stops it (SIGSTOP) the moment its lock file appears; a run that got through,
+ * or had begun to write, before the stop landed is let go and another is started, until one is stopped holding the
+ * lock with its write still ahead: a run stopped between its last look at the lock and the rename would commit
+ * anyway, and nothing outside it can tell that moment from an earlier one.
  */
 async function stopWhileHolding(key: string, value: string): Promise<Run> {
   await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
@@ -104,7 +117,7 @@ async function stopWhileHolding(key: string, value: string): Promise<Run> {
     } finally {
       watcher.close();
     }
-    if (!run.exited() && (await lockOwner()) === run.child.pid) {
+    if (!run.exited() && (await lockOwner()) === run.child.pid && (await notWrittenYet(key))) {
       stopped.add(run.child);
       return run;
     }

@@ -30,7 +30,7 @@ eachEmulator((e, v) => {
  * Ten pages of 100 items, each after the first one held back longer than the line's least interval between draws,
  * so that each page shows.
  */
-function slowCollection(path: string, type: 'offset' | 'cursor', ms = 150): void {
+function slowCollection(path: string, type: 'offset' | 'cursor', ms = 250): void {
   emu.setCollection(path, { type, items: plainItems(1000) });
   emu.inject({ path, nth: 2, times: 9, fault: { kind: 'latency', ms } });
 }
