@@ -77,15 +77,16 @@ const lockOwner = async (): Promise<number | undefined> =>
     () => undefined,
   );
 
+/** config.json as it is now ('' when there is none). */
+const configText = (): Promise<string> => readFile(join(dir.path, 'config.json'), 'utf8').catch(() => '');
+
 /**
- * Whether a stopped `config set` has not yet begun to write: no temp file beside config.json, and `key` not in it.
- * Its last look at the lock comes after the temp file is written, so a run stopped before that has the look ahead.
+ * Whether a stopped `config set` has not yet begun to write: no temp file beside config.json, which is still
+ * `before`. Its last look at the lock comes after the temp file is written, so a run stopped earlier has it ahead.
  */
-async function notWrittenYet(key: string): Promise<boolean> {
-  const names = await readdir(dir.path);
-  if (names.some((n) => n.endsWith('.tmp'))) return false;
-  const text = await readFile(join(dir.path, 'config.json'), 'utf8').catch(() => '');
-  return !text.includes(`"${key}"`);
+async function notWrittenYet(before: string): Promise<boolean> {
+  if ((await readdir(dir.path)).some((n) => n.endsWith('.tmp'))) return false;
+  return (await configText()) === before;
 }
 
 /**
@@ -97,6 +98,7 @@ async function notWrittenYet(key: string): Promise<boolean> {
 async function stopWhileHolding(key: string, value: string): Promise<Run> {
   await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
   for (let attempt = 1; ; attempt++) {
+    const before = await configText();
     let run: Run | undefined;
     const watcher = watch(dirname(lockPath), (_event, name) => {
       if (name === 'config.lock') run?.child.kill('SIGSTOP');
@@ -117,12 +119,15 @@ async function stopWhileHolding(key: string, value: string): Promise<Run> {
     } finally {
       watcher.close();
     }
-    if (!run.exited() && (await lockOwner()) === run.child.pid && (await notWrittenYet(key))) {
+    if (!run.exited() && (await lockOwner()) === run.child.pid && (await notWrittenYet(before))) {
       stopped.add(run.child);
       return run;
     }
     run.child.kill('SIGCONT');
     expect((await run.done).code).toBe(0);
+    // The change of a run let go is undone, so that the test starts from the same file with the run it keeps.
+    if (before === '') await rm(join(dir.path, 'config.json'), { force: true });
+    else await writeFile(join(dir.path, 'config.json'), before);
     if (attempt >= 40) throw new Error('never caught a config set holding its lock');
   }
 }
