@@ -46,6 +46,20 @@ export interface EtcdCluster {
   close(): Promise<void>;
 }
 
+/**
+ * A port no member of this start has: a port bound and closed may be handed out again at once, and etcd refuses a
+ * cluster whose members share a URL ("has duplicate url").
+ */
+async function distinctPort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (!taken.has(port)) {
+      taken.add(port);
+      return port;
+    }
+  }
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -154,13 +168,14 @@ export async function startEtcdCluster(opts: EtcdClusterOptions = {}): Promise<E
   const scheme = tls ? 'https' : 'http';
   for (let attempt = 1; ; attempt++) {
     const members: EtcdMember[] = [];
+    const ports = new Set<number>();
     for (let i = 0; i < size; i++) {
       const dataDir = join(tmp.path, `m${i}-${attempt}`);
       mkdirSync(dataDir, { mode: 0o700 });
       members.push({
         name: `m${i}`,
-        clientUrl: `${scheme}://127.0.0.1:${await freePort()}`,
-        peerUrl: `http://127.0.0.1:${await freePort()}`,
+        clientUrl: `${scheme}://127.0.0.1:${await distinctPort(ports)}`,
+        peerUrl: `http://127.0.0.1:${await distinctPort(ports)}`,
         dataDir,
         process: undefined,
       });
