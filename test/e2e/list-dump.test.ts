@@ -6,20 +6,14 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Emulator } from '../emulator/index.js';
-import { eachTest, list, listCommand, type ListEnv, ndjson, plainItems, signalAtThirdPage } from '../support/list.js';
+import { eachTest, list, listCommand, ndjson, plainItems, signalAtThirdPage } from '../support/list.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
 let out: string;
 
-eachTest(ITEMS, (e, v) => {
-  emu = e;
-  env = v;
-});
+const ctx = eachTest(ITEMS);
 beforeEach(() => {
-  out = join(env.configDir, 'items.ndjson');
+  out = join(ctx.env.configDir, 'items.ndjson');
 });
 
 const seq = ['--concurrency', '1'];
@@ -31,12 +25,12 @@ describe('idcli list -o FILE', () => {
     ['SIGHUP', 129],
   ] as const) {
     it(`${signal}: exit ${code}, the stop line says to run the same command, which completes FILE`, async () => {
-      const r = await list(env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(emu, signal));
+      const r = await list(ctx.env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(ctx.emu, signal));
       expect(r.code).toBe(code);
       expect(r.stderr).toContain(`stopped after 200 items in ${out}; run the same command again to continue`);
       expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 200)));
-      emu.clearFaults();
-      const again = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
+      ctx.emu.clearFaults();
+      const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', out]);
       expect(again.code, again.stderr).toBe(0);
       expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
     }, 60_000);

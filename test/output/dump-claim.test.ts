@@ -9,18 +9,15 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimOf, completes as claimFreeRun, exists, holder, plantClaimDir } from '../support/dump-claim.js';
-import { eachTest, listCommand, type ListEnv, ndjson, plainItems } from '../support/list.js';
+import { eachTest, listCommand, ndjson, plainItems } from '../support/list.js';
 import { deadPid } from '../support/store.js';
 
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
 const seq = ['--concurrency', '1'];
 
-eachTest(ITEMS, (_, v) => {
-  env = v;
-});
+const ctx = eachTest(ITEMS);
 
-const out = () => join(env.configDir, 'items.ndjson');
+const out = () => join(ctx.env.configDir, 'items.ndjson');
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -35,7 +32,7 @@ function otherProcess(): number {
   return c.pid;
 }
 
-const completes = (file: string) => claimFreeRun(env, file, ITEMS);
+const completes = (file: string) => claimFreeRun(ctx.env, file, ITEMS);
 
 describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
   it('a reaper file left beside a stale claim, empty, garbage, a directory or naming a live pid, does not block FILE', async () => {
@@ -51,7 +48,7 @@ describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
     for (const [what, plant] of kinds) {
       await plant();
       await writeFile(claimOf(file), holder(dead));
-      const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
+      const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', file]);
       expect(r.code, `${what}: ${r.stderr}`).toBe(0);
       expect(await readFile(file, 'utf8')).toBe(ndjson(ITEMS));
       expect(await exists(claimOf(file))).toBe(false);
@@ -105,7 +102,7 @@ describe('idcli list -o FILE: what is not a claim of idcli is refused naming it'
     ];
     for (const plant of plants) {
       await plant();
-      const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
+      const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', file]);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`refusing to use ${claim}`);
       expect(r.stderr).toContain(`remove ${claim} (rm -r)`);

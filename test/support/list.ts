@@ -32,40 +32,63 @@ export async function listEnv(
   return { emu, configDir: dir.path, token, cleanup: dir.cleanup };
 }
 
+/** The emulator and list environment of the running test, as eachEmulator() and eachTest() register them. */
+export interface ListContext {
+  readonly emu: Emulator;
+  readonly env: ListEnv & { cleanup: () => Promise<void> };
+}
+
 /**
- * Registers, for every test of the calling suite, a fresh emulator started with `options` and a list environment
- * with a minted access token, handed to `use` before the test; both are closed after it.
+ * Registers `start` before every test of the calling suite and the closing of what it started after it. The returned
+ * context reads the running test's values, and says so plainly when read outside a test (at collection time, in a
+ * hook that runs before the emulator starts, or after it is closed).
  */
-export function eachEmulator(
-  use: (emu: Emulator, env: ListEnv & { cleanup: () => Promise<void> }) => void,
-  options: EmulatorOptions = {},
-): void {
-  let emu: Emulator | undefined;
-  let env: (ListEnv & { cleanup: () => Promise<void> }) | undefined;
+function eachContext(start: () => Promise<ListContext>): ListContext {
+  let current: ListContext | undefined;
   beforeEach(async () => {
-    emu = await startEmulator(options);
-    env = await listEnv(emu, emu.mintTokens().access_token);
-    use(emu, env);
+    current = await start();
   });
   afterEach(async () => {
-    await emu?.close();
-    await env?.cleanup();
+    const ending = current;
+    current = undefined;
+    await ending?.emu.close();
+    await ending?.env.cleanup();
+  });
+  const now = (what: string): ListContext => {
+    if (current === undefined) throw new Error(`the ${what} of a list test exists only while the test runs`);
+    return current;
+  };
+  return {
+    get emu() {
+      return now('emulator').emu;
+    },
+    get env() {
+      return now('environment').env;
+    },
+  };
+}
+
+/**
+ * Registers, for every test of the calling suite, a fresh emulator started with `options` and a list environment
+ * with a minted access token, read through the returned context; both are closed after the test.
+ */
+export function eachEmulator(options: EmulatorOptions = {}): ListContext {
+  return eachContext(async () => {
+    const emu = await startEmulator(options);
+    return { emu, env: await listEnv(emu, emu.mintTokens().access_token) };
   });
 }
 
 /**
  * Registers, for every test of the calling suite, a fresh emulator serving `items` at /v1/items and a list
- * environment (with a minted access token, or `stored` for the sign-in in its config directory), handed to `use`
- * before the test; both are closed after it. Over `https` the suite's emulators share one CA made for it.
+ * environment (with a minted access token, or `stored` for the sign-in in its config directory), read through the
+ * returned context; both are closed after the test. Over `https` the suite's emulators share one CA made for it.
  */
 export function eachTest(
   items: readonly string[],
-  use: (emu: Emulator, env: ListEnv & { cleanup: () => Promise<void> }) => void,
   token: 'minted' | 'stored' = 'minted',
   scheme: Scheme = 'http',
-): void {
-  let emu: Emulator;
-  let env: ListEnv & { cleanup: () => Promise<void> };
+): ListContext {
   let pki: { path: string; cleanup: () => Promise<void> } | undefined;
   let setup: SchemeSetup = { env: {} };
   beforeAll(async () => {
@@ -76,16 +99,12 @@ export function eachTest(
   afterAll(async () => {
     await pki?.cleanup();
   });
-  beforeEach(async () => {
-    emu = await startEmulator(setup.tls ? { tls: setup.tls } : {});
-    env = await listEnv(emu, token === 'minted' ? emu.mintTokens().access_token : undefined);
+  return eachContext(async () => {
+    const emu = await startEmulator(setup.tls ? { tls: setup.tls } : {});
+    const env = await listEnv(emu, token === 'minted' ? emu.mintTokens().access_token : undefined);
     env.trust = setup.env;
     emu.setCollection('/v1/items', { type: 'offset', items: [...items] });
-    use(emu, env);
-  });
-  afterEach(async () => {
-    await emu.close();
-    await env.cleanup();
+    return { emu, env };
   });
 }
 
