@@ -6,31 +6,21 @@
  */
 import { type ChildProcess, execFile } from 'node:child_process';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, readFile, symlink } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import { cliEnv, eachTest, list, listCommand, ndjson, plainItems, signalAtThirdPage } from '../support/list.js';
+import { exists } from '../support/dump-claim.js';
+import { cliEnv, eachDump, list, listCommand, ndjson, plainItems, signalAtThirdPage, seq } from '../support/list.js';
 
 const run = promisify(execFile);
 const ROOT_USER = process.getuid?.() === 0;
 const NOBODY = 65534;
 
 const ITEMS = plainItems(250);
-let out: string;
 
-const ctx = eachTest(ITEMS);
-beforeEach(() => {
-  out = join(ctx.env.configDir, 'items.ndjson');
-});
-
-const seq = ['--concurrency', '1'];
-const exists = (path: string) =>
-  lstat(path).then(
-    () => true,
-    () => false,
-  );
+const ctx = eachDump(ITEMS);
 
 describe('idcli list -o FILE: links of the user, and what is not a regular file', () => {
   it('a FIFO with no reader: exit 2 before any request, at once', async () => {
@@ -71,7 +61,7 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
   });
 
   it('-o /dev/stdout on a regular file writes that file, with its state beside it and none in /dev', async () => {
-    const fh = await open(out, 'w');
+    const fh = await open(ctx.out, 'w');
     let r;
     try {
       r = await list(ctx.env, ['/v1/items', ...seq, '-o', '/dev/stdout'], { stdout: fh.fd });
@@ -79,10 +69,10 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
       await fh.close();
     }
     expect(r.code, r.stderr).toBe(0);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS));
     expect(await exists('/dev/stdout.idcli-state')).toBe(false);
     expect(await exists('/dev/stdout.idcli-run')).toBe(false);
-    expect(await exists(`${out}.idcli-state`)).toBe(false);
+    expect(await exists(`${ctx.out}.idcli-state`)).toBe(false);
   });
 });
 
@@ -96,44 +86,44 @@ describe('idcli list -o FILE has one writer', () => {
       ctx.emu.onRequest((q) => {
         if (q.path !== '/v1/items' || ++seen !== 3) return;
         ctx.emu.onRequest(undefined);
-        void list(ctx.env, ['/v1/items', ...seq, '-o', out]).then((r) => {
+        void list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]).then((r) => {
           first?.kill('SIGTERM');
           resolve(r);
         });
       });
     });
-    const firstRun = list(ctx.env, ['/v1/items', ...seq, '-o', out], {
+    const firstRun = list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out], {
       onSpawn: (c) => {
         first = c;
       },
     });
     const r = await second;
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain(`${out} is being written by another idcli run (pid ${first?.pid})`);
+    expect(r.stderr).toContain(`${ctx.out} is being written by another idcli run (pid ${first?.pid})`);
     expect(r.requests).toEqual([]);
     const f = await firstRun;
     expect(f.code, f.stderr).toBe(143);
-    expect(await exists(`${out}.idcli-run`)).toBe(false);
+    expect(await exists(`${ctx.out}.idcli-run`)).toBe(false);
     ctx.emu.clearFaults();
-    const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', out]);
+    const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(again.code, again.stderr).toBe(0);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS));
   }, 60_000);
 
   it('the claim of a run killed with SIGKILL is taken over, and the walk continues byte-identical', async () => {
-    const first = await list(ctx.env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(ctx.emu, 'SIGKILL'));
+    const first = await list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out], signalAtThirdPage(ctx.emu, 'SIGKILL'));
     expect(first.signal).toBe('SIGKILL');
-    expect(await exists(`${out}.idcli-run`)).toBe(true);
+    expect(await exists(`${ctx.out}.idcli-run`)).toBe(true);
     ctx.emu.clearFaults();
-    const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', out]);
+    const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/resuming \S+ after [12]00 items/);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
-    expect(await exists(`${out}.idcli-run`)).toBe(false);
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS));
+    expect(await exists(`${ctx.out}.idcli-run`)).toBe(false);
   }, 60_000);
 
   it('three runs started at once on the claim of a killed run: one takes it over, the others are exit 2', async () => {
-    const first = await list(ctx.env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(ctx.emu, 'SIGKILL'));
+    const first = await list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out], signalAtThirdPage(ctx.emu, 'SIGKILL'));
     expect(first.signal).toBe('SIGKILL');
     ctx.emu.clearFaults();
     // Whichever run wins holds its first request until the others have ended.
@@ -141,7 +131,7 @@ describe('idcli list -o FILE has one writer', () => {
     const children: ChildProcess[] = [];
     let ended = 0;
     const runs = [0, 1, 2].map(() =>
-      list(ctx.env, ['/v1/items', ...seq, '-o', out], { onSpawn: (c) => children.push(c) }).then((r) => {
+      list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out], { onSpawn: (c) => children.push(c) }).then((r) => {
         if (r.code === 2) ended += 1;
         if (ended === 2) for (const c of children) c.kill('SIGTERM');
         return r;
@@ -153,9 +143,9 @@ describe('idcli list -o FILE has one writer', () => {
     for (const r of results.filter((x) => x.code === 2))
       expect(r.stderr).toMatch(/is being (written|claimed) by another idcli run/);
     ctx.emu.clearFaults();
-    const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', out]);
+    const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(again.code, again.stderr).toBe(0);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS));
   }, 90_000);
 });
 

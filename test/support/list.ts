@@ -4,6 +4,7 @@
  * is the point (signals, a closed pipe, another user's files, runs side by side) and for the single executable.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliResult, runCli, tempDir } from './cli.js';
@@ -107,6 +108,31 @@ export function eachTest(
     return { emu, env };
   });
 }
+
+/** A list context for the `-o FILE` tests, with the test's FILE. */
+export interface DumpContext extends ListContext {
+  /** items.ndjson in the running test's config directory. */
+  readonly out: string;
+}
+
+/** eachTest() over `items`, for the tests of `idcli list -o FILE`: each test has a FILE of its own. */
+export function eachDump(items: readonly string[]): DumpContext {
+  const ctx = eachTest(items);
+  return {
+    get emu() {
+      return ctx.emu;
+    },
+    get env() {
+      return ctx.env;
+    },
+    get out() {
+      return join(ctx.env.configDir, 'items.ndjson');
+    },
+  };
+}
+
+/** `list` arguments for a walk one page at a time, where the count of requests tells how far FILE is. */
+export const seq: readonly string[] = ['--concurrency', '1'];
 
 /**
  * The environment of a CLI run against the emulator. IDCLI_PAGE_SIZE=service sends no pageSize, so a test that does

@@ -11,27 +11,17 @@ import { chmod, link, lstat, mkdir, mkdtemp, readFile, rm, stat, symlink, trunca
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { eachTest, listCommand, ndjson, plainItems } from '../../support/list.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { exists } from '../../support/dump-claim.js';
+import { eachDump, listCommand, ndjson, plainItems, seq } from '../../support/list.js';
 
 const run = promisify(execFile);
 const ROOT_USER = process.getuid?.() === 0;
 const NOBODY = 65534;
 
 const ITEMS = plainItems(250);
-let out: string;
 
-const ctx = eachTest(ITEMS);
-beforeEach(() => {
-  out = join(ctx.env.configDir, 'items.ndjson');
-});
-
-const seq = ['--concurrency', '1'];
-const exists = (path: string) =>
-  lstat(path).then(
-    () => true,
-    () => false,
-  );
+const ctx = eachDump(ITEMS);
 
 /** Runs a command as the user nobody, as that user would. */
 async function asNobody(cmd: string, ...args: string[]): Promise<void> {
@@ -191,10 +181,10 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
   });
 
   it('a FILE with a second name (a hard link): exit 2 on either name, naming it, FILE untouched, no request', async () => {
-    await writeFile(out, 'keep\n');
+    await writeFile(ctx.out, 'keep\n');
     const other = join(ctx.env.configDir, 'other.ndjson');
-    await link(out, other);
-    for (const file of [out, other]) {
+    await link(ctx.out, other);
+    for (const file of [ctx.out, other]) {
       for (const extra of [[], ['--restart']]) {
         const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', file, ...extra]);
         expect(r.code, r.stderr).toBe(2);
@@ -204,8 +194,8 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
         expect(r.requests).toEqual([]);
       }
     }
-    expect(await readFile(out, 'utf8')).toBe('keep\n');
-    expect(await exists(`${out}.idcli-run`)).toBe(false);
+    expect(await readFile(ctx.out, 'utf8')).toBe('keep\n');
+    expect(await exists(`${ctx.out}.idcli-run`)).toBe(false);
   });
 
   it('a FILE path over PATH_MAX: exit 2 saying so, the path shown by its start and its end, no request', async () => {
@@ -244,31 +234,31 @@ describe('idcli list -o FILE: the state tells the truth', () => {
       times: Number.POSITIVE_INFINITY,
       fault: { kind: 'status', status: 500 },
     });
-    expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', out])).code).toBe(4);
+    expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     ctx.emu.clearFaults();
-    const r = await listCommand(ctx.env, ['/v1/items', ...seq, '--limit', '150', '-o', out]);
+    const r = await listCommand(ctx.env, ['/v1/items', ...seq, '--limit', '150', '-o', ctx.out]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toBe(
-      `error: ${out} already holds 200 items, more than --limit 150; run with --limit 200 or more to continue it, or add --restart to start over with --limit 150\n`,
+      `error: ${ctx.out} already holds 200 items, more than --limit 150; run with --limit 200 or more to continue it, or add --restart to start over with --limit 150\n`,
     );
     expect(r.requests).toEqual([]);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 200)));
-    const restart = await listCommand(ctx.env, ['/v1/items', ...seq, '--limit', '150', '-o', out, '--restart']);
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 200)));
+    const restart = await listCommand(ctx.env, ['/v1/items', ...seq, '--limit', '150', '-o', ctx.out, '--restart']);
     expect(restart.code, restart.stderr).toBe(0);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 150)));
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 150)));
   });
 
   it('a state of 1 GB is refused unread: exit 2 naming its size and --restart, no request', async () => {
-    await writeFile(out, 'x\n');
-    await writeFile(`${out}.idcli-state`, '');
+    await writeFile(ctx.out, 'x\n');
+    await writeFile(`${ctx.out}.idcli-state`, '');
     // Sparse: the size is there, the disk blocks are not.
-    await truncate(`${out}.idcli-state`, 1024 ** 3);
-    const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', out]);
+    await truncate(`${ctx.out}.idcli-state`, 1024 ** 3);
+    const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain(`its state ${out}.idcli-state cannot be used (it is larger than 16 MB)`);
+    expect(r.stderr).toContain(`its state ${ctx.out}.idcli-state cannot be used (it is larger than 16 MB)`);
     expect(r.stderr).toContain('add --restart to start over');
     expect(r.requests).toEqual([]);
-    expect(await readFile(out, 'utf8')).toBe('x\n');
+    expect(await readFile(ctx.out, 'utf8')).toBe('x\n');
   });
 
   it("exit 5 on a page's link: the stop line counts what FILE holds and says a re-run meets the same answer", async () => {
@@ -277,14 +267,14 @@ describe('idcli list -o FILE: the state tells the truth', () => {
       nth: 3,
       fault: { kind: 'next', href: 'http://other.invalid/v1/items?pageIndex=3' },
     });
-    const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', out]);
+    const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(r.code, r.stderr).toBe(5);
     const said = /stopped after (\d+) items in (\S+); running the same command again gets the same answer/.exec(
       r.stderr,
     );
-    expect(said?.[2]).toBe(out);
-    const lines = (await readFile(out, 'utf8')).split('\n').length - 1;
+    expect(said?.[2]).toBe(ctx.out);
+    const lines = (await readFile(ctx.out, 'utf8')).split('\n').length - 1;
     expect(Number(said?.[1])).toBe(lines);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, lines)));
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS.slice(0, lines)));
   });
 });
