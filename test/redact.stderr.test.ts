@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { eachTest, listCommand as list, plainItems } from './support/list.js';
+import { eachTest, listCommand as list, plainItems, failFrom } from './support/list.js';
 import { PIECE } from '../src/redact.js';
 import { baseEnv, type CliResult, tempDir } from './support/cli.js';
 import { runCommand } from './support/run-command.js';
@@ -64,12 +64,7 @@ describe('one redaction for every line on stderr', () => {
 
     it('"holds part of another walk" and the walk before it show no signature or key, with --verbose too', async () => {
       const out = join(ctx.env.configDir, 'items.ndjson');
-      ctx.emu.inject({
-        path: '/v1/items',
-        nth: 3,
-        times: Number.POSITIVE_INFINITY,
-        fault: { kind: 'status', status: 500 },
-      });
+      failFrom(ctx.emu, 3);
       const first = await list(ctx.env, [
         `/v1/items?sig=${SECRETS[0]}&api_key=${SECRETS[1]}`,
         '--concurrency',

@@ -228,6 +228,11 @@ export function signalAtThirdPage(
   };
 }
 
+/** Every request for `path` from the `nth` on is answered `status`: the walk fails there for good (at once for 500). */
+export function failFrom(emu: Emulator, nth: number, path = '/v1/items', status = 500): void {
+  emu.inject({ path, nth, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status } });
+}
+
 /** The command the CLI printed for resuming, as its URL argument. */
 export function resumeUrl(stderr: string): string | undefined {
   return /resume with: idcli list '([^']+)'/.exec(stderr)?.[1];

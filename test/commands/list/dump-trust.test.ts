@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exists } from '../../support/dump-claim.js';
-import { eachDump, listCommand, ndjson, plainItems, seq } from '../../support/list.js';
+import { eachDump, listCommand, ndjson, plainItems, seq, failFrom } from '../../support/list.js';
 
 const run = promisify(execFile);
 const ROOT_USER = process.getuid?.() === 0;
@@ -228,12 +228,7 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
 
 describe('idcli list -o FILE: the state tells the truth', () => {
   it('--limit below what FILE holds: exit 2 saying so, FILE and its state kept, no request', async () => {
-    ctx.emu.inject({
-      path: '/v1/items',
-      nth: 3,
-      times: Number.POSITIVE_INFINITY,
-      fault: { kind: 'status', status: 500 },
-    });
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     ctx.emu.clearFaults();
     const r = await listCommand(ctx.env, ['/v1/items', ...seq, '--limit', '150', '-o', ctx.out]);

@@ -9,7 +9,7 @@ import { mkdir, readFile, rm, rmdir, stat, symlink, truncate, writeFile } from '
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { eachDump, listCommand, ndjson, plainItems, seq } from '../../support/list.js';
+import { eachDump, listCommand, ndjson, plainItems, seq, failFrom } from '../../support/list.js';
 
 const ITEMS = plainItems(250);
 let state: string;
@@ -25,11 +25,6 @@ const exists = (path: string) =>
   );
 const readState = async () =>
   JSON.parse(await readFile(state, 'utf8')) as { next: string; items: number; bytes: number; walk: object };
-
-/** Every request for the collection fails with 500 from the `nth` on (exit 4 at once: 500 is not retried). */
-function failFrom(nth: number, path = '/v1/items'): void {
-  ctx.emu.inject({ path, nth, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 500 } });
-}
 
 describe('idcli list -o FILE', () => {
   it('writes the items to FILE, private, nothing on stdout, and leaves no state when complete', async () => {
@@ -65,7 +60,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('a failure before the first page creates nothing', async () => {
-    failFrom(1);
+    failFrom(ctx.emu, 1);
     const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(r.code).toBe(4);
     expect(await exists(ctx.out)).toBe(false);
@@ -74,7 +69,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('exit 4, then the same command continues: FILE is byte-identical, the pages before are not fetched again', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     const first = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(first.code).toBe(4);
     expect(first.stderr).toContain(
@@ -97,7 +92,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('--quiet leaves out the resume note, never the stop line', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     const first = await listCommand(ctx.env, ['/v1/items', ...seq, '--quiet', '-o', ctx.out]);
     expect(first.code).toBe(4);
     expect(first.stderr).toContain('stopped after 200 items');
@@ -109,7 +104,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('a page half written when the process died is cut off on the re-run', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     // What a run killed in the middle of its third page leaves: bytes past the state's length.
     await writeFile(ctx.out, `${await readFile(ctx.out, 'utf8')}{"id":"i200","n":2`);
@@ -123,12 +118,7 @@ describe('idcli list -o FILE', () => {
     const many = plainItems(2000);
     ctx.emu.setCollection('/v1/items', { type: 'offset', items: many });
     // The fifth request fails; the pages after it may arrive, but are not written before it.
-    ctx.emu.inject({
-      path: '/v1/items',
-      nth: 5,
-      times: Number.POSITIVE_INFINITY,
-      fault: { kind: 'status', status: 500 },
-    });
+    failFrom(ctx.emu, 5);
     const first = await listCommand(ctx.env, ['/v1/items', '--concurrency', '4', '-o', ctx.out]);
     expect(first.code).toBe(4);
     const s = await readState();
@@ -141,7 +131,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('--limit counts the items already in FILE', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '--limit', '230', '-o', ctx.out])).code).toBe(4);
     expect((await readState()).items).toBe(200);
     ctx.emu.clearFaults();
@@ -153,7 +143,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('a re-run whose --limit the items in FILE already reach completes without a request', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '--limit', '240', '-o', ctx.out])).code).toBe(4);
     const r = await listCommand(ctx.env, ['/v1/items', ...seq, '--limit', '200', '-o', ctx.out]);
     expect(r.code, r.stderr).toBe(0);
@@ -163,7 +153,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('a state from another walk is exit 2 naming the setting that differs and --restart; FILE is untouched', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     ctx.emu.clearFaults();
     const before = await readFile(ctx.out);
@@ -190,7 +180,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('--restart discards the state and starts over, also with another walk', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     ctx.emu.clearFaults();
     const r = await listCommand(ctx.env, ['/v1/items', '--page-size', '50', ...seq, '-o', ctx.out, '--restart']);
@@ -218,7 +208,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('a FILE shorter than its state is exit 2 naming --restart', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     ctx.emu.clearFaults();
     await truncate(ctx.out, 100);
@@ -232,7 +222,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('a FILE replaced since its state was written is not continued', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     ctx.emu.clearFaults();
     await writeFile(ctx.out, 'x'.repeat(100_000));
@@ -243,7 +233,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('a deleted FILE with its state left is exit 2 naming --restart', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     ctx.emu.clearFaults();
     await rm(ctx.out);
@@ -255,7 +245,7 @@ describe('idcli list -o FILE', () => {
   });
 
   it('a state that cannot be read is exit 2 naming --restart', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     ctx.emu.clearFaults();
     const good = await readFile(state, 'utf8');
@@ -295,7 +285,7 @@ describe('idcli list -o FILE', () => {
   it('a cursor the server no longer accepts: exit 4 as today, the message names --restart', async () => {
     const events = plainItems(250, 'e');
     ctx.emu.setCollection('/v1/events', { type: 'cursor', items: events });
-    failFrom(3, '/v1/events');
+    failFrom(ctx.emu, 3, '/v1/events');
     expect((await listCommand(ctx.env, ['/v1/events', '-o', ctx.out])).code).toBe(4);
     ctx.emu.clearFaults();
     // The cursor has expired: the service refuses the very URL the state holds.
@@ -350,7 +340,7 @@ describe.runIf(process.getuid?.() === 0)('idcli list -o FILE where FILE may not 
   });
 
   it('a FILE to continue that may not be written: exit 2 with the fix or --restart, FILE and its state kept', async () => {
-    failFrom(3);
+    failFrom(ctx.emu, 3);
     expect((await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out])).code).toBe(4);
     const before = await readFile(ctx.out, 'utf8');
     ctx.emu.clearFaults();

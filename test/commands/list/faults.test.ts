@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../support/clock.js';
 import { until } from '../../support/until.js';
-import { listCommand, ndjson, plainItems, resumeUrl, eachTest } from '../../support/list.js';
+import { listCommand, ndjson, plainItems, resumeUrl, eachTest, failFrom } from '../../support/list.js';
 
 const ITEMS = plainItems(250);
 
@@ -104,12 +104,7 @@ describe('idcli list: transient failures are retried and the output stays exact'
   }, 60_000);
 
   it('gives up after --max-retries with exit 4', async () => {
-    ctx.emu.inject({
-      path: '/v1/items',
-      nth: 1,
-      times: Number.POSITIVE_INFINITY,
-      fault: { kind: 'status', status: 503 },
-    });
+    failFrom(ctx.emu, 1, '/v1/items', 503);
     const clock = new FakeClock();
     const running = listCommand(ctx.env, ['/v1/items', '--max-retries', '2'], { clock });
     expect(await throughWaits(clock, running)).toHaveLength(2);
@@ -123,12 +118,7 @@ describe('idcli list: transient failures are retried and the output stays exact'
 
 describe('idcli list: stopping early leaves an exact prefix and a working resume command', () => {
   it('a permanent 500 mid-walk: exit 4, the pages before on stdout, resume yields exactly the rest', async () => {
-    ctx.emu.inject({
-      path: '/v1/items',
-      nth: 3,
-      times: Number.POSITIVE_INFINITY,
-      fault: { kind: 'status', status: 500 },
-    });
+    failFrom(ctx.emu, 3);
     // One page at a time, so the third request is the third page (the next test does the same in parallel).
     const r = await listCommand(ctx.env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(4);
@@ -148,12 +138,7 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
     const items = plainItems(1000);
     ctx.emu.setCollection('/v1/wide', { type: 'offset', items });
     // The 6th request is page index 5 (the first page, then 1..4 in flight, then 5).
-    ctx.emu.inject({
-      path: '/v1/wide',
-      nth: 6,
-      times: Number.POSITIVE_INFINITY,
-      fault: { kind: 'status', status: 500 },
-    });
+    failFrom(ctx.emu, 6, '/v1/wide');
     const r = await listCommand(ctx.env, ['/v1/wide', '--page-size', '50', '--concurrency', '4']);
     expect(r.code).toBe(4);
     const resume = resumeUrl(r.stderr) as string;
@@ -167,12 +152,7 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
   it('a cursor collection resumes from its cursor link', async () => {
     const items = plainItems(95, 'c');
     ctx.emu.setCollection('/v1/cur', { type: 'cursor', items });
-    ctx.emu.inject({
-      path: '/v1/cur',
-      nth: 4,
-      times: Number.POSITIVE_INFINITY,
-      fault: { kind: 'status', status: 502 },
-    });
+    failFrom(ctx.emu, 4, '/v1/cur', 502);
     const r = await listCommand(ctx.env, ['/v1/cur', '--page-size', '20', '--max-retries', '1']);
     expect(r.code).toBe(4);
     expect(r.stdout).toBe(ndjson(items.slice(0, 60)));
