@@ -6,8 +6,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FileStore } from '../src/store/file-store.js';
-import type { Emulator } from './emulator/index.js';
-import { cliEnv, listCommand as list, type ListEnv, eachTest, ndjson, plainItems, resumeUrl } from './support/list.js';
+import { cliEnv, listCommand as list, eachTest, ndjson, plainItems, resumeUrl } from './support/list.js';
 import { baseEnv, type CliResult, tempDir } from './support/cli.js';
 import { runCommand } from './support/run-command.js';
 import { hostile, page } from './support/hostile-links.js';
@@ -89,21 +88,15 @@ describe('long links from the server', () => {
 });
 
 describe('control characters from servers', () => {
-  let emu: Emulator;
-  let env: ListEnv & { cleanup: () => Promise<void> };
-
-  eachTest(['{"id":1}'], (e, v) => {
-    emu = e;
-    env = v;
-  });
+  const ctx = eachTest(['{"id":1}']);
 
   it('C1 controls in a Content-Type never reach stderr: they are shown escaped', async () => {
-    emu.inject({
+    ctx.emu.inject({
       path: '/v1/items',
       nth: 1,
       fault: { kind: 'body', contentType: 'text/html\u009b2J\u009d0:owned\u009c', body: '<html>' },
     });
-    const r = await list(env, ['/v1/items']);
+    const r = await list(ctx.env, ['/v1/items']);
     expect(r.code).toBe(5);
     expect(r.stderr).toContain('content-type text/html\\u009b2J\\u009d0:owned\\u009c)');
     expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
@@ -113,11 +106,11 @@ describe('control characters from servers', () => {
     const claims = { sub: 'u1', name: 'Ada\r\u001b]0;owned\u0007\u001b[2J', email: 'ada@example.com' };
     const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
     const idToken = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64(claims)}.c2ln`;
-    await new FileStore({ configDir: env.configDir }).write(
-      { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' },
+    await new FileStore({ configDir: ctx.env.configDir }).write(
+      { baseUrl: ctx.emu.baseUrl, clientId: ctx.emu.client.id, profile: 'default' },
       { version: 1, accessToken: 'abcdefgh', expiresAt: Date.now() + 600_000, idToken, updatedAt: 0, generation: 0 },
     );
-    const r = await runCommand(['status'], { env: cliEnv({ ...env, token: undefined }) });
+    const r = await runCommand(['status'], { env: cliEnv({ ...ctx.env, token: undefined }) });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Ada\\r\\u001b]0;owned\\u0007\\u001b[2J');
     expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
@@ -125,40 +118,30 @@ describe('control characters from servers', () => {
 });
 
 describe('tokens with control characters', () => {
-  let emu: Emulator;
-  let env: ListEnv & { cleanup: () => Promise<void> };
-
-  eachTest(
-    ['{"id":1}'],
-    (e, v) => {
-      emu = e;
-      env = v;
-    },
-    'stored',
-  );
+  const ctx = eachTest(['{"id":1}'], 'stored');
 
   it('from IDCLI_ACCESS_TOKEN: exit 2 with a message, nothing sent', async () => {
-    for (const bad of [`${emu.mintTokens().access_token}\r`, 'abc\u0001def', 'abc\u0085def']) {
-      const r = await list({ ...env, token: bad }, ['/v1/items']);
+    for (const bad of [`${ctx.emu.mintTokens().access_token}\r`, 'abc\u0001def', 'abc\u0085def']) {
+      const r = await list({ ...ctx.env, token: bad }, ['/v1/items']);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/IDCLI_ACCESS_TOKEN holds characters no access token has/);
       expect(r.requests).toHaveLength(0);
-      const t = await runCommand(['token'], { env: cliEnv({ ...env, token: bad }) });
+      const t = await runCommand(['token'], { env: cliEnv({ ...ctx.env, token: bad }) });
       expect(t.code).toBe(2);
       expect(t.stdout).toBe('');
     }
   }, 30_000);
 
   it('from the store: exit 3 with a message, nothing sent', async () => {
-    await new FileStore({ configDir: env.configDir }).write(
-      { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' },
+    await new FileStore({ configDir: ctx.env.configDir }).write(
+      { baseUrl: ctx.emu.baseUrl, clientId: ctx.emu.client.id, profile: 'default' },
       { version: 1, accessToken: 'abc\u001bdef', expiresAt: Date.now() + 600_000, updatedAt: 0, generation: 0 },
     );
-    const r = await list(env, ['/v1/items']);
+    const r = await list(ctx.env, ['/v1/items']);
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/accessToken holds control characters/);
     expect(r.requests).toHaveLength(0);
-    const t = await runCommand(['token'], { env: cliEnv(env) });
+    const t = await runCommand(['token'], { env: cliEnv(ctx.env) });
     expect(t.code).toBe(3);
     expect(t.stdout).toBe('');
   }, 30_000);
@@ -228,25 +211,16 @@ describe('what the user typed, echoed in errors', () => {
 });
 
 describe.each(['minted', 'stored'] as const)('secrets a server puts in its links (%s token)', (source) => {
-  let emu: Emulator;
-  let env: ListEnv & { cleanup: () => Promise<void> };
   let token: string;
   const ITEMS = plainItems(250);
 
-  eachTest(
-    ITEMS,
-    (e, v) => {
-      emu = e;
-      env = v;
-    },
-    source,
-  );
+  const ctx = eachTest(ITEMS, source);
   beforeEach(async () => {
-    if (env.token !== undefined) token = env.token;
+    if (ctx.env.token !== undefined) token = ctx.env.token;
     else {
-      token = emu.mintTokens().access_token;
-      await new FileStore({ configDir: env.configDir }).write(
-        { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' },
+      token = ctx.emu.mintTokens().access_token;
+      await new FileStore({ configDir: ctx.env.configDir }).write(
+        { baseUrl: ctx.emu.baseUrl, clientId: ctx.emu.client.id, profile: 'default' },
         { version: 1, accessToken: token, expiresAt: Date.now() + 600_000, updatedAt: 0, generation: 0 },
       );
     }
@@ -255,17 +229,17 @@ describe.each(['minted', 'stored'] as const)('secrets a server puts in its links
   it('the error line and the resume hint hide the token in a path and signature and key parameters', async () => {
     const sig = 'SIGNATURE-value-0123456789';
     const query = `pageIndex=1&pageSize=100&sig=${sig}&X-Amz-Signature=${sig}&x-amz-credential=${sig}&API_KEY=${sig}&f=a+b`;
-    const next = `${emu.baseUrl}/v1/items/${token}/more?${query}&t=${encodeURIComponent(token)}`;
+    const next = `${ctx.emu.baseUrl}/v1/items/${token}/more?${query}&t=${encodeURIComponent(token)}`;
     for (const verbose of [[], ['--verbose']]) {
-      emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: next } });
-      const r = await list(env, [...verbose, '--max-retries', '0', '--concurrency', '1', '/v1/items']);
+      ctx.emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: next } });
+      const r = await list(ctx.env, [...verbose, '--max-retries', '0', '--concurrency', '1', '/v1/items']);
       expect(r.code, r.stderr).toBe(4);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
       // The page with the token in its path was asked for: the server's link was followed as it is.
       expect(r.requests.at(-1)).toContain(`/v1/items/${token}/more?`);
       expect(r.stderr).not.toContain(token);
       expect(r.stderr).not.toContain(sig);
-      const shown = `${emu.baseUrl}/v1/items/[redacted]/more?pageIndex=1&pageSize=100&sig=[redacted]&X-Amz-Signature=[redacted]&x-amz-credential=[redacted]&API_KEY=[redacted]&f=a+b&t=[redacted]`;
+      const shown = `${ctx.emu.baseUrl}/v1/items/[redacted]/more?pageIndex=1&pageSize=100&sig=[redacted]&X-Amz-Signature=[redacted]&x-amz-credential=[redacted]&API_KEY=[redacted]&f=a+b&t=[redacted]`;
       expect(r.stderr).toMatch(/^error: GET .*\/v1\/items\/\[redacted\]\/more\?.*sig=\[redacted\].* 404/m);
       expect(resumeUrl(r.stderr)).toBe(shown);
       expect(r.stderr).toContain(
@@ -279,7 +253,7 @@ describe.each(['minted', 'stored'] as const)('secrets a server puts in its links
   it('`api` hides the token in the target path and a key parameter in its error line', async () => {
     const key = 'APIKEY-value-0123456789';
     for (const verbose of [[], ['--verbose']]) {
-      const r = await runCommand(['api', ...verbose, `/v1/nothing/${token}?key=${key}&x=1`], { env: cliEnv(env) });
+      const r = await runCommand(['api', ...verbose, `/v1/nothing/${token}?key=${key}&x=1`], { env: cliEnv(ctx.env) });
       expect(r.code, r.stderr).toBe(4);
       expect(r.stderr).toContain('/v1/nothing/[redacted]?key=[redacted]&x=1');
       expect(r.stderr).not.toContain(token);
@@ -287,7 +261,7 @@ describe.each(['minted', 'stored'] as const)('secrets a server puts in its links
     }
     // Refused before any token is read: only IDCLI_ACCESS_TOKEN is known by then, and it is hidden from the start.
     if (source === 'minted') {
-      const r = await runCommand(['api', `http://other.example/${token}`], { env: cliEnv(env) });
+      const r = await runCommand(['api', `http://other.example/${token}`], { env: cliEnv(ctx.env) });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain('http://other.example/[redacted] resolves to');
       expect(r.stderr).not.toContain(token);
@@ -296,16 +270,16 @@ describe.each(['minted', 'stored'] as const)('secrets a server puts in its links
 
   it('the resume hint redacts the parameters --verbose redacts, and keeps every other byte', async () => {
     const secret = 'SECRET-in-a-link-0123456789';
-    const next = `${emu.baseUrl}/v1/items?pageIndex=1&pageSize=100&access_token=${secret}&Code=${secret}&f=a+b%2Bc`;
+    const next = `${ctx.emu.baseUrl}/v1/items?pageIndex=1&pageSize=100&access_token=${secret}&Code=${secret}&f=a+b%2Bc`;
     for (const verbose of [[], ['--verbose']]) {
-      emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: next } });
-      emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 500 } });
-      const r = await list(env, [...verbose, '--max-retries', '0', '--concurrency', '1', '/v1/items']);
+      ctx.emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: next } });
+      ctx.emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 500 } });
+      const r = await list(ctx.env, [...verbose, '--max-retries', '0', '--concurrency', '1', '/v1/items']);
       expect(r.code).toBe(4);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
       expect(r.stderr).not.toContain(secret);
       expect(resumeUrl(r.stderr)).toBe(
-        `${emu.baseUrl}/v1/items?pageIndex=1&pageSize=100&access_token=[redacted]&Code=[redacted]&f=a+b%2Bc`,
+        `${ctx.emu.baseUrl}/v1/items?pageIndex=1&pageSize=100&access_token=[redacted]&Code=[redacted]&f=a+b%2Bc`,
       );
       if (verbose.length) expect(r.stderr).toContain('access_token=[redacted]&Code=[redacted]');
     }

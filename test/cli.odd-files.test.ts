@@ -9,33 +9,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../src/store/file-store.js';
-import type { Emulator } from './emulator/index.js';
-import { cliEnv, type ListEnv, eachTest } from './support/list.js';
+import { cliEnv, eachTest } from './support/list.js';
 import { runCommand } from './support/run-command.js';
 import { storeSignIn } from './support/sign-in.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
+const ctx = eachTest(['{"id":1}'], 'stored');
 
-eachTest(
-  ['{"id":1}'],
-  (e, v) => {
-    emu = e;
-    env = v;
-  },
-  'stored',
-);
-
-const key = () => ({ baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' });
+const key = () => ({ baseUrl: ctx.emu.baseUrl, clientId: ctx.emu.client.id, profile: 'default' });
 
 function idcli(args: string[], extra: Record<string, string | undefined> = {}) {
-  return runCommand(args, { env: cliEnv(env, extra) });
+  return runCommand(args, { env: cliEnv(ctx.env, extra) });
 }
 
 describe('config.json', () => {
   it('over 1 MB is refused with exit 2', async () => {
     const padding = ' '.repeat(2 * 1024 * 1024);
-    await writeFile(join(env.configDir, 'config.json'), `{"profiles":{}${padding}}`);
+    await writeFile(join(ctx.env.configDir, 'config.json'), `{"profiles":{}${padding}}`);
     const r = await idcli(['config', 'list']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/config\.json is larger than 1 MB/);
@@ -43,25 +32,25 @@ describe('config.json', () => {
 
   it('just under 1 MB is still read', async () => {
     const padding = ' '.repeat(1024 * 1024 - 100);
-    await writeFile(join(env.configDir, 'config.json'), `{"profiles":{"default":{"scope":"x"}}${padding}}`);
+    await writeFile(join(ctx.env.configDir, 'config.json'), `{"profiles":{"default":{"scope":"x"}}${padding}}`);
     const r = await idcli(['config', 'list']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('scope=x\n');
   }, 30_000);
 
   it('a config directory open to other users is tightened to 0700 with a warning, like the credentials one', async () => {
-    await writeFile(join(env.configDir, 'config.json'), '{"profiles":{}}');
-    await chmod(env.configDir, 0o755);
+    await writeFile(join(ctx.env.configDir, 'config.json'), '{"profiles":{}}');
+    await chmod(ctx.env.configDir, 0o755);
     const r = await idcli(['config', 'list']);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/was accessible by other users \(mode 0755\); tightened to 0700/);
-    expect((await stat(env.configDir)).mode & 0o777).toBe(0o700);
+    expect((await stat(ctx.env.configDir)).mode & 0o777).toBe(0o700);
     const again = await idcli(['config', 'list']);
     expect(again.stderr).toBe('');
   }, 30_000);
 
   it('`config set` creates a private directory and a private file', async () => {
-    const dir = join(env.configDir, 'fresh');
+    const dir = join(ctx.env.configDir, 'fresh');
     const r = await idcli(['config', 'set', 'scope', 'x'], { IDCLI_CONFIG_DIR: dir });
     expect(r.code).toBe(0);
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
@@ -71,7 +60,7 @@ describe('config.json', () => {
 
 describe('logout', () => {
   it('refuses a symlinked credentials directory and deletes nothing in its target', async () => {
-    const store = new FileStore({ configDir: env.configDir });
+    const store = new FileStore({ configDir: ctx.env.configDir });
     const record = await store.pathFor(key());
     const elsewhere = await mkdtemp(join(tmpdir(), 'idcli-elsewhere-'));
     try {
@@ -93,8 +82,8 @@ describe('logout', () => {
   }, 30_000);
 
   it('still removes a record from a real directory', async () => {
-    await storeSignIn({ emu, configDir: env.configDir, ttlSec: 600 });
-    const path = await new FileStore({ configDir: env.configDir }).pathFor(key());
+    await storeSignIn({ emu: ctx.emu, configDir: ctx.env.configDir, ttlSec: 600 });
+    const path = await new FileStore({ configDir: ctx.env.configDir }).pathFor(key());
     expect(existsSync(path)).toBe(true);
     const r = await idcli(['logout'], { IDCLI_CREDENTIAL_STORE: 'file' });
     expect(r.code).toBe(0);

@@ -6,8 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from './emulator/index.js';
-import { eachTest, listCommand as list, type ListEnv, plainItems } from './support/list.js';
+import { eachTest, listCommand as list, plainItems, failFrom } from './support/list.js';
 import { PIECE } from '../src/redact.js';
 import { baseEnv, type CliResult, tempDir } from './support/cli.js';
 import { runCommand } from './support/run-command.js';
@@ -61,22 +60,12 @@ describe('one redaction for every line on stderr', () => {
   });
 
   describe('list -o FILE', () => {
-    let emu: Emulator;
-    let env: ListEnv;
-    eachTest(plainItems(250), (e, v) => {
-      emu = e;
-      env = v;
-    });
+    const ctx = eachTest(plainItems(250));
 
     it('"holds part of another walk" and the walk before it show no signature or key, with --verbose too', async () => {
-      const out = join(env.configDir, 'items.ndjson');
-      emu.inject({
-        path: '/v1/items',
-        nth: 3,
-        times: Number.POSITIVE_INFINITY,
-        fault: { kind: 'status', status: 500 },
-      });
-      const first = await list(env, [
+      const out = join(ctx.env.configDir, 'items.ndjson');
+      failFrom(ctx.emu, 3);
+      const first = await list(ctx.env, [
         `/v1/items?sig=${SECRETS[0]}&api_key=${SECRETS[1]}`,
         '--concurrency',
         '1',
@@ -86,10 +75,10 @@ describe('one redaction for every line on stderr', () => {
       expect(first.code, first.stderr).toBe(4);
       expect(first.requests.length).toBe(3);
       expectNoSecret(first);
-      emu.clearFaults();
+      ctx.emu.clearFaults();
       const other = [`/v1/items?sig=${SECRETS[3]}&api_key=${SECRETS[4]}`, '--concurrency', '1', '-o', out];
       for (const extra of [[], ['--verbose']]) {
-        const r = await list(env, [...other, ...extra]);
+        const r = await list(ctx.env, [...other, ...extra]);
         expect(r.code).toBe(2);
         expect(r.requests).toEqual([]);
         expectNoSecret(r);
@@ -102,12 +91,7 @@ describe('one redaction for every line on stderr', () => {
   });
 
   describe('a lying server that echoes the access token', () => {
-    let emu: Emulator;
-    let env: ListEnv;
-    eachTest(plainItems(5), (e, v) => {
-      emu = e;
-      env = v;
-    });
+    const ctx = eachTest(plainItems(5));
 
     /** No PIECE characters in a row of the token, in any case, anywhere in what the run printed. */
     function expectNoPiece(r: CliResult, token: string): void {
@@ -117,18 +101,18 @@ describe('one redaction for every line on stderr', () => {
     }
 
     it('a links.next with the token as its host name (lower-cased by URL parsing): exit 5, no piece of it', async () => {
-      const token = env.token!;
-      emu.inject({ path: '/v1/items', fault: { kind: 'next', href: `http://${token}.evil.example/` } });
-      const r = await list(env, ['/v1/items']);
+      const token = ctx.env.token!;
+      ctx.emu.inject({ path: '/v1/items', fault: { kind: 'next', href: `http://${token}.evil.example/` } });
+      const r = await list(ctx.env, ['/v1/items']);
       expect(r.code, r.stderr).toBe(5);
       expect(r.stderr).toMatch(/links\.next points to another origin \(http:\[redacted\]\)/);
       expectNoPiece(r, token);
     });
 
     it('a Content-Encoding that is the token (lower-cased and clipped in the message): no piece of it', async () => {
-      const token = env.token!;
-      emu.inject({ path: '/v1/items', fault: { kind: 'encoding', coding: token } });
-      const r = await list(env, ['/v1/items', '--verbose']);
+      const token = ctx.env.token!;
+      ctx.emu.inject({ path: '/v1/items', fault: { kind: 'encoding', coding: token } });
+      const r = await list(ctx.env, ['/v1/items', '--verbose']);
       expect(r.code, r.stderr).toBe(5);
       expect(r.stderr).toMatch(/the response is in content coding '\[redacted\]/);
       expectNoPiece(r, token);

@@ -8,7 +8,7 @@
  */
 import { existsSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { BIN, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { BIN, type CliResult, runCli } from '../support/cli.js';
 import { BAD, expectFinished, listed, useCaFiles } from '../support/ca-files.js';
 
 /** Far beyond a healthy run; a run that waits on a FIFO is killed here and fails the test. */
@@ -20,17 +20,8 @@ beforeAll(() => {
 
 const files = useCaFiles();
 
-async function list(extra: Record<string, string>): Promise<CliResult> {
-  const cfg = await tempDir('idcli-ca-files-cfg-');
-  try {
-    return await runCli(['list', '/v1/items', '--max-retries', '0'], {
-      timeoutMs: DEADLINE_MS,
-      env: files.env(cfg.path, extra),
-    });
-  } finally {
-    await cfg.cleanup();
-  }
-}
+const list = (extra: Record<string, string>): Promise<CliResult> =>
+  files.list(extra, (args, env) => runCli(args, { timeoutMs: DEADLINE_MS, env }));
 
 const blocking = BAD.filter((b) => b.blocks);
 

@@ -12,7 +12,7 @@ import { mkdir, readdir, readFile, rm, symlink, utimes, writeFile } from 'node:f
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { configLockPath } from '../../src/store/lock.js';
-import { baseEnv, type CliResult, runCli, tempDir } from '../support/cli.js';
+import { baseEnv, followInProcess, followProcess, type FollowedRun, runCli, tempDir } from '../support/cli.js';
 import { runCommand } from '../support/run-command.js';
 import { until } from '../support/until.js';
 import { deadPid } from '../support/store.js';
@@ -21,12 +21,7 @@ import { ageWhileWatched } from '../support/lock-age.js';
 /** How long a lock file may go untouched before the lock judges it abandoned, when its owner cannot be checked. */
 const STALE_MS = 10_000;
 
-interface Run {
-  child: ChildProcess;
-  done: Promise<CliResult>;
-  said: () => string;
-  exited: () => boolean;
-}
+type Run = FollowedRun & { child: ChildProcess };
 
 let dir: { path: string; cleanup: () => Promise<void> };
 let lockPath: string;
@@ -44,31 +39,13 @@ afterEach(async () => {
   await dir.cleanup();
 });
 
-async function start(args: string[], opts: { prefix?: string[] } = {}): Promise<Run> {
-  let resolveChild!: (c: ChildProcess) => void;
-  const spawned = new Promise<ChildProcess>((r) => {
-    resolveChild = r;
-  });
-  let over = false;
-  const done = runCli(args, { env, timeoutMs: 120_000, onSpawn: resolveChild, ...opts }).finally(() => {
-    over = true;
-  });
-  const child = await spawned;
-  let said = '';
-  child.stderr!.on('data', (b: Buffer) => {
-    said += b.toString();
-  });
-  return { child, done, said: () => said, exited: () => over };
+function start(args: string[], opts: { prefix?: string[] } = {}): Promise<Run> {
+  return followProcess((onSpawn) => runCli(args, { env, timeoutMs: 120_000, onSpawn, ...opts }));
 }
 
 /** Runs `idcli <args>` in this process, and follows its stderr as it arrives. */
-function startInProcess(args: string[]): Omit<Run, 'child'> {
-  let said = '';
-  let over = false;
-  const done = runCommand(args, { env, onStderr: (text) => void (said += text) }).finally(() => {
-    over = true;
-  });
-  return { done, said: () => said, exited: () => over };
+function startInProcess(args: string[]): FollowedRun {
+  return followInProcess((onStderr) => runCommand(args, { env, onStderr }));
 }
 
 const lockOwner = async (): Promise<number | undefined> =>

@@ -30,8 +30,11 @@ describeEachStore('git clone with idcli as its credential helper', (store) => {
     await h?.close();
   });
 
-  /** `git clone` of the served repository into `dest`, idcli the only helper, the API at the git server. */
-  const clone = (dest: string) =>
+  /**
+   * `git clone` of the served repository into `dest`, idcli the only helper, with `api` in its environment (the API
+   * at the git server unless told).
+   */
+  const clone = (dest: string, api: Record<string, string> = { IDCLI_API_BASE_URL: server.url }) =>
     git(
       [
         '-c',
@@ -43,7 +46,7 @@ describeEachStore('git clone with idcli as its credential helper', (store) => {
         `${server.url}/repo.git`,
         join(h.dir, dest),
       ],
-      h.env({ ...gitEnv(home), IDCLI_API_BASE_URL: server.url }),
+      h.env({ ...gitEnv(home), ...api }),
     );
 
   it('clones with the stored access token', async () => {
@@ -73,19 +76,7 @@ describeEachStore('git clone with idcli as its credential helper', (store) => {
 
   it('no token goes to a git server on another origin', async () => {
     await seedSignIn(h);
-    const r = await git(
-      [
-        '-c',
-        'credential.helper=',
-        '-c',
-        `credential.helper=!${IDCLI} credential git`,
-        'clone',
-        '-q',
-        `${server.url}/repo.git`,
-        join(h.dir, 'x'),
-      ],
-      h.env({ ...gitEnv(home) }),
-    );
+    const r = await clone('x', {});
     expect(r.code).not.toBe(0);
     expect(server.passwords).toEqual([]);
   });

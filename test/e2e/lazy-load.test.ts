@@ -7,33 +7,22 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../emulator/index.js';
-import { cliEnv, eachTest, type ListEnv } from '../support/list.js';
+import { cliEnv, eachTest } from '../support/list.js';
 import { BIN, ROOT, runCli } from '../support/cli.js';
 import { storeExpiredSignIn, storeSignIn } from '../support/sign-in.js';
-
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
 
 beforeAll(() => {
   if (!existsSync(BIN)) throw new Error('build the CLI first: npm run build');
 });
 
-eachTest(
-  [],
-  (e, v) => {
-    emu = e;
-    env = v;
-  },
-  'stored',
-);
+const ctx = eachTest([], 'stored');
 
 /** Runs idcli (`token` unless told) and returns every file and Node builtin it loaded. */
 async function loads(args: string[] = ['token'], extra: Record<string, string> = {}, code = 0): Promise<string[]> {
-  const out = join(env.configDir, 'loads.txt');
+  const out = join(ctx.env.configDir, 'loads.txt');
   const hook = join(ROOT, 'test', 'support', 'loaded-modules.cjs');
   const r = await runCli(args, {
-    env: cliEnv(env, { NODE_OPTIONS: `--require=${hook}`, LOADED_MODULES_FILE: out, ...extra }),
+    env: cliEnv(ctx.env, { NODE_OPTIONS: `--require=${hook}`, LOADED_MODULES_FILE: out, ...extra }),
   });
   expect(r.code, r.stderr).toBe(code);
   return readFileSync(out, 'utf8').split('\n');
@@ -49,13 +38,13 @@ const etcdFiles = (files: string[]) => files.filter((f) => /^etcd[-.]/.test(base
 
 describe('node:http stays off the cached-token path', () => {
   it('a cached token loads neither node:http nor node:https; a refresh loads node:http', async () => {
-    await storeSignIn({ emu, configDir: env.configDir, ttlSec: 3600 });
+    await storeSignIn({ emu: ctx.emu, configDir: ctx.env.configDir, ttlSec: 3600 });
     expect(await tokenLoads()).toEqual([]);
-    expect(emu.tokenEvents).toHaveLength(0);
+    expect(ctx.emu.tokenEvents).toHaveLength(0);
 
-    await storeExpiredSignIn({ emu, configDir: env.configDir });
+    await storeExpiredSignIn({ emu: ctx.emu, configDir: ctx.env.configDir });
     expect(await tokenLoads()).toContain('node:http');
-    expect(emu.tokenEvents.length).toBeGreaterThan(0);
+    expect(ctx.emu.tokenEvents.length).toBeGreaterThan(0);
   });
 });
 
@@ -63,10 +52,10 @@ describe("the etcd store stays off the other stores' runs", () => {
   it('a cached token, a refresh, status and doctor with the file store load no etcd chunk', async () => {
     const built = readdirSync(join(ROOT, 'dist')).filter((f) => /^etcd[-.]/.test(f));
     expect(built.length).toBeGreaterThan(0); // the probe below would see them
-    await storeSignIn({ emu, configDir: env.configDir, ttlSec: 3600 });
+    await storeSignIn({ emu: ctx.emu, configDir: ctx.env.configDir, ttlSec: 3600 });
     expect(etcdFiles(await loads())).toEqual([]);
     expect(etcdFiles(await loads(['status']))).toEqual([]);
-    await storeExpiredSignIn({ emu, configDir: env.configDir });
+    await storeExpiredSignIn({ emu: ctx.emu, configDir: ctx.env.configDir });
     const refresh = await loads();
     expect(refresh).toContain('node:http');
     expect(etcdFiles(refresh)).toEqual([]);

@@ -3,32 +3,29 @@
  * A page that inflates to 1 GiB, through the BUILT CLI against the emulator. That it stops early is judged by the
  * work its process did (CPU seconds, which a loaded machine does not inflate as it does wall time), not by a clock.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { BIN } from '../support/cli.js';
-import { type Emulator, generateRecords } from '../emulator/index.js';
-import { cliEnv, eachTest, type ListEnv, shell } from '../support/list.js';
+import { generateRecords } from '../emulator/index.js';
+import { cliEnv, eachTest, shell } from '../support/list.js';
 
 const RECORDS = generateRecords(400);
-let emu: Emulator;
-let env: ListEnv;
-eachTest([], (e, v) => {
-  emu = e;
-  env = v;
-  emu.setCollection('/v1/records', { type: 'offset', items: [...RECORDS] });
+const ctx = eachTest([]);
+beforeEach(() => {
+  ctx.emu.setCollection('/v1/records', { type: 'offset', items: [...RECORDS] });
 });
 
 /** The requests the emulator saw for `path`. */
 function seen(path: string): unknown[] {
-  return emu.requests.filter((r) => r.path === path);
+  return ctx.emu.requests.filter((r) => r.path === path);
 }
 
 describe('idcli list: compressed transfer', () => {
   it('a page that inflates to 1 GiB stops within seconds, asked once, with memory bounded', async () => {
-    emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'gzip-bomb' } });
+    ctx.emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'gzip-bomb' } });
     // GNU time reports the child's peak resident set in KiB, and its user and system CPU seconds.
     const out = await shell(
       `/usr/bin/time -f 'peak-rss-kib=%M cpu-s=%U+%S' node "${BIN}" list /v1/records; echo "exit=$?" >&2`,
-      cliEnv(env),
+      cliEnv(ctx.env),
     );
     expect(out.stdout).toBe('');
     expect(out.stderr).toMatch(/response too large \(over \d+ bytes decoded\)/);

@@ -16,29 +16,20 @@ const LATENCY_MS = 300;
  */
 const SHA256_OF_STDIN = `"${process.execPath}" -e 'const h = require("node:crypto").createHash("sha256"); process.stdin.on("data", (b) => h.update(b)).on("end", () => console.log(h.digest("hex")))'`;
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
-
-eachEmulator(
-  (e, v) => {
-    emu = e;
-    env = v;
-  },
-  { latencyMs: LATENCY_MS },
-);
+const ctx = eachEmulator({ latencyMs: LATENCY_MS });
 
 /** How many collection requests were in flight at the emulator as each request for `path` arrived, in order. */
 function inFlight(path: string): number[] {
-  return emu.requests.filter((r) => r.path === path).map((r) => r.inFlight ?? 0);
+  return ctx.emu.requests.filter((r) => r.path === path).map((r) => r.inFlight ?? 0);
 }
 
 describe('idcli list --concurrency auto (the default): memory', () => {
   it('caps the bytes waiting in the window: pages of 19 MB never have more than 3 in flight, and memory stays bounded', async () => {
     const pad = 'x'.repeat(20_000);
     const items = Array.from({ length: 6000 }, (_, i) => `{"id":${i},"pad":"${pad}"}`);
-    emu.setCollection('/v1/large', { type: 'offset', items });
+    ctx.emu.setCollection('/v1/large', { type: 'offset', items });
     const script = `/usr/bin/time -f 'rss=%M' node "${BIN}" list /v1/large --page-size 1000 --verbose | ${SHA256_OF_STDIN}`;
-    const out = await shell(script, cliEnv(env));
+    const out = await shell(script, cliEnv(ctx.env));
     expect(out.code).toBe(0);
     expect(out.stdout.trim()).toBe(sha256Ndjson(items));
     expect(out.stderr).toMatch(

@@ -9,39 +9,29 @@ import { type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../emulator/index.js';
 import { claimOf, completes as claimFreeRun, holder, plantClaimDir } from '../support/dump-claim.js';
-import { eachTest, list, type ListEnv, type ListRun, ndjson, plainItems } from '../support/list.js';
+import { eachDump, list, type ListRun, ndjson, plainItems, seq } from '../support/list.js';
 import { deadPid } from '../support/store.js';
 import { until } from '../support/until.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
-const seq = ['--concurrency', '1'];
 
-eachTest(ITEMS, (e, v) => {
-  emu = e;
-  env = v;
-});
-
-const out = () => join(env.configDir, 'items.ndjson');
+const ctx = eachDump(ITEMS);
 
 /**
  * Starts `n` runs on one FILE at once, each held at its first request, and ends them once every run has either
  * ended or reached the service: what each did, and how many reached the service (the writers).
  */
 async function race(n: number, file: string): Promise<{ results: ListRun[]; writers: number }> {
-  emu.inject({ path: '/v1/items', times: Number.POSITIVE_INFINITY, fault: { kind: 'latency', ms: 30_000 } });
-  const before = emu.requests.length;
-  const writers = () => emu.requests.slice(before).filter((q) => q.path === '/v1/items').length;
+  ctx.emu.inject({ path: '/v1/items', times: Number.POSITIVE_INFINITY, fault: { kind: 'latency', ms: 30_000 } });
+  const before = ctx.emu.requests.length;
+  const writers = () => ctx.emu.requests.slice(before).filter((q) => q.path === '/v1/items').length;
   const running: ChildProcess[] = [];
   let ended = 0;
   const runs = Array.from({ length: n }, () =>
-    list(env, ['/v1/items', ...seq, '-o', file], { onSpawn: (c) => running.push(c) }).then((r) => {
+    list(ctx.env, ['/v1/items', ...seq, '-o', file], { onSpawn: (c) => running.push(c) }).then((r) => {
       ended += 1;
       return r;
     }),
@@ -50,7 +40,7 @@ async function race(n: number, file: string): Promise<{ results: ListRun[]; writ
   const seen = writers();
   for (const c of running) c.kill('SIGTERM');
   const results = await Promise.all(runs);
-  emu.clearFaults();
+  ctx.emu.clearFaults();
   return { results, writers: seen };
 }
 
@@ -63,13 +53,13 @@ function oneWriter({ results, writers }: { results: ListRun[]; writers: number }
     expect(r.stderr).toMatch(new RegExp(`^error: ${file} is being (written|claimed) by another idcli run`));
 }
 
-const completes = (file: string) => claimFreeRun(env, file, ITEMS);
+const completes = (file: string) => claimFreeRun(ctx.env, file, ITEMS);
 
 describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
   it("a temporary claim planted under the name of the next run's pid does not get in its way", async () => {
-    const file = out();
+    const file = ctx.out;
     let planted = '';
-    const r = await list(env, ['/v1/items', ...seq, '-o', file], {
+    const r = await list(ctx.env, ['/v1/items', ...seq, '-o', file], {
       // Before the run's code starts: the name an earlier idcli would have used.
       onSpawn: (c) => {
         planted = `${claimOf(file)}.${c.pid}.tmp`;
@@ -84,7 +74,7 @@ describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
 
 describe('idcli list -o FILE: of runs started together on a stale claim, exactly one writes', () => {
   it("eight runs on a killed run's claim, with a stale reaper file beside it", async () => {
-    const file = out();
+    const file = ctx.out;
     await plantClaimDir(file, 'tag', holder(await deadPid(), { start: 'gone' }));
     await writeFile(`${claimOf(file)}.reap`, '');
     oneWriter(await race(8, file), file);
@@ -92,14 +82,14 @@ describe('idcli list -o FILE: of runs started together on a stale claim, exactly
   }, 120_000);
 
   it('eight runs on a garbage claim file', async () => {
-    const file = out();
+    const file = ctx.out;
     await writeFile(claimOf(file), '\0\0garbage');
     oneWriter(await race(8, file), file);
     await completes(file);
   }, 120_000);
 
   it('any bytes in a claim: two runs at once take it over with one writer, or both refuse naming it', async () => {
-    const file = out();
+    const file = ctx.out;
     const record = fc.oneof(
       fc.uint8Array({ maxLength: 64 }),
       fc

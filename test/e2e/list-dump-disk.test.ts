@@ -7,22 +7,19 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN } from '../support/cli.js';
-import { cliEnv, eachTest, listCommand, type ListEnv, plainItems, shell } from '../support/list.js';
+import { cliEnv, eachTest, listCommand, plainItems, shell } from '../support/list.js';
 import { cleanDump, expectResumedToEnd, expectStoppedAtWholePage } from '../support/write-fault.js';
 
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(60_000);
-eachTest(ITEMS, (_, v) => {
-  env = v;
-});
+const ctx = eachTest(ITEMS);
 
 /** The largest file the run under the limit may write: what the full disk of the in-process test leaves. */
 const LIMIT_BYTES = 848 * 1024;
 
 describe('idcli list -o FILE when the disk fills in the middle (a file-size limit (ulimit -f, EFBIG))', () => {
   it('exit 1, the state still matches FILE; after space is freed the same command completes it', async () => {
-    const out = join(env.configDir, 'items.ndjson');
-    const { args, state, clean: cleanBytes } = await cleanDump(env, out);
+    const out = join(ctx.env.configDir, 'items.ndjson');
+    const { args, state, clean: cleanBytes } = await cleanDump(ctx.env, out);
     // FILE needs more than the limit allows.
     expect(cleanBytes.length).toBeGreaterThan(LIMIT_BYTES);
 
@@ -30,11 +27,11 @@ describe('idcli list -o FILE when the disk fills in the middle (a file-size limi
     const quoted = args.map((a) => `'${a}'`).join(' ');
     const first = await shell(
       `ulimit -f ${LIMIT_BYTES / 1024}; exec '${process.execPath}' '${BIN}' list ${quoted}`,
-      cliEnv(env),
+      cliEnv(ctx.env),
     );
     const fault = { out, state, clean: cleanBytes, items: ITEMS.length, pageItems: 1000, room };
     const saved = await expectStoppedAtWholePage(first, fault);
 
-    await expectResumedToEnd(await listCommand(env, args), fault, saved);
+    await expectResumedToEnd(await listCommand(ctx.env, args), fault, saved);
   }, 120_000);
 });

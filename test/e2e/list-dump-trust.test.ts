@@ -6,52 +6,27 @@
  */
 import { type ChildProcess, execFile } from 'node:child_process';
 import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, readFile, symlink } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeEach, describe, expect, it } from 'vitest';
-import type { Emulator } from '../emulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
-import {
-  cliEnv,
-  eachTest,
-  list,
-  listCommand,
-  type ListEnv,
-  ndjson,
-  plainItems,
-  signalAtThirdPage,
-} from '../support/list.js';
+import { exists } from '../support/dump-claim.js';
+import { cliEnv, eachDump, list, listCommand, ndjson, plainItems, signalAtThirdPage, seq } from '../support/list.js';
 
 const run = promisify(execFile);
 const ROOT_USER = process.getuid?.() === 0;
 const NOBODY = 65534;
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
-let out: string;
 
-eachTest(ITEMS, (e, v) => {
-  emu = e;
-  env = v;
-});
-beforeEach(() => {
-  out = join(env.configDir, 'items.ndjson');
-});
-
-const seq = ['--concurrency', '1'];
-const exists = (path: string) =>
-  lstat(path).then(
-    () => true,
-    () => false,
-  );
+const ctx = eachDump(ITEMS);
 
 describe('idcli list -o FILE: links of the user, and what is not a regular file', () => {
   it('a FIFO with no reader: exit 2 before any request, at once', async () => {
-    const fifo = join(env.configDir, 'fifo');
+    const fifo = join(ctx.env.configDir, 'fifo');
     await run('mkfifo', [fifo]);
-    const r = await list(env, ['/v1/items', ...seq, '-o', fifo], { timeoutMs: 10_000 });
+    const r = await list(ctx.env, ['/v1/items', ...seq, '-o', fifo], { timeoutMs: 10_000 });
     expect(r.signal).toBeNull();
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`refusing to use ${fifo}: it is not a regular file`);
@@ -59,14 +34,14 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
   });
 
   it('a FIFO with a reader that never reads, and a link to it: exit 2 before any request', async () => {
-    const fifo = join(env.configDir, 'fifo');
+    const fifo = join(ctx.env.configDir, 'fifo');
     await run('mkfifo', [fifo]);
     const reader = await open(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
-      const link = join(env.configDir, 'to-fifo');
+      const link = join(ctx.env.configDir, 'to-fifo');
       await symlink(fifo, link);
       for (const file of [fifo, link]) {
-        const r = await list(env, ['/v1/items', ...seq, '-o', file], { timeoutMs: 10_000 });
+        const r = await list(ctx.env, ['/v1/items', ...seq, '-o', file], { timeoutMs: 10_000 });
         expect(r.signal).toBeNull();
         expect(r.code, r.stderr).toBe(2);
         expect(r.stderr).toContain('it is not a regular file');
@@ -78,7 +53,7 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
   });
 
   it('-o /dev/stdout on a pipe is refused as not a regular file, and leaves nothing in /dev', async () => {
-    const r = await list(env, ['/v1/items', ...seq, '-o', '/dev/stdout']);
+    const r = await list(ctx.env, ['/v1/items', ...seq, '-o', '/dev/stdout']);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('it is not a regular file');
     expect(r.requests).toEqual([]);
@@ -86,77 +61,77 @@ describe('idcli list -o FILE: links of the user, and what is not a regular file'
   });
 
   it('-o /dev/stdout on a regular file writes that file, with its state beside it and none in /dev', async () => {
-    const fh = await open(out, 'w');
+    const fh = await open(ctx.out, 'w');
     let r;
     try {
-      r = await list(env, ['/v1/items', ...seq, '-o', '/dev/stdout'], { stdout: fh.fd });
+      r = await list(ctx.env, ['/v1/items', ...seq, '-o', '/dev/stdout'], { stdout: fh.fd });
     } finally {
       await fh.close();
     }
     expect(r.code, r.stderr).toBe(0);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS));
     expect(await exists('/dev/stdout.idcli-state')).toBe(false);
     expect(await exists('/dev/stdout.idcli-run')).toBe(false);
-    expect(await exists(`${out}.idcli-state`)).toBe(false);
+    expect(await exists(`${ctx.out}.idcli-state`)).toBe(false);
   });
 });
 
 describe('idcli list -o FILE has one writer', () => {
   it('a second run while the first writes is exit 2 at once naming its pid; the first then continues', async () => {
-    emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'latency', ms: 20_000 } });
+    ctx.emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'latency', ms: 20_000 } });
     let first: ChildProcess | undefined;
     let seen = 0;
     // The second run starts as the first one's third request arrives (held there); the first is stopped after.
     const second = new Promise<Awaited<ReturnType<typeof list>>>((resolve) => {
-      emu.onRequest((q) => {
+      ctx.emu.onRequest((q) => {
         if (q.path !== '/v1/items' || ++seen !== 3) return;
-        emu.onRequest(undefined);
-        void list(env, ['/v1/items', ...seq, '-o', out]).then((r) => {
+        ctx.emu.onRequest(undefined);
+        void list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]).then((r) => {
           first?.kill('SIGTERM');
           resolve(r);
         });
       });
     });
-    const firstRun = list(env, ['/v1/items', ...seq, '-o', out], {
+    const firstRun = list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out], {
       onSpawn: (c) => {
         first = c;
       },
     });
     const r = await second;
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain(`${out} is being written by another idcli run (pid ${first?.pid})`);
+    expect(r.stderr).toContain(`${ctx.out} is being written by another idcli run (pid ${first?.pid})`);
     expect(r.requests).toEqual([]);
     const f = await firstRun;
     expect(f.code, f.stderr).toBe(143);
-    expect(await exists(`${out}.idcli-run`)).toBe(false);
-    emu.clearFaults();
-    const again = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
+    expect(await exists(`${ctx.out}.idcli-run`)).toBe(false);
+    ctx.emu.clearFaults();
+    const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(again.code, again.stderr).toBe(0);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS));
   }, 60_000);
 
   it('the claim of a run killed with SIGKILL is taken over, and the walk continues byte-identical', async () => {
-    const first = await list(env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(emu, 'SIGKILL'));
+    const first = await list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out], signalAtThirdPage(ctx.emu, 'SIGKILL'));
     expect(first.signal).toBe('SIGKILL');
-    expect(await exists(`${out}.idcli-run`)).toBe(true);
-    emu.clearFaults();
-    const again = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
+    expect(await exists(`${ctx.out}.idcli-run`)).toBe(true);
+    ctx.emu.clearFaults();
+    const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/resuming \S+ after [12]00 items/);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
-    expect(await exists(`${out}.idcli-run`)).toBe(false);
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS));
+    expect(await exists(`${ctx.out}.idcli-run`)).toBe(false);
   }, 60_000);
 
   it('three runs started at once on the claim of a killed run: one takes it over, the others are exit 2', async () => {
-    const first = await list(env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(emu, 'SIGKILL'));
+    const first = await list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out], signalAtThirdPage(ctx.emu, 'SIGKILL'));
     expect(first.signal).toBe('SIGKILL');
-    emu.clearFaults();
+    ctx.emu.clearFaults();
     // Whichever run wins holds its first request until the others have ended.
-    emu.inject({ path: '/v1/items', times: Number.POSITIVE_INFINITY, fault: { kind: 'latency', ms: 20_000 } });
+    ctx.emu.inject({ path: '/v1/items', times: Number.POSITIVE_INFINITY, fault: { kind: 'latency', ms: 20_000 } });
     const children: ChildProcess[] = [];
     let ended = 0;
     const runs = [0, 1, 2].map(() =>
-      list(env, ['/v1/items', ...seq, '-o', out], { onSpawn: (c) => children.push(c) }).then((r) => {
+      list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out], { onSpawn: (c) => children.push(c) }).then((r) => {
         if (r.code === 2) ended += 1;
         if (ended === 2) for (const c of children) c.kill('SIGTERM');
         return r;
@@ -167,23 +142,23 @@ describe('idcli list -o FILE has one writer', () => {
     expect(codes, results.map((r) => r.stderr).join('')).toEqual([143, 2, 2]);
     for (const r of results.filter((x) => x.code === 2))
       expect(r.stderr).toMatch(/is being (written|claimed) by another idcli run/);
-    emu.clearFaults();
-    const again = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
+    ctx.emu.clearFaults();
+    const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
     expect(again.code, again.stderr).toBe(0);
-    expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+    expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS));
   }, 90_000);
 });
 
 describe('idcli list -o FILE: the state tells the truth', () => {
   it('a directory where the state cannot be made, named relatively: the fix names the directory', async () => {
-    const sealed = join(env.configDir, 'sealed');
+    const sealed = join(ctx.env.configDir, 'sealed');
     await mkdir(sealed);
     await chmod(sealed, 0o555);
     // Root passes mode bits; nobody does not. The test's directory must let nobody in.
-    await chmod(env.configDir, 0o755);
+    await chmod(ctx.env.configDir, 0o755);
     const asOther = ROOT_USER ? { uid: NOBODY, gid: NOBODY } : {};
     const r = await runCli(['list', '/v1/items', ...seq, '-o', 'ro.ndjson'], {
-      env: cliEnv(env, { IDCLI_CONFIG_DIR: join(sealed, 'config') }),
+      env: cliEnv(ctx.env, { IDCLI_CONFIG_DIR: join(sealed, 'config') }),
       cwd: sealed,
       ...asOther,
     });

@@ -4,25 +4,12 @@
  * single executable under IDCLI_TEST_EXE) against the emulator; then the re-run that completes it, in this process.
  */
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { beforeEach, describe, expect, it } from 'vitest';
-import type { Emulator } from '../emulator/index.js';
-import { eachTest, list, listCommand, type ListEnv, ndjson, plainItems, signalAtThirdPage } from '../support/list.js';
+import { describe, expect, it } from 'vitest';
+import { eachDump, list, listCommand, ndjson, plainItems, signalAtThirdPage, seq } from '../support/list.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
-let out: string;
 
-eachTest(ITEMS, (e, v) => {
-  emu = e;
-  env = v;
-});
-beforeEach(() => {
-  out = join(env.configDir, 'items.ndjson');
-});
-
-const seq = ['--concurrency', '1'];
+const ctx = eachDump(ITEMS);
 
 describe('idcli list -o FILE', () => {
   for (const [signal, code] of [
@@ -31,14 +18,14 @@ describe('idcli list -o FILE', () => {
     ['SIGHUP', 129],
   ] as const) {
     it(`${signal}: exit ${code}, the stop line says to run the same command, which completes FILE`, async () => {
-      const r = await list(env, ['/v1/items', ...seq, '-o', out], signalAtThirdPage(emu, signal));
+      const r = await list(ctx.env, ['/v1/items', ...seq, '-o', ctx.out], signalAtThirdPage(ctx.emu, signal));
       expect(r.code).toBe(code);
-      expect(r.stderr).toContain(`stopped after 200 items in ${out}; run the same command again to continue`);
-      expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 200)));
-      emu.clearFaults();
-      const again = await listCommand(env, ['/v1/items', ...seq, '-o', out]);
+      expect(r.stderr).toContain(`stopped after 200 items in ${ctx.out}; run the same command again to continue`);
+      expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS.slice(0, 200)));
+      ctx.emu.clearFaults();
+      const again = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', ctx.out]);
       expect(again.code, again.stderr).toBe(0);
-      expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS));
+      expect(await readFile(ctx.out, 'utf8')).toBe(ndjson(ITEMS));
     }, 60_000);
   }
 });

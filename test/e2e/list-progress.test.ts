@@ -5,25 +5,21 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { Emulator } from '../emulator/index.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { BIN } from '../support/cli.js';
 import { onTerminal } from '../support/pty.js';
 import { frames, screen } from '../support/terminal.js';
-import { cliEnv, eachEmulator, list, type ListEnv, ndjson, plainItems } from '../support/list.js';
+import { cliEnv, eachEmulator, list, ndjson, plainItems } from '../support/list.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
 let out: string;
 
 beforeAll(() => {
   if (!existsSync(BIN)) throw new Error('build the CLI first: npm run build');
 });
 
-eachEmulator((e, v) => {
-  emu = e;
-  env = v;
-  out = join(env.configDir, 'out.ndjson');
+const ctx = eachEmulator();
+beforeEach(() => {
+  out = join(ctx.env.configDir, 'out.ndjson');
 });
 
 /**
@@ -31,8 +27,8 @@ eachEmulator((e, v) => {
  * so that each page shows.
  */
 function slowCollection(path: string, type: 'offset' | 'cursor', ms = 250): void {
-  emu.setCollection(path, { type, items: plainItems(1000) });
-  emu.inject({ path, nth: 2, times: 9, fault: { kind: 'latency', ms } });
+  ctx.emu.setCollection(path, { type, items: plainItems(1000) });
+  ctx.emu.inject({ path, nth: 2, times: 9, fault: { kind: 'latency', ms } });
 }
 
 const listCmd = (args: string) => `node "${BIN}" list ${args} --page-size 100 > "${out}"`;
@@ -43,7 +39,7 @@ const finalScreen = (raw: string) => screen(raw).filter((l) => l !== '');
 describe('idcli list: the progress bar on a terminal', () => {
   it('shows a bar that moves, fits the width, and leaves only the summary', async () => {
     slowCollection('/v1/slow', 'offset');
-    const r = await onTerminal(listCmd('/v1/slow'), { env: cliEnv(env), columns: 90 });
+    const r = await onTerminal(listCmd('/v1/slow'), { env: cliEnv(ctx.env), columns: 90 });
     expect(r.code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(ndjson(plainItems(1000)));
 
@@ -64,12 +60,12 @@ describe('idcli list: the progress bar on a terminal', () => {
     slowCollection('/v1/slow', 'offset', 300);
     // Narrowed once a wide bar has been drawn, with most of the walk still to come: the test sees the bar on the
     // terminal and tells the shell through a file.
-    const drawn = join(env.configDir, 'wide-bar-drawn');
+    const drawn = join(ctx.env.configDir, 'wide-bar-drawn');
     const cmd = `${listCmd('/v1/slow')} & until [ -e "${drawn}" ]; do sleep 0.05; done; stty cols 40; wait $!`;
     const onOutput = (raw: string): void => {
       if (!existsSync(drawn) && frames(raw).some((f) => f.startsWith('[') && f.length >= 40)) writeFileSync(drawn, '');
     };
-    const r = await onTerminal(cmd, { env: cliEnv(env), columns: 100, onOutput });
+    const r = await onTerminal(cmd, { env: cliEnv(ctx.env), columns: 100, onOutput });
     expect(r.code).toBe(0);
     const all = frames(r.raw);
     const wide = all.findIndex((f) => f.length >= 40);
@@ -85,9 +81,9 @@ describe('idcli list: the progress bar on a terminal', () => {
 
   it('without totalItems shows count, pages, rate and elapsed time, and gives way to a retry notice', async () => {
     // Queued first, so it takes the fourth request before the latency fault does.
-    emu.inject({ path: '/v1/cursor', nth: 4, fault: { kind: 'status', status: 503, retryAfter: '2' } });
+    ctx.emu.inject({ path: '/v1/cursor', nth: 4, fault: { kind: 'status', status: 503, retryAfter: '2' } });
     slowCollection('/v1/cursor', 'cursor');
-    const r = await onTerminal(listCmd('/v1/cursor'), { env: cliEnv(env), columns: 100 });
+    const r = await onTerminal(listCmd('/v1/cursor'), { env: cliEnv(ctx.env), columns: 100 });
     expect(r.code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(ndjson(plainItems(1000)));
     const counts = frames(r.raw).filter((f) => /^[\d,]+ items {2}\d+ pages? {2}/.test(f));
@@ -105,7 +101,7 @@ describe('idcli list: the progress bar on a terminal', () => {
 
   it('counts --limit as the whole', async () => {
     slowCollection('/v1/slow', 'offset');
-    const r = await onTerminal(listCmd('/v1/slow --limit 400'), { env: cliEnv(env), columns: 100 });
+    const r = await onTerminal(listCmd('/v1/slow --limit 400'), { env: cliEnv(ctx.env), columns: 100 });
     expect(r.code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(ndjson(plainItems(400)));
     // Whichever pages a loaded machine draws, each bar counts out of the 400 asked for, its percentage to match.
@@ -121,7 +117,7 @@ describe('idcli list: the progress bar on a terminal', () => {
 
   it('colours the bar unless NO_COLOR is set', async () => {
     slowCollection('/v1/slow', 'offset', 150);
-    const r = await onTerminal(listCmd('/v1/slow'), { env: cliEnv(env, { NO_COLOR: undefined }), columns: 100 });
+    const r = await onTerminal(listCmd('/v1/slow'), { env: cliEnv(ctx.env, { NO_COLOR: undefined }), columns: 100 });
     expect(r.code).toBe(0);
     expect(r.raw).toMatch(/\[\x1b\[32m█+\x1b\[39m\x1b\[2m░+\x1b\[22m\]/);
   }, 60_000);
@@ -130,20 +126,20 @@ describe('idcli list: the progress bar on a terminal', () => {
 describe('idcli list: no progress line where nobody watches it', () => {
   it('nothing with CI set or --quiet on a terminal, and nothing on a pipe', async () => {
     slowCollection('/v1/slow', 'offset', 150);
-    const ci = await onTerminal(listCmd('/v1/slow'), { env: cliEnv(env, { CI: 'true' }) });
+    const ci = await onTerminal(listCmd('/v1/slow'), { env: cliEnv(ctx.env, { CI: 'true' }) });
     expect(ci.code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(ndjson(plainItems(1000)));
     // The summary only, written once as a plain line.
     expect(ci.raw).toMatch(/^1000 items in 10 pages \([\d.]+ s\)\r\n$/);
 
     slowCollection('/v1/slow', 'offset', 150);
-    const quiet = await onTerminal(listCmd('/v1/slow --quiet'), { env: cliEnv(env) });
+    const quiet = await onTerminal(listCmd('/v1/slow --quiet'), { env: cliEnv(ctx.env) });
     expect(quiet.code).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(ndjson(plainItems(1000)));
     expect(quiet.raw).toBe('');
 
     slowCollection('/v1/slow', 'offset', 150);
-    const piped = await list(env, ['/v1/slow', '--page-size', '100']);
+    const piped = await list(ctx.env, ['/v1/slow', '--page-size', '100']);
     expect(piped.code).toBe(0);
     expect(piped.stdout).toBe(ndjson(plainItems(1000)));
     expect(piped.stderr).toBe('');

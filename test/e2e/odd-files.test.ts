@@ -9,24 +9,13 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '../../src/store/file-store.js';
 import { lockPathFor } from '../../src/store/lock.js';
-import type { Emulator } from '../emulator/index.js';
-import { cliEnv, list, type ListEnv, eachTest } from '../support/list.js';
+import { cliEnv, list, eachTest } from '../support/list.js';
 import { runCli } from '../support/cli.js';
 import { storeSignIn } from '../support/sign-in.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
+const ctx = eachTest(['{"id":1}'], 'stored');
 
-eachTest(
-  ['{"id":1}'],
-  (e, v) => {
-    emu = e;
-    env = v;
-  },
-  'stored',
-);
-
-const key = () => ({ baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' });
+const key = () => ({ baseUrl: ctx.emu.baseUrl, clientId: ctx.emu.client.id, profile: 'default' });
 
 async function mkfifo(path: string): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
@@ -35,12 +24,12 @@ async function mkfifo(path: string): Promise<void> {
 
 /** Runs the CLI with a deadline well under the FIFO's "forever". */
 function idcli(args: string[], extra: Record<string, string | undefined> = {}) {
-  return runCli(args, { env: cliEnv(env, extra), timeoutMs: 15_000 });
+  return runCli(args, { env: cliEnv(ctx.env, extra), timeoutMs: 15_000 });
 }
 
 describe('config.json', () => {
   it('a FIFO is refused with exit 2 instead of blocking', async () => {
-    await mkfifo(join(env.configDir, 'config.json'));
+    await mkfifo(join(ctx.env.configDir, 'config.json'));
     const r = await idcli(['status']);
     expect(r.signal).toBeNull();
     expect(r.code).toBe(2);
@@ -50,7 +39,7 @@ describe('config.json', () => {
 
 describe('the credential record', () => {
   it('a FIFO is refused with exit 2 (a local fault to remove) instead of blocking', async () => {
-    const path = await new FileStore({ configDir: env.configDir }).pathFor(key());
+    const path = await new FileStore({ configDir: ctx.env.configDir }).pathFor(key());
     await mkfifo(path);
     const r = await idcli(['token']);
     expect(r.signal).toBeNull();
@@ -61,8 +50,8 @@ describe('the credential record', () => {
 
 describe('the lock file', () => {
   it('a FIFO is refused with exit 2 (a local fault to remove) instead of blocking a refresh', async () => {
-    await storeSignIn({ emu, configDir: env.configDir, ttlSec: -10 });
-    await mkfifo(lockPathFor(env.configDir, key()));
+    await storeSignIn({ emu: ctx.emu, configDir: ctx.env.configDir, ttlSec: -10 });
+    await mkfifo(lockPathFor(ctx.env.configDir, key()));
     const r = await idcli(['token']);
     expect(r.signal).toBeNull();
     expect(r.code).toBe(2);
@@ -70,10 +59,10 @@ describe('the lock file', () => {
   }, 30_000);
 
   it('`list` with a FIFO lock ends at once too (it used to ignore Ctrl-C there)', async () => {
-    await storeSignIn({ emu, configDir: env.configDir, ttlSec: -10 });
-    await mkfifo(lockPathFor(env.configDir, key()));
+    await storeSignIn({ emu: ctx.emu, configDir: ctx.env.configDir, ttlSec: -10 });
+    await mkfifo(lockPathFor(ctx.env.configDir, key()));
     const started = Date.now();
-    const r = await list(env, ['/v1/items'], { timeoutMs: 45_000 });
+    const r = await list(ctx.env, ['/v1/items'], { timeoutMs: 45_000 });
     expect(r.signal).toBeNull();
     expect(r.code).toBe(2);
     // Well below the 30 s lock timeout a waiter would sit out, with room for a loaded machine's start-up.

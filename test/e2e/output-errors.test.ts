@@ -8,8 +8,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../emulator/index.js';
-import { cliEnv, type ListEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from '../support/list.js';
+import { cliEnv, ndjson, plainItems, resumeUrl, shell, eachTest } from '../support/list.js';
 import { baseEnv, expectOneErrorLine, IDCLI as idcli } from '../support/cli.js';
 import { runCommand } from '../support/run-command.js';
 
@@ -36,11 +35,7 @@ describe('--version and --help on a full disk', () => {
 });
 
 describe('every command writing to stdout fails on a full disk', () => {
-  let env: ListEnv & { cleanup: () => Promise<void> };
-
-  eachTest([], (_emu, v) => {
-    env = v;
-  });
+  const ctx = eachTest([]);
 
   const commands = [
     'token',
@@ -54,7 +49,7 @@ describe('every command writing to stdout fails on a full disk', () => {
   ];
   for (const command of commands) {
     it(`idcli ${command} > /dev/full: exit 1 with a message`, async () => {
-      const vars = cliEnv(env);
+      const vars = cliEnv(ctx.env);
       expect((await runCommand(['config', 'set', 'scope', 'extra'], { env: vars })).code).toBe(0);
       const r = await shell(`${idcli} ${command} > /dev/full`, vars);
       expect(r.code).toBe(1);
@@ -63,36 +58,37 @@ describe('every command writing to stdout fails on a full disk', () => {
   }
 
   it('the same commands still succeed on a writable file', async () => {
-    const vars = cliEnv(env);
+    const vars = cliEnv(ctx.env);
     expect((await runCommand(['config', 'set', 'scope', 'extra'], { env: vars })).code).toBe(0);
-    const r = await shell(`${idcli} config list > "$OUT" && cat "$OUT"`, { ...vars, OUT: join(env.configDir, 'out') });
+    const r = await shell(`${idcli} config list > "$OUT" && cat "$OUT"`, {
+      ...vars,
+      OUT: join(ctx.env.configDir, 'out'),
+    });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('scope=extra\n');
   });
 });
 
 describe('idcli list to an output that fails', () => {
-  let emu: Emulator;
-  let env: ListEnv & { cleanup: () => Promise<void> };
   const ITEMS = plainItems(5000);
 
-  eachTest(ITEMS, (e, v) => {
-    emu = e;
-    env = v;
-  });
+  const ctx = eachTest(ITEMS);
 
   it('> /dev/full: exit 1, the count (0) and the resume command', async () => {
-    const r = await shell(`${idcli} list /v1/items > /dev/full`, cliEnv(env));
+    const r = await shell(`${idcli} list /v1/items > /dev/full`, cliEnv(ctx.env));
     expect(r.code).toBe(1);
     expectOneErrorLine(r, /cannot write the output \(ENOSPC\)/, { alone: false });
     expect(r.stderr).toMatch(/stopped after 0 items; resume with: idcli list '/);
   }, 60_000);
 
   it('a file that cannot grow past 40 kB mid-walk: exit 1, whole pages only, the resume fetches the rest', async () => {
-    const out = join(env.configDir, 'out.ndjson');
+    const out = join(ctx.env.configDir, 'out.ndjson');
     // RLIMIT_FSIZE makes write(2) short at the limit and then fail (EFBIG), as a disk that fills up does; SIGXFSZ
     // is ignored so the write error reaches idcli instead of killing it.
-    const r = await shell(`trap '' XFSZ; ulimit -f 40; ${idcli} list /v1/items > "$OUT"`, { ...cliEnv(env), OUT: out });
+    const r = await shell(`trap '' XFSZ; ulimit -f 40; ${idcli} list /v1/items > "$OUT"`, {
+      ...cliEnv(ctx.env),
+      OUT: out,
+    });
     expect(r.code).toBe(1);
     expectOneErrorLine(r, /cannot write the output \(EFBIG\)/, { alone: false });
     const written = Number(/stopped after (\d+) items/.exec(r.stderr)?.[1]);
@@ -101,18 +97,18 @@ describe('idcli list to an output that fails', () => {
     // The file holds exactly the complete items told: what landed of the page that failed was cut off again.
     expect(await readFile(out, 'utf8')).toBe(ndjson(ITEMS.slice(0, written)));
     const resume = resumeUrl(r.stderr);
-    expect(resume).toBe(`${emu.baseUrl}/v1/items?pageIndex=${written / 100}&pageSize=100`);
-    const rest = await runCommand(['list', resume!], { env: cliEnv(env) });
+    expect(resume).toBe(`${ctx.emu.baseUrl}/v1/items?pageIndex=${written / 100}&pageSize=100`);
+    const rest = await runCommand(['list', resume!], { env: cliEnv(ctx.env) });
     expect(rest.code).toBe(0);
     expect(rest.stdout).toBe(ndjson(ITEMS.slice(written)));
   }, 60_000);
 
   it('appending (>>) to a file that cannot grow: what was there stays, then whole pages only', async () => {
-    const out = join(env.configDir, 'out.ndjson');
+    const out = join(ctx.env.configDir, 'out.ndjson');
     const before = '{"kept":"from an earlier run"}\n';
     await writeFile(out, before);
     const r = await shell(`trap '' XFSZ; ulimit -f 40; ${idcli} list /v1/items >> "$OUT"`, {
-      ...cliEnv(env),
+      ...cliEnv(ctx.env),
       OUT: out,
     });
     expect(r.code).toBe(1);
@@ -122,28 +118,23 @@ describe('idcli list to an output that fails', () => {
   }, 60_000);
 
   it('a reader that leaves (| head) is still exit 0', async () => {
-    const r = await shell(`${idcli} list /v1/items | head -n 3; echo "idcli=\${PIPESTATUS[0]}" >&2`, cliEnv(env));
+    const r = await shell(`${idcli} list /v1/items | head -n 3; echo "idcli=\${PIPESTATUS[0]}" >&2`, cliEnv(ctx.env));
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 3)));
     expect(r.stderr).toContain('idcli=0');
   }, 60_000);
 });
 
 describe('a stderr that cannot be written changes nothing', () => {
-  let emu: Emulator;
-  let env: ListEnv & { cleanup: () => Promise<void> };
   const ITEMS = plainItems(250);
 
-  eachTest(ITEMS, (e, v) => {
-    emu = e;
-    env = v;
-  });
+  const ctx = eachTest(ITEMS);
 
   it('a 500 on the second page: still exit 4 with the first page on stdout, with --verbose too', async () => {
     for (const verbose of ['', '--verbose']) {
-      emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 500 } });
+      ctx.emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 500 } });
       const r = await shell(
         `${idcli} list ${verbose} --max-retries 0 --concurrency 1 /v1/items 2>/dev/full`,
-        cliEnv(env),
+        cliEnv(ctx.env),
       );
       expect(r.code).toBe(4);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
@@ -152,14 +143,14 @@ describe('a stderr that cannot be written changes nothing', () => {
 
   it('a walk that succeeds still writes every item and exits 0, with --verbose tracing every request', async () => {
     for (const verbose of ['', '--verbose']) {
-      const r = await shell(`${idcli} list ${verbose} /v1/items 2>/dev/full`, cliEnv(env));
+      const r = await shell(`${idcli} list ${verbose} /v1/items 2>/dev/full`, cliEnv(ctx.env));
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(ITEMS));
     }
   }, 60_000);
 
   it('errors keep their exit codes: a usage error 2, a missing sign-in 3, a lost output 1', async () => {
-    const vars = cliEnv({ ...env, token: undefined });
+    const vars = cliEnv({ ...ctx.env, token: undefined });
     expect((await shell(`${idcli} list --limit x /v1/items 2>/dev/full`, vars)).code).toBe(2);
     expect((await shell(`${idcli} token --verbose 2>/dev/full`, vars)).code).toBe(3);
     expect((await shell(`${idcli} --version >/dev/full 2>/dev/full`, vars)).code).toBe(1);

@@ -6,32 +6,16 @@
 import type { ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import { existsSync } from 'node:fs';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../emulator/index.js';
-import { cliEnv, listEnv, type ListEnv } from '../support/list.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eachBrokenConnect } from '../support/broken-connect.js';
+import { cliEnv } from '../support/list.js';
 import { BIN, type CliResult, runCli, NO_STACK } from '../support/cli.js';
-import { type BrokenProxy, closedPort, type ConnectFault, startBrokenProxy } from '../support/proxy.js';
+import { type ConnectFault } from '../support/proxy.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
-let proxy: BrokenProxy | undefined;
-let target: string;
+const ctx = eachBrokenConnect();
 
 beforeAll(() => {
   if (!existsSync(BIN)) throw new Error('build the CLI first: npm run build');
-});
-
-beforeEach(async () => {
-  emu = await startEmulator();
-  env = await listEnv(emu, emu.mintTokens().access_token);
-  target = `https://127.0.0.1:${await closedPort()}`;
-});
-
-afterEach(async () => {
-  await proxy?.close();
-  proxy = undefined;
-  await emu.close();
-  await env.cleanup();
 });
 
 type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGHUP';
@@ -43,11 +27,10 @@ async function stoppedAt(
   signal: StopSignal,
   connects: number,
 ): Promise<CliResult & { tookMs: number }> {
-  proxy = await startBrokenProxy(fault);
-  const broken = proxy;
+  const broken = await ctx.start(fault);
   let signalledAt = 0;
   const r = await runCli(args, {
-    env: cliEnv(env, { HTTPS_PROXY: broken.url }),
+    env: cliEnv(ctx.env, { HTTPS_PROXY: broken.url }),
     // Killed after this: a run that outlives its signal fails the test with a null code.
     timeoutMs: 20_000,
     onSpawn: (child: ChildProcess) => {
@@ -68,14 +51,19 @@ const EXIT = (signal: StopSignal): number => 128 + constants.signals[signal];
 describe('a stop signal while the proxy leaves the CONNECT unanswered', () => {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     it(`list: ${signal} ends the run at once with ${EXIT(signal)}`, async () => {
-      const r = await stoppedAt('silent', ['list', '/v1/users', '--limit', '2', '--api-base-url', target], signal, 1);
+      const r = await stoppedAt(
+        'silent',
+        ['list', '/v1/users', '--limit', '2', '--api-base-url', ctx.target],
+        signal,
+        1,
+      );
       expect(r.signal).toBeNull();
       expect(r.code, r.stderr).toBe(EXIT(signal));
       expect(r.stdout).toBe('');
       expect(r.stderr).not.toMatch(NO_STACK);
       // Generous: the failure this catches is a run held until the CONNECT times out, minutes later.
       expect(r.tookMs).toBeLessThan(10_000);
-      expect(proxy!.connects).toBe(1);
+      expect(ctx.proxy!.connects).toBe(1);
     }, 30_000);
   }
 });
@@ -83,14 +71,14 @@ describe('a stop signal while the proxy leaves the CONNECT unanswered', () => {
 describe('a stop signal between the retries of a proxy that hangs up on the CONNECT', () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     it(`api: ${signal} ends the run at once with ${EXIT(signal)}`, async () => {
-      const args = ['api', `${target}/v1/users`, '--api-base-url', target, '--max-retries', '50'];
+      const args = ['api', `${ctx.target}/v1/users`, '--api-base-url', ctx.target, '--max-retries', '50'];
       const r = await stoppedAt('hang-up', args, signal, 2);
       expect(r.signal).toBeNull();
       expect(r.code, r.stderr).toBe(EXIT(signal));
       expect(r.stdout).toBe('');
       expect(r.tookMs).toBeLessThan(10_000);
       // Each retry waits its backoff first: the signal comes long before the retries are spent.
-      expect(proxy!.connects).toBeLessThan(10);
+      expect(ctx.proxy!.connects).toBeLessThan(10);
     }, 30_000);
   }
 });

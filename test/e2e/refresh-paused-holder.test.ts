@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { lockPathFor } from '../../src/store/lock.js';
 import { processStart } from '../../src/store/pid.js';
-import type { CliResult } from '../support/cli.js';
+import { followInProcess, followProcess, type FollowedRun } from '../support/cli.js';
 import { until } from '../support/until.js';
 import { describeEachStore, type Harness, harness, refreshGrants, storeLogin, tokenForms } from '../support/harness.js';
 import { ageWhileWatched } from '../support/lock-age.js';
@@ -31,39 +31,15 @@ afterEach(async () => {
   h = undefined;
 });
 
-interface Run {
-  child: ChildProcess;
-  done: Promise<CliResult>;
-  /** stderr so far, as it arrives. */
-  said: () => string;
-  exited: () => boolean;
-}
+type Run = FollowedRun & { child: ChildProcess };
 
-async function start(hh: Harness, args: string[]): Promise<Run> {
-  let resolveChild!: (c: ChildProcess) => void;
-  const spawned = new Promise<ChildProcess>((r) => {
-    resolveChild = r;
-  });
-  let over = false;
-  const done = hh.run(args, {}, { onSpawn: resolveChild, timeoutMs: 120_000 }).finally(() => {
-    over = true;
-  });
-  const child = await spawned;
-  let said = '';
-  child.stderr!.on('data', (b: Buffer) => {
-    said += b.toString();
-  });
-  return { child, done, said: () => said, exited: () => over };
+function start(hh: Harness, args: string[]): Promise<Run> {
+  return followProcess((onSpawn) => hh.run(args, {}, { onSpawn, timeoutMs: 120_000 }));
 }
 
 /** Runs `idcli <args>` in this process, and follows its stderr as it arrives. */
-function waitInProcess(hh: Harness, args: string[]): Omit<Run, 'child'> {
-  let said = '';
-  let over = false;
-  const done = hh.command(args, {}, { onStderr: (text) => void (said += text) }).finally(() => {
-    over = true;
-  });
-  return { done, said: () => said, exited: () => over };
+function waitInProcess(hh: Harness, args: string[]): FollowedRun {
+  return followInProcess((onStderr) => hh.command(args, {}, { onStderr }));
 }
 
 const tokenRequests = (hh: Harness) => hh.emu.requests.filter((r) => r.path === '/oauth/token').length;

@@ -8,17 +8,11 @@ import { closeSync, constants as fsConstants, openSync, readFileSync } from 'nod
 import { constants } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../emulator/index.js';
-import { eachTest, list, type ListEnv, ndjson, plainItems, resumeUrl, signalAtThirdPage } from '../support/list.js';
+import { eachTest, list, ndjson, plainItems, resumeUrl, signalAtThirdPage } from '../support/list.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
 
-eachTest(ITEMS, (e, v) => {
-  emu = e;
-  env = v;
-});
+const ctx = eachTest(ITEMS);
 
 describe('idcli list stopped by a signal', () => {
   for (const [signal, code] of [
@@ -28,18 +22,18 @@ describe('idcli list stopped by a signal', () => {
   ] as const) {
     it(`${signal}: no partial line, the resume hint, exit ${code}`, async () => {
       const started = Date.now();
-      const r = await list(env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage(emu, signal));
+      const r = await list(ctx.env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage(ctx.emu, signal));
       expect(r.signal).toBeNull();
       expect(r.code).toBe(code);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
       expect(r.stderr).toMatch(/stopped after 200 items/);
-      expect(resumeUrl(r.stderr)).toBe(`${emu.baseUrl}/v1/items?pageIndex=2&pageSize=100`);
+      expect(resumeUrl(r.stderr)).toBe(`${ctx.emu.baseUrl}/v1/items?pageIndex=2&pageSize=100`);
       expect(Date.now() - started).toBeLessThan(15_000);
     }, 60_000);
   }
 
   it('a second signal leaves at once, even while something still hangs', async () => {
-    const r = await list(env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage(emu, 'SIGTERM', 2));
+    const r = await list(ctx.env, ['/v1/items', '--concurrency', '1'], signalAtThirdPage(ctx.emu, 'SIGTERM', 2));
     // The second signal either finds idcli's handler (exit 143) or, when the first one has already let the run end,
     // lands while Node tears down and takes the default action (killed by SIGTERM). A shell shows 143 for both.
     expect(r.signal === null ? r.code : 128 + constants.signals[r.signal as NodeJS.Signals]).toBe(143);
@@ -51,22 +45,22 @@ describe('idcli list stopped while its reader has stopped reading', () => {
   it('SIGTERM ends it though the pipe stays full, and the hint counts the whole lines the reader got', async () => {
     // Pages of about 42 kB into a pipe of 64 kB: the first page fits, the second only in part.
     const items = Array.from({ length: 1000 }, (_, i) => `{"id":${i},"pad":"${'p'.repeat(400)}"}`);
-    emu.setCollection('/v1/big', { type: 'offset', items });
-    const fifo = join(env.configDir, 'out.fifo');
+    ctx.emu.setCollection('/v1/big', { type: 'offset', items });
+    const fifo = join(ctx.env.configDir, 'out.fifo');
     execFileSync('mkfifo', [fifo]);
     // The test holds the reading end and reads nothing until idcli has ended.
     const reader = openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
     const writer = openSync(fifo, fsConstants.O_WRONLY);
     let signalledAt = 0;
     try {
-      const r = await list(env, ['/v1/big', '--concurrency', '1'], {
+      const r = await list(ctx.env, ['/v1/big', '--concurrency', '1'], {
         stdout: writer,
         timeoutMs: 20_000,
         onSpawn: (child: ChildProcess) => {
           closeSync(writer);
           // The third page is asked for once the second is being written: into a pipe that is full by then.
           const timer = setInterval(() => {
-            if (emu.requests.filter((q) => q.path === '/v1/big').length < 3) return;
+            if (ctx.emu.requests.filter((q) => q.path === '/v1/big').length < 3) return;
             clearInterval(timer);
             signalledAt = Date.now();
             child.kill('SIGTERM');
@@ -85,9 +79,9 @@ describe('idcli list stopped while its reader has stopped reading', () => {
       expect(readFileSync(reader, 'utf8')).toBe(ndjson(items.slice(0, written)));
       // The hint resumes from the page cut short, skipping the lines of it the reader has.
       const hint = /resume with: idcli list '([^']+)' \| tail -n \+(\d+)\n/.exec(r.stderr);
-      expect(hint?.[1]).toBe(`${emu.baseUrl}/v1/big?pageIndex=1&pageSize=100`);
+      expect(hint?.[1]).toBe(`${ctx.emu.baseUrl}/v1/big?pageIndex=1&pageSize=100`);
       expect(Number(hint?.[2])).toBe(written - 100 + 1);
-      const rest = await list(env, [hint![1]!]);
+      const rest = await list(ctx.env, [hint![1]!]);
       expect(rest.code).toBe(0);
       expect(
         rest.stdout

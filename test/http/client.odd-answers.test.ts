@@ -5,17 +5,11 @@
 import { createServer, type Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Emulator } from '../emulator/index.js';
-import { cliEnv, eachTest, type ListEnv } from '../support/list.js';
+import { cliEnv, eachTest } from '../support/list.js';
 import { runCommand } from '../support/run-command.js';
 import { STACK_FRAME } from '../support/proxy.js';
 
-let emu: Emulator;
-let env: ListEnv;
-eachTest([], (e, v) => {
-  emu = e;
-  env = v;
-});
+const ctx = eachTest([]);
 
 const PAGE = '{"items":[{"id":"a1"},{"id":"a2"}],"links":{"self":{"href":"/v1/items"},"first":{"href":"/v1/items"}}}';
 
@@ -61,7 +55,7 @@ describe('bytes after a complete gzip member', () => {
     async (_, tail) => {
       const s = await gzipServer(Buffer.concat([gzipSync(PAGE), tail]));
       closing = s.close;
-      const run = (args: string[]) => runCommand(args, { env: cliEnv(env, { IDCLI_BASE_URL: s.url }) });
+      const run = (args: string[]) => runCommand(args, { env: cliEnv(ctx.env, { IDCLI_BASE_URL: s.url }) });
       for (const args of [
         ['list', '/v1/items'],
         ['api', '/v1/items'],
@@ -87,7 +81,7 @@ describe('bytes after a complete gzip member', () => {
     ]) {
       const s = await gzipServer(wire);
       closing = s.close;
-      const r = await runCommand(['list', '/v1/items'], { env: cliEnv(env, { IDCLI_BASE_URL: s.url }) });
+      const r = await runCommand(['list', '/v1/items'], { env: cliEnv(ctx.env, { IDCLI_BASE_URL: s.url }) });
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe('{"id":"a1"}\n{"id":"a2"}\n');
       await s.close();
@@ -98,8 +92,8 @@ describe('bytes after a complete gzip member', () => {
 
 describe('a redirect to a URL without an origin', () => {
   it('names the target (redacted), not "null": exit 4, nothing fetched there', async () => {
-    emu.setResource('/v1/doc', '{}');
-    emu.inject({
+    ctx.emu.setResource('/v1/doc', '{}');
+    ctx.emu.inject({
       path: '/v1/doc',
       fault: {
         kind: 'status',
@@ -107,13 +101,13 @@ describe('a redirect to a URL without an origin', () => {
         headers: { location: 'file:///etc/passwd?access_token=s3cr3t-t0ken-value&x=1' },
       },
     });
-    const r = await runCommand(['api', '/v1/doc'], { env: cliEnv(env) });
+    const r = await runCommand(['api', '/v1/doc'], { env: cliEnv(ctx.env) });
     expect(r.code).toBe(4);
     expect(r.stderr).toContain(
       'redirect (HTTP 302 Found) to file:///etc/passwd?access_token=[redacted]&x=1, which idcli does not follow',
     );
     expect(r.stderr).not.toContain('to null');
     expect(r.stderr).not.toContain('s3cr3t');
-    expect(emu.requests.map((q) => q.path)).toEqual(['/v1/doc']);
+    expect(ctx.emu.requests.map((q) => q.path)).toEqual(['/v1/doc']);
   }, 60_000);
 });

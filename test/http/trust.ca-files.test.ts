@@ -6,20 +6,14 @@
  * hang, are in test/e2e/ca-files.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { type CliResult, tempDir } from '../support/cli.js';
+import { type CliResult } from '../support/cli.js';
 import { runCommand } from '../support/run-command.js';
 import { BAD, expectFinished, listed, useCaFiles } from '../support/ca-files.js';
 
 const files = useCaFiles();
 
-async function list(extra: Record<string, string>): Promise<CliResult> {
-  const cfg = await tempDir('idcli-ca-files-cfg-');
-  try {
-    return await runCommand(['list', '/v1/items', '--max-retries', '0'], { env: files.env(cfg.path, extra) });
-  } finally {
-    await cfg.cleanup();
-  }
-}
+const list = (extra: Record<string, string>): Promise<CliResult> =>
+  files.list(extra, (args, env) => runCommand(args, { env }));
 
 const bad = BAD.filter((b) => !b.blocks);
 

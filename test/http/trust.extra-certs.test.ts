@@ -9,51 +9,30 @@
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { UntrustedCertificate } from '../../src/http/network-errors.js';
-import { type Emulator, startEmulator } from '../emulator/index.js';
+import { startEmulator } from '../emulator/index.js';
+import { useTlsFront } from '../support/ca-files.js';
 import { plainItems } from '../support/list.js';
 import { baseEnv, type CliResult, tempDir } from '../support/cli.js';
 import { FakeClock } from '../support/clock.js';
 import { type CommandOptions, runCommand } from '../support/run-command.js';
 import { storeExpiredSignIn } from '../support/sign-in.js';
-import {
-  type ForwardProxy,
-  makePki,
-  type Pki,
-  STACK_FRAME,
-  startForwardProxy,
-  startTlsFront,
-  type TlsFront,
-} from '../support/proxy.js';
+import { type ForwardProxy, STACK_FRAME, startForwardProxy } from '../support/proxy.js';
 
 const ITEMS = plainItems(95);
-
-let emu: Emulator;
-let front: TlsFront;
+const fronted = useTlsFront(ITEMS);
 let proxy: ForwardProxy;
-let pki: Pki;
-let dir: { path: string; cleanup: () => Promise<void> };
 
 beforeAll(async () => {
-  dir = await tempDir('idcli-tls-');
-  // Fails with a clear message when openssl is missing.
-  pki = makePki(dir.path);
-  emu = await startEmulator();
-  // Relative links resolve against the https:// URL idcli was given, so every page goes through the front.
-  emu.setCollection('/v1/items', { type: 'offset', items: ITEMS, linkStyle: 'relative' });
-  front = await startTlsFront(emu.baseUrl, pki);
   proxy = await startForwardProxy();
 });
 
 afterAll(async () => {
   await proxy?.close();
-  await front?.close();
-  await emu?.close();
-  await dir?.cleanup();
 });
 
 beforeEach(() => {
   proxy.hits.length = 0;
-  front.hits.length = 0;
+  fronted.front.hits.length = 0;
 });
 
 interface Way {
@@ -76,10 +55,10 @@ const ways: Way[] = [
 function run(args: string[], configDir: string, extra: Record<string, string | undefined>): Promise<CliResult> {
   return runCommand(args, {
     env: baseEnv({
-      IDCLI_BASE_URL: front.url,
-      IDCLI_CLIENT_ID: emu.client.id,
-      IDCLI_CLIENT_NAME: emu.client.name,
-      IDCLI_REDIRECT_URI: emu.client.callbackUrl,
+      IDCLI_BASE_URL: fronted.front.url,
+      IDCLI_CLIENT_ID: fronted.emu.client.id,
+      IDCLI_CLIENT_NAME: fronted.emu.client.name,
+      IDCLI_REDIRECT_URI: fronted.emu.client.callbackUrl,
       IDCLI_CONFIG_DIR: configDir,
       IDCLI_CREDENTIAL_STORE: 'file',
       ...extra,
@@ -106,24 +85,24 @@ describe.each(ways)('HTTPS with a private CA, $name', (way) => {
     try {
       const l = await run(['list', '/v1/items', '--page-size', '30'], cfg.path, {
         ...way.env(),
-        NODE_EXTRA_CA_CERTS: pki.caFile,
-        IDCLI_ACCESS_TOKEN: emu.mintTokens().access_token,
+        NODE_EXTRA_CA_CERTS: fronted.pki.caFile,
+        IDCLI_ACCESS_TOKEN: fronted.emu.mintTokens().access_token,
       });
       expect(l.stderr).toBe('');
       expect(l.code).toBe(0);
       expect(l.stdout).toBe(ITEMS.map((i) => `${i}\n`).join(''));
-      expect(front.hits.filter((h) => h.startsWith('GET /v1/items'))).toHaveLength(4);
+      expect(fronted.front.hits.filter((h) => h.startsWith('GET /v1/items'))).toHaveLength(4);
 
-      await storeExpiredSignIn({ emu, configDir: cfg.path, baseUrl: front.url });
-      const t = await run(['token'], cfg.path, { ...way.env(), NODE_EXTRA_CA_CERTS: pki.caFile });
+      await storeExpiredSignIn({ emu: fronted.emu, configDir: cfg.path, baseUrl: fronted.front.url });
+      const t = await run(['token'], cfg.path, { ...way.env(), NODE_EXTRA_CA_CERTS: fronted.pki.caFile });
       expect(t.stderr).toBe('');
       expect(t.code).toBe(0);
-      expect(front.hits).toContain('POST /oauth/token');
+      expect(fronted.front.hits).toContain('POST /oauth/token');
 
       if (way.tunnelled) {
         expect(proxy.hits.length).toBeGreaterThan(0);
         expect(new Set(proxy.hits.map((h) => `${h.method} ${h.target}`))).toEqual(
-          new Set([`CONNECT 127.0.0.1:${front.port}`]),
+          new Set([`CONNECT 127.0.0.1:${fronted.front.port}`]),
         );
       } else {
         expect(proxy.hits).toEqual([]);
@@ -138,16 +117,16 @@ describe.each(ways)('HTTPS with a private CA, $name', (way) => {
     try {
       const l = await run(['list', '/v1/items'], cfg.path, {
         ...way.env(),
-        IDCLI_ACCESS_TOKEN: emu.mintTokens().access_token,
+        IDCLI_ACCESS_TOKEN: fronted.emu.mintTokens().access_token,
       });
-      expectTlsRefusal(l, `GET ${front.url}/v1/items\\S*`);
+      expectTlsRefusal(l, `GET ${fronted.front.url}/v1/items\\S*`);
 
-      await storeExpiredSignIn({ emu, configDir: cfg.path, baseUrl: front.url });
+      await storeExpiredSignIn({ emu: fronted.emu, configDir: cfg.path, baseUrl: fronted.front.url });
       const t = await run(['token'], cfg.path, way.env());
-      expectTlsRefusal(t, `POST ${front.url}/oauth/token`);
+      expectTlsRefusal(t, `POST ${fronted.front.url}/oauth/token`);
       // Nothing got past the handshake, and an untrusted certificate is not retried: each request made one tunnel,
       // and the look at the certificate it was refused another.
-      expect(front.hits).toEqual([]);
+      expect(fronted.front.hits).toEqual([]);
       if (way.tunnelled) expect(proxy.hits.map((h) => h.method)).toEqual(['CONNECT', 'CONNECT', 'CONNECT', 'CONNECT']);
     } finally {
       await cfg.cleanup();
@@ -184,7 +163,7 @@ describe('TLS faults: exit 4, one clear line', () => {
           IDCLI_CONFIG_DIR: cfg.path,
           IDCLI_CREDENTIAL_STORE: 'file',
           IDCLI_ACCESS_TOKEN: 'not-used',
-          NODE_EXTRA_CA_CERTS: pki.caFile,
+          NODE_EXTRA_CA_CERTS: fronted.pki.caFile,
           ...extra,
         }),
       });
@@ -196,12 +175,12 @@ describe('TLS faults: exit 4, one clear line', () => {
   it.each([
     {
       fault: 'a certificate for another name',
-      cert: () => pki.issue('elsewhere', { names: ['DNS:elsewhere.example'], days: 2 }),
+      cert: () => fronted.pki.issue('elsewhere', { names: ['DNS:elsewhere.example'], days: 2 }),
       message: /the server's TLS certificate is not issued for this host name/,
     },
     {
       fault: 'an expired certificate',
-      cert: () => pki.issue('expired', { names: ['IP:127.0.0.1'], days: -1 }),
+      cert: () => fronted.pki.issue('expired', { names: ['IP:127.0.0.1'], days: -1 }),
       message: /the server's TLS certificate has expired/,
     },
   ])('$fault', async ({ cert, message }) => {
@@ -273,7 +252,7 @@ describe('connections of a walk over HTTPS', () => {
     { window: '--concurrency auto', args: [] },
   ])('$window: every record, over no more connections than pages in flight', async ({ args }) => {
     const records = await startEmulator({
-      tls: pki,
+      tls: fronted.pki,
       recordItems: 5000,
       link: { latencyMs: 30, bandwidthMbps: 100, roundTrip: true },
     });
@@ -285,7 +264,7 @@ describe('connections of a walk over HTTPS', () => {
           IDCLI_CONFIG_DIR: cfg.path,
           IDCLI_CREDENTIAL_STORE: 'file',
           IDCLI_ACCESS_TOKEN: records.mintTokens().access_token,
-          NODE_EXTRA_CA_CERTS: pki.caFile,
+          NODE_EXTRA_CA_CERTS: fronted.pki.caFile,
         }),
       });
       expect(r.code, r.stderr).toBe(0);

@@ -9,18 +9,12 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimOf, completes as claimFreeRun, exists, holder, plantClaimDir } from '../support/dump-claim.js';
-import { eachTest, listCommand, type ListEnv, ndjson, plainItems } from '../support/list.js';
+import { eachDump, listCommand, ndjson, plainItems, seq } from '../support/list.js';
 import { deadPid } from '../support/store.js';
 
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
-const seq = ['--concurrency', '1'];
 
-eachTest(ITEMS, (_, v) => {
-  env = v;
-});
-
-const out = () => join(env.configDir, 'items.ndjson');
+const ctx = eachDump(ITEMS);
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -35,11 +29,11 @@ function otherProcess(): number {
   return c.pid;
 }
 
-const completes = (file: string) => claimFreeRun(env, file, ITEMS);
+const completes = (file: string) => claimFreeRun(ctx.env, file, ITEMS);
 
 describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
   it('a reaper file left beside a stale claim, empty, garbage, a directory or naming a live pid, does not block FILE', async () => {
-    const file = out();
+    const file = ctx.out;
     const reaper = `${claimOf(file)}.reap`;
     const dead = await deadPid();
     const kinds: Array<[string, () => Promise<void>]> = [
@@ -51,7 +45,7 @@ describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
     for (const [what, plant] of kinds) {
       await plant();
       await writeFile(claimOf(file), holder(dead));
-      const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
+      const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', file]);
       expect(r.code, `${what}: ${r.stderr}`).toBe(0);
       expect(await readFile(file, 'utf8')).toBe(ndjson(ITEMS));
       expect(await exists(claimOf(file))).toBe(false);
@@ -60,7 +54,7 @@ describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
   });
 
   it('a live process that is not an idcli run is not taken for the holder, with or without a start time', async () => {
-    const file = out();
+    const file = ctx.out;
     const pid = otherProcess();
     await writeFile(claimOf(file), holder(pid));
     await completes(file);
@@ -71,7 +65,7 @@ describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
   });
 
   it('a claim naming pid 0, -1, 1.5 or a pid too large is garbage, and taken over', async () => {
-    const file = out();
+    const file = ctx.out;
     for (const pid of [0, -1, 1.5, 2 ** 53, '1']) {
       await writeFile(claimOf(file), holder(pid));
       await completes(file);
@@ -81,7 +75,7 @@ describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
   });
 
   it('a claim over 4 kB, as a file or as the record in a claim, is taken over, never exit 1', async () => {
-    const file = out();
+    const file = ctx.out;
     const big = `${holder(process.pid).trimEnd()}${' '.repeat(5000)}\n`;
     await writeFile(claimOf(file), big);
     await completes(file);
@@ -92,7 +86,7 @@ describe('idcli list -o FILE: a claim no live run holds is taken over', () => {
 
 describe('idcli list -o FILE: what is not a claim of idcli is refused naming it', () => {
   it('several entries, or a record that is a link or a directory: exit 2 naming the claim, no request', async () => {
-    const file = out();
+    const file = ctx.out;
     const claim = claimOf(file);
     const plants: Array<() => Promise<void>> = [
       async () => {
@@ -105,7 +99,7 @@ describe('idcli list -o FILE: what is not a claim of idcli is refused naming it'
     ];
     for (const plant of plants) {
       await plant();
-      const r = await listCommand(env, ['/v1/items', ...seq, '-o', file]);
+      const r = await listCommand(ctx.env, ['/v1/items', ...seq, '-o', file]);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`refusing to use ${claim}`);
       expect(r.stderr).toContain(`remove ${claim} (rm -r)`);

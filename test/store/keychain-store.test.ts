@@ -61,14 +61,12 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
     await exec('secret-tool', ['clear', 'service', service]).catch(() => {});
   });
 
+  /** The store `mode` selects for this suite's service and directory, its warnings collected. */
+  const open = (mode: 'auto' | 'keychain') =>
+    openStore({ mode, configDir: dir.path, service, warn: (m) => warnings.push(m), timeoutMs: TIMEOUT_MS });
+
   it('is what auto mode picks, and its writes land in the keychain, not in files', async () => {
-    const opened = await openStore({
-      mode: 'auto',
-      configDir: dir.path,
-      service,
-      warn: (m) => warnings.push(m),
-      timeoutMs: TIMEOUT_MS,
-    });
+    const opened = await open('auto');
     expect(opened.kind).toBe('keychain');
     expect(opened.describe()).toBe(`OS keychain (service "${service}")`);
     expect(warnings).toEqual([]);
@@ -85,13 +83,7 @@ describe.runIf(HAVE_KEYRING)('keychain store (real Secret Service)', () => {
   });
 
   it('keychain mode opens it too', async () => {
-    const opened = await openStore({
-      mode: 'keychain',
-      configDir: dir.path,
-      service,
-      warn: (m) => warnings.push(m),
-      timeoutMs: TIMEOUT_MS,
-    });
+    const opened = await open('keychain');
     expect(opened.kind).toBe('keychain');
     (opened as KeychainStore).close();
   });

@@ -183,6 +183,47 @@ export async function runCli(args: string[], opts: CliOptions = {}): Promise<Cli
   });
 }
 
+/** A run of idcli whose stderr is followed as it arrives. */
+export interface FollowedRun {
+  done: Promise<CliResult>;
+  /** stderr so far, as it arrives. */
+  said: () => string;
+  exited: () => boolean;
+}
+
+/**
+ * Starts a process through `run` (runCli, or a harness's run, handed the `onSpawn` to pass on) and follows its stderr
+ * once it is spawned.
+ */
+export async function followProcess(
+  run: (onSpawn: (child: ChildProcess) => void) => Promise<CliResult>,
+): Promise<FollowedRun & { child: ChildProcess }> {
+  let resolveChild!: (c: ChildProcess) => void;
+  const spawned = new Promise<ChildProcess>((r) => {
+    resolveChild = r;
+  });
+  let over = false;
+  const done = run(resolveChild).finally(() => {
+    over = true;
+  });
+  const child = await spawned;
+  let said = '';
+  child.stderr!.on('data', (b: Buffer) => {
+    said += b.toString();
+  });
+  return { child, done, said: () => said, exited: () => over };
+}
+
+/** Starts a run in this process through `run` (handed the `onStderr` to pass on) and follows its stderr. */
+export function followInProcess(run: (onStderr: (text: string) => void) => Promise<CliResult>): FollowedRun {
+  let said = '';
+  let over = false;
+  const done = run((text) => void (said += text)).finally(() => {
+    over = true;
+  });
+  return { done, said: () => said, exited: () => over };
+}
+
 /** A fresh config directory per test, removed afterwards. */
 export async function tempDir(prefix = 'idcli-test-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));

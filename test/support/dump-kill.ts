@@ -20,30 +20,17 @@ import type { CollectionSpec } from '../emulator/types.js';
 import { generator } from '../emulator/records.js';
 import { sha256 } from './hash.js';
 import type { Scheme } from './scheme.js';
-import { eachTest, list, listCommand, type ListEnv, ndjson } from './list.js';
+import { eachTest, list, listCommand, type ListContext, ndjson } from './list.js';
 
 /** The emulator and environment of the running test of a suite. */
-export interface KillSuite {
-  emu: Emulator;
-  env: ListEnv & { cleanup: () => Promise<void> };
-}
+export type KillSuite = ListContext;
 
 /**
  * Registers, for every test of the calling suite over `scheme`, an emulator and environment, handed to
  * killedOverAndOver() through the returned value. Each suite has its own, so suites may run at the same time.
  */
 export function killSuite(scheme: Scheme): KillSuite {
-  const suite = {} as KillSuite;
-  eachTest(
-    [],
-    (e, v) => {
-      suite.emu = e;
-      suite.env = v;
-    },
-    'minted',
-    scheme,
-  );
-  return suite;
+  return eachTest([], 'minted', scheme);
 }
 
 const KILLS = 20;

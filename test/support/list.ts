@@ -4,6 +4,7 @@
  * is the point (signals, a closed pipe, another user's files, runs side by side) and for the single executable.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../emulator/index.js';
 import { baseEnv, type CliResult, runCli, tempDir } from './cli.js';
@@ -32,40 +33,63 @@ export async function listEnv(
   return { emu, configDir: dir.path, token, cleanup: dir.cleanup };
 }
 
+/** The emulator and list environment of the running test, as eachEmulator() and eachTest() register them. */
+export interface ListContext {
+  readonly emu: Emulator;
+  readonly env: ListEnv & { cleanup: () => Promise<void> };
+}
+
 /**
- * Registers, for every test of the calling suite, a fresh emulator started with `options` and a list environment
- * with a minted access token, handed to `use` before the test; both are closed after it.
+ * Registers `start` before every test of the calling suite and the closing of what it started after it. The returned
+ * context reads the running test's values, and says so plainly when read outside a test (at collection time, in a
+ * hook that runs before the emulator starts, or after it is closed).
  */
-export function eachEmulator(
-  use: (emu: Emulator, env: ListEnv & { cleanup: () => Promise<void> }) => void,
-  options: EmulatorOptions = {},
-): void {
-  let emu: Emulator | undefined;
-  let env: (ListEnv & { cleanup: () => Promise<void> }) | undefined;
+function eachContext(start: () => Promise<ListContext>): ListContext {
+  let current: ListContext | undefined;
   beforeEach(async () => {
-    emu = await startEmulator(options);
-    env = await listEnv(emu, emu.mintTokens().access_token);
-    use(emu, env);
+    current = await start();
   });
   afterEach(async () => {
-    await emu?.close();
-    await env?.cleanup();
+    const ending = current;
+    current = undefined;
+    await ending?.emu.close();
+    await ending?.env.cleanup();
+  });
+  const now = (what: string): ListContext => {
+    if (current === undefined) throw new Error(`the ${what} of a list test exists only while the test runs`);
+    return current;
+  };
+  return {
+    get emu() {
+      return now('emulator').emu;
+    },
+    get env() {
+      return now('environment').env;
+    },
+  };
+}
+
+/**
+ * Registers, for every test of the calling suite, a fresh emulator started with `options` and a list environment
+ * with a minted access token, read through the returned context; both are closed after the test.
+ */
+export function eachEmulator(options: EmulatorOptions = {}): ListContext {
+  return eachContext(async () => {
+    const emu = await startEmulator(options);
+    return { emu, env: await listEnv(emu, emu.mintTokens().access_token) };
   });
 }
 
 /**
  * Registers, for every test of the calling suite, a fresh emulator serving `items` at /v1/items and a list
- * environment (with a minted access token, or `stored` for the sign-in in its config directory), handed to `use`
- * before the test; both are closed after it. Over `https` the suite's emulators share one CA made for it.
+ * environment (with a minted access token, or `stored` for the sign-in in its config directory), read through the
+ * returned context; both are closed after the test. Over `https` the suite's emulators share one CA made for it.
  */
 export function eachTest(
   items: readonly string[],
-  use: (emu: Emulator, env: ListEnv & { cleanup: () => Promise<void> }) => void,
   token: 'minted' | 'stored' = 'minted',
   scheme: Scheme = 'http',
-): void {
-  let emu: Emulator;
-  let env: ListEnv & { cleanup: () => Promise<void> };
+): ListContext {
   let pki: { path: string; cleanup: () => Promise<void> } | undefined;
   let setup: SchemeSetup = { env: {} };
   beforeAll(async () => {
@@ -76,18 +100,39 @@ export function eachTest(
   afterAll(async () => {
     await pki?.cleanup();
   });
-  beforeEach(async () => {
-    emu = await startEmulator(setup.tls ? { tls: setup.tls } : {});
-    env = await listEnv(emu, token === 'minted' ? emu.mintTokens().access_token : undefined);
+  return eachContext(async () => {
+    const emu = await startEmulator(setup.tls ? { tls: setup.tls } : {});
+    const env = await listEnv(emu, token === 'minted' ? emu.mintTokens().access_token : undefined);
     env.trust = setup.env;
     emu.setCollection('/v1/items', { type: 'offset', items: [...items] });
-    use(emu, env);
-  });
-  afterEach(async () => {
-    await emu.close();
-    await env.cleanup();
+    return { emu, env };
   });
 }
+
+/** A list context for the `-o FILE` tests, with the test's FILE. */
+export interface DumpContext extends ListContext {
+  /** items.ndjson in the running test's config directory. */
+  readonly out: string;
+}
+
+/** eachTest() over `items`, for the tests of `idcli list -o FILE`: each test has a FILE of its own. */
+export function eachDump(items: readonly string[]): DumpContext {
+  const ctx = eachTest(items);
+  return {
+    get emu() {
+      return ctx.emu;
+    },
+    get env() {
+      return ctx.env;
+    },
+    get out() {
+      return join(ctx.env.configDir, 'items.ndjson');
+    },
+  };
+}
+
+/** `list` arguments for a walk one page at a time, where the count of requests tells how far FILE is. */
+export const seq: readonly string[] = ['--concurrency', '1'];
 
 /**
  * The environment of a CLI run against the emulator. IDCLI_PAGE_SIZE=service sends no pageSize, so a test that does
@@ -181,6 +226,11 @@ export function signalAtThirdPage(
       child = c;
     },
   };
+}
+
+/** Every request for `path` from the `nth` on is answered `status`: the walk fails there for good (at once for 500). */
+export function failFrom(emu: Emulator, nth: number, path = '/v1/items', status = 500): void {
+  emu.inject({ path, nth, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status } });
 }
 
 /** The command the CLI printed for resuming, as its URL argument. */

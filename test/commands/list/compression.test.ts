@@ -2,27 +2,24 @@
  * Compressed transfer, run in this process against the emulator: what idcli asks for, byte-exact output under each
  * coding, and the ways a coding can go wrong (unasked, a corrupt stream; a bomb in test/e2e/list-compression.test.ts).
  */
-import { describe, expect, it } from 'vitest';
-import { type Emulator, generateRecords } from '../../emulator/index.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { generateRecords } from '../../emulator/index.js';
 import { runCommand } from '../../support/run-command.js';
-import { cliEnv, eachTest, listCommand, type ListEnv } from '../../support/list.js';
+import { cliEnv, eachTest, listCommand } from '../../support/list.js';
 
 const PAGE = 50;
 /** Realistic records (uuids, names, timestamps, hashes), so the codings compress as they would real data. */
 const RECORDS = generateRecords(400);
 const NDJSON = RECORDS.map((i) => `${i}\n`).join('');
-let emu: Emulator;
-let env: ListEnv;
-eachTest([], (e, v) => {
-  emu = e;
-  env = v;
-  emu.setCollection('/v1/records', { type: 'offset', items: [...RECORDS] });
-  emu.setCollection('/v1/events', { type: 'cursor', items: [...RECORDS] });
+const ctx = eachTest([]);
+beforeEach(() => {
+  ctx.emu.setCollection('/v1/records', { type: 'offset', items: [...RECORDS] });
+  ctx.emu.setCollection('/v1/events', { type: 'cursor', items: [...RECORDS] });
 });
 
 /** The requests the emulator saw for `path`, with the coding each was answered in. */
 function seen(path: string): { acceptEncoding: string | undefined }[] {
-  return emu.requests
+  return ctx.emu.requests
     .filter((r) => r.path === path)
     .map((r) => ({ acceptEncoding: r.headers['accept-encoding'] as string | undefined }));
 }
@@ -30,15 +27,15 @@ function seen(path: string): { acceptEncoding: string | undefined }[] {
 /** Every page of /v1/records (and /v1/events, its cursor twin) sent in `coding` whatever was asked. */
 function serveIn(coding: string): void {
   for (const path of ['/v1/records', '/v1/events'])
-    emu.inject({ path, nth: 1, times: Number.POSITIVE_INFINITY, fault: { kind: 'encoding', coding } });
+    ctx.emu.inject({ path, nth: 1, times: Number.POSITIVE_INFINITY, fault: { kind: 'encoding', coding } });
 }
 
 describe('idcli list: compressed transfer', () => {
   it('asks for gzip and br, and IDCLI_HTTP_COMPRESSION=0 for identity only', async () => {
-    expect((await listCommand(env, ['/v1/records', '--limit', '1'])).code).toBe(0);
+    expect((await listCommand(ctx.env, ['/v1/records', '--limit', '1'])).code).toBe(0);
     expect(seen('/v1/records')[0]!.acceptEncoding).toMatch(/^(zstd, )?gzip, br$/);
     expect(
-      (await listCommand(env, ['/v1/records', '--limit', '1'], { extraEnv: { IDCLI_HTTP_COMPRESSION: '0' } })).code,
+      (await listCommand(ctx.env, ['/v1/records', '--limit', '1'], { extraEnv: { IDCLI_HTTP_COMPRESSION: '0' } })).code,
     ).toBe(0);
     expect(seen('/v1/records')[1]!.acceptEncoding).toBe('identity');
   }, 60_000);
@@ -52,7 +49,7 @@ describe('idcli list: compressed transfer', () => {
         ['/v1/records', '--page-size', String(PAGE), '--concurrency', '1'],
         ['/v1/events', '--page-size', String(PAGE)],
       ]) {
-        const r = await listCommand(env, [...args, '--verbose'], { extraEnv });
+        const r = await listCommand(ctx.env, [...args, '--verbose'], { extraEnv });
         expect(r.code, r.stderr).toBe(0);
         const traced = r.stderr.split('\n').filter((l) => / -> 200 /.test(l));
         expect(traced).toHaveLength(RECORDS.length / PAGE);
@@ -74,8 +71,8 @@ describe('idcli list: compressed transfer', () => {
   it.each(['x-snappy', 'gzip, x-snappy'])(
     'a coding that was not asked for (%s): exit 5 naming it, the page not asked again',
     async (coding) => {
-      emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'encoding', coding } });
-      const r = await listCommand(env, ['/v1/records']);
+      ctx.emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'encoding', coding } });
+      const r = await listCommand(ctx.env, ['/v1/records']);
       expect(r.code).toBe(5);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/content coding 'x-snappy', which idcli did not ask for/);
@@ -85,28 +82,28 @@ describe('idcli list: compressed transfer', () => {
   );
 
   it('gzip when identity was asked for is not asked for either: exit 5, with no hint to set what is set', async () => {
-    emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'encoding', coding: 'gzip' } });
-    const r = await listCommand(env, ['/v1/records'], { extraEnv: { IDCLI_HTTP_COMPRESSION: '0' } });
+    ctx.emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'encoding', coding: 'gzip' } });
+    const r = await listCommand(ctx.env, ['/v1/records'], { extraEnv: { IDCLI_HTTP_COMPRESSION: '0' } });
     expect(r.code).toBe(5);
     expect(r.stderr).toMatch(/content coding 'gzip', which idcli did not ask for \(Accept-Encoding: identity\)/);
     expect(r.stderr).toMatch(/; report it to the service\n/);
     expect(r.stderr).not.toContain('IDCLI_HTTP_COMPRESSION');
     // With compression on, the same refusal offers the setting.
-    emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'encoding', coding: 'x-snappy' } });
-    const on = await listCommand(env, ['/v1/records']);
+    ctx.emu.inject({ path: '/v1/records', nth: 1, fault: { kind: 'encoding', coding: 'x-snappy' } });
+    const on = await listCommand(ctx.env, ['/v1/records']);
     expect(on.code).toBe(5);
     expect(on.stderr).toContain('IDCLI_HTTP_COMPRESSION=0 asks for uncompressed bodies');
   }, 60_000);
 
   it('stacked codings that were all asked for (gzip, gzip; gzip, br) are decoded, byte for byte', async () => {
-    const identity = await listCommand(env, ['/v1/records', '--page-size', String(PAGE), '--concurrency', '1'], {
+    const identity = await listCommand(ctx.env, ['/v1/records', '--page-size', String(PAGE), '--concurrency', '1'], {
       extraEnv: { IDCLI_HTTP_COMPRESSION: '0' },
     });
     expect(identity.stdout).toBe(NDJSON);
     for (const coding of ['gzip, gzip', 'gzip,br']) {
-      emu.clearFaults();
+      ctx.emu.clearFaults();
       serveIn(coding);
-      const r = await listCommand(env, ['/v1/records', '--page-size', String(PAGE), '--verbose']);
+      const r = await listCommand(ctx.env, ['/v1/records', '--page-size', String(PAGE), '--verbose']);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toBe(NDJSON);
       const traced = r.stderr.split('\n').filter((l) => / -> 200 /.test(l));
@@ -116,8 +113,15 @@ describe('idcli list: compressed transfer', () => {
   }, 60_000);
 
   it('a corrupt gzip page is retried like a cut connection, and written only when whole', async () => {
-    emu.inject({ path: '/v1/records', nth: 2, fault: { kind: 'corrupt-gzip' } });
-    const r = await listCommand(env, ['/v1/records', '--page-size', String(PAGE), '--concurrency', '1', '--verbose']);
+    ctx.emu.inject({ path: '/v1/records', nth: 2, fault: { kind: 'corrupt-gzip' } });
+    const r = await listCommand(ctx.env, [
+      '/v1/records',
+      '--page-size',
+      String(PAGE),
+      '--concurrency',
+      '1',
+      '--verbose',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe(NDJSON);
     expect(r.stderr).toMatch(/retrying GET .* \(the response body could not be decoded/);
@@ -128,15 +132,15 @@ describe('idcli list: compressed transfer', () => {
 describe('idcli api: compressed transfer', () => {
   it('prints the decoded body byte for byte, and -i the headers as received', async () => {
     const record = RECORDS.slice(0, 40).join(',\n');
-    emu.setResource('/v1/doc', `[${record}]\n`);
+    ctx.emu.setResource('/v1/doc', `[${record}]\n`);
     const api = (args: string[], extraEnv: Record<string, string> = {}) =>
-      runCommand(['api', ...args], { env: cliEnv(env, extraEnv) });
+      runCommand(['api', ...args], { env: cliEnv(ctx.env, extraEnv) });
     const identity = await api(['/v1/doc'], { IDCLI_HTTP_COMPRESSION: '0' });
     expect(identity.stdout).toBe(`[${record}]\n`);
     const br = await api(['-i', '/v1/doc']);
     expect(br.stdout).toMatch(/\r\ncontent-encoding: br\r\n/i);
     expect(br.stdout.split('\r\n\r\n').slice(1).join('\r\n\r\n')).toBe(identity.stdout);
-    emu.inject({ path: '/v1/doc', nth: 1, fault: { kind: 'encoding', coding: 'gzip' } });
+    ctx.emu.inject({ path: '/v1/doc', nth: 1, fault: { kind: 'encoding', coding: 'gzip' } });
     const gzip = await api(['-i', '/v1/doc']);
     expect(gzip.stdout).toMatch(/\r\ncontent-encoding: gzip\r\n/i);
     expect(gzip.stdout.split('\r\n\r\n').slice(1).join('\r\n\r\n')).toBe(identity.stdout);

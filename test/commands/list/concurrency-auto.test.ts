@@ -5,29 +5,22 @@
  * response is held for LATENCY_MS, so the pages of a window are in flight at the emulator together, which counts as
  * each request arrives how many are in flight: overlap is read from that count, not from when requests arrived.
  */
-import { describe, expect, it } from 'vitest';
-import { type Emulator, startEmulator } from '../../emulator/index.js';
-import { eachEmulator, listCommand, type ListEnv, listEnv, ndjson, plainItems } from '../../support/list.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { startEmulator } from '../../emulator/index.js';
+import { eachEmulator, listCommand, listEnv, ndjson, plainItems } from '../../support/list.js';
 
 const LATENCY_MS = 100;
 const ITEMS = plainItems(200);
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
-
-eachEmulator(
-  (e, v) => {
-    emu = e;
-    env = v;
-    emu.setCollection('/v1/items', { type: 'offset', items: [...ITEMS] });
-    emu.setCollection('/v1/events', { type: 'cursor', items: [...ITEMS] });
-  },
-  { latencyMs: LATENCY_MS },
-);
+const ctx = eachEmulator({ latencyMs: LATENCY_MS });
+beforeEach(() => {
+  ctx.emu.setCollection('/v1/items', { type: 'offset', items: [...ITEMS] });
+  ctx.emu.setCollection('/v1/events', { type: 'cursor', items: [...ITEMS] });
+});
 
 /** How many collection requests were in flight at the emulator as each request for `path` arrived, in order. */
 function inFlight(path: string): number[] {
-  return emu.requests.filter((r) => r.path === path).map((r) => r.inFlight ?? 0);
+  return ctx.emu.requests.filter((r) => r.path === path).map((r) => r.inFlight ?? 0);
 }
 
 interface Told {
@@ -84,8 +77,8 @@ function expectFollowsRule(changes: Told[], start: number): void {
 describe('idcli list --concurrency auto (the default)', () => {
   it('starts with 4 pages in flight, holds no more than the window it tells of, and writes what -c 1 and -c 4 write', async () => {
     const items = plainItems(400);
-    emu.setCollection('/v1/many', { type: 'offset', items });
-    const r = await listCommand(env, ['/v1/many', '--page-size', '10', '--verbose']);
+    ctx.emu.setCollection('/v1/many', { type: 'offset', items });
+    const r = await listCommand(ctx.env, ['/v1/many', '--page-size', '10', '--verbose']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(items));
     const seen = inFlight('/v1/many');
@@ -99,15 +92,15 @@ describe('idcli list --concurrency auto (the default)', () => {
     expect(Math.max(...seen)).toBeLessThanOrEqual(32);
 
     for (const window of ['1', '4']) {
-      const fixed = await listCommand(env, ['/v1/many', '--page-size', '100', '--concurrency', window]);
+      const fixed = await listCommand(ctx.env, ['/v1/many', '--page-size', '100', '--concurrency', window]);
       expect(fixed.stdoutBytes.equals(r.stdoutBytes), `-c ${window}`).toBe(true);
     }
   }, 60_000);
 
   for (const status of [429, 503]) {
     it(`halves the window on a ${status}, and says so with --verbose`, async () => {
-      emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'status', status, retryAfter: '0' } });
-      const r = await listCommand(env, ['/v1/items', '--page-size', '10', '--verbose']);
+      ctx.emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'status', status, retryAfter: '0' } });
+      const r = await listCommand(ctx.env, ['/v1/items', '--page-size', '10', '--verbose']);
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(ndjson(ITEMS));
       // Halved once, from the window at the time: 4, or 5 when the two pages before the refused one were taken first.
@@ -208,9 +201,9 @@ describe('idcli list --concurrency auto (the default)', () => {
 
   it('--concurrency 3 stays 3: no growth, no cut, whatever the server answers', async () => {
     const items = plainItems(400);
-    emu.setCollection('/v1/many', { type: 'offset', items });
-    emu.inject({ path: '/v1/many', nth: 4, fault: { kind: 'status', status: 429, retryAfter: '0' } });
-    const r = await listCommand(env, ['/v1/many', '--page-size', '10', '--concurrency', '3', '--verbose']);
+    ctx.emu.setCollection('/v1/many', { type: 'offset', items });
+    ctx.emu.inject({ path: '/v1/many', nth: 4, fault: { kind: 'status', status: 429, retryAfter: '0' } });
+    const r = await listCommand(ctx.env, ['/v1/many', '--page-size', '10', '--concurrency', '3', '--verbose']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(items));
     expect(r.stderr).not.toMatch(/pages in flight/);
@@ -218,14 +211,14 @@ describe('idcli list --concurrency auto (the default)', () => {
   }, 60_000);
 
   it('--limit never asks for a page beyond the limit', async () => {
-    const r = await listCommand(env, ['/v1/items', '--page-size', '20', '--limit', '50']);
+    const r = await listCommand(ctx.env, ['/v1/items', '--page-size', '20', '--limit', '50']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 50)));
-    expect(r.requests.map((u) => new URL(u, emu.baseUrl).searchParams.get('pageIndex'))).toEqual([null, '1', '2']);
+    expect(r.requests.map((u) => new URL(u, ctx.emu.baseUrl).searchParams.get('pageIndex'))).toEqual([null, '1', '2']);
   }, 60_000);
 
   it('walks a cursor collection one page after another, without a note on stderr', async () => {
-    const r = await listCommand(env, ['/v1/events', '--page-size', '50']);
+    const r = await listCommand(ctx.env, ['/v1/events', '--page-size', '50']);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS));
     expect(r.stderr).toBe('');

@@ -12,14 +12,11 @@ import { open, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import { overwriteState, parseState, writeState } from '../../../src/output/dump-state.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { eachTest, listCommand, type ListEnv, plainItems } from '../../support/list.js';
+import { eachTest, listCommand, plainItems } from '../../support/list.js';
 import { cleanDump, expectResumedToEnd, expectStoppedAtWholePage } from '../../support/write-fault.js';
 
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(60_000);
-eachTest(ITEMS, (_, v) => {
-  env = v;
-});
+const ctx = eachTest(ITEMS);
 
 const DISK = join(process.env.TMPDIR ?? '/tmp', `idcli-full-disk-${process.pid}`);
 const DISK_BYTES = 2 * 1024 * 1024;
@@ -50,7 +47,7 @@ describe('idcli list -o FILE when the disk fills in the middle (a 2 MiB tmpfs fi
     'exit 1, the state still matches FILE; after space is freed the same command completes it',
     async () => {
       const out = join(DISK, 'items.ndjson');
-      const { args, state, clean: cleanBytes } = await cleanDump(env, out);
+      const { args, state, clean: cleanBytes } = await cleanDump(ctx.env, out);
       // FILE needs more than what is left on the disk.
       expect(cleanBytes.length).toBeGreaterThan(DISK_BYTES - FILLER_BYTES);
 
@@ -58,10 +55,10 @@ describe('idcli list -o FILE when the disk fills in the middle (a 2 MiB tmpfs fi
       const fs = await statfs(DISK);
       const room = fs.bavail * fs.bsize;
       const fault = { out, state, clean: cleanBytes, items: ITEMS.length, pageItems: 1000, room };
-      const saved = await expectStoppedAtWholePage(await listCommand(env, args), fault);
+      const saved = await expectStoppedAtWholePage(await listCommand(ctx.env, args), fault);
 
       await rm(join(DISK, 'filler'));
-      await expectResumedToEnd(await listCommand(env, args), fault, saved);
+      await expectResumedToEnd(await listCommand(ctx.env, args), fault, saved);
     },
     120_000,
   );

@@ -1,19 +1,13 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../../emulator/index.js';
 import { FakeClock } from '../../support/clock.js';
 import { until } from '../../support/until.js';
-import { listCommand, type ListEnv, ndjson, plainItems, resumeUrl, eachTest } from '../../support/list.js';
+import { listCommand, ndjson, plainItems, resumeUrl, eachTest, failFrom } from '../../support/list.js';
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
 const ITEMS = plainItems(250);
 
-eachTest(ITEMS, (e, v) => {
-  emu = e;
-  env = v;
-});
+const ctx = eachTest(ITEMS);
 
 /** A bystander server that records whatever reaches it. */
 async function bystander(): Promise<{ url: string; seen: IncomingHttpHeaders[]; close: () => Promise<void> }> {
@@ -58,13 +52,13 @@ async function throughWaits(clock: FakeClock, running: Promise<unknown>): Promis
 
 describe('idcli list: transient failures are retried and the output stays exact', () => {
   it('429 with Retry-After, 503, 504, a dropped connection and a body cut short', async () => {
-    emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 429, retryAfter: '1' } });
-    emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'status', status: 503 } });
-    emu.inject({ path: '/v1/items', nth: 4, fault: { kind: 'drop' } });
-    emu.inject({ path: '/v1/items', nth: 5, fault: { kind: 'drop-mid-body' } });
-    emu.inject({ path: '/v1/items', nth: 6, fault: { kind: 'status', status: 504 } });
+    ctx.emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'status', status: 429, retryAfter: '1' } });
+    ctx.emu.inject({ path: '/v1/items', nth: 3, fault: { kind: 'status', status: 503 } });
+    ctx.emu.inject({ path: '/v1/items', nth: 4, fault: { kind: 'drop' } });
+    ctx.emu.inject({ path: '/v1/items', nth: 5, fault: { kind: 'drop-mid-body' } });
+    ctx.emu.inject({ path: '/v1/items', nth: 6, fault: { kind: 'status', status: 504 } });
     const clock = new FakeClock();
-    const running = listCommand(env, ['/v1/items'], { clock });
+    const running = listCommand(ctx.env, ['/v1/items'], { clock });
     const waits = await throughWaits(clock, running);
     const r = await running;
     expect(r.code).toBe(0);
@@ -79,8 +73,8 @@ describe('idcli list: transient failures are retried and the output stays exact'
     const clock = new FakeClock();
     // Whole seconds: the date has no finer grain, and its second is counted from the run's clock.
     const at = new Date(Math.ceil(clock.now() / 1000) * 1000 + 2000).toUTCString();
-    emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 503, retryAfter: at } });
-    const running = listCommand(env, ['/v1/items', '--limit', '1'], { clock });
+    ctx.emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 503, retryAfter: at } });
+    const running = listCommand(ctx.env, ['/v1/items', '--limit', '1'], { clock });
     const waits = await throughWaits(clock, running);
     const r = await running;
     expect(r.code).toBe(0);
@@ -92,17 +86,17 @@ describe('idcli list: transient failures are retried and the output stays exact'
   }, 60_000);
 
   it('says why it waits when the server asks for a long pause, unless --quiet', async () => {
-    emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
+    ctx.emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 429, retryAfter: '2' } });
     const clock = new FakeClock();
-    const running = listCommand(env, ['/v1/items', '--limit', '1'], { clock });
+    const running = listCommand(ctx.env, ['/v1/items', '--limit', '1'], { clock });
     expect(Math.min(...(await throughWaits(clock, running)))).toBeGreaterThanOrEqual(2000);
     const r = await running;
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 1)));
     expect(r.stderr).toBe('HTTP 429; retrying in 2 s (retry 1 of 5)\n');
-    emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 503, retryAfter: '2' } });
+    ctx.emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 503, retryAfter: '2' } });
     const quietClock = new FakeClock();
-    const quietRun = listCommand(env, ['/v1/items', '--limit', '1', '--quiet'], { clock: quietClock });
+    const quietRun = listCommand(ctx.env, ['/v1/items', '--limit', '1', '--quiet'], { clock: quietClock });
     expect(await throughWaits(quietClock, quietRun)).toHaveLength(1);
     const quiet = await quietRun;
     expect(quiet.code).toBe(0);
@@ -110,9 +104,9 @@ describe('idcli list: transient failures are retried and the output stays exact'
   }, 60_000);
 
   it('gives up after --max-retries with exit 4', async () => {
-    emu.inject({ path: '/v1/items', nth: 1, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 503 } });
+    failFrom(ctx.emu, 1, '/v1/items', 503);
     const clock = new FakeClock();
-    const running = listCommand(env, ['/v1/items', '--max-retries', '2'], { clock });
+    const running = listCommand(ctx.env, ['/v1/items', '--max-retries', '2'], { clock });
     expect(await throughWaits(clock, running)).toHaveLength(2);
     const r = await running;
     expect(r.code).toBe(4);
@@ -124,60 +118,60 @@ describe('idcli list: transient failures are retried and the output stays exact'
 
 describe('idcli list: stopping early leaves an exact prefix and a working resume command', () => {
   it('a permanent 500 mid-walk: exit 4, the pages before on stdout, resume yields exactly the rest', async () => {
-    emu.inject({ path: '/v1/items', nth: 3, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 500 } });
+    failFrom(ctx.emu, 3);
     // One page at a time, so the third request is the third page (the next test does the same in parallel).
-    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
+    const r = await listCommand(ctx.env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(4);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
     expect(r.stderr).toMatch(/idcli: stopped after 200 items; resume with: idcli list '/);
     expect(r.stderr).toMatch(/HTTP 500/);
     const resume = resumeUrl(r.stderr);
-    expect(resume).toBe(`${emu.baseUrl}/v1/items?pageIndex=2&pageSize=100`);
+    expect(resume).toBe(`${ctx.emu.baseUrl}/v1/items?pageIndex=2&pageSize=100`);
 
-    emu.clearFaults();
-    const rest = await listCommand(env, [resume as string]);
+    ctx.emu.clearFaults();
+    const rest = await listCommand(ctx.env, [resume as string]);
     expect(rest.code).toBe(0);
     expect(r.stdout + rest.stdout).toBe(ndjson(ITEMS));
   }, 60_000);
 
   it('the same with --concurrency: pages are written in order up to the failing one', async () => {
     const items = plainItems(1000);
-    emu.setCollection('/v1/wide', { type: 'offset', items });
+    ctx.emu.setCollection('/v1/wide', { type: 'offset', items });
     // The 6th request is page index 5 (the first page, then 1..4 in flight, then 5).
-    emu.inject({ path: '/v1/wide', nth: 6, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 500 } });
-    const r = await listCommand(env, ['/v1/wide', '--page-size', '50', '--concurrency', '4']);
+    failFrom(ctx.emu, 6, '/v1/wide');
+    const r = await listCommand(ctx.env, ['/v1/wide', '--page-size', '50', '--concurrency', '4']);
     expect(r.code).toBe(4);
     const resume = resumeUrl(r.stderr) as string;
     const failedIndex = Number(new URL(resume).searchParams.get('pageIndex'));
     expect(r.stdout).toBe(ndjson(items.slice(0, failedIndex * 50)));
-    emu.clearFaults();
-    const rest = await listCommand(env, [resume]);
+    ctx.emu.clearFaults();
+    const rest = await listCommand(ctx.env, [resume]);
     expect(r.stdout + rest.stdout).toBe(ndjson(items));
   }, 60_000);
 
   it('a cursor collection resumes from its cursor link', async () => {
     const items = plainItems(95, 'c');
-    emu.setCollection('/v1/cur', { type: 'cursor', items });
-    emu.inject({ path: '/v1/cur', nth: 4, times: Number.POSITIVE_INFINITY, fault: { kind: 'status', status: 502 } });
-    const r = await listCommand(env, ['/v1/cur', '--page-size', '20', '--max-retries', '1']);
+    ctx.emu.setCollection('/v1/cur', { type: 'cursor', items });
+    failFrom(ctx.emu, 4, '/v1/cur', 502);
+    const r = await listCommand(ctx.env, ['/v1/cur', '--page-size', '20', '--max-retries', '1']);
     expect(r.code).toBe(4);
     expect(r.stdout).toBe(ndjson(items.slice(0, 60)));
     const resume = resumeUrl(r.stderr) as string;
     expect(resume).toMatch(/cursor=/);
-    emu.clearFaults();
-    const rest = await listCommand(env, [resume]);
+    ctx.emu.clearFaults();
+    const rest = await listCommand(ctx.env, [resume]);
     expect(rest.code).toBe(0);
     expect(r.stdout + rest.stdout).toBe(ndjson(items));
   }, 60_000);
 
   it('a malformed page: exit 5 naming the page, exact prefix, resumable', async () => {
-    emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'body', body: '{"items":[{"id":"x"},' } });
-    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
+    ctx.emu.inject({ path: '/v1/items', nth: 2, fault: { kind: 'body', body: '{"items":[{"id":"x"},' } });
+    const r = await listCommand(ctx.env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
-    expect(r.stderr).toContain(`${emu.baseUrl}/v1/items?pageIndex=1&pageSize=100`);
+    expect(r.stderr).toContain(`${ctx.emu.baseUrl}/v1/items?pageIndex=1&pageSize=100`);
     expect(r.stderr).toMatch(/invalid JSON/);
-    const rest = await listCommand(env, [resumeUrl(r.stderr) as string]);
+    const rest = await listCommand(ctx.env, [resumeUrl(r.stderr) as string]);
     expect(r.stdout + rest.stdout).toBe(ndjson(ITEMS));
   }, 60_000);
 
@@ -189,8 +183,8 @@ describe('idcli list: stopping early leaves an exact prefix and a working resume
   ] as const)(
     '%s: exit 5',
     async (_name, fault) => {
-      emu.inject({ path: '/v1/items', nth: 1, fault });
-      const r = await listCommand(env, ['/v1/items']);
+      ctx.emu.inject({ path: '/v1/items', nth: 1, fault });
+      const r = await listCommand(ctx.env, ['/v1/items']);
       expect(r.code).toBe(5);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/malformed page/);
@@ -203,12 +197,12 @@ describe('idcli list: links that must not be followed', () => {
   it('a next link to another origin: exit 5 and that server receives nothing, let alone the token', async () => {
     const other = await bystander();
     try {
-      emu.inject({
+      ctx.emu.inject({
         path: '/v1/items',
         nth: 2,
         fault: { kind: 'next', href: `${other.url}/v1/items?pageIndex=2&pageSize=100` },
       });
-      const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
+      const r = await listCommand(ctx.env, ['/v1/items', '--concurrency', '1']);
       expect(r.code).toBe(5);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
       expect(r.stderr).toMatch(/another origin/);
@@ -222,12 +216,12 @@ describe('idcli list: links that must not be followed', () => {
   it('a redirect is not followed: exit 4 and the redirect target receives nothing', async () => {
     const other = await bystander();
     try {
-      emu.inject({
+      ctx.emu.inject({
         path: '/v1/items',
         nth: 2,
         fault: { kind: 'status', status: 302, headers: { location: `${other.url}/v1/items?pageIndex=1` } },
       });
-      const r = await listCommand(env, ['/v1/items']);
+      const r = await listCommand(ctx.env, ['/v1/items']);
       expect(r.code).toBe(4);
       expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
       expect(r.stderr).toMatch(/redirect \(HTTP 302 Found\) to http:\/\/127\.0\.0\.1:\d+, which idcli does not follow/);
@@ -238,12 +232,12 @@ describe('idcli list: links that must not be followed', () => {
   }, 60_000);
 
   it('a loop back to an earlier page: exit 5', async () => {
-    emu.inject({
+    ctx.emu.inject({
       path: '/v1/items',
       nth: 2,
-      fault: { kind: 'next', href: `${emu.baseUrl}/v1/items?pageIndex=0&pageSize=100` },
+      fault: { kind: 'next', href: `${ctx.emu.baseUrl}/v1/items?pageIndex=0&pageSize=100` },
     });
-    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
+    const r = await listCommand(ctx.env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 200)));
     expect(r.stderr).toMatch(/pagination loop/);
@@ -251,8 +245,8 @@ describe('idcli list: links that must not be followed', () => {
   }, 60_000);
 
   it('a page linking to itself (relative): exit 5', async () => {
-    emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: '/v1/items' } });
-    const r = await listCommand(env, ['/v1/items', '--concurrency', '1']);
+    ctx.emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'next', href: '/v1/items' } });
+    const r = await listCommand(ctx.env, ['/v1/items', '--concurrency', '1']);
     expect(r.code).toBe(5);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 100)));
     expect(r.requests).toHaveLength(1);

@@ -6,8 +6,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Emulator } from '../../emulator/index.js';
-import { eachEmulator, listCommand, type ListEnv, ndjson, plainItems } from '../../support/list.js';
+import { eachEmulator, listCommand, ndjson, plainItems } from '../../support/list.js';
 
 const MB = 1024 * 1024;
 const PAGE = 50;
@@ -19,13 +18,7 @@ function withLargeItem(mb: number, at: number): string[] {
   return items;
 }
 
-let emu: Emulator;
-let env: ListEnv & { cleanup: () => Promise<void> };
-
-eachEmulator((e, v) => {
-  emu = e;
-  env = v;
-});
+const ctx = eachEmulator();
 
 const exists = (path: string) =>
   stat(path).then(
@@ -41,8 +34,8 @@ describe('idcli list: a large page among small ones', () => {
   it.each([['1'], ['4'], ['auto']])(
     'a page of 40 MB mid-walk at -c %s: every item, exit 0',
     async (window) => {
-      emu.setCollection('/v1/items', { type: 'offset', items });
-      const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
+      ctx.emu.setCollection('/v1/items', { type: 'offset', items });
+      const r = await listCommand(ctx.env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdoutBytes.length).toBe(expected.length);
       expect(r.stdoutBytes.equals(expected), 'stdout is not the collection').toBe(true);
@@ -51,9 +44,9 @@ describe('idcli list: a large page among small ones', () => {
   );
 
   it('with -o FILE: FILE holds every item, and only then is its state removed', async () => {
-    emu.setCollection('/v1/items', { type: 'offset', items });
-    const out = join(env.configDir, 'items.ndjson');
-    const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '-o', out]);
+    ctx.emu.setCollection('/v1/items', { type: 'offset', items });
+    const out = join(ctx.env.configDir, 'items.ndjson');
+    const r = await listCommand(ctx.env, ['/v1/items', '--page-size', String(PAGE), '-o', out]);
     expect(r.code, r.stderr).toBe(0);
     expect((await readFile(out)).equals(expected), 'FILE is not the collection').toBe(true);
     expect(await exists(`${out}.idcli-state`)).toBe(false);
@@ -70,9 +63,9 @@ describe('idcli list: a large page among small ones', () => {
     async (mb, at) => {
       const these = withLargeItem(mb, at);
       const want = Buffer.from(ndjson(these));
-      emu.setCollection('/v1/items', { type: 'offset', items: these });
+      ctx.emu.setCollection('/v1/items', { type: 'offset', items: these });
       for (const window of ['4', 'auto']) {
-        const r = await listCommand(env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
+        const r = await listCommand(ctx.env, ['/v1/items', '--page-size', String(PAGE), '--concurrency', window]);
         expect(r.code, r.stderr).toBe(0);
         expect(r.stdoutBytes.length, `-c ${window}`).toBe(want.length);
         expect(r.stdoutBytes.equals(want), `-c ${window}: stdout is not the collection`).toBe(true);
