@@ -10,6 +10,8 @@ export interface Timer {
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
+  /** Milliseconds from an arbitrary start, with fractions, never going back: for timing how long something takes. */
+  monotonic(): number;
   /** Calls `fn` once `ms` of this clock have passed, unless cleared first. */
   setTimeout(fn: () => void, ms: number): Timer;
 }
@@ -17,6 +19,7 @@ export interface Clock {
 /** The machine's clock and Node's timers. */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimeout(fn, ms) {
     const t = setTimeout(fn, ms);
     return { clear: () => clearTimeout(t), refresh: () => void t.refresh() };
@@ -25,7 +28,13 @@ export const systemClock: Clock = {
 
 /** The clock of `deps`: its own, or its now() with Node's timers. */
 export function clockOf(deps: { now(): number; clock?: Clock | undefined }): Clock {
-  return deps.clock ?? { now: () => deps.now(), setTimeout: (fn, ms) => systemClock.setTimeout(fn, ms) };
+  return (
+    deps.clock ?? {
+      now: () => deps.now(),
+      monotonic: () => systemClock.monotonic(),
+      setTimeout: (fn, ms) => systemClock.setTimeout(fn, ms),
+    }
+  );
 }
 
 /** Resolves after `ms` of `clock`, or rejects with the signal's reason as soon as it aborts. */

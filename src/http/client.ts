@@ -54,8 +54,8 @@ export function createHttpClient(options: HttpClientOptions = {}): HttpClient {
 
   async function request(req: HttpRequest): Promise<HttpResponse> {
     if (!log) return transport.send(req);
-    const started = performance.now();
-    const elapsed = (): number => Math.round(performance.now() - started);
+    const started = clock.monotonic();
+    const elapsed = (): number => Math.round(clock.monotonic() - started);
     const label = `${req.method} ${redactUrl(req.url)}`;
     try {
       const res = await transport.send(req);

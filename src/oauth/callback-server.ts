@@ -37,7 +37,7 @@ export interface CallbackServerOptions {
   redirectUri: string;
   expectation: CallbackExpectation;
   log: Logger;
-  /** The clock of wait()'s timeout; the machine's by default. */
+  /** The clock of wait()'s timeout and close()'s grace; the machine's by default. */
   clock?: Clock;
   /** How long after the 303 close() waits for the browser to follow it before shutting anyway. */
   graceMs?: number;
@@ -69,14 +69,16 @@ class Listener implements CallbackServer {
   private result: CallbackResult | undefined;
   private finalPage: DonePage | undefined;
   private readonly pendingDone: ServerResponse[] = [];
-  /** When the browser was sent to the done page (performance.now()), if it was. */
+  /** When the browser was sent to the done page (the clock's monotonic()), if it was. */
   private redirectedAt: number | undefined;
+  private readonly clock: Clock;
   private settle: (r: CallbackResult) => void = () => {};
   private delivered = new Promise<CallbackResult>((resolve) => (this.settle = resolve));
   private doneServed: () => void = () => {};
   private readonly doneRequested = new Promise<void>((resolve) => (this.doneServed = resolve));
 
   constructor(private readonly opts: CallbackServerOptions) {
+    this.clock = opts.clock ?? systemClock;
     this.target = parseLoopbackRedirect(opts.redirectUri);
     this.port = this.target.port;
     this.donePath = this.target.path === '/done' ? '/done-page' : '/done';
@@ -124,7 +126,7 @@ class Listener implements CallbackServer {
         400,
         'This sign-in response does not belong to the running idcli login. Return to the terminal.',
       );
-    this.redirectedAt = performance.now();
+    this.redirectedAt = this.clock.monotonic();
     res.writeHead(303, { ...SECURITY_HEADERS, Location: this.donePath, 'Content-Length': '0' });
     res.end();
   }
@@ -192,7 +194,7 @@ class Listener implements CallbackServer {
     let timer: Timer | undefined;
     let onAbort: (() => void) | undefined;
     const stop = new Promise<never>((_, reject) => {
-      timer = (this.opts.clock ?? systemClock).setTimeout(() => reject(timedOut()), timeoutMs);
+      timer = this.clock.setTimeout(() => reject(timedOut()), timeoutMs);
       onAbort = () => reject(interrupted());
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
@@ -210,10 +212,11 @@ class Listener implements CallbackServer {
     for (const res of this.pendingDone.splice(0)) page(res, this.finalPage.ok ? 200 : 400, this.finalPage.message);
     if (this.redirectedAt !== undefined) {
       // Wait a little for the browser to follow the 303, so it shows the outcome instead of a connection error.
-      const left = this.redirectedAt + (this.opts.graceMs ?? 1000) - performance.now();
-      let grace: NodeJS.Timeout | undefined;
-      if (left > 0) await Promise.race([this.doneRequested, new Promise<void>((r) => (grace = setTimeout(r, left)))]);
-      clearTimeout(grace);
+      const left = this.redirectedAt + (this.opts.graceMs ?? 1000) - this.clock.monotonic();
+      let grace: Timer | undefined;
+      if (left > 0)
+        await Promise.race([this.doneRequested, new Promise<void>((r) => (grace = this.clock.setTimeout(r, left)))]);
+      grace?.clear();
     }
     const closed = this.servers.map((s) => new Promise((resolve) => s.close(resolve)));
     for (const s of this.servers) s.closeAllConnections();

@@ -1,4 +1,5 @@
 import { Socket } from 'node:net';
+import type { Clock, Timer } from '../clock.js';
 import { outputError } from '../errors.js';
 
 export interface PageWriter {
@@ -23,6 +24,12 @@ const PIPE_BUF = process.platform === 'linux' ? 4096 : 512;
 /** After a stop signal, a reader that keeps up still gets the page whole; one that stopped cannot hold the exit. */
 const STALLED_MS = 500;
 
+/** The run's stop signal, and the clock STALLED_MS is counted on. */
+export interface Interrupt {
+  signal: AbortSignal;
+  clock: Clock;
+}
+
 /**
  * One write per page; `onClosed` fires when the reader goes. To a pipe or socket a chunk goes in pieces of at most
  * PIPE_BUF ending after a newline, each all or nothing, so the lines a WriteCut counts are whole.
@@ -30,7 +37,7 @@ const STALLED_MS = 500;
 export function createPageWriter(
   stream: NodeJS.WritableStream,
   onClosed: () => void = () => {},
-  interrupt?: AbortSignal,
+  interrupt?: Interrupt,
 ): PageWriter {
   const watch = watchStream(stream, onClosed);
   // A Socket may be a tty.WriteStream.
@@ -118,7 +125,7 @@ async function writePieces(
   stream: NodeJS.WritableStream,
   chunk: Buffer,
   onError: (err: NodeJS.ErrnoException) => void,
-  interrupt: AbortSignal | undefined,
+  interrupt: Interrupt | undefined,
 ): Promise<void> {
   let lines = 0;
   for (let start = 0; start < chunk.length;) {
@@ -137,24 +144,24 @@ function sendPiece(
   stream: NodeJS.WritableStream,
   piece: Buffer,
   onError: (err: NodeJS.ErrnoException) => void,
-  interrupt: AbortSignal | undefined,
+  interrupt: Interrupt | undefined,
 ): Promise<'sent' | 'failed' | 'stalled'> {
   return new Promise((resolve) => {
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Timer | undefined;
     const onStop = (): void => {
-      timer = setTimeout(() => settle('stalled'), STALLED_MS);
+      timer = interrupt?.clock.setTimeout(() => settle('stalled'), STALLED_MS);
     };
     const settle = (how: 'sent' | 'failed' | 'stalled'): void => {
-      clearTimeout(timer);
-      interrupt?.removeEventListener('abort', onStop);
+      timer?.clear();
+      interrupt?.signal.removeEventListener('abort', onStop);
       resolve(how);
     };
     stream.write(piece, (err?: Error | null) => {
       if (err) onError(err);
       settle(err ? 'failed' : 'sent');
     });
-    if (interrupt?.aborted) onStop();
-    else interrupt?.addEventListener('abort', onStop, { once: true });
+    if (interrupt?.signal.aborted) onStop();
+    else interrupt?.signal.addEventListener('abort', onStop, { once: true });
   });
 }
 

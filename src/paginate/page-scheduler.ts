@@ -3,7 +3,7 @@
  * budget, each timed for the window and given a recycled buffer. The request itself is get-page.ts's.
  */
 import { setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Clock, sleep } from '../clock.js';
 import type { RetryInfo } from '../http/client.js';
 import { createBufferPool } from './buffer-pool.js';
 import { ByteBudget, WINDOW_BYTES } from './byte-budget.js';
@@ -37,6 +37,8 @@ export class PageScheduler {
   /** Page bodies are recycled once written: in flight are at most a window of pages plus one prefetch. */
   private readonly bodies: ReturnType<typeof createBufferPool>;
   private readonly fetchCtx: FetchContext;
+  /** The run's clock: the window's timings and a Retry-After's wait. */
+  private readonly clock: Clock;
   /** Page requests sent and not yet answered. */
   private inFlight = 0;
 
@@ -44,6 +46,7 @@ export class PageScheduler {
   constructor(
     ctx: {
       fetch: Pick<FetchContext, 'client'>;
+      clock: Clock;
       interrupt: AbortSignal;
       readerGone: AbortSignal;
       onWindow?: (change: WindowChange) => void;
@@ -51,6 +54,7 @@ export class PageScheduler {
     concurrency: number,
     adaptive: boolean,
   ) {
+    this.clock = ctx.clock;
     this.window = new Window({ start: concurrency, adaptive, onChange: ctx.onWindow });
     this.budget = new ByteBudget(undefined, (largest, cap) => {
       const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
@@ -78,10 +82,10 @@ export class PageScheduler {
 
   /** Starts fetching a page, not before a Retry-After still running; the window learns how the page came. */
   start(url: string): Pending<RawPage> {
-    const wait = this.window.delay(performance.now());
+    const wait = this.window.delay(this.clock.monotonic());
     const timing: Timing = { sentAt: 0, ms: 0, firstByteMs: -1, retried: false, load: 0, arrived: false };
     const seq = this.budget.start();
-    const promise = (wait > 0 ? sleep(wait, undefined, { signal: this.signal }) : Promise.resolve()).then(() =>
+    const promise = (wait > 0 ? sleep(this.clock, wait, this.signal) : Promise.resolve()).then(() =>
       this.timed(url, timing, seq),
     );
     // Rejections are consumed where the page is awaited; this only keeps an abandoned prefetch quiet.
@@ -91,7 +95,7 @@ export class PageScheduler {
 
   /** A page of the window has been awaited: the window is told whether the walk had to wait for it, and how it came. */
   taken(p: Pending<RawPage>, waited: boolean): void {
-    this.window.taken(p.timing, waited, performance.now());
+    this.window.taken(p.timing, waited, this.clock.monotonic());
   }
 
   /** A page that failed or will not be written: its bytes leave the budget. */
@@ -113,21 +117,21 @@ export class PageScheduler {
 
   /** One page's request, timed for the window. */
   private async timed(url: string, timing: Timing, seq: number): Promise<RawPage> {
-    const sentAt = (timing.sentAt = performance.now());
+    const sentAt = (timing.sentAt = this.clock.monotonic());
     timing.load = ++this.inFlight;
     const onRetry = ({ status, reason, delayMs }: RetryInfo): void => {
       timing.retried = true;
       if (status === 429 || status === 503)
-        this.window.throttled(sentAt, performance.now(), reason, delayMs, timing.load);
+        this.window.throttled(sentAt, this.clock.monotonic(), reason, delayMs, timing.load);
     };
     try {
       const onBodyBytes = (bytes: number, resume: () => void): boolean => {
         // The latest attempt's first byte: a retried page's time does not count anyway.
-        if (timing.firstByteMs < 0) timing.firstByteMs = performance.now() - sentAt;
+        if (timing.firstByteMs < 0) timing.firstByteMs = this.clock.monotonic() - sentAt;
         return this.budget.hold(seq, bytes, resume);
       };
       const raw = await fetchRaw({ ...this.fetchCtx, onRetry, onBodyBytes }, url, this.signal);
-      timing.ms = performance.now() - sentAt;
+      timing.ms = this.clock.monotonic() - sentAt;
       // An empty body has no first byte before its end.
       if (timing.firstByteMs < 0) timing.firstByteMs = timing.ms;
       timing.arrived = true;

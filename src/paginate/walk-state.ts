@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import { interrupted } from '../errors.js';
 import { buildNdjsonInPlace } from './ndjson.js';
 import type { Page } from './envelope.js';
@@ -20,6 +21,8 @@ export interface WalkOptions {
 
 export interface WalkContext {
   fetch: FetchContext;
+  /** The run's clock (deps.clock). */
+  clock: Clock;
   writer: PageWriter;
   /** Aborted on SIGINT. */
   interrupt: AbortSignal;

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IdcliError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { type CallbackServer, parseLoopbackRedirect, startCallbackServer } from '../../src/oauth/callback-server.js';
+import { FakeClock } from '../support/clock.js';
 import { until } from '../support/until.js';
 
 /** What the servers log with --verbose: the requests they receive, as events a test can wait for. */
@@ -192,6 +193,23 @@ describe('the loopback listener', () => {
     expect(await Promise.race([closed, deadline])).toBe('closed');
     clearTimeout(timer);
   }, 20_000);
+
+  it("waits for the browser to follow the 303 exactly its grace, on the run's clock", async () => {
+    const clock = new FakeClock();
+    const s = await startCallbackServer({ redirectUri: 'http://127.0.0.1:0/callback', expectation, log, clock });
+    open.push(s);
+    await send({ host: '127.0.0.1', port: portOf(s.redirectUri), path: '/callback?code=x&state=expected-state' });
+    let closed = false;
+    const closing = s.close({ ok: true, message: 'done' }).then(() => (closed = true));
+    await until(() => (clock.pending().length > 0 ? true : undefined), 10_000, 'the grace to start');
+    expect(clock.pending()).toEqual([1000]);
+    clock.advance(999);
+    await new Promise((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    clock.advance(1);
+    await closing;
+    expect(closed).toBe(true);
+  });
 
   it('times out with exit 3 and stops on abort with exit 130', async () => {
     const s = await start('http://127.0.0.1:0/callback');

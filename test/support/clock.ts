@@ -28,6 +28,11 @@ export class FakeClock implements Clock {
     return this.#now;
   }
 
+  /** The same time: a run in process times its pages and requests in the test's time too. */
+  monotonic(): number {
+    return this.#now;
+  }
+
   setTimeout(fn: () => void, ms: number): Timer {
     const t: Pending = { at: this.#now + Math.max(0, ms), ms, fn, seq: this.#seq++ };
     this.#timers.add(t);

@@ -1,6 +1,7 @@
 /** `idcli list`: stream a paginated collection to stdout as NDJSON (or print its size with --count). */
 import { argument, defineCommand, option, type OptionsOf } from '../../argv/define.js';
 import { openApiClient } from '../../apiclient/client.js';
+import { clockOf } from '../../clock.js';
 import { AUTO_PAGE_SIZE } from '../../config.js';
 import { apiBaseUrl } from '../../apiclient/target.js';
 import type { CommandContext } from '../../context.js';
@@ -130,7 +131,7 @@ function openOutput(opts: ListOptions, apiBase: string, origin: string, ctx: Com
 
 /** --count: the first page's totalItems, asked with pageSize=0. */
 async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps): Promise<void> {
-  const writer = createPageWriter(deps.stdout, () => {}, deps.signal);
+  const writer = createPageWriter(deps.stdout, () => {}, { signal: deps.signal, clock: clockOf(deps) });
   const page = await fetchPage(fetchCtx, firstUrl, deps.signal);
   if (page.totalItems === undefined) {
     const why = `${redactUrl(firstUrl)} does not report totalItems, so it cannot be counted`;
@@ -142,7 +143,9 @@ async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps):
 /** The walk with its live progress line, its summary, and on a stop the resume command. */
 async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Deps, dump?: DumpFile) {
   const readerGone = new AbortController();
-  const writer = dump?.writer ?? createPageWriter(deps.stdout, () => readerGone.abort(), deps.signal);
+  const writer =
+    dump?.writer ??
+    createPageWriter(deps.stdout, () => readerGone.abort(), { signal: deps.signal, clock: clockOf(deps) });
   const before = dump?.resumedItems ?? 0;
   const progress = startProgress(deps, plan.limit === undefined ? undefined : before + plan.limit);
   const started = deps.now();
@@ -167,7 +170,7 @@ async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Dep
       },
       onStop: () => progress.stop(),
     };
-    const io = { fetch: fetchCtx, writer, interrupt: deps.signal, readerGone: readerGone.signal };
+    const io = { fetch: fetchCtx, clock: clockOf(deps), writer, interrupt: deps.signal, readerGone: readerGone.signal };
     const result = await walk(plan, io, events);
     dump?.complete();
     if (deps.stderr.isTTY === true && !result.readerGone) {
