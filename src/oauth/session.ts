@@ -99,11 +99,10 @@ async function underLock<T>(
     // Nothing to confirm: such a store's writes commit only while its lock is this run's (interface.ts).
     return store.withLock(key, () => fn(async () => {}), {
       signal: ctx.deps.signal,
+      clock: clockOf(ctx.deps),
       ...(onWait && { onWait }),
       ...(whileWaiting && { whileWaiting }),
-      ...(deadline && {
-        waitLimit: { at: Date.now() + (deadline.at - ctx.deps.now()), error: deadline.error },
-      }),
+      ...(deadline && { waitLimit: deadline }),
     });
   }
   const { lockPathFor, withLock } = await import('../store/lock.js');

@@ -4,7 +4,7 @@
  * of a holder whose lease lapsed are refused, as they compare the lock key's lease in their transaction.
  */
 import { hostname } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep, systemClock } from '../clock.js';
 import { ExitCode, IdcliError, interrupted } from '../errors.js';
 import { seconds } from '../duration.js';
 import { isJsonObject } from '../shape.js';
@@ -33,6 +33,7 @@ export async function acquireEtcdLock<T>(
   const granted = await client.call('/v3/lease/grant', { TTL: LEASE_TTL_SEC });
   const lease = scalarText(granted.ID, '');
   if (lease === '' || lease === '0') throw new Error('etcd granted no lease');
+  // On real time, not the run's clock: etcd lets the lease lapse by its own clock, which renewals must keep up with.
   const keepAlive = setInterval(
     () => void client.call('/v3/lease/keepalive', { ID: lease }).catch(() => {}),
     (LEASE_TTL_SEC * 1000) / 3,
@@ -64,8 +65,9 @@ async function takeTurn<T>(
   lease: string,
   opts: SharedLockOptions<T>,
 ): Promise<{ value: T } | undefined> {
-  const owner = JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() });
-  const limit = opts.waitLimit ?? { at: Date.now() + WAIT_LIMIT_MS, error: timedOut };
+  const clock = opts.clock ?? systemClock;
+  const owner = JSON.stringify({ host: hostname(), pid: process.pid, at: clock.now() });
+  const limit = opts.waitLimit ?? { at: clock.now() + WAIT_LIMIT_MS, error: timedOut };
   let waiting = false;
   /** The leases seen on the lock and found idcli's, asked about once. */
   const checked = new Set<string>();
@@ -97,10 +99,11 @@ async function takeTurn<T>(
     }
     const value = await opts.whileWaiting?.();
     if (value !== undefined) return { value };
-    if (Date.now() >= limit.at) throw limit.error(holder, lockKey);
+    const now = clock.now();
+    if (now >= limit.at) throw limit.error(holder, lockKey);
     const base = Math.min(MAX_POLL_MS, MIN_POLL_MS * 2 ** Math.min(round, 6));
-    const pause = Math.min(Math.floor(base / 2 + Math.random() * base), Math.max(0, limit.at - Date.now()));
-    await sleep(pause, undefined, opts.signal ? { signal: opts.signal } : {}).catch(() => {});
+    const pause = Math.min(Math.floor(base / 2 + Math.random() * base), limit.at - now);
+    await sleep(clock, pause, opts.signal).catch(() => {});
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock.js';
 import type { CredentialKey, CredentialRecord } from './record.js';
 
 /** Where credential records live. Implementations: the OS keychain, the file store, etcd; `select.ts` picks one. */
@@ -34,8 +35,10 @@ export interface SharedLockOptions<T> {
   signal?: AbortSignal;
   /** Called once, when another holder is found and this run starts to wait; `where` names the lock. */
   onWait?: (where: string) => void;
-  /** A limit on the whole wait (Date.now() time): past `at` it ends with `error(holder, where)`. */
+  /** A limit on the whole wait (`clock` time): past `at` it ends with `error(holder, where)`. */
   waitLimit?: { at: number; error: (holder: string, where: string) => Error };
+  /** The clock of the wait (its limit and its pauses between looks at the lock); the machine's by default. */
+  clock?: Clock;
   /** Asked between looks at the lock: a value ends the wait without it (the holder stored what this run needs). */
   whileWaiting?: () => Promise<T | undefined>;
 }
