@@ -114,6 +114,35 @@ describe('Session', () => {
     expect(stderr).toContain('the stored sign-in changed meanwhile');
   });
 
+  it('tries a record that changed during a refused refresh once only: a second refusal asks for a login', async () => {
+    const r1 = await signedIn();
+    const holds = [0, 1].map(() => {
+      let resolve!: () => void;
+      return { promise: new Promise<void>((r) => (resolve = r)), resolve: () => resolve() };
+    });
+    holds.forEach((h, i) =>
+      emu.inject({ path: '/oauth/token', nth: i + 1, fault: { kind: 'hold', until: h.promise } }),
+    );
+    const refreshes = () => emu.requests.filter((q) => q.path === '/oauth/token').length;
+    const pending = session.refresh(r1.accessToken).catch((e: unknown) => e);
+    // Twice, while a refresh is held at the server: the sign-in it sends is revoked, and another writer (ignoring the
+    // lock) stores a newer one whose access token has expired, so that only a refresh could serve it.
+    let latest = r1;
+    for (const [i, hold] of holds.entries()) {
+      await until(() => (refreshes() === i + 1 ? true : undefined), 10_000, `refresh ${i + 1}`);
+      emu.revokeAll();
+      latest = { ...(await signedIn(latest.generation + 5)), expiresAt: Date.now() - 1000 };
+      await store.write(key, latest);
+      hold.resolve();
+    }
+    const err = await pending;
+    expect(err).toBeInstanceOf(IdcliError);
+    expect((err as IdcliError).exitCode).toBe(3);
+    expect(refreshes()).toBe(2);
+    // Not the sign-in it was refused with: the last one stored is left for its writer.
+    expect(await store.read(key)).toEqual(latest);
+  });
+
   it('clears a refused sign-in and asks for a login', async () => {
     const r1 = await signedIn();
     emu.revokeAll();

@@ -8,8 +8,10 @@
  * EFBIG), which takes the same path in idcli and which only a process of its own gets.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { open, readFile, rm, statfs, writeFile } from 'node:fs/promises';
 import { overwriteState, parseState, writeState } from '../../../src/output/dump-state.js';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eachTest, listCommand, plainItems } from '../../support/list.js';
@@ -18,7 +20,9 @@ import { cleanDump, expectResumedToEnd, expectStoppedAtWholePage } from '../../s
 const ITEMS = plainItems(60_000);
 const ctx = eachTest(ITEMS);
 
-const DISK = join(process.env.TMPDIR ?? '/tmp', `idcli-full-disk-${process.pid}`);
+// A fresh name: mount follows a link, so a name another user could guess and plant a link at first (in the shared
+// temp directory) would put the tmpfs over a directory of their choice.
+const DISK = mkdtempSync(join(tmpdir(), 'idcli-full-disk-'));
 const DISK_BYTES = 2 * 1024 * 1024;
 const FILLER_BYTES = 1200 * 1024;
 
@@ -27,7 +31,6 @@ const FILLER_BYTES = 1200 * 1024;
  * to see these tests skipped where mounting works).
  */
 function mountSmallDisk(): boolean {
-  execFileSync('mkdir', ['-p', DISK]);
   if (process.env.IDCLI_TEST_NO_MOUNT === '1') return false;
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${DISK_BYTES},mode=0700`, 'tmpfs', DISK], { stdio: 'ignore' });

@@ -69,8 +69,9 @@ describe('idcli list: transient failures are retried and the output stays exact'
     expect(Math.max(...waits)).toBeGreaterThanOrEqual(1000);
   }, 60_000);
 
-  it('an HTTP-date Retry-After is honoured too', async () => {
-    const clock = new FakeClock();
+  it("an HTTP-date Retry-After is honoured too, counted from the run's clock", async () => {
+    // An hour behind the machine's: a date counted from the machine's clock would be long past, and wait nothing.
+    const clock = new FakeClock(Date.now() - 3_600_000);
     // Whole seconds: the date has no finer grain, and its second is counted from the run's clock.
     const at = new Date(Math.ceil(clock.now() / 1000) * 1000 + 2000).toUTCString();
     ctx.emu.inject({ path: '/v1/items', nth: 1, fault: { kind: 'status', status: 503, retryAfter: at } });
@@ -80,9 +81,10 @@ describe('idcli list: transient failures are retried and the output stays exact'
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(ndjson(ITEMS.slice(0, 1)));
     expect(r.requests).toHaveLength(2);
-    // Until the date, not the backoff floor of a first retry.
+    // Until the date, not the backoff floor of a first retry, nor the clamp of a date taken as far off.
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeGreaterThan(1000);
+    expect(waits[0]).toBeLessThanOrEqual(3200);
   }, 60_000);
 
   it('says why it waits when the server asks for a long pause, unless --quiet', async () => {
