@@ -60,6 +60,7 @@ export function storeOptions({ settings, deps }: SessionContext): OpenStoreOptio
         user,
         env: deps.env,
         log: deps.log,
+        clock: clockOf(deps),
       };
     },
   };

@@ -3,7 +3,7 @@
  * over idcli's own HTTP stack: no gRPC library to load, so a cached token costs one HTTP request. A member that does
  * not answer, or answers without a quorum, is skipped for the next one, as etcdctl's balancer does.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { type Clock, sleep, systemClock } from '../clock.js';
 import { ExitCode, IdcliError, usageError } from '../errors.js';
 import { createHttpClient, type HttpClient } from '../http/client.js';
 import type { SecureContext } from 'node:tls';
@@ -36,6 +36,8 @@ export interface EtcdClientOptions {
   /** The TLS context https:// members are verified against (etcd-trust.ts). */
   trust?: () => Promise<SecureContext>;
   log?: { verbose(msg: string): void; isVerbose?: boolean };
+  /** The clock of a call's patience, its pauses and each member's deadline; the machine's by default. */
+  clock?: Clock;
 }
 
 /** A key-value pair as the gateway gives it, decoded. */
@@ -68,6 +70,7 @@ export class EtcdClient {
   readonly #http: HttpClient;
   readonly #user: EtcdUser | undefined;
   readonly #log: EtcdClientOptions['log'];
+  readonly #clock: Clock;
   /** The member that answered last is asked first. */
   #preferred = 0;
   /** etcd's auth token per member: a token is valid only on the member that issued it (simple tokens). */
@@ -77,9 +80,11 @@ export class EtcdClient {
     this.endpoints = opts.endpoints;
     this.#user = opts.user;
     this.#log = opts.log;
+    this.#clock = opts.clock ?? systemClock;
     this.#http = createHttpClient({
       deadlineMs: MEMBER_DEADLINE_MS,
       compress: false,
+      clock: this.#clock,
       ...(opts.trust && { trust: opts.trust }),
       ...(opts.log && { log: opts.log }),
     });
@@ -95,7 +100,7 @@ export class EtcdClient {
    * Exit 4 naming every member when none answers by then.
    */
   async call(path: string, body: JsonObject): Promise<JsonObject> {
-    const giveUpAt = Date.now() + CALL_PATIENCE_MS;
+    const giveUpAt = this.#clock.now() + CALL_PATIENCE_MS;
     for (let pass = 1; ; pass++) {
       const failures: MemberFailure[] = [];
       const start = this.#preferred;
@@ -112,8 +117,8 @@ export class EtcdClient {
         return answer.json;
       }
       if (failures.every((f) => f.lasting)) throw unreachable(failures);
-      if (Date.now() + PASS_PAUSE_MS * pass >= giveUpAt) throw unavailable(failures);
-      await sleep(PASS_PAUSE_MS * pass);
+      if (this.#clock.now() + PASS_PAUSE_MS * pass >= giveUpAt) throw unavailable(failures);
+      await sleep(this.#clock, PASS_PAUSE_MS * pass);
     }
   }
 

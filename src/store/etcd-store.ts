@@ -6,6 +6,7 @@
  * `/`, so no account's key is another's lock or marker.
  */
 import { hostname } from 'node:os';
+import { type Clock, systemClock } from '../clock.js';
 import { ExitCode, IdcliError, signInRejected } from '../errors.js';
 import type { Env } from '../http/proxy-env.js';
 import { isJsonObject, type JsonObject } from '../shape.js';
@@ -26,6 +27,8 @@ export interface EtcdStoreOptions {
   /** For the trust store's anchors when IDCLI_ETCD_CACERT is not given. */
   env?: Env;
   log?: { verbose(msg: string): void; isVerbose?: boolean };
+  /** The clock of the client's waits (etcd-client.ts) and of the in-flight marker's time; the machine's by default. */
+  clock?: Clock | undefined;
 }
 
 /** What a sign-in the server refused is replaced with, so every machine says the same thing (errors.signInRejected). */
@@ -37,6 +40,7 @@ export class EtcdStore implements CredentialStore {
   readonly client: EtcdClient;
   readonly prefix: string;
   readonly #log: EtcdStoreOptions['log'];
+  readonly #clock: Clock;
   /** The lock this run holds, per account. */
   readonly #held = new Map<string, HeldLock>();
   /** The record's mod_revision when this run last read it (0: absent): a write under the lock commits only on it. */
@@ -47,11 +51,13 @@ export class EtcdStore implements CredentialStore {
   constructor(opts: EtcdStoreOptions) {
     this.prefix = opts.prefix;
     this.#log = opts.log;
+    this.#clock = opts.clock ?? systemClock;
     this.client = new EtcdClient({
       endpoints: opts.endpoints,
       user: opts.user,
       trust: etcdTrust(opts, opts.env ?? {}),
       ...(opts.log && { log: opts.log }),
+      clock: this.#clock,
     });
   }
 
@@ -102,7 +108,8 @@ export class EtcdStore implements CredentialStore {
   }
 
   async beforeRefresh(key: CredentialKey): Promise<void> {
-    const marker = JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() });
+    // No machine compares this time (holderText reads the host and pid alone): the run's clock, as the lock owner's.
+    const marker = JSON.stringify({ host: hostname(), pid: process.pid, at: this.#clock.now() });
     await this.#commit(key, [{ request_put: { key: b64(this.markerKey(key)), value: b64(marker) } }]);
     this.#sending.add(accountName(key));
   }

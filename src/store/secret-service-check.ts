@@ -2,7 +2,7 @@
  * A bounded look at the Secret Service before the keychain library, which blocks without limit: just enough D-Bus on a
  * socket of its own to ask whether the default collection is locked. It reads no secret.
  */
-import { type Clock, systemClock } from '../clock.js';
+import { type Clock, sleep, systemClock } from '../clock.js';
 import { createConnection, type Socket } from 'node:net';
 
 export type CheckResult = { status: 'ready' } | { status: 'unavailable'; reason: string } | { status: 'unchecked' };
@@ -92,7 +92,7 @@ export async function checkSecretService(opts: {
       );
     }
     // A missing or locked default collection would make the first write (or read) wait on a prompt.
-    const locked = await defaultLocked(bus);
+    const locked = await defaultLocked(bus, clock);
     if (locked.error !== undefined) throw new Unusable('the keyring has no default collection');
     if (lockedValue(locked.body, locked.littleEndian)) throw new Unusable(LOCKED);
     return { status: 'ready' };
@@ -106,9 +106,9 @@ export async function checkSecretService(opts: {
 }
 
 /** gnome-keyring can deny the alias exists before it has recorded a new caller: that is believed only if repeated. */
-async function defaultLocked(bus: Connection): Promise<Message & { error?: string }> {
+async function defaultLocked(bus: Connection, clock: Clock): Promise<Message & { error?: string }> {
   for (let serial = 3, pauseMs = 5; ; serial++, pauseMs *= 4) {
-    if (serial > 3) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    if (serial > 3) await sleep(clock, pauseMs);
     const path = '/org/freedesktop/secrets/aliases/default';
     bus.send(methodCall(serial, SECRETS, path, PROPERTIES, 'Get', [COLLECTION, 'Locked']));
     const answer = await bus.reply(serial);

@@ -1,5 +1,10 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { b64, kvsOf } from '../../src/store/etcd-client.js';
+import { ExitCode, IdcliError } from '../../src/errors.js';
+import { b64, EtcdClient, kvsOf } from '../../src/store/etcd-client.js';
+import { FakeClock } from '../support/clock.js';
+import { until } from '../support/until.js';
 
 describe("kvsOf: the gateway's key-values read as text", () => {
   it('decodes keys and values, and takes a 64-bit lease sent as a string or a small one sent as a number', () => {
@@ -18,5 +23,66 @@ describe("kvsOf: the gateway's key-values read as text", () => {
   it('reads a field that is neither a string nor a number as absent, never as "[object Object]"', () => {
     const range = { kvs: [{ key: { nested: true }, value: [b64('x')], mod_revision: '3', lease: { id: 1 } }] };
     expect(kvsOf(range)).toEqual([{ key: '', value: '', modRevision: 3, lease: '0' }]);
+  });
+});
+
+/** A member that has lost its leader: every request is answered at once as etcd's gateway answers it then. */
+async function leaderlessMember(): Promise<{ url: string; asked: () => number; close: () => Promise<void> }> {
+  let asked = 0;
+  const server: Server = createServer((req, res) => {
+    asked++;
+    req.resume();
+    req.on('end', () => {
+      const error = 'etcdserver: no leader';
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error, message: error, code: 14 }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    asked: () => asked,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe("call()'s patience, on the client's clock", () => {
+  it('asks every member again after ever longer pauses, then exits 4 naming them, within its 8 s', async () => {
+    const members = await Promise.all([0, 1, 2].map(() => leaderlessMember()));
+    const clock = new FakeClock();
+    const client = new EtcdClient({ endpoints: members.map((m) => m.url), clock });
+    try {
+      const started = clock.now();
+      let ended = false;
+      const call = client.call('/v3/kv/range', { key: b64('idcli/a') }).finally(() => (ended = true));
+      call.catch(() => {});
+      // Only the pauses between passes are let end: a member's deadline (5 s) never has to.
+      const pauses: number[] = [];
+      for (;;) {
+        const pause = await until(
+          () => (ended ? 0 : clock.pending().find((ms) => ms < 5_000)),
+          10_000,
+          'a pause between passes or the end',
+        );
+        if (pause === 0) break;
+        pauses.push(await clock.elapseFirst((ms) => ms < 5_000));
+      }
+      const err = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(IdcliError);
+      expect(err).toMatchObject({ code: 'ETCD_UNAVAILABLE', exitCode: ExitCode.NETWORK });
+      for (const m of members) expect((err as IdcliError).message).toContain(`${m.url} (etcdserver: no leader)`);
+      // A pause longer each pass; the one that would end past the patience (at 9 s) is not taken.
+      expect(pauses).toEqual([250, 500, 750, 1000, 1250, 1500, 1750]);
+      expect(clock.now() - started).toBe(7_000);
+      expect(members.map((m) => m.asked())).toEqual([8, 8, 8]);
+      expect(clock.pending()).toEqual([]);
+    } finally {
+      client.close();
+      await Promise.all(members.map((m) => m.close()));
+    }
   });
 });
