@@ -209,7 +209,9 @@ export class EtcdClient {
       if (err instanceof NetworkError) {
         // Nor does its advice on trusting a CA for every connection: the members' CA is IDCLI_ETCD_CACERT's.
         const reason = err.message.replace(/ \(IDCLI_HTTP_TIMEOUT.*$/, '').replace(`; ${HOW_TO_TRUST}`, '');
-        return new MemberFailure(endpoint, reason, !err.retriable, err instanceof UntrustedCertificate);
+        // A member past its deadline may answer once an election is over: only the patience ends the call then.
+        const lasting = !err.retriable && err.code !== 'EDEADLINE';
+        return new MemberFailure(endpoint, reason, lasting, err instanceof UntrustedCertificate);
       }
       throw err;
     }

@@ -47,6 +47,26 @@ async function leaderlessMember(): Promise<{ url: string; asked: () => number; c
   };
 }
 
+/** A member that takes every request and never answers, as one cut off from the others may. */
+async function hungMember(): Promise<{ url: string; asked: () => number; close: () => Promise<void> }> {
+  let asked = 0;
+  const server: Server = createServer((req) => {
+    asked++;
+    req.resume();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    asked: () => asked,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
 describe("call()'s patience, on the client's clock", () => {
   it('asks every member again after ever longer pauses, then exits 4 naming them, within its 8 s', async () => {
     const members = await Promise.all([0, 1, 2].map(() => leaderlessMember()));
@@ -80,6 +100,30 @@ describe("call()'s patience, on the client's clock", () => {
       expect(clock.now() - started).toBe(7_000);
       expect(members.map((m) => m.asked())).toEqual([8, 8, 8]);
       expect(clock.pending()).toEqual([]);
+    } finally {
+      client.close();
+      await Promise.all(members.map((m) => m.close()));
+    }
+  });
+
+  it('takes members that never answer for members without a quorum, not for a TLS set-up to mend', async () => {
+    const members = await Promise.all([0, 1, 2].map(() => hungMember()));
+    const clock = new FakeClock();
+    const client = new EtcdClient({ endpoints: members.map((m) => m.url), clock });
+    try {
+      const started = clock.now();
+      const call = client.call('/v3/kv/range', { key: b64('idcli/a') });
+      const err = await clock.runUntilSettled(call, 'the call').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(IdcliError);
+      expect(err).toMatchObject({ code: 'ETCD_UNAVAILABLE', exitCode: ExitCode.NETWORK });
+      for (const m of members)
+        expect((err as IdcliError).message).toContain(`${m.url} (no complete response within 5 s)`);
+      // Each member's deadline ended its attempt in turn; that pass outlasted the patience, so none was asked again.
+      expect(members.map((m) => m.asked())).toEqual([1, 1, 1]);
+      expect(clock.now() - started).toBe(15_000);
     } finally {
       client.close();
       await Promise.all(members.map((m) => m.close()));
