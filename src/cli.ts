@@ -180,6 +180,7 @@ export function run(): void {
     stdin: () => process.stdin,
     ...edges,
     // The process's start, not main()'s: what a concurrent run did while this one was loading counts too.
+    // eslint-disable-next-line no-restricted-properties -- the edge: where the machine's clock becomes the run's.
     startedAt: Date.now() - Math.round(process.uptime() * 1000),
     get stdout() {
       if (stdout) return stdout;
@@ -242,6 +243,7 @@ export function run(): void {
  * cut by its timeout, a write to a reader that stopped reading. Then it leaves anyway.
  */
 function end(code: number): void {
+  // eslint-disable-next-line no-restricted-globals -- the process's own end, after every run's clock has stopped.
   setTimeout(() => process.exit(code), EXIT_GRACE_MS).unref();
 }
 

@@ -71,6 +71,7 @@ export function createStatusLine(options: StatusLineOptions): StatusLine {
     const wait = lastDraw + MIN_INTERVAL_MS - now();
     if (wait <= 0) return draw();
     // A trailing draw, so the last change before a quiet spell is shown too.
+    // eslint-disable-next-line no-restricted-globals -- the pace of drawing decides nothing, and never holds the exit.
     trailing ??= setTimeout(draw, wait).unref();
   }
 
@@ -87,6 +88,7 @@ export function createStatusLine(options: StatusLineOptions): StatusLine {
     draw();
   };
   stream.on?.('resize', onResize);
+  // eslint-disable-next-line no-restricted-globals -- as the trailing draw: a display's pace, unref'd.
   const ticker = options.tickMs === undefined ? undefined : setInterval(invalidate, options.tickMs).unref();
 
   const line: StatusLine = {

@@ -33,7 +33,7 @@ export async function acquireEtcdLock<T>(
   const granted = await client.call('/v3/lease/grant', { TTL: LEASE_TTL_SEC });
   const lease = scalarText(granted.ID, '');
   if (lease === '' || lease === '0') throw new Error('etcd granted no lease');
-  // On real time, not the run's clock: etcd lets the lease lapse by its own clock, which renewals must keep up with.
+  // eslint-disable-next-line no-restricted-globals -- etcd lapses the lease by its own clock; renewals keep up with it.
   const keepAlive = setInterval(
     () => void client.call('/v3/lease/keepalive', { ID: lease }).catch(() => {}),
     (LEASE_TTL_SEC * 1000) / 3,

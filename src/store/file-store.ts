@@ -191,6 +191,7 @@ export class FileStore implements CredentialStore {
     const prefix = `${path.slice(this.dir.length + 1)}.`;
     const { lstat, readdir, unlink } = await fsp();
     const names = await readdir(this.dir).catch((): string[] => []);
+    // eslint-disable-next-line no-restricted-properties -- compared with other processes' file times, on this machine.
     const now = Date.now();
     for (const name of names) {
       if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
