@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
@@ -26,33 +26,19 @@ describe("kvsOf: the gateway's key-values read as text", () => {
   });
 });
 
-/** A member that has lost its leader: every request is answered at once as etcd's gateway answers it then. */
-async function leaderlessMember(): Promise<{ url: string; asked: () => number; close: () => Promise<void> }> {
+interface FakeMember {
+  url: string;
+  asked: () => number;
+  close: () => Promise<void>;
+}
+
+/** A member on loopback that counts the requests it is asked and answers each with `answer`. */
+async function fakeMember(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<FakeMember> {
   let asked = 0;
   const server: Server = createServer((req, res) => {
     asked++;
     req.resume();
-    req.on('end', () => {
-      const error = 'etcdserver: no leader';
-      res.writeHead(503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error, message: error, code: 14 }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    asked: () => asked,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** A member that takes every request and never answers, as one cut off from the others may. */
-async function hungMember(): Promise<{ url: string; asked: () => number; close: () => Promise<void> }> {
-  let asked = 0;
-  const server: Server = createServer((req) => {
-    asked++;
-    req.resume();
+    answer(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -66,6 +52,19 @@ async function hungMember(): Promise<{ url: string; asked: () => number; close: 
       }),
   };
 }
+
+/** A member that has lost its leader: every request is answered at once as etcd's gateway answers it then. */
+const leaderlessMember = (): Promise<FakeMember> =>
+  fakeMember((req, res) =>
+    req.on('end', () => {
+      const error = 'etcdserver: no leader';
+      res.writeHead(503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error, message: error, code: 14 }));
+    }),
+  );
+
+/** A member that takes every request and never answers, as one cut off from the others may. */
+const hungMember = (): Promise<FakeMember> => fakeMember(() => {});
 
 describe("call()'s patience, on the client's clock", () => {
   it('asks every member again after ever longer pauses, then exits 4 naming them, within its 8 s', async () => {
