@@ -66,12 +66,25 @@ const leaderlessMember = (): Promise<FakeMember> =>
 /** A member that takes every request and never answers, as one cut off from the others may. */
 const hungMember = (): Promise<FakeMember> => fakeMember(() => {});
 
+/** Three members made by `make`, and a client of theirs on a FakeClock, for `body`; closed after it. */
+async function withFleet(
+  make: () => Promise<FakeMember>,
+  body: (fleet: { members: FakeMember[]; clock: FakeClock; client: EtcdClient }) => Promise<void>,
+): Promise<void> {
+  const members = await Promise.all([0, 1, 2].map(() => make()));
+  const clock = new FakeClock();
+  const client = new EtcdClient({ endpoints: members.map((m) => m.url), clock });
+  try {
+    await body({ members, clock, client });
+  } finally {
+    client.close();
+    await Promise.all(members.map((m) => m.close()));
+  }
+}
+
 describe("call()'s patience, on the client's clock", () => {
   it('asks every member again after ever longer pauses, then exits 4 naming them, within its 8 s', async () => {
-    const members = await Promise.all([0, 1, 2].map(() => leaderlessMember()));
-    const clock = new FakeClock();
-    const client = new EtcdClient({ endpoints: members.map((m) => m.url), clock });
-    try {
+    await withFleet(leaderlessMember, async ({ members, clock, client }) => {
       const started = clock.now();
       let ended = false;
       const call = client.call('/v3/kv/range', { key: b64('idcli/a') }).finally(() => (ended = true));
@@ -99,17 +112,11 @@ describe("call()'s patience, on the client's clock", () => {
       expect(clock.now() - started).toBe(7_000);
       expect(members.map((m) => m.asked())).toEqual([8, 8, 8]);
       expect(clock.pending()).toEqual([]);
-    } finally {
-      client.close();
-      await Promise.all(members.map((m) => m.close()));
-    }
+    });
   });
 
   it('takes members that never answer for members without a quorum, not for a TLS set-up to mend', async () => {
-    const members = await Promise.all([0, 1, 2].map(() => hungMember()));
-    const clock = new FakeClock();
-    const client = new EtcdClient({ endpoints: members.map((m) => m.url), clock });
-    try {
+    await withFleet(hungMember, async ({ members, clock, client }) => {
       const started = clock.now();
       const call = client.call('/v3/kv/range', { key: b64('idcli/a') });
       const err = await clock.runUntilSettled(call, 'the call').then(
@@ -123,9 +130,6 @@ describe("call()'s patience, on the client's clock", () => {
       // Each member's deadline ended its attempt in turn; that pass outlasted the patience, so none was asked again.
       expect(members.map((m) => m.asked())).toEqual([1, 1, 1]);
       expect(clock.now() - started).toBe(15_000);
-    } finally {
-      client.close();
-      await Promise.all(members.map((m) => m.close()));
-    }
+    });
   });
 });

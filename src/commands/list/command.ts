@@ -143,9 +143,9 @@ async function printCount(fetchCtx: FetchContext, firstUrl: string, deps: Deps):
 /** The walk with its live progress line, its summary, and on a stop the resume command. */
 async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Deps, dump?: DumpFile) {
   const readerGone = new AbortController();
+  const clock = clockOf(deps);
   const writer =
-    dump?.writer ??
-    createPageWriter(deps.stdout, () => readerGone.abort(), { signal: deps.signal, clock: clockOf(deps) });
+    dump?.writer ?? createPageWriter(deps.stdout, () => readerGone.abort(), { signal: deps.signal, clock });
   const before = dump?.resumedItems ?? 0;
   const progress = startProgress(deps, plan.limit === undefined ? undefined : before + plan.limit);
   const started = deps.now();
@@ -170,7 +170,7 @@ async function walkToStdout(plan: WalkOptions, fetchCtx: FetchContext, deps: Dep
       },
       onStop: () => progress.stop(),
     };
-    const io = { fetch: fetchCtx, clock: clockOf(deps), writer, interrupt: deps.signal, readerGone: readerGone.signal };
+    const io = { fetch: fetchCtx, clock, writer, interrupt: deps.signal, readerGone: readerGone.signal };
     const result = await walk(plan, io, events);
     dump?.complete();
     if (deps.stderr.isTTY === true && !result.readerGone) {
