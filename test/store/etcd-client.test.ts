@@ -1,8 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
 import { b64, EtcdClient, kvsOf } from '../../src/store/etcd-client.js';
+import { makePki } from '../emulator/pki.js';
+import { tempDir } from '../support/cli.js';
 import { FakeClock } from '../support/clock.js';
 import { until } from '../support/until.js';
 
@@ -66,6 +69,28 @@ const leaderlessMember = (): Promise<FakeMember> =>
 /** A member that takes every request and never answers, as one cut off from the others may. */
 const hungMember = (): Promise<FakeMember> => fakeMember(() => {});
 
+/** A member speaking TLS with a certificate of a throwaway CA the client was not told of: refused at the handshake. */
+async function untrustedMember(): Promise<FakeMember> {
+  const dir = await tempDir('idcli-etcd-tls-');
+  const pki = makePki(dir.path);
+  let asked = 0;
+  const server = createTlsServer({ key: pki.key, cert: pki.cert }, (_req, res) => {
+    asked++;
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    asked: () => asked,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await dir.cleanup();
+    },
+  };
+}
+
 describe("call()'s patience, on the client's clock", () => {
   it('asks every member again after ever longer pauses, then exits 4 naming them, within its 8 s', async () => {
     const members = await Promise.all([0, 1, 2].map(() => leaderlessMember()));
@@ -123,6 +148,33 @@ describe("call()'s patience, on the client's clock", () => {
       // Each member's deadline ended its attempt in turn; that pass outlasted the patience, so none was asked again.
       expect(members.map((m) => m.asked())).toEqual([1, 1, 1]);
       expect(clock.now() - started).toBe(15_000);
+    } finally {
+      client.close();
+      await Promise.all(members.map((m) => m.close()));
+    }
+  });
+
+  it('tells a certificate refused as such, after one pass, when the other member never answers', async () => {
+    const members = [await untrustedMember(), await hungMember()];
+    const clock = new FakeClock();
+    const client = new EtcdClient({ endpoints: members.map((m) => m.url), clock });
+    try {
+      const started = clock.now();
+      const call = client.call('/v3/kv/range', { key: b64('idcli/a') });
+      call.catch(() => {});
+      // The handshake's refusal comes in real time: no deadline is let end before the hung member is asked.
+      await until(() => members[1]!.asked() === 1 || undefined, 10_000, 'the hung member asked');
+      const err = await clock.runUntilSettled(call, 'the call').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(IdcliError);
+      expect(err).toMatchObject({ code: 'ETCD_TLS_FAILED', exitCode: ExitCode.NETWORK });
+      expect((err as IdcliError).hint).toContain('IDCLI_ETCD_CACERT');
+      expect((err as IdcliError).message).toContain(`${members[1]!.url}: no complete response within 5 s`);
+      // Waiting cannot mend the refused certificate: the hung member's deadline is the whole wait, as before.
+      expect(members[1]!.asked()).toBe(1);
+      expect(clock.now() - started).toBe(5_000);
     } finally {
       client.close();
       await Promise.all(members.map((m) => m.close()));
