@@ -180,4 +180,36 @@ describe("call()'s patience, on the client's clock", () => {
       await Promise.all(members.map((m) => m.close()));
     }
   });
+
+  it('with a member that never answers beside ones without a leader, ends within its patience and one deadline', async () => {
+    const members = [await leaderlessMember(), await hungMember(), await leaderlessMember()];
+    const clock = new FakeClock();
+    const client = new EtcdClient({ endpoints: members.map((m) => m.url), clock });
+    try {
+      const started = clock.now();
+      let ended = false;
+      const call = client.call('/v3/kv/range', { key: b64('idcli/a') }).finally(() => (ended = true));
+      call.catch(() => {});
+      // Only the hung member's deadline and the pauses are let end; the others answer in real time.
+      for (let pass = 1; !ended; pass++) {
+        await until(() => (members[1]!.asked() === pass || ended ? true : undefined), 10_000, `pass ${pass}`);
+        if (ended) break;
+        await clock.elapse(5_000, "the hung member's deadline");
+        await until(() => (ended ? 0 : clock.pending().find((ms) => ms < 5_000)), 10_000, 'a pause or the end');
+        if (!ended) await clock.elapseFirst((ms) => ms < 5_000);
+      }
+      const err = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'ETCD_UNAVAILABLE', exitCode: ExitCode.NETWORK });
+      expect((err as IdcliError).message).toContain(`${members[0]!.url} (etcdserver: no leader)`);
+      expect((err as IdcliError).message).toContain(`${members[1]!.url} (no complete response within 5 s)`);
+      expect(clock.now() - started).toBeLessThanOrEqual(8_000 + 5_000);
+      expect(members.map((m) => m.asked())).toEqual([2, 2, 2]);
+    } finally {
+      client.close();
+      await Promise.all(members.map((m) => m.close()));
+    }
+  });
 });
