@@ -62,6 +62,8 @@ class MemberFailure {
     /** Asking again cannot help (a certificate refused either way): a pass of such failures ends the call. */
     readonly lasting = false,
     readonly untrusted = false,
+    /** Took the request and gave no answer by its deadline: its quorum is unknown. */
+    readonly silent = false,
   ) {}
 }
 
@@ -116,7 +118,8 @@ export class EtcdClient {
         this.#preferred = index;
         return answer.json;
       }
-      if (failures.every((f) => f.lasting)) throw unreachable(failures);
+      // A silent member tells nothing of a quorum: beside one refused for good, the refusal is what to mend.
+      if (failures.some((f) => f.lasting) && failures.every((f) => f.lasting || f.silent)) throw unreachable(failures);
       if (this.#clock.now() + PASS_PAUSE_MS * pass >= giveUpAt) throw unavailable(failures);
       await sleep(this.#clock, PASS_PAUSE_MS * pass);
     }
@@ -210,8 +213,14 @@ export class EtcdClient {
         // Nor does its advice on trusting a CA for every connection: the members' CA is IDCLI_ETCD_CACERT's.
         const reason = err.message.replace(/ \(IDCLI_HTTP_TIMEOUT.*$/, '').replace(`; ${HOW_TO_TRUST}`, '');
         // A member past its deadline may answer once an election is over: only the patience ends the call then.
-        const lasting = !err.retriable && err.code !== 'EDEADLINE';
-        return new MemberFailure(endpoint, reason, lasting, err instanceof UntrustedCertificate);
+        const silent = err.code === 'EDEADLINE';
+        return new MemberFailure(
+          endpoint,
+          reason,
+          !err.retriable && !silent,
+          err instanceof UntrustedCertificate,
+          silent,
+        );
       }
       throw err;
     }

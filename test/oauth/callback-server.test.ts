@@ -211,6 +211,37 @@ describe('the loopback listener', () => {
     expect(closed).toBe(true);
   });
 
+  it('a browser that follows the 303 during the grace is shown the outcome, and ends the grace then', async () => {
+    const clock = new FakeClock();
+    const s = await startCallbackServer({ redirectUri: 'http://127.0.0.1:0/callback', expectation, log, clock });
+    open.push(s);
+    const port = portOf(s.redirectUri);
+    await send({ host: '127.0.0.1', port, path: '/callback?code=x&state=expected-state' });
+    let closed = false;
+    const closing = s.close({ ok: true, message: 'Signed in as Alice.' }).then(() => (closed = true));
+    await until(() => (clock.pending().length > 0 ? true : undefined), 10_000, 'the grace to start');
+    clock.advance(500);
+    const shown = await send({ host: '127.0.0.1', port, path: '/done' });
+    expect(shown.status).toBe(200);
+    expect(shown.body).toContain('Signed in as Alice.');
+    // No more of the grace had to pass.
+    await until(() => (closed ? true : undefined), 5_000, 'close() to end with the grace still running');
+    await closing;
+    expect(clock.pending()).toEqual([]);
+  });
+
+  it('a browser that comes after the grace finds the server closed, not one still listening', async () => {
+    const clock = new FakeClock();
+    const s = await startCallbackServer({ redirectUri: 'http://127.0.0.1:0/callback', expectation, log, clock });
+    open.push(s);
+    const port = portOf(s.redirectUri);
+    await send({ host: '127.0.0.1', port, path: '/callback?code=x&state=expected-state' });
+    const closing = s.close({ ok: true, message: 'done' });
+    await clock.elapse(1000, 'the grace');
+    await closing;
+    await expect(send({ host: '127.0.0.1', port, path: '/done' })).rejects.toThrow(/ECONNREFUSED/);
+  });
+
   it('times out with exit 3 and stops on abort with exit 130', async () => {
     const s = await start('http://127.0.0.1:0/callback');
     const timedOut = await s.wait(200, new AbortController().signal).catch((e: unknown) => e);

@@ -1,8 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, IdcliError } from '../../src/errors.js';
 import { b64, EtcdClient, kvsOf } from '../../src/store/etcd-client.js';
+import { makePki } from '../emulator/pki.js';
+import { tempDir } from '../support/cli.js';
 import { FakeClock } from '../support/clock.js';
 import { until } from '../support/until.js';
 
@@ -66,12 +69,35 @@ const leaderlessMember = (): Promise<FakeMember> =>
 /** A member that takes every request and never answers, as one cut off from the others may. */
 const hungMember = (): Promise<FakeMember> => fakeMember(() => {});
 
-/** Three members made by `make`, and a client of theirs on a FakeClock, for `body`; closed after it. */
+/** A member speaking TLS with a certificate of a throwaway CA the client was not told of: refused at the handshake. */
+async function untrustedMember(): Promise<FakeMember> {
+  const dir = await tempDir('idcli-etcd-tls-');
+  const pki = makePki(dir.path);
+  let asked = 0;
+  const server = createTlsServer({ key: pki.key, cert: pki.cert }, (_req, res) => {
+    asked++;
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `https://127.0.0.1:${port}`,
+    asked: () => asked,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await dir.cleanup();
+    },
+  };
+}
+
+/** Members made by `makers`, in order, and a client of theirs on a FakeClock, for `body`; closed after it. */
 async function withFleet(
-  make: () => Promise<FakeMember>,
+  makers: Array<() => Promise<FakeMember>>,
   body: (fleet: { members: FakeMember[]; clock: FakeClock; client: EtcdClient }) => Promise<void>,
 ): Promise<void> {
-  const members = await Promise.all([0, 1, 2].map(() => make()));
+  const members: FakeMember[] = [];
+  for (const make of makers) members.push(await make());
   const clock = new FakeClock();
   const client = new EtcdClient({ endpoints: members.map((m) => m.url), clock });
   try {
@@ -84,7 +110,7 @@ async function withFleet(
 
 describe("call()'s patience, on the client's clock", () => {
   it('asks every member again after ever longer pauses, then exits 4 naming them, within its 8 s', async () => {
-    await withFleet(leaderlessMember, async ({ members, clock, client }) => {
+    await withFleet([leaderlessMember, leaderlessMember, leaderlessMember], async ({ members, clock, client }) => {
       const started = clock.now();
       let ended = false;
       const call = client.call('/v3/kv/range', { key: b64('idcli/a') }).finally(() => (ended = true));
@@ -116,7 +142,7 @@ describe("call()'s patience, on the client's clock", () => {
   });
 
   it('takes members that never answer for members without a quorum, not for a TLS set-up to mend', async () => {
-    await withFleet(hungMember, async ({ members, clock, client }) => {
+    await withFleet([hungMember, hungMember, hungMember], async ({ members, clock, client }) => {
       const started = clock.now();
       const call = client.call('/v3/kv/range', { key: b64('idcli/a') });
       const err = await clock.runUntilSettled(call, 'the call').then(
@@ -130,6 +156,53 @@ describe("call()'s patience, on the client's clock", () => {
       // Each member's deadline ended its attempt in turn; that pass outlasted the patience, so none was asked again.
       expect(members.map((m) => m.asked())).toEqual([1, 1, 1]);
       expect(clock.now() - started).toBe(15_000);
+    });
+  });
+
+  it('tells a certificate refused as such, after one pass, when the other member never answers', async () => {
+    await withFleet([untrustedMember, hungMember], async ({ members, clock, client }) => {
+      const started = clock.now();
+      const call = client.call('/v3/kv/range', { key: b64('idcli/a') });
+      call.catch(() => {});
+      // The handshake's refusal comes in real time: no deadline is let end before the hung member is asked.
+      await until(() => members[1]!.asked() === 1 || undefined, 10_000, 'the hung member asked');
+      const err = await clock.runUntilSettled(call, 'the call').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(IdcliError);
+      expect(err).toMatchObject({ code: 'ETCD_TLS_FAILED', exitCode: ExitCode.NETWORK });
+      expect((err as IdcliError).hint).toContain('IDCLI_ETCD_CACERT');
+      expect((err as IdcliError).message).toContain(`${members[1]!.url}: no complete response within 5 s`);
+      // Waiting cannot mend the refused certificate: the hung member's deadline is the whole wait, as before.
+      expect(members[1]!.asked()).toBe(1);
+      expect(clock.now() - started).toBe(5_000);
+    });
+  });
+
+  it('with a member that never answers beside ones without a leader, ends within its patience and one deadline', async () => {
+    await withFleet([leaderlessMember, hungMember, leaderlessMember], async ({ members, clock, client }) => {
+      const started = clock.now();
+      let ended = false;
+      const call = client.call('/v3/kv/range', { key: b64('idcli/a') }).finally(() => (ended = true));
+      call.catch(() => {});
+      // Only the hung member's deadline and the pauses are let end; the others answer in real time.
+      for (let pass = 1; !ended; pass++) {
+        await until(() => (members[1]!.asked() === pass || ended ? true : undefined), 10_000, `pass ${pass}`);
+        if (ended) break;
+        await clock.elapse(5_000, "the hung member's deadline");
+        await until(() => (ended ? 0 : clock.pending().find((ms) => ms < 5_000)), 10_000, 'a pause or the end');
+        if (!ended) await clock.elapseFirst((ms) => ms < 5_000);
+      }
+      const err = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'ETCD_UNAVAILABLE', exitCode: ExitCode.NETWORK });
+      expect((err as IdcliError).message).toContain(`${members[0]!.url} (etcdserver: no leader)`);
+      expect((err as IdcliError).message).toContain(`${members[1]!.url} (no complete response within 5 s)`);
+      expect(clock.now() - started).toBeLessThanOrEqual(8_000 + 5_000);
+      expect(members.map((m) => m.asked())).toEqual([2, 2, 2]);
     });
   });
 });
