@@ -1,6 +1,6 @@
 /**
- * The TokenSource that `list` relies on, driven in-process against the emulator and the real file store: the
- * 401 path (`refresh(rejected)`) and the invalid_grant rules.
+ * The TokenSource that `list` relies on, driven in-process against the emulator and each real store (the file and
+ * the keychain): the 401 path (`refresh(rejected)`) and the invalid_grant rules.
  */
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -10,24 +10,29 @@ import type { Deps } from '../../src/deps.js';
 import { IdcliError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { createPkcePair } from '../../src/oauth/pkce.js';
-import { openSession, type Session } from '../../src/oauth/session.js';
-import { FileStore } from '../../src/store/file-store.js';
+import { openSession, type Session, storeOptions } from '../../src/oauth/session.js';
+import type { CredentialStore } from '../../src/store/interface.js';
+import { KeychainStore } from '../../src/store/keychain-store.js';
+import { openStore } from '../../src/store/select.js';
 import type { CredentialKey, CredentialRecord } from '../../src/store/record.js';
 import { type Emulator, startEmulator } from '../emulator/index.js';
 import { tempDir } from '../support/cli.js';
+import { describeEachStore, type StoreKind } from '../support/harness.js';
 import { until } from '../support/until.js';
 
 let emu: Emulator;
 let dir: { path: string; cleanup: () => Promise<void> };
-let store: FileStore;
+let store: CredentialStore;
 let key: CredentialKey;
 let session: Session;
 let stderr: string;
 
-beforeEach(async () => {
+let services = 0;
+
+/** An emulator, a config directory and a session whose sign-in is kept in `kind`, as `list` opens it. */
+async function setUp(kind: StoreKind): Promise<void> {
   emu = await startEmulator();
   dir = await tempDir('idcli-session-');
-  store = new FileStore({ configDir: dir.path });
   key = { baseUrl: emu.baseUrl, clientId: emu.client.id, profile: 'default' };
   stderr = '';
   const err = new PassThrough();
@@ -36,7 +41,8 @@ beforeEach(async () => {
   });
   const out = new PassThrough();
   const deps: Deps = {
-    env: {},
+    // The keychain is reached over this process's private session bus (scripts/with-keyring.sh).
+    env: { DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS },
     stdout: out,
     stderr: err,
     print: (text) => out.write(text),
@@ -53,18 +59,22 @@ beforeEach(async () => {
     clientId: emu.client.id,
     httpTimeoutMs: 300_000,
     httpCompression: true,
-    credentialStore: 'file',
-    keychainService: 'unused',
+    credentialStore: kind,
+    // Each test's sign-in in a keychain service of its own, so no test reads another's.
+    keychainService: `idcli-session-test-${process.pid}-${++services}`,
     etcdPrefix: '/idcli/',
     pageSize: () => 'auto',
   };
+  store = await openStore(storeOptions({ deps, settings }));
   session = await openSession({ deps, settings });
-});
+}
 
-afterEach(async () => {
+async function tearDown(): Promise<void> {
+  await store.delete(key);
+  if (store instanceof KeychainStore) store.close();
   await emu.close();
   await dir.cleanup();
-});
+}
 
 /** A signed-in record as a code exchange with a next challenge would leave it. */
 async function signedIn(generation = 1): Promise<CredentialRecord & { accessToken: string }> {
@@ -86,7 +96,10 @@ async function signedIn(generation = 1): Promise<CredentialRecord & { accessToke
   return record;
 }
 
-describe('Session', () => {
+describeEachStore('Session', (kind) => {
+  beforeEach(() => setUp(kind));
+  afterEach(tearDown);
+
   it('serves the cached token, then refreshes for a 401', async () => {
     const r1 = await signedIn();
     expect(await session.get()).toBe(r1.accessToken);
@@ -161,6 +174,9 @@ describe('Session', () => {
 });
 
 describe('openSession', () => {
+  beforeEach(() => setUp('file'));
+  afterEach(tearDown);
+
   it('needs base-url and client-id', async () => {
     const out = new PassThrough();
     const deps = {
