@@ -13,7 +13,7 @@ describe.concurrent.each(SCHEMES)(
 
     it('an offset walk with pages in flight: the finished FILE is byte-identical to a clean run', async () => {
       const items = plainItems(itemsForKills(20, 4));
-      await killedOverAndOver(suite, '/v1/items', { type: 'offset', items }, 20, ['--concurrency', '4']);
+      await killedOverAndOver(suite, '/v1/items', { type: 'offset', items }, 20, 4);
     }, 240_000);
   },
 );

@@ -3,11 +3,13 @@
  * of the same command, until one completes: FILE's sha256 equals the collection's NDJSON. After every kill, the state
  * claims only bytes that are in FILE, and they are the collection's first bytes.
  *
- * Each page of a killed run is served 15 ms late and a run lives up to a quarter of a second after its first
- * request, so that a kill lands anywhere in the walk: before the first page, in a page's write, between a page and
- * the state's replacement (at most every STATE_INTERVAL_MS), in the state's write. The kill moments come from a
- * seeded generator; the seed is in every assertion's message, to replay a failure. The final re-run is not killed,
- * so it walks at the emulator's own pace: the latency would only make it slower.
+ * Each page of a killed run is served 15 ms late, and a run is killed a random moment after a random one of its first
+ * page requests, so that a kill lands anywhere in the walk: before the first page, in a page's write, between a page
+ * and the state's replacement (at most every STATE_INTERVAL_MS), in the state's write. The kill is counted in
+ * requests, not in time from the run's start: on a slow machine a run then gets as far into the walk as on a fast
+ * one, and lives longer, not shorter. The kill moments come from a seeded generator; the seed is in every
+ * assertion's message, to replay a failure. The final re-run is not killed, so it walks at the emulator's own pace:
+ * the latency would only make it slower.
  *
  * The walks are in files of their own (dump-kill-*.test.ts) so that the test forks run them side by side.
  */
@@ -34,18 +36,23 @@ export function killSuite(scheme: Scheme): KillSuite {
 }
 
 const KILLS = 20;
-/** A kill lands this long at most after the run's first request, so each run writes a part of the walk only. */
-const WINDOW_MS = 250;
-/** How late each page of a killed run is served: a run gets through a part of the walk in WINDOW_MS. */
+/** How late each page of a killed run is served: the time a run lives grows with the pages it asks for. */
 const PAGE_LATENCY_MS = 15;
+/**
+ * A run is killed after one of its first ROUNDS × inFlight page requests: at least ROUNDS × PAGE_LATENCY_MS of
+ * pages, so that about half the runs outlive STATE_INTERVAL_MS and replace the state during the run.
+ */
+const ROUNDS = 12;
+/** The kill lands this long at most after its request: while the page is served, written, or the next one asked. */
+const KILL_SPREAD_MS = 2 * PAGE_LATENCY_MS;
 
 /**
- * The items a walk needs so that none of its KILLS runs can complete it: a run gets at most `inFlight` pages every
- * PAGE_LATENCY_MS before its kill, and resumes where the last one's state left it. A longer collection would only
- * lengthen the final, unkilled run.
+ * The items a walk needs so that none of its KILLS runs can complete it: a run writes at most the pages it asked
+ * for before its kill and the round served during KILL_SPREAD_MS, and resumes where the last one's state left it.
+ * A longer collection would only lengthen the final, unkilled run.
  */
 export function itemsForKills(pageSize: number, inFlight: number): number {
-  return KILLS * Math.ceil(WINDOW_MS / PAGE_LATENCY_MS) * inFlight * pageSize + pageSize;
+  return KILLS * (ROUNDS + 2) * inFlight * pageSize + pageSize;
 }
 
 /** A seeded generator of numbers in [0, 1), so a failing sequence of kill moments can be replayed. */
@@ -54,12 +61,13 @@ function random(seed: number): () => number {
   return () => next() / 2 ** 32;
 }
 
-/** SIGKILL at a random moment within WINDOW_MS of the run's first request for `path`. */
-function killAtRandom(emu: Emulator, path: string, next: () => number) {
-  const delay = Math.floor(next() * WINDOW_MS);
+/** SIGKILL at a random moment within KILL_SPREAD_MS of a random one of the run's first page requests for `path`. */
+function killAtRandom(emu: Emulator, path: string, inFlight: number, next: () => number) {
+  let left = 1 + Math.floor(next() * ROUNDS * inFlight);
+  const delay = Math.floor(next() * KILL_SPREAD_MS);
   let child: ChildProcess | undefined;
   emu.onRequest((q) => {
-    if (q.path !== path) return;
+    if (q.path !== path || --left > 0) return;
     emu.onRequest(undefined);
     setTimeout(() => child?.kill('SIGKILL'), delay);
   });
@@ -70,16 +78,19 @@ function killAtRandom(emu: Emulator, path: string, next: () => number) {
   };
 }
 
-/** Serves `collection` at `path`, kills `idcli list PATH -o FILE` KILLS times over one walk, then resumes it. */
+/**
+ * Serves `collection` at `path`, kills `idcli list PATH -o FILE` KILLS times over one walk, then resumes it. The runs
+ * keep `inFlight` pages in flight (--concurrency).
+ */
 export async function killedOverAndOver(
   { emu, env }: KillSuite,
   path: string,
   collection: CollectionSpec,
   pageSize: number,
-  args: string[],
+  inFlight: number,
 ): Promise<void> {
   emu.setCollection(path, collection);
-  args = ['--page-size', String(pageSize), ...args];
+  const args = ['--page-size', String(pageSize), ...(inFlight > 1 ? ['--concurrency', String(inFlight)] : [])];
   const seed = Date.now() % 2 ** 31;
   const why = `seed ${seed}`;
   const next = random(seed);
@@ -95,7 +106,7 @@ export async function killedOverAndOver(
   /** Runs whose state moved on by more than one page: replaced during the run, not only after its first page. */
   let replacedMidRun = 0;
   while (kills < KILLS) {
-    const r = await list(env, [path, ...args, '-o', out], killAtRandom(emu, path, next));
+    const r = await list(env, [path, ...args, '-o', out], killAtRandom(emu, path, inFlight, next));
     // The collection is long enough for every kill to land before the walk completes.
     expect(r.signal, `${why}: run ${kills + 1} ended by itself (${r.code}): ${r.stderr}`).toBe('SIGKILL');
     kills++;
