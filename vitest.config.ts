@@ -7,6 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Says which test the suite's gnome-keyring died under, when it does (scripts/with-keyring.sh).
     setupFiles: ['test/support/keyring-watch.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     // Most tests run commands in process, but many still wait on servers, processes and signals:
     // six forks keep both cores of the reference machine busy where four left them idle a quarter of the time (the
     // commit that set it has the figures). Forks, not threads: a script one test thread has just written can still be

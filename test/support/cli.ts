@@ -8,12 +8,12 @@
  * (scripts/without-node.sh), or the run fails rather than test less than it claims.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, rmSync, statSync } from 'node:fs';
-import { chmod, cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { accessSync, constants, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
+import { expect, inject } from 'vitest';
 import { shellQuote } from '../../src/shell-quote.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -91,54 +91,15 @@ export function baseEnv(extra: Record<string, string | undefined> = {}): Record<
   return { ...env, ...extra };
 }
 
-let otherUsersCopy: Promise<{ node: string; bin: string }> | undefined;
-
-/**
- * The built CLI, and the Node that runs it, where any user can run them: a run as another user (`uid`) cannot be
- * expected to reach the work tree or the runtime, which may sit in directories only their owner can enter (a fresh
- * clone, or a Node unpacked under a 0700 temp dir). The copy holds what a file-store run loads (bin/, dist/,
- * package.json) and the node binary, once per test process.
- */
-function forOtherUsers(): Promise<{ node: string; bin: string }> {
-  otherUsersCopy ??= (async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'idcli-cli-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    for (const part of ['bin', 'dist', 'package.json'])
-      await cp(join(ROOT, part), join(dir, part), { recursive: true });
-    await cp(process.execPath, join(dir, 'node'));
-    await chmodTree(dir);
-    await chmod(join(dir, 'node'), 0o755);
-    return { node: join(dir, 'node'), bin: join(dir, 'bin', 'idcli.cjs') };
-  })();
-  return otherUsersCopy;
-}
-
-async function chmodTree(path: string): Promise<void> {
-  const isDir = (await stat(path)).isDirectory();
-  await chmod(path, isDir ? 0o755 : 0o644);
-  if (isDir) for (const name of await readdir(path)) await chmodTree(join(path, name));
-}
-
-let otherUsersExe: Promise<string> | undefined;
-
-/** The executable where any user can run it, like forOtherUsers() for the npm package. */
-function exeForOtherUsers(exe: string): Promise<string> {
-  otherUsersExe ??= (async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'idcli-exe-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    await chmod(dir, 0o755);
-    await cp(exe, join(dir, 'idcli'));
-    await chmod(join(dir, 'idcli'), 0o755);
-    return join(dir, 'idcli');
-  })();
-  return otherUsersExe;
-}
-
 /** The program and its first arguments that start the CLI for these options. */
 async function command(opts: CliOptions): Promise<string[]> {
   const asOther = opts.uid !== undefined && opts.bin === undefined;
-  if (EXE !== undefined && opts.bin === undefined) return [asOther ? await exeForOtherUsers(EXE) : EXE];
-  const { node, bin } = asOther ? await forOtherUsers() : { node: process.execPath, bin: opts.bin ?? BIN };
+  // A run as another user cannot be expected to reach the work tree or the runtime, which may sit in directories only
+  // their owner can enter (a fresh clone, or a Node unpacked under a 0700 temp dir): it runs the run's copies of them
+  // (test/support/global-setup.ts).
+  const copies = inject('forOtherUsers');
+  if (EXE !== undefined && opts.bin === undefined) return [asOther ? copies.exe! : EXE];
+  const { node, bin } = asOther ? copies : { node: process.execPath, bin: opts.bin ?? BIN };
   return [node, bin];
 }
 
