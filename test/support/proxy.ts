@@ -82,6 +82,11 @@ export async function startForwardProxy(
       });
     });
     upstream.on('error', () => res.destroy());
+    // A client gone mid-body leaves the upstream paused, where it would never see its origin close: close() ends it.
+    upstream.on('socket', (socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
     req.pipe(upstream);
   });
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {

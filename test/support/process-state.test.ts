@@ -1,0 +1,62 @@
+/** The checks that keep test files apart in a shared test process (process-hygiene.ts) see what a file leaves. */
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { leftovers, snapshot } from './process-state.js';
+
+describe('leftovers: what a test file leaves in its process', () => {
+  it('a server left listening, until it is closed', async () => {
+    const before = snapshot();
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      expect(await leftovers(before, 0)).toEqual(['still open: TCPServerWrap ×1']);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(await leftovers(before, 5_000)).toEqual([]);
+  });
+
+  it('a handle whose close is under way is waited for', async () => {
+    const before = snapshot();
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    server.close();
+    expect(await leftovers(before, 5_000)).toEqual([]);
+  });
+
+  it('a signal listener left registered', async () => {
+    const before = snapshot();
+    const listener = (): void => {};
+    process.on('SIGTERM', listener);
+    try {
+      const found = await leftovers(before, 0);
+      expect(found).toEqual([
+        `SIGTERM listeners ${process.listenerCount('SIGTERM') - 1} → ${process.listenerCount('SIGTERM')}`,
+      ]);
+    } finally {
+      process.off('SIGTERM', listener);
+    }
+    expect(await leftovers(before, 0)).toEqual([]);
+  });
+
+  it('process.env, the working directory and the umask changed', async () => {
+    const before = snapshot();
+    const name = 'IDCLI_PROCESS_STATE_TEST';
+    const cwd = process.cwd();
+    const umask = process.umask(0o077);
+    process.env[name] = '1';
+    process.chdir('/');
+    try {
+      expect(await leftovers(before, 0)).toEqual([
+        `process.env.${name} changed`,
+        `the working directory is /, was ${cwd}`,
+        `umask 77, was ${umask.toString(8)}`,
+      ]);
+    } finally {
+      delete process.env[name];
+      process.chdir(cwd);
+      process.umask(umask);
+    }
+    expect(await leftovers(before, 0)).toEqual([]);
+  });
+});
