@@ -17,6 +17,17 @@ describe('leftovers: what a test file leaves in its process', () => {
     expect(await leftovers(before, 5_000)).toEqual([]);
   });
 
+  it('a timer left to fire in a later file, until it is cleared', async () => {
+    const before = snapshot();
+    const timer = setTimeout(() => {}, 60_000);
+    try {
+      expect(await leftovers(before, 0)).toEqual(['still open: Timeout ×1']);
+    } finally {
+      clearTimeout(timer);
+    }
+    expect(await leftovers(before, 0)).toEqual([]);
+  });
+
   it('a handle whose close is under way is waited for', async () => {
     const before = snapshot();
     const server = createServer();

@@ -5,8 +5,12 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Handles that a file opens and must close: servers, sockets, pipes, child processes, watchers. */
+/**
+ * Handles that a file opens and must close: servers, sockets, pipes, child processes, watchers, and timers that keep
+ * the process alive (one left would fire in a later file: a kill for a pid since reused, a check of a closed server).
+ */
 const HANDLES = new Set([
+  'Timeout',
   'TCPServerWrap',
   'TCPSocketWrap',
   'PipeServerWrap',
