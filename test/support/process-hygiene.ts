@@ -5,21 +5,20 @@
  * fail by the order vitest happens to choose. Checked after the file's own hooks, so the file is named, not its
  * victim.
  */
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll } from 'vitest';
 import { leftovers, type Snapshot, snapshot } from './process-state.js';
 
 /** How long a handle whose close was asked for may take to go. */
 const CLOSE_DEADLINE_MS = 5_000;
 
-let before: Snapshot | undefined;
-
 // Node opens a pipe for stdout and stderr on their first use, which may come in any file: opened here, they are
 // the process's from the start.
 for (const stream of [process.stdout, process.stderr]) void stream.writable;
 
-beforeAll(() => {
-  before = snapshot();
-});
+// Taken as this setup file is run, before the test file is imported: what the file does as it loads (a top-level
+// await, a server started at module scope) is the file's too, and a snapshot in beforeAll would count it as the
+// process's own.
+let before: Snapshot | undefined = snapshot();
 
 afterAll(async () => {
   if (before === undefined) return;
