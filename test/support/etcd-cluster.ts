@@ -10,8 +10,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { unusedPort } from './listen.js';
 import { until } from './until.js';
 
 export const ETCD_BIN = '/usr/bin/etcd';
@@ -47,29 +47,17 @@ export interface EtcdCluster {
 }
 
 /**
- * A port no member of this start has: a port bound and closed may be handed out again at once, and etcd refuses a
- * cluster whose members share a URL ("has duplicate url").
+ * A port no member of this start has: a port released may be taken again at once, and etcd refuses a cluster whose
+ * members share a URL ("has duplicate url").
  */
 async function distinctPort(taken: Set<number>): Promise<number> {
   for (;;) {
-    const port = await freePort();
+    const port = await unusedPort();
     if (!taken.has(port)) {
       taken.add(port);
       return port;
     }
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function makeTls(dir: string): EtcdTls & { serverCert: string; serverKey: string } {

@@ -15,6 +15,7 @@ import {
   type Socket,
 } from 'node:net';
 import type { Pki } from '../emulator/pki.js';
+import { unusedPort } from './listen.js';
 
 export interface ProxyHit {
   method: string;
@@ -192,14 +193,8 @@ export async function startTlsFront(upstream: string, pki: Pki): Promise<TlsFron
   return { ...(await listenTracked(server, sockets, 'https')), hits };
 }
 
-/** A port nothing listens on (bound, then released). */
-export async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+/** A port nothing listens on (see unusedPort()). */
+export const closedPort = (): Promise<number> => unusedPort();
 
 /** A Node stack frame line, which must never reach the user. */
 export const STACK_FRAME = /^\s+at .+:\d+:\d+\)?$/m;
