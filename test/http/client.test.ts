@@ -5,7 +5,7 @@ import { IdcliError } from '../../src/errors.js';
 import { createHttpClient, type HttpClient, request } from '../../src/http/client.js';
 import { NetworkError, type StreamedBody } from '../../src/http/types.js';
 import { FakeClock } from '../support/clock.js';
-import { listenLoopback } from '../support/listen.js';
+import { listenLoopback, unusedPort } from '../support/listen.js';
 import { until } from '../support/until.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
@@ -226,10 +226,7 @@ describe('http client over real sockets', () => {
   });
 
   it('turns an unreachable server into exit 4 after the retries, with no secret in the message', async () => {
-    const s = await serve(() => {});
-    const url = `${s.url}/x?code=SECRETCODE`;
-    await s.close();
-    servers.length = 0;
+    const url = `http://127.0.0.1:${await unusedPort()}/x?code=SECRETCODE`;
     const err = await client()
       .requestWithRetry({ method: 'GET', url }, { ...fast, maxRetries: 2 })
       .catch((e: unknown) => e);
