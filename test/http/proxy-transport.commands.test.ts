@@ -12,7 +12,8 @@ import { cliEnv, listEnv, type ListEnv } from '../support/list.js';
 import type { CliResult } from '../support/cli.js';
 import { runCommand } from '../support/run-command.js';
 import { storeExpiredSignIn } from '../support/sign-in.js';
-import { closedPort, type ForwardProxy, STACK_FRAME, startForwardProxy } from '../support/proxy.js';
+import { type ForwardProxy, STACK_FRAME, startForwardProxy } from '../support/proxy.js';
+import { unusedPort } from '../support/listen.js';
 
 const USER = 'corp.user';
 const PASSWORD = 'Pr0xyPa55-word';
@@ -159,7 +160,7 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
   });
 
   it('a proxy that is down: exit 4, one line naming the proxy without its credentials', async () => {
-    const port = await closedPort();
+    const port = await unusedPort();
     const down = `http://${USER}:${PASSWORD}@127.0.0.1:${port}`;
     env.token = emu.mintTokens().access_token;
     const before = emu.requests.length;
@@ -199,7 +200,7 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
 
   it('a CONNECT refused for its credentials: exit 4 at once with the message of a forwarded request', async () => {
     // The tunnel is refused before any TLS, so nothing needs to listen at the https:// target.
-    const target = `https://127.0.0.1:${await closedPort()}`;
+    const target = `https://127.0.0.1:${await unusedPort()}`;
     env.token = emu.mintTokens().access_token;
     const r = await run(['api', `${target}/v1/users`, '--api-base-url', target], {
       HTTPS_PROXY: `http://${USER}:wrong-${PASSWORD}@127.0.0.1:${authProxy.port}`,
@@ -215,7 +216,7 @@ describe('idcli behind HTTP_PROXY / HTTPS_PROXY', () => {
   it('a CONNECT refused with a redirect: exit 4 at once, naming the proxy and the status', async () => {
     const refusing = await startForwardProxy({ refuseConnect: 302 });
     try {
-      const target = `https://127.0.0.1:${await closedPort()}`;
+      const target = `https://127.0.0.1:${await unusedPort()}`;
       env.token = emu.mintTokens().access_token;
       const r = await run(['api', `${target}/v1/users`, '--api-base-url', target], { HTTPS_PROXY: refusing.url });
       expectClean(r);

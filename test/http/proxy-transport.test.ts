@@ -8,9 +8,9 @@ import { IdcliError } from '../../src/errors.js';
 import { createHttpClient, type HttpClient, request } from '../../src/http/client.js';
 import { NetworkError } from '../../src/http/types.js';
 import { FakeClock } from '../support/clock.js';
-import { listenLoopback } from '../support/listen.js';
+import { listenLoopback, unusedPort } from '../support/listen.js';
 import { until } from '../support/until.js';
-import { closedPort, type ForwardProxy, startForwardProxy } from '../support/proxy.js';
+import { type ForwardProxy, startForwardProxy } from '../support/proxy.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 
@@ -291,7 +291,7 @@ describe('the proxy-aware transport', () => {
   });
 
   it('names the proxy, without its credentials, when it cannot be reached', async () => {
-    const port = await closedPort();
+    const port = await unusedPort();
     const s = await origin((_req, res) => res.end('never'));
     const err = await client({
       HTTPS_PROXY: `http://alice:hunter2secret@127.0.0.1:${port}`,

@@ -4,7 +4,8 @@
  */
 import { afterEach, beforeEach } from 'vitest';
 import { eachEmulator, type ListContext } from './list.js';
-import { type BrokenProxy, closedPort, type ConnectFault, startBrokenProxy } from './proxy.js';
+import { type BrokenProxy, type ConnectFault, startBrokenProxy } from './proxy.js';
+import { unusedPort } from './listen.js';
 
 /** The list context of a test whose requests fail at a proxy's CONNECT. */
 export interface BrokenConnect extends ListContext {
@@ -22,7 +23,7 @@ export function eachBrokenConnect(): BrokenConnect {
   let proxy: BrokenProxy | undefined;
   let target: string | undefined;
   beforeEach(async () => {
-    target = `https://127.0.0.1:${await closedPort()}`;
+    target = `https://127.0.0.1:${await unusedPort()}`;
   });
   afterEach(async () => {
     await proxy?.close();

@@ -15,7 +15,6 @@ import {
   type Socket,
 } from 'node:net';
 import type { Pki } from '../emulator/pki.js';
-import { unusedPort } from './listen.js';
 
 export interface ProxyHit {
   method: string;
@@ -192,9 +191,6 @@ export async function startTlsFront(upstream: string, pki: Pki): Promise<TlsFron
   server.on('tlsClientError', () => {});
   return { ...(await listenTracked(server, sockets, 'https')), hits };
 }
-
-/** A port nothing listens on (see unusedPort()). */
-export const closedPort = (): Promise<number> => unusedPort();
 
 /** A Node stack frame line, which must never reach the user. */
 export const STACK_FRAME = /^\s+at .+:\d+:\d+\)?$/m;
