@@ -4,6 +4,7 @@
  * the copies when the run ends. Once per run rather than per test process: the test processes are stopped with
  * SIGTERM, which runs none of their exit handlers, so a copy of theirs would be left behind.
  */
+import { rmSync } from 'node:fs';
 import { chmod, cp, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,11 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = await mkdtemp(join(tmpdir(), 'idcli-cli-'));
+  // Vitest ends its process on SIGINT or SIGTERM (a run interrupted at the terminal, a CI job cancelled) without the
+  // teardown below: the copy, a whole Node among it, would be left in the temp directory at every interruption. First
+  // of the exit listeners: vitest's own calls process.exit() again, which ends the process before any listener after it.
+  const removeAtExit = () => rmSync(dir, { recursive: true, force: true });
+  process.prependOnceListener('exit', removeAtExit);
   await copyForOtherUsers(ROOT, dir);
   await cp(process.execPath, join(dir, 'node'));
   await chmod(join(dir, 'node'), 0o755);
@@ -35,7 +41,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     copies.exe = join(dir, 'idcli');
   }
   project.provide('forOtherUsers', copies);
-  return () => rm(dir, { recursive: true, force: true });
+  return async () => {
+    process.off('exit', removeAtExit);
+    await rm(dir, { recursive: true, force: true });
+  };
 }
 
 /**
