@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { tempDir } from '../support/cli.js';
 import { type FakeBus, startFakeBus } from '../support/fixtures/fake-bus.js';
+import { type LineChild, lineChild } from '../support/line-child.js';
 import { FIXTURES, ROOT } from '../support/store.js';
 import { until } from '../support/until.js';
 
@@ -22,24 +23,17 @@ describe.runIf(process.platform === 'linux')('KeyringClient: a library call that
   let dir: { path: string; cleanup: () => Promise<void> };
   let bus: FakeBus;
   let client: ChildProcess;
-  let answers: string[];
+  let driven: LineChild;
 
   beforeEach(async () => {
     dir = await tempDir();
     bus = await startFakeBus(dir.path, 'stalls-after-open-session');
-    answers = [];
-    let out = '';
     client = spawn(
       process.execPath,
       ['--import', 'tsx', join(FIXTURES, 'keyring-client-get.ts'), 'idcli-timeout-test', String(TIMEOUT_MS)],
       { cwd: ROOT, env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address }, stdio: ['pipe', 'pipe', 'inherit'] },
     );
-    client.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const lines = out.split('\n');
-      out = lines.pop()!;
-      answers.push(...lines);
-    });
+    driven = lineChild(client);
   });
 
   afterEach(async () => {
@@ -55,11 +49,7 @@ describe.runIf(process.platform === 'linux')('KeyringClient: a library call that
     await dir.cleanup();
   });
 
-  /** The child's answer to one command, as JSON. */
-  async function ask(command: string): Promise<unknown> {
-    client.stdin!.write(`${command}\n`);
-    return JSON.parse(await until(() => answers.shift(), 20_000, `the answer to "${command}"`));
-  }
+  const ask = (command: string) => driven.ask(command);
 
   it('gives up at exactly its timeout, on its own clock, saying the keychain did not answer', async () => {
     // The check passed and the library asked the Secret Service for the item: the call is in flight, and its

@@ -4,7 +4,8 @@
  * the copies when the run ends. Once per run rather than per test process: the test processes are stopped with
  * SIGTERM, which runs none of their exit handlers, so a copy of theirs would be left behind.
  */
-import { chmod, cp, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { chmod, cp, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,9 +22,13 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = await mkdtemp(join(tmpdir(), 'idcli-cli-'));
-  for (const part of ['bin', 'dist', 'package.json']) await cp(join(ROOT, part), join(dir, part), { recursive: true });
+  // Vitest ends its process on SIGINT or SIGTERM (a run interrupted at the terminal, a CI job cancelled) without the
+  // teardown below: the copy, a whole Node among it, would be left in the temp directory at every interruption. First
+  // of the exit listeners: vitest's own calls process.exit() again, which ends the process before any listener after it.
+  const removeAtExit = () => rmSync(dir, { recursive: true, force: true });
+  process.prependOnceListener('exit', removeAtExit);
+  await copyForOtherUsers(ROOT, dir);
   await cp(process.execPath, join(dir, 'node'));
-  await chmodTree(dir);
   await chmod(join(dir, 'node'), 0o755);
   const copies: { node: string; bin: string; exe?: string } = {
     node: join(dir, 'node'),
@@ -36,11 +41,27 @@ export default async function setup(project: TestProject): Promise<() => Promise
     copies.exe = join(dir, 'idcli');
   }
   project.provide('forOtherUsers', copies);
-  return () => rm(dir, { recursive: true, force: true });
+  return async () => {
+    process.off('exit', removeAtExit);
+    await rm(dir, { recursive: true, force: true });
+  };
 }
 
+/**
+ * Copies the CLI's bin/, dist/ and package.json from `root` into `dir`, readable by any user. Links are copied as what
+ * they point to: a link kept would lead another user back into the work tree, and the modes set here would then be
+ * set, through it, on the files it points to, wherever they are.
+ */
+export async function copyForOtherUsers(root: string, dir: string): Promise<void> {
+  for (const part of ['bin', 'dist', 'package.json'])
+    await cp(join(root, part), join(dir, part), { recursive: true, dereference: true });
+  await chmodTree(dir);
+}
+
+/** Makes a tree readable by all; a link, should one be there, is left alone rather than followed. */
 async function chmodTree(path: string): Promise<void> {
-  const isDir = (await stat(path)).isDirectory();
-  await chmod(path, isDir ? 0o755 : 0o644);
-  if (isDir) for (const name of await readdir(path)) await chmodTree(join(path, name));
+  const info = await lstat(path);
+  if (info.isSymbolicLink()) return;
+  await chmod(path, info.isDirectory() ? 0o755 : 0o644);
+  if (info.isDirectory()) for (const name of await readdir(path)) await chmodTree(join(path, name));
 }

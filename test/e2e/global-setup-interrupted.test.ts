@@ -1,0 +1,45 @@
+/**
+ * Needs a process: a test run of its own, interrupted. The run's copy of the CLI for other users
+ * (test/support/global-setup.ts) is removed when the run is stopped with SIGINT or SIGTERM, not only when it ends.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ROOT, tempDir } from '../support/cli.js';
+import { until } from '../support/until.js';
+
+describe.each(['SIGINT', 'SIGTERM'] as const)('a test run stopped with %s', (signal) => {
+  let dir: { path: string; cleanup: () => Promise<void> };
+  beforeEach(async () => {
+    dir = await tempDir();
+  });
+  afterEach(() => dir.cleanup());
+
+  it('removes its copy of the CLI', async () => {
+    const at = join(dir.path, 'copy-at');
+    const run = spawn(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        '--config',
+        'test/support/fixtures/interrupted.config.ts',
+      ],
+      { cwd: ROOT, env: { ...process.env, IDCLI_COPY_AT: at, NO_COLOR: '1' }, stdio: 'ignore' },
+    );
+    const ended = new Promise((resolve) => run.once('close', resolve));
+    try {
+      const copy = dirname(
+        await until(() => (existsSync(at) ? readFileSync(at, 'utf8') : undefined), 30_000, 'the copy'),
+      );
+      expect(existsSync(copy)).toBe(true);
+      run.kill(signal);
+      await ended;
+      expect(existsSync(copy), copy).toBe(false);
+    } finally {
+      run.kill('SIGKILL');
+      await ended;
+    }
+  }, 60_000);
+});
