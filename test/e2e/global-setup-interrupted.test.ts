@@ -26,7 +26,8 @@ describe.each(['SIGINT', 'SIGTERM'] as const)('a test run stopped with %s', (sig
         '--config',
         'test/support/fixtures/interrupted.config.ts',
       ],
-      { cwd: ROOT, env: { ...process.env, IDCLI_COPY_AT: at, NO_COLOR: '1' }, stdio: 'ignore' },
+      // A group of its own: vitest stopped by a signal leaves its test process behind, which the group's kill ends.
+      { cwd: ROOT, env: { ...process.env, IDCLI_COPY_AT: at, NO_COLOR: '1' }, stdio: 'ignore', detached: true },
     );
     const ended = new Promise((resolve) => run.once('close', resolve));
     try {
@@ -38,8 +39,19 @@ describe.each(['SIGINT', 'SIGTERM'] as const)('a test run stopped with %s', (sig
       await ended;
       expect(existsSync(copy), copy).toBe(false);
     } finally {
-      run.kill('SIGKILL');
+      signalGroup(run.pid!, 'SIGKILL');
       await ended;
+      await until(() => (signalGroup(run.pid!, 0) ? undefined : true), 20_000, "the run's processes to end");
     }
   }, 60_000);
 });
+
+/** Sends `signal` to every process of the group; false once none is left. */
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
