@@ -32,7 +32,8 @@ describe.each(['SIGINT', 'SIGTERM'] as const)('a test run stopped with %s', (sig
     const ended = new Promise((resolve) => run.once('close', resolve));
     try {
       const copy = dirname(
-        await until(() => (existsSync(at) ? readFileSync(at, 'utf8') : undefined), 30_000, 'the copy'),
+        // The file may be seen made and still empty: read until the path is in it.
+        await until(() => (existsSync(at) ? readFileSync(at, 'utf8') || undefined : undefined), 30_000, 'the copy'),
       );
       expect(existsSync(copy)).toBe(true);
       run.kill(signal);
