@@ -1,7 +1,8 @@
 /**
- * Names the test during which the suite's gnome-keyring died. scripts/with-keyring.sh records the daemon's exit
- * in IDCLI_TEST_KEYRING_DIR; nothing restarts it, so every keychain test after it fails with "no Secret Service",
- * and this line says which test it died under, and how. Only reports: the tests keep their own results.
+ * Names the tests during which the suite's gnome-keyring died. scripts/keyring-daemon.sh records each daemon's exit
+ * in IDCLI_TEST_KEYRING_DIR, and D-Bus starts another on the next call; a test that failed because of a death says
+ * so in this line, and scripts/with-keyring.sh repeats it at the end of the run. Only reports: the tests keep their
+ * own results.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
 import { constants } from 'node:os';
@@ -18,38 +19,32 @@ if (dir) {
   afterEach((ctx) => {
     const since = started.get(ctx.task.id);
     started.delete(ctx.task.id);
-    const death = daemonExit(dir);
-    if (death === null || since === undefined || death.at < since) return;
-    const name = testName(ctx.task);
-    appendFileSync(join(dir, 'died-during'), `${name}\n`);
-    process.stderr.write(`gnome-keyring-daemon died during ${name} (${death.how})\n`);
+    if (since === undefined) return;
+    for (const death of daemonExits(dir).filter((d) => d.at >= since)) {
+      const name = testName(ctx.task);
+      appendFileSync(join(dir, 'died-during'), `${death.at} ${name}\n`);
+      process.stderr.write(`gnome-keyring-daemon died during ${name} (${death.how})\n`);
+    }
   });
 }
 
-/** When and how the daemon ended, or null while it runs. */
-function daemonExit(dir: string): { at: number; how: string } | null {
+/** When and how each daemon so far ended: "<status> <ms> <pid> <race|other> <last error line>" lines. */
+function daemonExits(dir: string): { at: number; how: string }[] {
   let text: string;
   try {
-    text = readFileSync(join(dir, 'daemon.exit'), 'utf8');
+    text = readFileSync(join(dir, 'daemon.exits'), 'utf8');
   } catch {
-    return null;
+    return [];
   }
-  const [code = NaN, at = NaN] = text.trim().split(' ').map(Number);
-  const signal = Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0];
-  const how = signal ? `killed by ${signal}` : `exit status ${code}`;
-  return { at, how: [how, lastError(dir)].filter(Boolean).join(': ') };
-}
-
-/** The daemon's last error line, e.g. GLib's reason for aborting, without its pid and time. */
-function lastError(dir: string): string {
-  let log = '';
-  try {
-    log = readFileSync(join(dir, 'daemon.log'), 'utf8');
-  } catch {
-    return '';
-  }
-  const line = log.split('\n').findLast((l) => /ERROR|CRITICAL|WARNING/.test(l)) ?? '';
-  return line.replace(/^\([^)]*\): /, '').replace(/ [\d:.]+: /, ' ');
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [code = '', at = '', , , ...last] = line.split(' ');
+      const signal = Object.entries(constants.signals).find(([, n]) => n === Number(code) - 128)?.[0];
+      const how = signal ? `killed by ${signal}` : `exit status ${code}`;
+      return { at: Number(at), how: [how, last.join(' ')].filter(Boolean).join(': ') };
+    });
 }
 
 /** The test's path as vitest prints it: file > describe > … > test. */
