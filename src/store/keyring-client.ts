@@ -73,21 +73,26 @@ export class KeyringClient implements KeyringBackend {
   }
 
   async get(account: string): Promise<Buffer | null> {
-    const secret = await this.#guard((await this.#entry(account)).getSecret());
+    const secret = await this.#onEntry(account, (entry) => entry.getSecret());
     return secret === null ? null : Buffer.from(secret);
   }
 
   async set(account: string, value: Buffer): Promise<void> {
     // Bytes, not a password: on Windows a password is stored as UTF-16 and would halve the 2560-byte limit.
-    await this.#guard((await this.#entry(account)).setSecret(value));
+    await this.#onEntry(account, (entry) => entry.setSecret(value));
   }
 
   async delete(account: string): Promise<boolean> {
-    return (await this.#guard((await this.#entry(account)).deleteCredential())) === true;
+    return (await this.#onEntry(account, (entry) => entry.deleteCredential())) === true;
   }
 
   async list(): Promise<string[]> {
-    const found = await this.#guard((await this.#library()).findCredentialsAsync(this.service));
+    const search = async () => this.#guard((await this.#library()).findCredentialsAsync(this.service));
+    const found = await search().catch(async (err: unknown) => {
+      if (!restarted(err)) throw err;
+      await this.writable();
+      return search();
+    });
     return found.map((c) => c.account).filter((a): a is string => typeof a === 'string');
   }
 
@@ -119,6 +124,24 @@ export class KeyringClient implements KeyringBackend {
     const lib = await loadKeyring(this.#warn);
     await this.#guard(this.#construct(lib, PROBE_ACCOUNT).getSecret());
     return lib;
+  }
+
+  /**
+   * One call on the account's entry. A Secret Service started again since the entry was made (systemd or D-Bus
+   * does so after gnome-keyring crashes) knows neither its session nor its connection: the call fails, without
+   * effect or with the same effect as once more, so it is made once more, on a new entry, after a new check (which
+   * says if the new daemon's keyring is locked).
+   */
+  async #onEntry<T>(account: string, call: (entry: AsyncEntry) => Promise<T>): Promise<T> {
+    const entry = await this.#entry(account);
+    try {
+      return await this.#guard(call(entry));
+    } catch (err) {
+      if (!restarted(err)) throw err;
+      if (this.#entries.get(account) === entry) this.#entries.delete(account);
+      await this.writable();
+      return await this.#guard(call(await this.#entry(account)));
+    }
   }
 
   async #entry(account: string): Promise<AsyncEntry> {
@@ -171,6 +194,17 @@ async function loadKeyring(warn: (msg: string) => void): Promise<KeyringModule> 
 /** Keychain trouble is a configuration problem of this machine (exit 2). */
 export function keychainError(message: string): IdcliError {
   return usageError('KEYCHAIN_UNAVAILABLE', message, 'set IDCLI_CREDENTIAL_STORE=file to use the file store');
+}
+
+/**
+ * What the library says when the Secret Service it talked to is gone: a session the new daemon never opened
+ * (gnome-keyring's "The session does not exist", "The session wrapping the secret does not exist"), or a call
+ * whose daemon left the bus before it answered.
+ */
+const RESTARTED = /The session (wrapping the secret )?does not exist|disconnected from message bus without replying/;
+
+function restarted(err: unknown): boolean {
+  return err instanceof IdcliError && err.code === 'KEYCHAIN_UNAVAILABLE' && RESTARTED.test(err.message);
 }
 
 function libraryError(err: unknown): IdcliError {
