@@ -46,12 +46,13 @@ set -uo pipefail
 shift
 tmp=$IDCLI_KEYRING_RUN_DIR
 unset IDCLI_KEYRING_RUN_DIR
-# The daemon is D-Bus's child, not this script's: it is stopped, and waited for, by its pid.
+# The daemon is D-Bus's child, not this script's: it is stopped by its pid, and waited for until keyring-daemon.sh
+# has recorded its exit, the last thing written in $tmp before it is removed.
 cleanup() {
   local pid
   pid=$(cat "$tmp/daemon.pid" 2>/dev/null) || return 0
-  kill "$pid" 2>/dev/null || return 0
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.05; done
+  kill "$pid" 2>/dev/null
+  for _ in $(seq 1 100); do grep -qs "^[0-9]* [0-9]* $pid " "$tmp/daemon.exits" && return 0; sleep 0.05; done
 }
 trap cleanup EXIT
 trap "exit 130" INT
