@@ -20,33 +20,39 @@ const TIMEOUT_MS = 3000;
 const SEARCH = 'org.freedesktop.secrets org.freedesktop.Secret.Service.SearchItems';
 
 describe.runIf(process.platform === 'linux')('KeyringClient: a library call that stalls after the check', () => {
-  let dir: { path: string; cleanup: () => Promise<void> };
-  let bus: FakeBus;
-  let client: ChildProcess;
+  // Each is set by beforeEach as it goes: one that failed half-way leaves afterEach only what it made to undo.
+  let dir: { path: string; cleanup: () => Promise<void> } | undefined;
+  let bus: FakeBus | undefined;
+  let client: ChildProcess | undefined;
   let driven: LineChild;
 
   beforeEach(async () => {
     dir = await tempDir();
     bus = await startFakeBus(dir.path, 'stalls-after-open-session');
-    client = spawn(
+    const child = spawn(
       process.execPath,
       ['--import', 'tsx', join(FIXTURES, 'keyring-client-get.ts'), 'idcli-timeout-test', String(TIMEOUT_MS)],
       { cwd: ROOT, env: { ...process.env, DBUS_SESSION_BUS_ADDRESS: bus.address }, stdio: ['pipe', 'pipe', 'inherit'] },
     );
-    driven = lineChild(client);
+    client = child;
+    driven = lineChild(child);
   });
 
   afterEach(async () => {
+    const [made, started, child] = [dir, bus, client];
+    [dir, bus, client] = [undefined, undefined, undefined];
     // Closing the bus also ends the library's stalled call, which would otherwise hold the child's exit.
-    client.stdin!.end();
-    await bus.close();
-    await until(() => client.exitCode ?? client.signalCode ?? undefined, 20_000, 'the client process to exit').catch(
-      (err: unknown) => {
-        client.kill('SIGKILL');
-        throw err;
-      },
-    );
-    await dir.cleanup();
+    child?.stdin!.end();
+    await started?.close();
+    if (child) {
+      await until(() => child.exitCode ?? child.signalCode ?? undefined, 20_000, 'the client process to exit').catch(
+        (err: unknown) => {
+          child.kill('SIGKILL');
+          throw err;
+        },
+      );
+    }
+    await made?.cleanup();
   });
 
   const ask = (command: string) => driven.ask(command);
@@ -54,7 +60,7 @@ describe.runIf(process.platform === 'linux')('KeyringClient: a library call that
   it('gives up at exactly its timeout, on its own clock, saying the keychain did not answer', async () => {
     // The check passed and the library asked the Secret Service for the item: the call is in flight, and its
     // timer, set as the call began, is the only one left on the client's clock.
-    await until(() => bus.calls.includes(SEARCH) || undefined, 20_000, "the library's secret call");
+    await until(() => bus?.calls.includes(SEARCH) || undefined, 20_000, "the library's secret call");
     expect(await ask('pending')).toEqual({ pending: [TIMEOUT_MS] });
 
     expect(await ask(`advance ${TIMEOUT_MS - 1}`)).toEqual({ settled: false });
