@@ -47,12 +47,20 @@ shift
 tmp=$IDCLI_KEYRING_RUN_DIR
 unset IDCLI_KEYRING_RUN_DIR
 # The daemon is D-Bus's child, not this script's: it is stopped by its pid, and waited for until keyring-daemon.sh
-# has recorded its exit, the last thing written in $tmp before it is removed.
+# has recorded its exit, the last thing written in $tmp before it is removed. One stuck in a system call (a read
+# that never returns) outlives SIGTERM, and would outlive the run: it is killed.
+recorded() {
+  local _
+  for _ in $(seq 1 "$2"); do grep -qs "^[0-9]* [0-9]* $1 " "$tmp/daemon.exits" && return 0; sleep 0.05; done
+  return 1
+}
 cleanup() {
   local pid
   pid=$(cat "$tmp/daemon.pid" 2>/dev/null) || return 0
   kill "$pid" 2>/dev/null
-  for _ in $(seq 1 100); do grep -qs "^[0-9]* [0-9]* $pid " "$tmp/daemon.exits" && return 0; sleep 0.05; done
+  recorded "$pid" 40 && return 0
+  kill -KILL "$pid" 2>/dev/null
+  recorded "$pid" 100
 }
 trap cleanup EXIT
 trap "exit 130" INT
@@ -78,7 +86,7 @@ status=$?
 # any other death fails the run.
 pid=$(cat "$tmp/daemon.pid")
 if ! kill -0 "$pid" 2>/dev/null; then # a death at the very end: its record is on its way
-  for _ in $(seq 1 100); do grep -qs "^[0-9]* [0-9]* $pid " "$tmp/daemon.exits" && break; sleep 0.05; done
+  recorded "$pid" 100
 fi
 if [ -s "$tmp/daemon.exits" ]; then
   while read -r code at _ kind last; do
