@@ -33,10 +33,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/idcli-keyring.XXXXXX")"
 chmod 700 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
+# Neither path is written into these files, where a space, quote, '&', '|' or newline in it would break them: the
+# service directory is named relative to the configuration, and the service finds the script and the directory in
+# the environment, which the bus hands on to what it starts.
 mkdir "$tmp/services"
-printf '[D-BUS Service]\nName=org.freedesktop.secrets\nExec=/bin/bash "%s/keyring-daemon.sh" "%s"\n' "$here" "$tmp" \
+printf '%s\n' '[D-BUS Service]' 'Name=org.freedesktop.secrets' \
+  "Exec=/bin/bash -c 'exec /bin/bash \"\$IDCLI_KEYRING_DAEMON\" \"\$IDCLI_KEYRING_RUN_DIR\"'" \
   >"$tmp/services/org.freedesktop.secrets.service"
-sed "s|</busconfig>|  <servicedir>$tmp/services</servicedir>\n</busconfig>|" "$here/../test/support/dbus-session.conf" \
+sed 's|</busconfig>|  <servicedir>services</servicedir>\n</busconfig>|' "$here/../test/support/dbus-session.conf" \
   >"$tmp/session.conf"
 
 # The inner script runs inside the private session (a quoted heredoc, so nothing expands out here); the command
@@ -45,7 +49,8 @@ inner=$(cat <<'INNER'
 set -uo pipefail
 shift
 tmp=$IDCLI_KEYRING_RUN_DIR
-unset IDCLI_KEYRING_RUN_DIR
+unset IDCLI_KEYRING_RUN_DIR IDCLI_KEYRING_DAEMON
+: >"$tmp/session.started"
 # The daemon is D-Bus's child, not this script's: it is stopped by its pid, and waited for until keyring-daemon.sh
 # has recorded its exit, the last thing written in $tmp before it is removed. One stuck in a system call (a read
 # that never returns) outlives SIGTERM, and would outlive the run: it is killed.
@@ -106,7 +111,14 @@ exit "$status"
 INNER
 )
 # What the bus logs (each activation, its fd limit) goes to bus.log; the command keeps this script's stderr (fd 3).
+# A session that never started (a configuration the bus refused) says why from there.
 status=0
-IDCLI_KEYRING_RUN_DIR="$tmp" dbus-run-session --config-file="$tmp/session.conf" -- \
+IDCLI_KEYRING_RUN_DIR="$tmp" IDCLI_KEYRING_DAEMON="$here/keyring-daemon.sh" \
+  dbus-run-session --config-file="$tmp/session.conf" -- \
   bash -c 'exec 2>&3 3>&-; eval "$1"' with-keyring "$inner" "$@" 3>&2 2>>"$tmp/bus.log" || status=$?
+if [ ! -e "$tmp/session.started" ]; then
+  echo "with-keyring: the private D-Bus session did not start (exit status $status)" >&2
+  sed "s/^/with-keyring: /" "$tmp/bus.log" >&2
+  [ "$status" -ne 0 ] || status=1
+fi
 exit "$status"
