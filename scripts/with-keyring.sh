@@ -50,7 +50,7 @@ set -uo pipefail
 shift
 tmp=$IDCLI_KEYRING_RUN_DIR
 unset IDCLI_KEYRING_RUN_DIR IDCLI_KEYRING_DAEMON
-: >"$tmp/session.started"
+echo "$$" >"$tmp/session.started"
 # The daemon is D-Bus's child, not this script's: it is stopped by its pid, and waited for until keyring-daemon.sh
 # has recorded its exit, the last thing written in $tmp before it is removed. One stuck in a system call (a read
 # that never returns) outlives SIGTERM, and would outlive the run: it is killed.
@@ -112,10 +112,32 @@ INNER
 )
 # What the bus logs (each activation, its fd limit) goes to bus.log; the command keeps this script's stderr (fd 3).
 # A session that never started (a configuration the bus refused) says why from there.
+# dbus-run-session passes on no signal: one sent to this script alone (SIGTERM from a CI timeout, SIGHUP) goes to
+# what the inner script runs, whose end stops the daemon and the bus as usual; this script waits for that before it
+# removes the directory. A Ctrl-C reaches every process of the terminal's group already.
+signalled=0
+forward() {
+  local inner
+  signalled=$2
+  inner=$(cat "$tmp/session.started" 2>/dev/null) && pkill "-$1" -P "$inner"
+}
+trap 'forward TERM 143' TERM
+trap 'forward HUP 129' HUP
+trap : INT
+(
+  trap - INT QUIT
+  IDCLI_KEYRING_RUN_DIR="$tmp" IDCLI_KEYRING_DAEMON="$here/keyring-daemon.sh" exec \
+    dbus-run-session --config-file="$tmp/session.conf" -- \
+    bash -c 'exec 2>&3 3>&-; eval "$1"' with-keyring "$inner" "$@"
+) <&0 3>&2 2>>"$tmp/bus.log" &
+session=$!
 status=0
-IDCLI_KEYRING_RUN_DIR="$tmp" IDCLI_KEYRING_DAEMON="$here/keyring-daemon.sh" \
-  dbus-run-session --config-file="$tmp/session.conf" -- \
-  bash -c 'exec 2>&3 3>&-; eval "$1"' with-keyring "$inner" "$@" 3>&2 2>>"$tmp/bus.log" || status=$?
+wait "$session" || status=$?
+while kill -0 "$session" 2>/dev/null; do
+  status=0
+  wait "$session" || status=$?
+done
+if [ "$signalled" -ne 0 ] && [ "$status" -le 128 ]; then status=$signalled; fi
 if [ ! -e "$tmp/session.started" ]; then
   echo "with-keyring: the private D-Bus session did not start (exit status $status)" >&2
   sed "s/^/with-keyring: /" "$tmp/bus.log" >&2
