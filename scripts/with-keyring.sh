@@ -33,10 +33,14 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/idcli-keyring.XXXXXX")"
 chmod 700 "$tmp"
 trap 'rm -rf "$tmp"' EXIT
+# Neither path is written into these files, where a space, quote, '&', '|' or newline in it would break them: the
+# service directory is named relative to the configuration, and the service finds the script and the directory in
+# the environment, which the bus hands on to what it starts.
 mkdir "$tmp/services"
-printf '[D-BUS Service]\nName=org.freedesktop.secrets\nExec=/bin/bash "%s/keyring-daemon.sh" "%s"\n' "$here" "$tmp" \
+printf '%s\n' '[D-BUS Service]' 'Name=org.freedesktop.secrets' \
+  "Exec=/bin/bash -c 'exec /bin/bash \"\$IDCLI_KEYRING_DAEMON\" \"\$IDCLI_KEYRING_RUN_DIR\"'" \
   >"$tmp/services/org.freedesktop.secrets.service"
-sed "s|</busconfig>|  <servicedir>$tmp/services</servicedir>\n</busconfig>|" "$here/../test/support/dbus-session.conf" \
+sed 's|</busconfig>|  <servicedir>services</servicedir>\n</busconfig>|' "$here/../test/support/dbus-session.conf" \
   >"$tmp/session.conf"
 
 # The inner script runs inside the private session (a quoted heredoc, so nothing expands out here); the command
@@ -45,14 +49,23 @@ inner=$(cat <<'INNER'
 set -uo pipefail
 shift
 tmp=$IDCLI_KEYRING_RUN_DIR
-unset IDCLI_KEYRING_RUN_DIR
+unset IDCLI_KEYRING_RUN_DIR IDCLI_KEYRING_DAEMON
+echo "$$" >"$tmp/session.started"
 # The daemon is D-Bus's child, not this script's: it is stopped by its pid, and waited for until keyring-daemon.sh
-# has recorded its exit, the last thing written in $tmp before it is removed.
+# has recorded its exit, the last thing written in $tmp before it is removed. One stuck in a system call (a read
+# that never returns) outlives SIGTERM, and would outlive the run: it is killed.
+recorded() {
+  local _
+  for _ in $(seq 1 "$2"); do grep -qs "^[0-9]* [0-9]* $1 " "$tmp/daemon.exits" && return 0; sleep 0.05; done
+  return 1
+}
 cleanup() {
   local pid
   pid=$(cat "$tmp/daemon.pid" 2>/dev/null) || return 0
   kill "$pid" 2>/dev/null
-  for _ in $(seq 1 100); do grep -qs "^[0-9]* [0-9]* $pid " "$tmp/daemon.exits" && return 0; sleep 0.05; done
+  recorded "$pid" 40 && return 0
+  kill -KILL "$pid" 2>/dev/null
+  recorded "$pid" 100
 }
 trap cleanup EXIT
 trap "exit 130" INT
@@ -78,7 +91,7 @@ status=$?
 # any other death fails the run.
 pid=$(cat "$tmp/daemon.pid")
 if ! kill -0 "$pid" 2>/dev/null; then # a death at the very end: its record is on its way
-  for _ in $(seq 1 100); do grep -qs "^[0-9]* [0-9]* $pid " "$tmp/daemon.exits" && break; sleep 0.05; done
+  recorded "$pid" 100
 fi
 if [ -s "$tmp/daemon.exits" ]; then
   while read -r code at _ kind last; do
@@ -98,7 +111,36 @@ exit "$status"
 INNER
 )
 # What the bus logs (each activation, its fd limit) goes to bus.log; the command keeps this script's stderr (fd 3).
+# A session that never started (a configuration the bus refused) says why from there.
+# dbus-run-session passes on no signal: one sent to this script alone (SIGTERM from a CI timeout, SIGHUP) goes to
+# what the inner script runs, whose end stops the daemon and the bus as usual; this script waits for that before it
+# removes the directory. A Ctrl-C reaches every process of the terminal's group already.
+signalled=0
+forward() {
+  local inner
+  signalled=$2
+  inner=$(cat "$tmp/session.started" 2>/dev/null) && pkill "-$1" -P "$inner"
+}
+trap 'forward TERM 143' TERM
+trap 'forward HUP 129' HUP
+trap : INT
+(
+  trap - INT QUIT
+  IDCLI_KEYRING_RUN_DIR="$tmp" IDCLI_KEYRING_DAEMON="$here/keyring-daemon.sh" exec \
+    dbus-run-session --config-file="$tmp/session.conf" -- \
+    bash -c 'exec 2>&3 3>&-; eval "$1"' with-keyring "$inner" "$@"
+) <&0 3>&2 2>>"$tmp/bus.log" &
+session=$!
 status=0
-IDCLI_KEYRING_RUN_DIR="$tmp" dbus-run-session --config-file="$tmp/session.conf" -- \
-  bash -c 'exec 2>&3 3>&-; eval "$1"' with-keyring "$inner" "$@" 3>&2 2>>"$tmp/bus.log" || status=$?
+wait "$session" || status=$?
+while kill -0 "$session" 2>/dev/null; do
+  status=0
+  wait "$session" || status=$?
+done
+if [ "$signalled" -ne 0 ] && [ "$status" -le 128 ]; then status=$signalled; fi
+if [ ! -e "$tmp/session.started" ]; then
+  echo "with-keyring: the private D-Bus session did not start (exit status $status)" >&2
+  sed "s/^/with-keyring: /" "$tmp/bus.log" >&2
+  [ "$status" -ne 0 ] || status=1
+fi
 exit "$status"

@@ -90,7 +90,7 @@ export class KeyringClient implements KeyringBackend {
     const search = async () => this.#guard((await this.#library()).findCredentialsAsync(this.service));
     const found = await search().catch(async (err: unknown) => {
       if (!restarted(err)) throw err;
-      await this.writable();
+      await this.#recheck();
       return search();
     });
     return found.map((c) => c.account).filter((a): a is string => typeof a === 'string');
@@ -139,9 +139,21 @@ export class KeyringClient implements KeyringBackend {
     } catch (err) {
       if (!restarted(err)) throw err;
       if (this.#entries.get(account) === entry) this.#entries.delete(account);
-      await this.writable();
+      await this.#recheck();
       return await this.#guard(call(await this.#entry(account)));
     }
+  }
+
+  /**
+   * The check again, once the Secret Service was started again. One that fails marks the keychain broken, as the
+   * first check does: the next call would make a new entry, which blocks without limit on a daemon that does not
+   * answer.
+   */
+  async #recheck(): Promise<void> {
+    await this.#library();
+    if (process.platform !== 'linux') return;
+    const check = await checkSecretService({ env: this.#env, timeoutMs: this.timeoutMs, clock: this.#clock });
+    if (check.status === 'unavailable') throw this.#fail(keychainError(check.reason));
   }
 
   async #entry(account: string): Promise<AsyncEntry> {

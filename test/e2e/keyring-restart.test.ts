@@ -13,7 +13,7 @@ import { lineChild } from '../support/line-child.js';
 import { FIXTURES, ROOT } from '../support/store.js';
 import { until } from '../support/until.js';
 
-function client(onTestFinished: (fn: () => Promise<void>) => void) {
+function client(onTestFinished: (fn: () => Promise<void>) => void, timeoutMs = 10_000) {
   const child = spawn(
     'bash',
     [
@@ -23,7 +23,11 @@ function client(onTestFinished: (fn: () => Promise<void>) => void) {
       'tsx',
       join(FIXTURES, 'keyring-client-lines.ts'),
     ],
-    { cwd: ROOT, env: { ...process.env, IDCLI_TEST_KEYRING_DIR: undefined }, stdio: ['pipe', 'pipe', 'pipe'] },
+    {
+      cwd: ROOT,
+      env: { ...process.env, IDCLI_TEST_KEYRING_DIR: undefined, KEYRING_CLIENT_TIMEOUT_MS: String(timeoutMs) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
   );
   let stderr = '';
   child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
@@ -68,6 +72,26 @@ describe.runIf(KEYCHAIN_TESTABLE).concurrent('the keychain client, when the Secr
     expect(await c.ask('result')).toEqual({ value: 'v1' });
     const { code, deaths } = await c.ended();
     expect(deaths).toHaveLength(1);
+    expect(code).toBe(1);
+  });
+
+  it('gives up for the run when the daemon started again does not answer, at once on later calls', async ({
+    onTestFinished,
+  }) => {
+    const c = client(onTestFinished, 2000);
+    expect(await c.ask('set someone v1')).toEqual({ value: null });
+    expect(await c.ask('stop')).toEqual({ stopped: true });
+    expect(await c.ask('start-get someone')).toEqual({ started: true, inDaemonsQueue: true });
+    expect(await c.ask('hang-next')).toEqual({ hanging: true });
+    expect(await c.ask('kill-stopped')).toEqual({ killed: true });
+    const timedOut = { error: 'keychain did not answer within 2 s' };
+    expect(await c.ask('result')).toEqual(timedOut);
+    // A new entry would wait on the silent daemon without limit, far past the timeout.
+    const asked = Date.now();
+    expect(await c.ask('get someone')).toEqual(timedOut);
+    expect(await c.ask('set other v1')).toEqual(timedOut);
+    expect(Date.now() - asked).toBeLessThan(2000);
+    const { code } = await c.ended();
     expect(code).toBe(1);
   });
 });
