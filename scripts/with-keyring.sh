@@ -119,7 +119,7 @@ signalled=0
 forward() {
   local inner
   signalled=$2
-  inner=$(cat "$tmp/session.started" 2>/dev/null) && pkill "-$1" -P "$inner"
+  inner=$(cat "$tmp/session.started" 2>/dev/null) && pkill "-$1" -P "$inner" || true # gone already: a signal to the group
 }
 trap 'forward TERM 143' TERM
 trap 'forward HUP 129' HUP
@@ -137,6 +137,15 @@ while kill -0 "$session" 2>/dev/null; do
   status=0
   wait "$session" || status=$?
 done
+# A signal to the whole group ends dbus-run-session at once, while the inner script still stops the daemon and waits
+# for its record: the directory is removed once that script is gone.
+# (A zombie counts as gone: the script's parent has ended, and init may be slow to reap it.)
+if started=$(cat "$tmp/session.started" 2>/dev/null); then
+  for _ in $(seq 1 300); do
+    state=$(ps -o stat= -p "$started") && [ "${state:0:1}" != Z ] || break
+    sleep 0.05
+  done
+fi
 if [ "$signalled" -ne 0 ] && [ "$status" -le 128 ]; then status=$signalled; fi
 if [ ! -e "$tmp/session.started" ]; then
   echo "with-keyring: the private D-Bus session did not start (exit status $status)" >&2
