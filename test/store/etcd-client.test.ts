@@ -145,6 +145,13 @@ describe("call()'s patience, on the client's clock", () => {
     await withFleet([hungMember, hungMember, hungMember], async ({ members, clock, client }) => {
       const started = clock.now();
       const call = client.call('/v3/kv/range', { key: b64('idcli/a') });
+      call.catch(() => {});
+      // A member's deadline is let pass only once the member has the request: on a loaded machine the request can
+      // still be on its way over loopback when the deadline is set, and the member would never see it.
+      for (const m of members) {
+        await until(() => (m.asked() > 0 ? true : undefined), 20_000, `the request at ${m.url}`);
+        await clock.elapseFirst((ms) => ms === 5_000, `the deadline of ${m.url}`);
+      }
       const err = await clock.runUntilSettled(call, 'the call').then(
         () => undefined,
         (e: unknown) => e,
