@@ -247,6 +247,9 @@ describe('lock', () => {
       10_000,
       'the lock',
     );
+    // The holder sets its heartbeat once it has the lock, a moment after the file appears (its temp is removed in
+    // between): the clock moves only once the holder is at work, or the first beat would be set past where it went.
+    await until(() => (order.length > 0 ? true : undefined), 10_000, 'the holder at work');
     const eager = withLock(
       lockPath,
       async () => {
