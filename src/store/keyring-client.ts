@@ -66,10 +66,8 @@ export class KeyringClient implements KeyringBackend {
   }
 
   async writable(): Promise<void> {
-    await this.#library();
-    if (process.platform !== 'linux') return; // no check to repeat: a locked keychain prompts, within the timeout
-    const check = await checkSecretService({ env: this.#env, timeoutMs: this.timeoutMs, clock: this.#clock });
-    if (check.status === 'unavailable') throw keychainError(check.reason);
+    const unusable = await this.#checkNow();
+    if (unusable) throw unusable;
   }
 
   async get(account: string): Promise<Buffer | null> {
@@ -87,12 +85,9 @@ export class KeyringClient implements KeyringBackend {
   }
 
   async list(): Promise<string[]> {
-    const search = async () => this.#guard((await this.#library()).findCredentialsAsync(this.service));
-    const found = await search().catch(async (err: unknown) => {
-      if (!restarted(err)) throw err;
-      await this.#recheck();
-      return search();
-    });
+    const found = await this.#onceMore(async () =>
+      this.#guard((await this.#library()).findCredentialsAsync(this.service)),
+    );
     return found.map((c) => c.account).filter((a): a is string => typeof a === 'string');
   }
 
@@ -126,34 +121,44 @@ export class KeyringClient implements KeyringBackend {
     return lib;
   }
 
-  /**
-   * One call on the account's entry. A Secret Service started again since the entry was made (systemd or D-Bus
-   * does so after gnome-keyring crashes) knows neither its session nor its connection: the call fails, without
-   * effect or with the same effect as once more, so it is made once more, on a new entry, after a new check (which
-   * says if the new daemon's keyring is locked).
-   */
+  /** One call on the account's entry, made once more on a new entry if the Secret Service was started again. */
   async #onEntry<T>(account: string, call: (entry: AsyncEntry) => Promise<T>): Promise<T> {
-    const entry = await this.#entry(account);
+    let entry: AsyncEntry | undefined;
+    return this.#onceMore(
+      async () => this.#guard(call((entry = await this.#entry(account)))),
+      () => {
+        if (this.#entries.get(account) === entry) this.#entries.delete(account);
+      },
+    );
+  }
+
+  /**
+   * A Secret Service started again since the call's entry was made (systemd or D-Bus does so after gnome-keyring
+   * crashes) knows neither its session nor its connection: the call fails, without effect or with the same effect as
+   * once more, so it is made once more after `forget` and a new check. A check that fails then marks the keychain
+   * broken, as the first check does: a new entry would block without limit on a daemon that does not answer.
+   */
+  async #onceMore<T>(call: () => Promise<T>, forget: () => void = () => {}): Promise<T> {
     try {
-      return await this.#guard(call(entry));
+      return await call();
     } catch (err) {
       if (!restarted(err)) throw err;
-      if (this.#entries.get(account) === entry) this.#entries.delete(account);
-      await this.#recheck();
-      return await this.#guard(call(await this.#entry(account)));
+      forget();
+      const unusable = await this.#checkNow();
+      if (unusable) throw this.#fail(unusable);
+      return await call();
     }
   }
 
   /**
-   * The check again, once the Secret Service was started again. One that fails marks the keychain broken, as the
-   * first check does: the next call would make a new entry, which blocks without limit on a daemon that does not
-   * answer.
+   * The Secret Service checked now, on Linux (elsewhere a locked keychain prompts, within the timeout): why it
+   * cannot be used, or null.
    */
-  async #recheck(): Promise<void> {
+  async #checkNow(): Promise<IdcliError | null> {
     await this.#library();
-    if (process.platform !== 'linux') return;
+    if (process.platform !== 'linux') return null;
     const check = await checkSecretService({ env: this.#env, timeoutMs: this.timeoutMs, clock: this.#clock });
-    if (check.status === 'unavailable') throw this.#fail(keychainError(check.reason));
+    return check.status === 'unavailable' ? keychainError(check.reason) : null;
   }
 
   async #entry(account: string): Promise<AsyncEntry> {
